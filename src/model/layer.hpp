@@ -1,0 +1,92 @@
+#pragma once
+// The layer interface. A layer is one file pair in model/layers/ with a one-line registration
+// (WT_REGISTER_LAYER). Layers hold parameters only; everything a layer keeps from forward to
+// backward for one batch lives in a Saved record owned by the executor, so several batches can be
+// in flight at once (pipelines, waves).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensor/rng.hpp"
+#include "tensor/tensor.hpp"
+
+namespace wt {
+
+enum class Mode { Train, Eval };
+
+struct Param {
+  std::string name;  // "<layer>.<param>", e.g. "conv1.weight"
+  Tensor value;      // a slice of the stage's flat parameter buffer
+  Tensor grad;       // a slice of the stage's flat gradient buffer; backward accumulates (+=)
+};
+
+// Non-trained state that a checkpoint must keep (batchnorm running statistics).
+struct Buffer {
+  std::string name;
+  Tensor value;
+};
+
+struct LayerContext {
+  Mode mode = Mode::Train;
+  Rng* rng = nullptr;               // dropout masks; advanced deterministically per batch
+  const int32_t* labels = nullptr;  // the batch's labels (loss layers only)
+  float loss_scale = 1.0f;          // 1 / global batch: per-rank loss sums to the global mean
+  int stream = 0;                   // allocation stream for temporaries
+};
+
+// What forward leaves for backward, per batch in flight.
+struct Saved {
+  std::vector<Tensor> tensors;
+  double scalar = 0.0;  // e.g. the loss value, or the number of correct predictions
+  double scalar2 = 0.0;
+};
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  virtual const char* type() const = 0;
+  // Per-sample input shapes (no batch dimension) -> per-sample output shape. Throws
+  // std::invalid_argument with a readable message on a mismatch; the graph turns it into an
+  // InputError naming the model file and line.
+  virtual Shape infer(const std::vector<Shape>& inputs) = 0;
+  // Parameter shapes and names, known after infer(); the model lays them out in flat buffers.
+  struct ParamSpec {
+    std::string name;
+    Shape shape;
+  };
+  virtual std::vector<ParamSpec> param_specs() const { return {}; }
+  virtual std::vector<ParamSpec> buffer_specs() const { return {}; }
+  // Called once the model has bound params()/buffers() to storage.
+  virtual void bind(std::vector<Param*> params, std::vector<Buffer*> buffers) {
+    params_ = std::move(params);
+    buffers_ = std::move(buffers);
+  }
+  virtual void init(Rng& rng) { (void)rng; }
+
+  // in: batch-major tensors [N, ...]; out: allocated by the layer.
+  virtual void forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
+                       const LayerContext& ctx) = 0;
+  // dout: gradient of the loss w.r.t. out. din[i] may be null when input i needs no gradient;
+  // otherwise the layer allocates and overwrites *din[i]. Parameter gradients accumulate.
+  virtual void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
+                        const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) = 0;
+
+  // Forward+backward multiply-adds*2 per sample, for FLOP-balanced stage cuts and the simulator.
+  virtual double flops_per_sample() const { return 0.0; }
+  virtual bool is_loss() const { return false; }
+
+  const std::vector<Param*>& params() const { return params_; }
+  const std::vector<Buffer*>& buffers() const { return buffers_; }
+
+ protected:
+  std::vector<Param*> params_;
+  std::vector<Buffer*> buffers_;
+
+ private:
+  std::string name_;
+};
+
+}  // namespace wt

@@ -1,0 +1,115 @@
+#include "model/model.hpp"
+
+#include <stdexcept>
+
+namespace wt {
+
+void Stage::span_of(int a, int b, int64_t* offset, int64_t* count) const {
+  // Reverse layout: node b-1 comes first.
+  int64_t lo = INT64_MAX, hi = 0;
+  for (int n = a; n < b; ++n) {
+    int64_t o = node_offset[n - node_begin];
+    lo = std::min(lo, o);
+    hi = std::max(hi, o + node_count[n - node_begin]);
+  }
+  if (lo > hi) lo = hi;
+  *offset = lo;
+  *count = hi - lo;
+}
+
+Model::Model(Graph g, const std::vector<int>& cuts) : graph(std::move(g)) {
+  std::vector<int> bounds{0};
+  for (int c : cuts) {
+    if (c <= bounds.back() || c >= static_cast<int>(graph.nodes.size()))
+      throw std::invalid_argument("stage cuts must be increasing node indices inside the model");
+    bounds.push_back(c);
+  }
+  bounds.push_back(static_cast<int>(graph.nodes.size()));
+  for (size_t s = 0; s + 1 < bounds.size(); ++s) {
+    Stage st;
+    st.node_begin = bounds[s];
+    st.node_end = bounds[s + 1];
+    const int count = st.node_end - st.node_begin;
+    st.node_offset.assign(count, 0);
+    st.node_count.assign(count, 0);
+    // Sizes first, in reverse node order.
+    int64_t total = 0, total_buf = 0;
+    for (int n = st.node_end - 1; n >= st.node_begin; --n) {
+      st.node_offset[n - st.node_begin] = total;
+      for (const auto& p : graph.nodes[n].layer->param_specs()) total += shape_numel(p.shape);
+      st.node_count[n - st.node_begin] = total - st.node_offset[n - st.node_begin];
+      for (const auto& b : graph.nodes[n].layer->buffer_specs()) total_buf += shape_numel(b.shape);
+    }
+    if (total) {
+      st.values = Tensor::zeros({total});
+      st.grads = Tensor::zeros({total});
+    }
+    if (total_buf) st.buffer_values = Tensor::zeros({total_buf});
+    int64_t off = 0, off_buf = 0;
+    // Reserve so Param pointers stay valid.
+    size_t np = 0, nb = 0;
+    for (int n = st.node_begin; n < st.node_end; ++n) {
+      np += graph.nodes[n].layer->param_specs().size();
+      nb += graph.nodes[n].layer->buffer_specs().size();
+    }
+    st.params.reserve(np);
+    st.buffers.reserve(nb);
+    for (int n = st.node_end - 1; n >= st.node_begin; --n) {
+      Layer& layer = *graph.nodes[n].layer;
+      std::vector<Param*> ps;
+      for (const auto& spec : layer.param_specs()) {
+        st.params.push_back({layer.name() + "." + spec.name, st.values.slice(off, spec.shape),
+                             st.grads.slice(off, spec.shape)});
+        off += shape_numel(spec.shape);
+      }
+      std::vector<Buffer*> bs;
+      for (const auto& spec : layer.buffer_specs()) {
+        st.buffers.push_back({layer.name() + "." + spec.name, st.buffer_values.slice(off_buf, spec.shape)});
+        off_buf += shape_numel(spec.shape);
+      }
+      (void)ps;
+      (void)bs;
+    }
+    stages.push_back(std::move(st));
+  }
+  // Bind after all stages are in place (vectors no longer move).
+  for (auto& st : stages) {
+    size_t pi = 0, bi = 0;
+    for (int n = st.node_end - 1; n >= st.node_begin; --n) {
+      Layer& layer = *graph.nodes[n].layer;
+      std::vector<Param*> ps;
+      std::vector<Buffer*> bs;
+      for (size_t k = 0; k < layer.param_specs().size(); ++k) ps.push_back(&st.params[pi++]);
+      for (size_t k = 0; k < layer.buffer_specs().size(); ++k) bs.push_back(&st.buffers[bi++]);
+      layer.bind(std::move(ps), std::move(bs));
+    }
+  }
+}
+
+void Model::init(uint64_t seed) {
+  Rng root(seed);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    Rng r = Rng(seed).fork(n + 1);
+    graph.nodes[n].layer->init(r);
+  }
+  (void)root;
+}
+
+void Model::zero_grads() {
+  for (auto& st : stages)
+    if (st.grads.defined()) st.grads.fill(0.0f);
+}
+
+int Model::stage_of(int node) const {
+  for (size_t s = 0; s < stages.size(); ++s)
+    if (node >= stages[s].node_begin && node < stages[s].node_end) return static_cast<int>(s);
+  throw std::out_of_range("node outside every stage");
+}
+
+int64_t Model::param_count() const {
+  int64_t n = 0;
+  for (const auto& st : stages) n += st.param_count();
+  return n;
+}
+
+}  // namespace wt

@@ -1,0 +1,75 @@
+#include "tensor/tensor.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace wt {
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+MemoryBlock::MemoryBlock(CachingAllocator& alloc, size_t bytes, int stream_id)
+    : allocator(alloc), ptr(nullptr), granted(0), stream(stream_id) {
+  ptr = allocator.allocate(bytes, stream, &granted);
+}
+
+MemoryBlock::~MemoryBlock() { allocator.release(ptr, granted, stream); }
+
+Tensor Tensor::empty(const Shape& shape, int stream, CachingAllocator* alloc) {
+  Tensor t;
+  t.shape_ = shape;
+  t.numel_ = shape_numel(shape);
+  if (t.numel_ < 0) throw std::invalid_argument("negative tensor shape " + shape_str(shape));
+  t.block_ = std::make_shared<MemoryBlock>(alloc ? *alloc : device_allocator(),
+                                           static_cast<size_t>(t.numel_) * sizeof(float), stream);
+  t.data_ = static_cast<float*>(t.block_->ptr);
+  return t;
+}
+
+Tensor Tensor::zeros(const Shape& shape, int stream, CachingAllocator* alloc) {
+  Tensor t = empty(shape, stream, alloc);
+  t.fill(0.0f);
+  return t;
+}
+
+Tensor Tensor::reshaped(const Shape& shape) const {
+  if (shape_numel(shape) != numel_)
+    throw std::invalid_argument("cannot reshape " + shape_str(shape_) + " to " + shape_str(shape));
+  Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+Tensor Tensor::slice(int64_t offset, const Shape& shape) const {
+  const int64_t n = shape_numel(shape);
+  if (offset < 0 || offset + n > numel_)
+    throw std::out_of_range("slice out of range of " + shape_str(shape_));
+  Tensor t = *this;
+  t.shape_ = shape;
+  t.numel_ = n;
+  t.data_ = data_ + offset;
+  return t;
+}
+
+void Tensor::fill(float value) {
+  FloatView v = view();
+  Kokkos::parallel_for(
+      "wt::fill", Kokkos::RangePolicy<DeviceSpace>(0, numel_), KOKKOS_LAMBDA(int64_t i) { v(i) = value; });
+}
+
+void Tensor::copy_from(const Tensor& other) {
+  if (other.numel_ != numel_)
+    throw std::invalid_argument("copy_from: " + shape_str(other.shape_) + " into " + shape_str(shape_));
+  std::memcpy(data_, other.data_, bytes());
+}
+
+}  // namespace wt
