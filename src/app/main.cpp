@@ -1,9 +1,70 @@
-#include <Kokkos_Core.hpp>
+// wavetrain: one MPI rank per device. Exit status: 0 success, 2 bad input (deck, model file,
+// dataset, checkpoint or command line: one message naming file, line and key), 1 internal error.
+#include <malloc.h>
 #include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "app/command_line.hpp"
+#include "app/trainer.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "deck/deck_parser.hpp"
+#include "deck/input_error.hpp"
+
+// OpenBLAS's own thread pool would fight the other ranks for cores: one rank owns one core.
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+
+namespace {
+
+int run(int argc, char** argv, int world_rank) {
+  try {
+    wt::CommandLine cli = wt::parse_command_line(argc, argv);
+    if (cli.exit_now) return 0;
+    wt::RunConfig config = wt::parse_deck(cli.deck_path, cli.overrides);
+    wt::MpiCommunicator comm(MPI_COMM_WORLD);
+    wt::TrainOptions options;
+    options.run_dir = cli.run_dir;
+    options.max_steps = cli.steps;
+    options.quiet = cli.quiet;
+    wt::train(config, options, comm);
+    return 0;
+  } catch (const wt::InputError& e) {
+    // Every rank reads the same deck, model and dataset, so every rank fails the same way: rank 0
+    // reports it once and all ranks exit 2 cleanly.
+    if (world_rank == 0) std::fprintf(stderr, "wavetrain: error: %s\n", e.what());
+    return 2;
+  } catch (const wt::OutOfMemory& e) {
+    std::fprintf(stderr, "wavetrain: rank %d: %s\n", world_rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wavetrain: rank %d: internal error: %s\n", world_rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  Kokkos::initialize(argc, argv);
-  Kokkos::finalize();
+  // Large buffers stay mapped: under VMs each re-fault of a returned buffer is expensive.
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  int provided = 0;
+  // The data preloader is a second thread, but only the main thread calls MPI.
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  if (openblas_set_num_threads) openblas_set_num_threads(1);
+  int rc;
+  {
+    Kokkos::initialize();  // no arguments: the same call works on Kokkos 3.x and 4.x
+    rc = run(argc, argv, world_rank);
+    Kokkos::finalize();
+  }
   MPI_Finalize();
-  return 0;
+  return rc;
 }

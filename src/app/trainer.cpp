@@ -1,0 +1,247 @@
+#include "app/trainer.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "app/run_log.hpp"
+#include "data/batch_sampler.hpp"
+#include "data/dataset_batch_source.hpp"
+#include "data/dataset_reader.hpp"
+#include "deck/deck_parser.hpp"
+#include "exec/executor.hpp"
+#include "io/metrics_writer.hpp"
+#include "model/model.hpp"
+#include "ops/host/optimizers.hpp"
+#include "sched/schedule_registry.hpp"
+
+namespace wt {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double peak_rss_mb() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss / 1024.0;  // Linux: kilobytes
+}
+
+std::string format_duration(double s) {
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%dh%02dm", int(s / 3600), int(std::fmod(s, 3600) / 60));
+  else
+    std::snprintf(buf, sizeof buf, "%dm%02ds", int(s / 60), int(std::fmod(s, 60)));
+  return buf;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// Evaluates the whole split, each rank its contiguous share, in eval_batch chunks.
+StepStats evaluate_split(Executor& exec, DatasetReader& reader, int64_t eval_batch, Communicator& comm) {
+  const int64_t n = reader.size();
+  const int64_t begin = n * comm.rank() / comm.size();
+  const int64_t end = n * (comm.rank() + 1) / comm.size();
+  StepStats total;
+  for (int64_t b = begin; b < end; b += eval_batch) {
+    const int64_t count = std::min(eval_batch, end - b);
+    std::vector<int64_t> rows(count);
+    for (int64_t i = 0; i < count; ++i) rows[i] = b + i;
+    Shape shape{count};
+    for (int64_t d : reader.sample_shape()) shape.push_back(d);
+    Tensor x = Tensor::empty(shape, 1);
+    std::vector<int32_t> y(count);
+    reader.read(rows, x.data(), y.data());
+    StepStats s = exec.evaluate(x, y);
+    total.loss_sum += s.loss_sum;
+    total.correct += s.correct;
+    total.samples += s.samples;
+  }
+  double v[3] = {total.loss_sum, total.correct, double(total.samples)};
+  comm.allreduce_sum(v, 3, 0);
+  return StepStats{v[0], v[1], int64_t(v[2])};
+}
+
+}  // namespace
+
+std::string run_directory(const RunConfig& config, const TrainOptions& options) {
+  if (!options.run_dir.empty()) return options.run_dir;
+  return (std::filesystem::path(config.run.output_dir) / config.run.name).string();
+}
+
+TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicator& comm) {
+  const auto t_start = std::chrono::steady_clock::now();
+  const bool root = comm.rank() == 0;
+  RunLog log(root, options.quiet);
+
+  // Everything that can reject the input happens before the run directory is touched.
+  Graph graph = Graph::load(cfg.model.file);
+  DatasetReader train_reader(cfg.data.path, cfg.data.train_split, graph.input_shape, graph.classes);
+  DatasetReader test_reader(cfg.data.path, cfg.data.test_split, graph.input_shape, graph.classes);
+
+  const std::string run_dir = run_directory(cfg, options);
+  if (root) {
+    std::filesystem::create_directories(run_dir);
+    std::ofstream(run_dir + "/deck.toml") << to_toml(cfg);
+  }
+  comm.barrier();
+  log.open(run_dir + "/log.txt");
+
+  std::vector<int> cuts(cfg.schedule.cuts.begin(), cfg.schedule.cuts.end());
+  Model model(std::move(graph), cuts);
+  model.init(cfg.run.seed);
+
+  BatchSampler sampler(train_reader.size(), cfg.train.global_batch, cfg.run.seed, cfg.data.shuffle);
+  DatasetBatchSource source(train_reader, sampler, cfg.train.global_batch, cfg.data.preload);
+  const int64_t per_epoch = sampler.batches_per_epoch();
+
+  ScheduleInput sin;
+  sin.world_size = comm.size();
+  sin.deck = cfg.schedule;
+  for (const Stage& st : model.stages) {
+    StageInfo info{st.node_begin, st.node_end, {}};
+    for (int n = st.node_begin; n < st.node_end; ++n)
+      info.node_param_bytes.push_back(st.node_count[n - st.node_begin] * int64_t(sizeof(float)));
+    sin.stages.push_back(info);
+  }
+  Program program = ScheduleRegistry::generate(cfg.schedule.kind, sin);
+  std::unique_ptr<Optimizer> optimizer = make_optimizer(cfg.optimizer);
+  Executor exec(model, comm, *optimizer, source, program, cfg.run.seed);
+
+  int64_t total_steps = cfg.train.epochs * per_epoch;
+  if (cfg.train.max_steps > 0) total_steps = std::min(total_steps, cfg.train.max_steps);
+  if (options.max_steps > 0) total_steps = options.max_steps;
+  const int64_t samples_per_step = cfg.train.global_batch * program.global_batches;
+
+  std::unique_ptr<MetricsWriter> metrics;
+  if (root) metrics = std::make_unique<MetricsWriter>(run_dir + "/metrics.csv", false);
+  log.line("wavetrain: model %s (%lld parameters), schedule %s on %d rank%s, %lld steps (%lld per epoch), global batch %lld",
+           model.graph.name.c_str(), (long long)model.param_count(), cfg.schedule.kind.c_str(),
+           comm.size(), comm.size() > 1 ? "s" : "", (long long)total_steps, (long long)per_epoch,
+           (long long)cfg.train.global_batch);
+  log.line("wavetrain: run directory %s", run_dir.c_str());
+
+  TrainResult result;
+  std::vector<double> step_times;
+  step_times.reserve(total_steps);
+  StepStats window;          // since the last metrics row (all ranks)
+  StepStats progress_window; // since the last progress line (rank 0's own shard)
+  auto t_progress = std::chrono::steady_clock::now();
+  auto t_window = t_progress;
+  int64_t window_steps = 0, progress_steps = 0;
+
+  for (int64_t step = 0; step < total_steps; ++step) {
+    const double lr = learning_rate(cfg, step, total_steps);
+    const auto t0 = std::chrono::steady_clock::now();
+    StepStats s = exec.run_step(step, lr);
+    step_times.push_back(seconds_since(t0));
+    for (StepStats* w : {&window, &progress_window}) {
+      w->loss_sum += s.loss_sum;
+      w->correct += s.correct;
+      w->samples += s.samples;
+    }
+    ++window_steps;
+    ++progress_steps;
+    const double epoch_pos = double(step + 1) / per_epoch;
+
+    if (root && seconds_since(t_progress) >= cfg.run.progress_seconds) {
+      const double dt = seconds_since(t_progress);
+      const double rate = progress_steps * samples_per_step / dt;
+      const double eta = (total_steps - step - 1) * samples_per_step / std::max(rate, 1e-9);
+      log.line("epoch %lld/%lld step %lld/%lld loss %.4f lr %.4g %.0f samples/s ETA %s",
+               (long long)(step / per_epoch + 1), (long long)((total_steps + per_epoch - 1) / per_epoch),
+               (long long)(step + 1), (long long)total_steps,
+               progress_window.samples ? progress_window.loss_sum / progress_window.samples : 0.0, lr,
+               rate, format_duration(eta).c_str());
+      progress_window = StepStats{};
+      progress_steps = 0;
+      t_progress = std::chrono::steady_clock::now();
+    }
+
+    const bool epoch_end = (step + 1) % per_epoch == 0 || step + 1 == total_steps;
+    if ((step + 1) % cfg.train.log_every_steps == 0 || epoch_end) {
+      double v[3] = {window.loss_sum, window.correct, double(window.samples)};
+      comm.allreduce_sum(v, 3, 0);
+      if (metrics) {
+        MetricsRow row;
+        row.kind = "train";
+        row.step = step + 1;
+        row.epoch = epoch_pos;
+        row.loss = v[2] > 0 ? v[0] / v[2] : 0;
+        row.accuracy = v[2] > 0 ? v[1] / v[2] : 0;
+        row.lr = lr;
+        row.samples_per_s = window_steps * samples_per_step / seconds_since(t_window);
+        row.wall_s = seconds_since(t_start);
+        row.peak_device_mb = device_allocator().stats().peak_reserved / 1048576.0;
+        row.rss_mb = peak_rss_mb();
+        metrics->write(row);
+      }
+      window = StepStats{};
+      window_steps = 0;
+      t_window = std::chrono::steady_clock::now();
+    }
+
+    if (epoch_end && cfg.train.eval_every_epoch) {
+      source.quiesce();  // HDF5 is used by one thread at a time
+      StepStats e = evaluate_split(exec, test_reader, cfg.train.eval_batch, comm);
+      result.test_accuracy = e.samples ? e.correct / e.samples : 0;
+      result.test_loss = e.samples ? e.loss_sum / e.samples : 0;
+      log.line("epoch %lld done: test accuracy %.4f, test loss %.4f (%lld samples), %s elapsed",
+               (long long)((step + 1 + per_epoch - 1) / per_epoch), result.test_accuracy,
+               result.test_loss, (long long)e.samples, format_duration(seconds_since(t_start)).c_str());
+      if (metrics) {
+        MetricsRow row;
+        row.kind = "eval";
+        row.step = step + 1;
+        row.epoch = epoch_pos;
+        row.loss = result.test_loss;
+        row.accuracy = result.test_accuracy;
+        row.lr = lr;
+        row.wall_s = seconds_since(t_start);
+        row.peak_device_mb = device_allocator().stats().peak_reserved / 1048576.0;
+        row.rss_mb = peak_rss_mb();
+        metrics->write(row);
+      }
+      t_window = std::chrono::steady_clock::now();
+    }
+  }
+  source.quiesce();
+
+  result.steps = total_steps;
+  result.wall_s = seconds_since(t_start);
+  // The first steps warm caches and the allocator; the median of the rest is the steady rate.
+  std::vector<double> steady(step_times.begin() + std::min<size_t>(step_times.size() / 10, 10), step_times.end());
+  const double med = median(steady);
+  result.samples_per_s_median = med > 0 ? samples_per_step / med : 0;
+  std::vector<double> rss(comm.size(), 0.0);
+  rss[comm.rank()] = peak_rss_mb();
+  comm.allreduce_sum(rss.data(), comm.size(), 0);
+  if (root) {
+    std::ofstream summary(run_dir + "/summary.json");
+    summary << "{\n  \"model\": \"" << model.graph.name << "\",\n  \"schedule\": \"" << cfg.schedule.kind
+            << "\",\n  \"ranks\": " << comm.size() << ",\n  \"steps\": " << total_steps
+            << ",\n  \"global_batch\": " << cfg.train.global_batch
+            << ",\n  \"samples_per_s_median\": " << result.samples_per_s_median
+            << ",\n  \"wall_s\": " << result.wall_s
+            << ",\n  \"test_accuracy\": " << result.test_accuracy
+            << ",\n  \"peak_rss_mb\": " << *std::max_element(rss.begin(), rss.end())
+            << ",\n  \"peak_device_mb\": " << device_allocator().stats().peak_reserved / 1048576.0 << "\n}\n";
+  }
+  log.line("wavetrain: done: %lld steps in %s, median %.0f samples/s, final test accuracy %.4f",
+           (long long)total_steps, format_duration(result.wall_s).c_str(), result.samples_per_s_median,
+           result.test_accuracy);
+  return result;
+}
+
+}  // namespace wt

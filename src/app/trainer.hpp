@@ -1,0 +1,30 @@
+#pragma once
+// One training run: builds the model, data path, schedule program and executor from a validated
+// deck, then steps, logs, evaluates and writes the run directory.
+#include <string>
+
+#include "comm/communicator.hpp"
+#include "deck/run_config.hpp"
+
+namespace wt {
+
+struct TrainOptions {
+  std::string run_dir;    // overrides <run.output_dir>/<run.name> when non-empty
+  int64_t max_steps = 0;  // overrides train.max_steps when > 0
+  bool quiet = false;
+};
+
+struct TrainResult {
+  double test_accuracy = -1;  // last evaluation, -1 if none ran
+  double test_loss = 0;
+  int64_t steps = 0;
+  double wall_s = 0;
+  double samples_per_s_median = 0;
+};
+
+TrainResult train(const RunConfig& config, const TrainOptions& options, Communicator& comm);
+
+// The run directory a deck resolves to under these options.
+std::string run_directory(const RunConfig& config, const TrainOptions& options);
+
+}  // namespace wt

@@ -1,0 +1,40 @@
+#pragma once
+// The communication interface every schedule's instructions are executed against. MPI on the
+// host; NCCL (bootstrapped over MPI) between GPUs. Groups are registered once (the schedule's
+// rank groups) and referred to by id; group 0 is always the whole world.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace wt {
+
+// A collective or point-to-point operation in flight.
+class CommRequest {
+ public:
+  virtual ~CommRequest() = default;
+  virtual bool test() = 0;  // true once complete; drives progress
+  virtual void wait() = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Registers a group of world ranks (every rank calls it with the same list, in the same order).
+  // Returns its id. Ranks outside the group get an id too but must not use it.
+  virtual int add_group(const std::vector<int>& world_ranks) = 0;
+
+  // Sum in place over the group, without blocking.
+  virtual std::unique_ptr<CommRequest> iallreduce_sum(float* data, int64_t count, int group) = 0;
+  virtual void allreduce_sum(float* data, int64_t count, int group) = 0;
+  virtual void allreduce_sum(double* data, int64_t count, int group) = 0;
+  virtual void broadcast(float* data, int64_t count, int root_world_rank, int group) = 0;
+  virtual void broadcast_bytes(void* data, int64_t bytes, int root_world_rank) = 0;
+  virtual std::unique_ptr<CommRequest> isend(const float* data, int64_t count, int peer, int tag) = 0;
+  virtual std::unique_ptr<CommRequest> irecv(float* data, int64_t count, int peer, int tag) = 0;
+  virtual void barrier() = 0;
+};
+
+}  // namespace wt

@@ -1,0 +1,132 @@
+#include "comm/mpi_communicator.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace wt {
+
+namespace {
+
+void check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    throw std::runtime_error(std::string("MPI ") + what + " failed: " + std::string(msg, len));
+  }
+}
+
+int as_int(int64_t count) {
+  if (count > INT_MAX) throw std::runtime_error("message larger than 2^31 elements");
+  return static_cast<int>(count);
+}
+
+class MpiRequest : public CommRequest {
+ public:
+  MPI_Request request = MPI_REQUEST_NULL;
+  ~MpiRequest() override {
+    if (request != MPI_REQUEST_NULL) MPI_Wait(&request, MPI_STATUS_IGNORE);
+  }
+  bool test() override {
+    if (request == MPI_REQUEST_NULL) return true;
+    int flag = 0;
+    check(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "test");
+    return flag != 0;
+  }
+  void wait() override { check(MPI_Wait(&request, MPI_STATUS_IGNORE), "wait"); }
+};
+
+}  // namespace
+
+MpiCommunicator::MpiCommunicator(MPI_Comm world) {
+  MPI_Comm dup;
+  check(MPI_Comm_dup(world, &dup), "comm_dup");
+  MPI_Comm_rank(dup, &rank_);
+  MPI_Comm_size(dup, &size_);
+  comms_.push_back(dup);
+  std::vector<int> all(size_);
+  std::iota(all.begin(), all.end(), 0);
+  group_ranks_.push_back(all);
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  for (MPI_Comm& c : comms_)
+    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+}
+
+int MpiCommunicator::add_group(const std::vector<int>& world_ranks) {
+  const bool member = std::find(world_ranks.begin(), world_ranks.end(), rank_) != world_ranks.end();
+  // Colour by membership; key orders group ranks as listed.
+  int key = 0;
+  for (size_t i = 0; i < world_ranks.size(); ++i)
+    if (world_ranks[i] == rank_) key = static_cast<int>(i);
+  MPI_Comm c;
+  check(MPI_Comm_split(comms_[0], member ? 0 : MPI_UNDEFINED, key, &c), "comm_split");
+  comms_.push_back(member ? c : MPI_COMM_NULL);
+  group_ranks_.push_back(world_ranks);
+  return static_cast<int>(comms_.size()) - 1;
+}
+
+MPI_Comm MpiCommunicator::group_comm(int group) const {
+  if (group < 0 || group >= static_cast<int>(comms_.size()) || comms_[group] == MPI_COMM_NULL)
+    throw std::logic_error("rank " + std::to_string(rank_) + " used group " + std::to_string(group) +
+                           " it is not a member of");
+  return comms_[group];
+}
+
+int MpiCommunicator::group_rank_of(int group, int world_rank) const {
+  const auto& r = group_ranks_.at(group);
+  auto it = std::find(r.begin(), r.end(), world_rank);
+  if (it == r.end()) throw std::logic_error("root is not a member of the group");
+  return static_cast<int>(it - r.begin());
+}
+
+std::unique_ptr<CommRequest> MpiCommunicator::iallreduce_sum(float* data, int64_t count, int group) {
+  auto req = std::make_unique<MpiRequest>();
+  check(MPI_Iallreduce(MPI_IN_PLACE, data, as_int(count), MPI_FLOAT, MPI_SUM, group_comm(group),
+                       &req->request),
+        "iallreduce");
+  return req;
+}
+
+void MpiCommunicator::allreduce_sum(float* data, int64_t count, int group) {
+  check(MPI_Allreduce(MPI_IN_PLACE, data, as_int(count), MPI_FLOAT, MPI_SUM, group_comm(group)),
+        "allreduce");
+}
+
+void MpiCommunicator::allreduce_sum(double* data, int64_t count, int group) {
+  check(MPI_Allreduce(MPI_IN_PLACE, data, as_int(count), MPI_DOUBLE, MPI_SUM, group_comm(group)),
+        "allreduce");
+}
+
+void MpiCommunicator::broadcast(float* data, int64_t count, int root_world_rank, int group) {
+  check(MPI_Bcast(data, as_int(count), MPI_FLOAT, group_rank_of(group, root_world_rank),
+                  group_comm(group)),
+        "bcast");
+}
+
+void MpiCommunicator::broadcast_bytes(void* data, int64_t bytes, int root_world_rank) {
+  check(MPI_Bcast(data, as_int(bytes), MPI_BYTE, root_world_rank, comms_[0]), "bcast");
+}
+
+std::unique_ptr<CommRequest> MpiCommunicator::isend(const float* data, int64_t count, int peer, int tag) {
+  auto req = std::make_unique<MpiRequest>();
+  check(MPI_Isend(data, as_int(count), MPI_FLOAT, peer, tag, comms_[0], &req->request), "isend");
+  return req;
+}
+
+std::unique_ptr<CommRequest> MpiCommunicator::irecv(float* data, int64_t count, int peer, int tag) {
+  auto req = std::make_unique<MpiRequest>();
+  check(MPI_Irecv(data, as_int(count), MPI_FLOAT, peer, tag, comms_[0], &req->request), "irecv");
+  return req;
+}
+
+void MpiCommunicator::barrier() { check(MPI_Barrier(comms_[0]), "barrier"); }
+
+}  // namespace wt

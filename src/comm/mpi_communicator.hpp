@@ -1,0 +1,37 @@
+#pragma once
+#include <mpi.h>
+
+#include <vector>
+
+#include "comm/communicator.hpp"
+
+namespace wt {
+
+class MpiCommunicator : public Communicator {
+ public:
+  // Duplicates `world` so wavetrain's traffic never matches a user's or a library's.
+  explicit MpiCommunicator(MPI_Comm world = MPI_COMM_WORLD);
+  ~MpiCommunicator() override;
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int add_group(const std::vector<int>& world_ranks) override;
+  std::unique_ptr<CommRequest> iallreduce_sum(float* data, int64_t count, int group) override;
+  void allreduce_sum(float* data, int64_t count, int group) override;
+  void allreduce_sum(double* data, int64_t count, int group) override;
+  void broadcast(float* data, int64_t count, int root_world_rank, int group) override;
+  void broadcast_bytes(void* data, int64_t bytes, int root_world_rank) override;
+  std::unique_ptr<CommRequest> isend(const float* data, int64_t count, int peer, int tag) override;
+  std::unique_ptr<CommRequest> irecv(float* data, int64_t count, int peer, int tag) override;
+  void barrier() override;
+  MPI_Comm world() const { return comms_[0]; }
+
+ private:
+  MPI_Comm group_comm(int group) const;
+  int group_rank_of(int group, int world_rank) const;
+  std::vector<MPI_Comm> comms_;                 // by group id; MPI_COMM_NULL where not a member
+  std::vector<std::vector<int>> group_ranks_;   // world ranks of each group
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace wt

@@ -1,0 +1,244 @@
+#include "exec/executor.hpp"
+
+#include <cblas.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+namespace wt {
+
+namespace {
+double now_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+// Everything one in-flight batch holds between its forward and its backward.
+struct Executor::Slot {
+  Tensor input;
+  std::vector<int32_t> labels;
+  std::vector<Tensor> out;    // per node output
+  std::vector<Saved> saved;   // per node forward->backward state
+  std::vector<Tensor> grad;   // per node: gradient of the loss w.r.t. its output
+  Rng rng{0};
+};
+
+Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, BatchSource& data,
+                   Program program, uint64_t seed)
+    : model_(model),
+      comm_(comm),
+      optimizer_(optimizer),
+      data_(data),
+      program_(std::move(program)),
+      seed_(seed),
+      rank_(comm.rank()) {
+  if (program_.world_size != comm_.size())
+    throw std::logic_error("program built for " + std::to_string(program_.world_size) +
+                           " ranks, running on " + std::to_string(comm_.size()));
+  // Groups beyond the world are created collectively, in program order.
+  for (size_t g = 1; g < program_.groups.size(); ++g) comm_.add_group(program_.groups[g]);
+  const size_t nodes = model_.graph.nodes.size();
+  for (int s = 0; s < program_.slots; ++s) {
+    auto slot = std::make_unique<Slot>();
+    slot->out.resize(nodes);
+    slot->saved.resize(nodes);
+    slot->grad.resize(nodes);
+    slots_.push_back(std::move(slot));
+  }
+  pending_.resize(program_.events);
+  done_.assign(program_.events, 0);
+  consumers_ = model_.graph.consumers();
+}
+
+Executor::~Executor() = default;
+
+bool Executor::event_done(int event) {
+  if (done_[event]) return true;
+  if (pending_[event] && pending_[event]->test()) {
+    pending_[event].reset();
+    done_[event] = 1;
+  }
+  return done_[event] != 0;
+}
+
+void Executor::poll() {
+  for (size_t e = 0; e < pending_.size(); ++e)
+    if (pending_[e]) event_done(static_cast<int>(e));
+}
+
+StepStats Executor::run_step(int64_t step, double lr) {
+  StepStats stats;
+  std::fill(done_.begin(), done_.end(), 0);
+  const auto& streams = program_.ranks[rank_].streams;
+  std::vector<size_t> pos(streams.size(), 0);
+  while (true) {
+    bool progressed = false, finished = true;
+    for (size_t s = 0; s < streams.size(); ++s) {
+      while (pos[s] < streams[s].size()) {
+        const Instruction& ins = streams[s][pos[s]];
+        if (ins.op == OpCode::Wait && !event_done(ins.event)) break;
+        const double t0 = observer_ ? now_seconds() : 0;
+        execute(ins, step, lr, stats);
+        if (observer_) observer_(static_cast<int>(s), ins, t0, now_seconds());
+        ++pos[s];
+        progressed = true;
+      }
+      finished = finished && pos[s] == streams[s].size();
+    }
+    if (finished) break;
+    if (!progressed) {
+      bool any_pending = false;
+      for (auto& p : pending_) any_pending = any_pending || p != nullptr;
+      if (!any_pending)
+        throw std::logic_error("schedule '" + program_.schedule + "' deadlocked on rank " +
+                               std::to_string(rank_));
+      poll();
+    }
+  }
+  return stats;
+}
+
+void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStats& stats) {
+  switch (ins.op) {
+    case OpCode::LoadBatch: {
+      Slot& slot = *slots_[ins.slot];
+      const int64_t sequence = step * program_.global_batches + ins.batch;
+      data_.fetch(sequence, ins.part, ins.parts, slot.input, slot.labels);
+      // Dropout masks depend only on which samples these are, not on the rank layout's history.
+      slot.rng = Rng(seed_).fork(static_cast<uint64_t>(sequence) * 1000003ull + ins.part);
+      break;
+    }
+    case OpCode::Forward: {
+      const Stage& st = model_.stages[ins.stage];
+      const float scale = 1.0f / float(data_.global_batch() * program_.global_batches);
+      forward_nodes(*slots_[ins.slot], st.node_begin, st.node_end, Mode::Train, scale, stats, false);
+      break;
+    }
+    case OpCode::Backward: {
+      const Stage& st = model_.stages[ins.stage];
+      const int b = ins.node_begin < 0 ? st.node_begin : ins.node_begin;
+      const int e = ins.node_end < 0 ? st.node_end : ins.node_end;
+      backward_nodes(*slots_[ins.slot], b, e);
+      break;
+    }
+    case OpCode::AllReduce: {
+      Stage& st = model_.stages[ins.stage];
+      int64_t offset = 0, count = 0;
+      st.span_of(ins.node_begin, ins.node_end, &offset, &count);
+      if (count == 0) {
+        done_[ins.event] = 1;
+      } else {
+        pending_[ins.event] = comm_.iallreduce_sum(st.grads.data() + offset, count, ins.group);
+      }
+      break;
+    }
+    case OpCode::Wait:
+      while (!event_done(ins.event)) {
+      }
+      break;
+    case OpCode::Step: {
+      Stage& st = model_.stages[ins.stage];
+      if (st.param_count() > 0) {
+        optimizer_.step(ins.stage, st.values, st.grads, lr);
+        st.grads.fill(0.0f);
+      }
+      break;
+    }
+  }
+}
+
+void Executor::forward_nodes(Slot& slot, int begin, int end, Mode mode, float loss_scale,
+                             StepStats& stats, bool free_dead) {
+  const auto& nodes = model_.graph.nodes;
+  const int64_t n = slot.input.defined() ? slot.input.dim(0) : 0;
+  for (int i = begin; i < end; ++i) {
+    const Node& node = nodes[i];
+    std::vector<const Tensor*> in;
+    for (int src : node.inputs) in.push_back(src == kGraphInput ? &slot.input : &slot.out[src]);
+    LayerContext ctx;
+    ctx.mode = mode;
+    ctx.rng = &slot.rng;
+    ctx.labels = slot.labels.data();
+    ctx.loss_scale = loss_scale;
+    slot.saved[i] = Saved{};
+    node.layer->forward(in, slot.out[i], slot.saved[i], ctx);
+    if (node.layer->is_loss()) {
+      stats.loss_sum += slot.saved[i].scalar;
+      stats.correct += slot.saved[i].scalar2;
+      stats.samples += n;
+    }
+    if (free_dead) {
+      // Evaluation keeps nothing for backward: drop inputs whose last reader has run.
+      slot.saved[i] = Saved{};
+      for (int src : node.inputs) {
+        if (src == kGraphInput) continue;
+        bool needed = false;
+        for (int c : consumers_[src]) needed = needed || c > i;
+        if (!needed) slot.out[src] = Tensor();
+      }
+    }
+    poll();
+  }
+}
+
+void Executor::backward_nodes(Slot& slot, int begin, int end) {
+  const auto& nodes = model_.graph.nodes;
+  for (int i = end - 1; i >= begin; --i) {
+    const Node& node = nodes[i];
+    Tensor dout;
+    if (node.layer->is_loss()) {
+      dout = Tensor::empty({1});
+      dout.fill(1.0f);
+    } else {
+      dout = slot.grad[i];
+    }
+    if (dout.defined()) {
+      std::vector<const Tensor*> in;
+      std::vector<Tensor> din(node.inputs.size());
+      std::vector<Tensor*> din_ptrs;
+      for (size_t k = 0; k < node.inputs.size(); ++k) {
+        const int src = node.inputs[k];
+        in.push_back(src == kGraphInput ? &slot.input : &slot.out[src]);
+        din_ptrs.push_back(src == kGraphInput ? nullptr : &din[k]);
+      }
+      LayerContext ctx;
+      ctx.mode = Mode::Train;
+      ctx.rng = &slot.rng;
+      ctx.labels = slot.labels.data();
+      ctx.loss_scale = 1.0f / float(data_.global_batch() * program_.global_batches);
+      node.layer->backward(in, slot.out[i], dout, din_ptrs, slot.saved[i], ctx);
+      // Fan-out: a tensor read by several nodes receives the sum of their gradients.
+      for (size_t k = 0; k < node.inputs.size(); ++k) {
+        const int src = node.inputs[k];
+        if (src == kGraphInput) continue;
+        if (!slot.grad[src].defined()) {
+          slot.grad[src] = din[k];
+        } else {
+          cblas_saxpy(static_cast<int>(din[k].numel()), 1.0f, din[k].data(), 1, slot.grad[src].data(), 1);
+        }
+      }
+    }
+    slot.out[i] = Tensor();
+    slot.saved[i] = Saved{};
+    slot.grad[i] = Tensor();
+    poll();
+  }
+  if (begin == 0) slot.input = Tensor();
+}
+
+StepStats Executor::evaluate(const Tensor& inputs, const std::vector<int32_t>& labels) {
+  StepStats stats;
+  Slot slot;
+  const size_t nodes = model_.graph.nodes.size();
+  slot.out.resize(nodes);
+  slot.saved.resize(nodes);
+  slot.grad.resize(nodes);
+  slot.input = inputs;
+  slot.labels = labels;
+  forward_nodes(slot, 0, static_cast<int>(nodes), Mode::Eval, 1.0f, stats, true);
+  return stats;
+}
+
+}  // namespace wt

@@ -1,0 +1,65 @@
+#pragma once
+// The executor: the only code that runs instructions on real tensors. One executor serves every
+// schedule. On a CPU the program's streams are interleaved on one thread in dependency order: a
+// stream runs until it must wait for an event, then the next stream gets its turn; outstanding
+// communication is polled between instructions and between layers so it overlaps compute.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "exec/batch_source.hpp"
+#include "model/model.hpp"
+#include "ops/host/optimizers.hpp"
+#include "sched/instruction.hpp"
+
+namespace wt {
+
+struct StepStats {
+  double loss_sum = 0;   // sum of per-sample losses computed on this rank
+  double correct = 0;    // correct argmax predictions on this rank
+  int64_t samples = 0;   // samples whose loss this rank computed
+};
+
+// Called after each executed instruction (for traces): stream, instruction, begin/end seconds.
+using InstructionObserver =
+    std::function<void(int stream, const Instruction&, double t_begin, double t_end)>;
+
+class Executor {
+ public:
+  Executor(Model& model, Communicator& comm, Optimizer& optimizer, BatchSource& data,
+           Program program, uint64_t seed);
+  ~Executor();
+
+  // Runs one step of the program with learning rate lr.
+  StepStats run_step(int64_t step, double lr);
+  // Forward-only evaluation of one batch through every stage (all stages must be local).
+  StepStats evaluate(const Tensor& inputs, const std::vector<int32_t>& labels);
+
+  const Program& program() const { return program_; }
+  void set_observer(InstructionObserver observer) { observer_ = std::move(observer); }
+
+ private:
+  struct Slot;
+  void execute(const Instruction& ins, int64_t step, double lr, StepStats& stats);
+  void forward_nodes(Slot& slot, int begin, int end, Mode mode, float loss_scale, StepStats& stats,
+                     bool free_dead);
+  void backward_nodes(Slot& slot, int begin, int end);
+  void poll();
+  bool event_done(int event);
+
+  Model& model_;
+  Communicator& comm_;
+  Optimizer& optimizer_;
+  BatchSource& data_;
+  Program program_;
+  uint64_t seed_;
+  int rank_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<std::unique_ptr<CommRequest>> pending_;  // by event id
+  std::vector<char> done_;
+  std::vector<std::vector<int>> consumers_;
+  InstructionObserver observer_;
+};
+
+}  // namespace wt

@@ -1,0 +1,36 @@
+#pragma once
+// metrics.csv in the run directory: one row per logging step ("train") and per evaluation
+// ("eval"). Each row is flushed as written, so a killed job keeps everything up to its last row.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace wt {
+
+struct MetricsRow {
+  std::string kind;  // train | eval
+  int64_t step = 0;
+  double epoch = 0;
+  double loss = 0;
+  double accuracy = 0;
+  double lr = 0;
+  double samples_per_s = 0;
+  double wall_s = 0;
+  double peak_device_mb = 0;  // caching allocator peak (the device-memory budget's view)
+  double rss_mb = 0;          // process peak resident set
+};
+
+class MetricsWriter {
+ public:
+  // append: keep existing rows (restart); otherwise start a new file with a header.
+  MetricsWriter(const std::string& path, bool append);
+  ~MetricsWriter();
+  MetricsWriter(const MetricsWriter&) = delete;
+  MetricsWriter& operator=(const MetricsWriter&) = delete;
+  void write(const MetricsRow& row);
+
+ private:
+  std::FILE* file_ = nullptr;
+};
+
+}  // namespace wt

@@ -1,0 +1,93 @@
+// gang: classic data parallelism. Every rank runs the whole model on its 1/N part of each global
+// batch; gradients are summed in buckets, each bucket's allreduce started as soon as backward has
+// produced it, so communication overlaps the rest of backward.
+#include <algorithm>
+#include <stdexcept>
+
+#include "sched/schedule_registry.hpp"
+
+namespace wt {
+
+namespace {
+
+// Cuts the stage's nodes, walking backward from the loss, into buckets of at least bucket_bytes of
+// parameters. Returns [begin, end) node ranges in backward order.
+std::vector<std::pair<int, int>> gradient_buckets(const StageInfo& stage, int64_t bucket_bytes) {
+  std::vector<std::pair<int, int>> buckets;
+  int end = stage.node_end;
+  int64_t bytes = 0;
+  for (int n = stage.node_end - 1; n >= stage.node_begin; --n) {
+    bytes += stage.node_param_bytes[n - stage.node_begin];
+    if (bytes >= bucket_bytes && n > stage.node_begin) {
+      buckets.emplace_back(n, end);
+      end = n;
+      bytes = 0;
+    }
+  }
+  buckets.emplace_back(stage.node_begin, end);
+  return buckets;
+}
+
+Program generate_gang(const ScheduleInput& in) {
+  if (in.stages.size() != 1)
+    throw std::invalid_argument("gang runs the whole model on every rank: give it one stage");
+  const StageInfo& stage = in.stages[0];
+  Program p;
+  p.schedule = "gang";
+  p.world_size = in.world_size;
+  p.slots = 1;
+  p.global_batches = 1;
+  std::vector<int> world(in.world_size);
+  for (int r = 0; r < in.world_size; ++r) world[r] = r;
+  p.groups.push_back(world);
+
+  const auto buckets = gradient_buckets(stage, std::max<int64_t>(1, in.deck.bucket_bytes));
+  for (int r = 0; r < in.world_size; ++r) {
+    std::vector<Instruction> s;
+    Instruction load{OpCode::LoadBatch};
+    load.slot = 0;
+    load.batch = 0;
+    load.part = r;
+    load.parts = in.world_size;
+    s.push_back(load);
+    Instruction fwd{OpCode::Forward};
+    fwd.stage = 0;
+    fwd.slot = 0;
+    s.push_back(fwd);
+    int event = 0;
+    for (const auto& [b, e] : buckets) {
+      Instruction bwd{OpCode::Backward};
+      bwd.stage = 0;
+      bwd.slot = 0;
+      bwd.node_begin = b;
+      bwd.node_end = e;
+      s.push_back(bwd);
+      if (in.world_size > 1) {
+        Instruction ar{OpCode::AllReduce};
+        ar.stage = 0;
+        ar.node_begin = b;
+        ar.node_end = e;
+        ar.group = 0;
+        ar.event = event++;
+        s.push_back(ar);
+      }
+    }
+    for (int e = 0; e < event; ++e) {
+      Instruction w{OpCode::Wait};
+      w.event = e;
+      s.push_back(w);
+    }
+    Instruction step{OpCode::Step};
+    step.stage = 0;
+    s.push_back(step);
+    p.events = event;
+    p.ranks.push_back(RankProgram{{s}});
+  }
+  return p;
+}
+
+}  // namespace
+
+WT_REGISTER_SCHEDULE("gang", generate_gang);
+
+}  // namespace wt

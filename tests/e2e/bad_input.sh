@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Bad input never crashes or hangs: each case must exit with status 2 and print exactly one
+# "wavetrain: error:" line naming the file (and line/key where there is one).
+source "$(dirname "$0")/lib/common.bash"
+data=$(fashion_mnist_h5)
+dir=$(scratch_dir)
+cp "$WT_SOURCE_DIR/models/lenet.toml" "$dir/lenet.toml"
+
+expect_error() {  # name pattern command...
+  local name=$1 pattern=$2; shift 2
+  set +e
+  timeout 120 "$@" >"$dir/$name.out" 2>"$dir/$name.err"
+  local rc=$?
+  set -e
+  [[ $rc == 2 ]] || { cat "$dir/$name.err"; fail "$name: exit status $rc, expected 2"; }
+  [[ $(grep -c "wavetrain: error:" "$dir/$name.err") == 1 ]] || { cat "$dir/$name.err"; fail "$name: expected one error line"; }
+  grep -q -- "$pattern" "$dir/$name.err" || { cat "$dir/$name.err"; fail "$name: message lacks '$pattern'"; }
+  if grep -qiE "terminate called|Segmentation|core dumped|stack trace" "$dir/$name.err"; then fail "$name: crashed"; fi
+  echo "ok $name: $(cat "$dir/$name.err")"
+}
+
+deck() {  # file, extra lines
+  cat >"$1" <<DECK
+[data]
+path = "$data"
+[model]
+file = "$dir/lenet.toml"
+$2
+DECK
+}
+
+deck "$dir/unknown_key.toml" $'[train]\nepochz = 3'
+expect_error unknown_key "unknown_key.toml:6: train.epochz" "$WAVETRAIN" "$dir/unknown_key.toml"
+
+deck "$dir/bad_type.toml" $'[train]\nglobal_batch = "big"'
+expect_error bad_type "bad_type.toml:6: train.global_batch" "$WAVETRAIN" "$dir/bad_type.toml"
+
+deck "$dir/bad_range.toml" $'[optimizer]\nlr = -1.0'
+expect_error bad_range "bad_range.toml:6: optimizer.lr" "$WAVETRAIN" "$dir/bad_range.toml"
+
+deck "$dir/bad_schedule.toml" $'[schedule]\nkind = "foo"'
+expect_error bad_schedule "unknown schedule kind 'foo'" "$WAVETRAIN" "$dir/bad_schedule.toml"
+
+sed 's/type = "conv2d"/type = "conv3d"/' "$dir/lenet.toml" >"$dir/conv3d.toml"
+deck "$dir/conv3d_deck.toml" ""
+sed -i "s|$dir/lenet.toml|$dir/conv3d.toml|" "$dir/conv3d_deck.toml"
+expect_error unknown_layer "unknown layer type 'conv3d' (known:" "$WAVETRAIN" "$dir/conv3d_deck.toml"
+
+echo "not an HDF5 file" >"$dir/not.h5"
+deck "$dir/not_hdf5.toml" ""
+sed -i "s|path = \"$data\"|path = \"$dir/not.h5\"|" "$dir/not_hdf5.toml"
+expect_error not_hdf5 "not.h5" "$WAVETRAIN" "$dir/not_hdf5.toml"
+
+expect_error missing_deck "no_such_deck.toml" "$WAVETRAIN" "$dir/no_such_deck.toml"
+expect_error bad_option "--bogus" "$WAVETRAIN" --bogus "$dir/unknown_key.toml"
+
+# Under MPI every rank sees the error, exits 2, and the message appears once.
+expect_error mpi_unknown_key "train.epochz" mpiexec -n 2 --oversubscribe "$WAVETRAIN" "$dir/unknown_key.toml"

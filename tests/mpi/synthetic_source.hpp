@@ -1,0 +1,42 @@
+#pragma once
+// Deterministic in-memory batches for schedule equivalence tests: global batch `sequence` is the
+// same B samples however many parts it is cut into, and a rank asking for part p gets rows
+// [p*B/P, (p+1)*B/P) of it — exactly the contract of the HDF5-backed source.
+#include "exec/batch_source.hpp"
+#include "tensor/rng.hpp"
+
+namespace wt::testing {
+
+class SyntheticSource : public BatchSource {
+ public:
+  SyntheticSource(Shape sample_shape, int classes, int64_t global_batch, uint64_t seed)
+      : shape_(std::move(sample_shape)), classes_(classes), batch_(global_batch), seed_(seed) {}
+  int64_t global_batch() const override { return batch_; }
+  void fetch(int64_t sequence, int part, int parts, Tensor& inputs, std::vector<int32_t>& labels) override {
+    const int64_t begin = batch_ * part / parts, end = batch_ * (part + 1) / parts;
+    const int64_t per_sample = shape_numel(shape_);
+    Shape s{end - begin};
+    s.insert(s.end(), shape_.begin(), shape_.end());
+    inputs = Tensor::empty(s);
+    labels.resize(end - begin);
+    for (int64_t i = begin; i < end; ++i) {
+      Rng r(seed_ * 7919 + uint64_t(sequence) * 104729 + uint64_t(i));
+      labels[i - begin] = int32_t(r.below(classes_));
+      for (int64_t k = 0; k < per_sample; ++k) inputs.data()[(i - begin) * per_sample + k] = r.normal();
+    }
+    requests.push_back({sequence, part, parts});
+  }
+  struct Request {
+    int64_t sequence;
+    int part, parts;
+  };
+  std::vector<Request> requests;
+
+ private:
+  Shape shape_;
+  int classes_;
+  int64_t batch_;
+  uint64_t seed_;
+};
+
+}  // namespace wt::testing

@@ -1,0 +1,49 @@
+#include <gtest/gtest.h>
+
+#include "mem/caching_allocator.hpp"
+#include "tensor/tensor.hpp"
+
+TEST(CachingAllocator, ReusesFreedBlocksWithoutSystemCalls) {
+  wt::CachingAllocator a;
+  size_t g1 = 0, g2 = 0;
+  void* p = a.allocate(1000, 0, &g1);
+  a.release(p, g1, 0);
+  void* q = a.allocate(900, 0, &g2);
+  EXPECT_EQ(p, q);
+  EXPECT_EQ(a.stats().system_allocations, 1u);
+  a.release(q, g2, 0);
+}
+
+TEST(CachingAllocator, EnforcesBudgetAfterFlushingCache) {
+  wt::CachingAllocator a(1 << 20);
+  size_t g = 0, g2 = 0;
+  void* p = a.allocate(600 << 10, 0, &g);
+  EXPECT_THROW(a.allocate(600 << 10, 0, &g2), wt::OutOfMemory);
+  a.release(p, g, 0);
+  // The cached 600 KiB block is returned to the system to make room for a different size.
+  void* q = a.allocate(700 << 10, 0, &g2);
+  EXPECT_NE(q, nullptr);
+  EXPECT_LE(a.stats().reserved, size_t(1) << 20);
+  a.release(q, g2, 0);
+}
+
+TEST(CachingAllocator, TracksPeaks) {
+  wt::CachingAllocator a;
+  {
+    wt::Tensor t1 = wt::Tensor::empty({1024}, 0, &a);
+    wt::Tensor t2 = wt::Tensor::empty({1024}, 0, &a);
+    EXPECT_EQ(a.stats().in_use, 2 * wt::CachingAllocator::round_size(4096));
+  }
+  EXPECT_EQ(a.stats().in_use, 0u);
+  EXPECT_EQ(a.stats().peak_in_use, 2 * wt::CachingAllocator::round_size(4096));
+}
+
+TEST(Tensor, SliceSharesStorage) {
+  wt::Tensor t = wt::Tensor::zeros({10});
+  wt::Tensor s = t.slice(4, {2, 3});
+  s.fill(1.0f);
+  EXPECT_EQ(t.data()[3], 0.0f);
+  EXPECT_EQ(t.data()[4], 1.0f);
+  EXPECT_EQ(t.data()[9], 1.0f);
+  EXPECT_THROW(t.slice(8, {3}), std::out_of_range);
+}
