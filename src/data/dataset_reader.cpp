@@ -1,0 +1,250 @@
+#include "data/dataset_reader.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+#include <stdexcept>
+
+#include "deck/input_error.hpp"
+
+namespace wt {
+
+namespace {
+
+using Lock = std::lock_guard<std::recursive_mutex>;
+
+std::vector<std::string> child_names(hid_t group) {
+  std::vector<std::string> names;
+  H5Literate(
+      group, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+      [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+        static_cast<std::vector<std::string>*>(out)->push_back(name);
+        return 0;
+      },
+      &names);
+  return names;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s.empty() ? "nothing" : s;
+}
+
+Shape dataset_dims(hid_t dset) {
+  H5Handle space(H5Dget_space(dset), H5Sclose);
+  int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) return {};
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return Shape(dims.begin(), dims.end());
+}
+
+}  // namespace
+
+void DatasetReader::fail(const std::string& key, const std::string& message) const {
+  throw InputError(path_, 0, key, message);
+}
+
+DatasetReader::DatasetReader(const std::string& path, const std::string& split,
+                             const Shape& expected_sample_shape, int classes)
+    : path_(path), split_(split) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path_, ec))
+    fail("", std::filesystem::exists(path_, ec) ? "not a regular file" : "dataset file not found");
+
+  Lock lock(hdf5_mutex());
+  try {
+    open(expected_sample_shape, classes);
+  } catch (...) {
+    inputs_.reset();  // close under the lock: members would otherwise close after it is released
+    file_.reset();
+    throw;
+  }
+  for (int v = 0; v < 256; ++v) lut_[v] = static_cast<float>((v / 255.0 - mean_) / std_);
+}
+
+void DatasetReader::open(const Shape& expected_sample_shape, int classes) {
+  hdf5_silence_errors();
+  if (H5Fis_hdf5(path_.c_str()) <= 0) fail("", "not an HDF5 file");
+  file_ = H5Handle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file_.valid()) fail("", "cannot open the HDF5 file (permissions or a damaged file?)");
+  if (H5Lexists(file_.get(), split_.c_str(), H5P_DEFAULT) <= 0)
+    fail("/" + split_, "no such split; the file has: " + join(child_names(file_.get())));
+
+  open_inputs(expected_sample_shape);
+  read_attributes();
+  if (classes <= 0) {  // no class count given: trust the file's own attribute if it has one
+    int64_t from_file = 0;
+    try {
+      if (h5_read_attr_int(file_.get(), "num_classes", &from_file)) classes = int(from_file);
+    } catch (const std::exception& e) {
+      fail("num_classes", e.what());
+    }
+  }
+  load_labels(classes);
+}
+
+DatasetReader::~DatasetReader() {
+  Lock lock(hdf5_mutex());
+  inputs_.reset();
+  file_.reset();
+}
+
+void DatasetReader::open_inputs(const Shape& expected_sample_shape) {
+  const std::string key = "/" + split_ + "/inputs";
+  if (H5Lexists(file_.get(), key.c_str(), H5P_DEFAULT) <= 0) fail(key, "missing dataset");
+  H5Handle probe(H5Dopen2(file_.get(), key.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!probe.valid()) fail(key, "not a dataset");
+
+  H5Handle type(H5Dget_type(probe.get()), H5Tclose);
+  const H5T_class_t cls = H5Tget_class(type.get());
+  const size_t bytes = H5Tget_size(type.get());
+  if (cls == H5T_INTEGER && bytes == 1 && H5Tget_sign(type.get()) == H5T_SGN_NONE) {
+    inputs_are_float_ = false;
+  } else if (cls == H5T_FLOAT && bytes == 4) {
+    inputs_are_float_ = true;
+  } else {
+    fail(key, "element type must be uint8 or float32");
+  }
+
+  const Shape dims = dataset_dims(probe.get());
+  if (dims.size() < 2) fail(key, "expected N x sample dimensions, found shape " + shape_str(dims));
+  Shape sample(dims.begin() + 1, dims.end());
+  if (!expected_sample_shape.empty() && sample != expected_sample_shape)
+    fail(key, "samples have shape " + shape_str(sample) + " (dataset " + shape_str(dims) +
+                  "), but the model expects " + shape_str(expected_sample_shape));
+  size_ = dims[0];
+  sample_shape_ = sample;
+  sample_numel_ = shape_numel(sample);
+
+  // Uncompressed chunks are read straight from the file (no chunk cache): shuffled rows touch a
+  // different chunk almost every time, and caching a whole 1 MiB chunk for one 784-byte row
+  // would read ~1000x more than needed. Filtered chunks must pass through the cache.
+  H5Handle dcpl(H5Dget_create_plist(probe.get()), H5Pclose);
+  const bool filtered = H5Pget_nfilters(dcpl.get()) > 0;
+  probe.reset();
+  H5Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
+  H5Pset_chunk_cache(dapl.get(), 12421, filtered ? size_t(64) << 20 : 0, 1.0);
+  inputs_ = H5Handle(H5Dopen2(file_.get(), key.c_str(), dapl.get()), H5Dclose);
+  if (!inputs_.valid()) fail(key, "cannot open dataset");
+}
+
+void DatasetReader::read_attributes() {
+  try {
+    h5_read_attr_double(file_.get(), "mean", &mean_);
+    h5_read_attr_double(file_.get(), "std", &std_);
+    h5_read_attr_strings(file_.get(), "class_names", &class_names_);
+    h5_read_attr_string(file_.get(), "source", &source_);
+  } catch (const std::exception& e) {
+    fail("attributes", e.what());
+  }
+  if (!(std_ > 0.0)) fail("std", "normalisation std must be > 0, found " + std::to_string(std_));
+}
+
+void DatasetReader::load_labels(int classes) {
+  const std::string key = "/" + split_ + "/labels";
+  if (H5Lexists(file_.get(), key.c_str(), H5P_DEFAULT) <= 0) fail(key, "missing dataset");
+  H5Handle labels(H5Dopen2(file_.get(), key.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!labels.valid()) fail(key, "not a dataset");
+  H5Handle type(H5Dget_type(labels.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_INTEGER) fail(key, "labels must be integers (int32)");
+  const Shape dims = dataset_dims(labels.get());
+  if (dims.size() != 1 || dims[0] != size_)
+    fail(key, "expected shape [" + std::to_string(size_) + "] to match the inputs, found " +
+                  shape_str(dims));
+
+  // Streamed in blocks so a damaged label is reported with its row, not after one huge read.
+  labels_.resize(static_cast<size_t>(size_));
+  H5Handle file_space(H5Dget_space(labels.get()), H5Sclose);
+  const int64_t block = 1 << 16;
+  for (int64_t start = 0; start < size_; start += block) {
+    hsize_t offset = static_cast<hsize_t>(start);
+    hsize_t count = static_cast<hsize_t>(std::min(block, size_ - start));
+    H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &offset, nullptr, &count, nullptr);
+    H5Handle mem_space(H5Screate_simple(1, &count, nullptr), H5Sclose);
+    if (H5Dread(labels.get(), H5T_NATIVE_INT32, mem_space.get(), file_space.get(), H5P_DEFAULT,
+                labels_.data() + start) < 0)
+      fail(key, "cannot read labels (damaged file?)");
+    for (int64_t i = start; i < start + int64_t(count); ++i) {
+      const int32_t y = labels_[size_t(i)];
+      if (y < 0 || (classes > 0 && y >= classes))
+        fail(key, "label " + std::to_string(y) + " at row " + std::to_string(i) +
+                      " is outside the class range [0, " + std::to_string(classes) + ")");
+    }
+  }
+}
+
+void DatasetReader::read(const std::vector<int64_t>& rows, float* inputs, int32_t* labels) {
+  const size_t n = rows.size();
+  for (int64_t r : rows)
+    if (r < 0 || r >= size_)
+      throw std::out_of_range("dataset row " + std::to_string(r) + " outside [0, " +
+                              std::to_string(size_) + ") of " + path_);
+  if (labels)
+    for (size_t i = 0; i < n; ++i) labels[i] = labels_[size_t(rows[i])];
+  if (!inputs || n == 0) return;
+
+  // Sort the requested rows and coalesce consecutive ones into runs: one hyperslab per run, all
+  // OR-ed into one selection and read with one H5Dread.
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows[a] < rows[b]; });
+  std::vector<int64_t> unique_rows;
+  std::vector<size_t> staged_at(n);  // position of rows[i] in the staging buffer
+  unique_rows.reserve(n);
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t r = rows[order[k]];
+    if (unique_rows.empty() || unique_rows.back() != r) unique_rows.push_back(r);
+    staged_at[order[k]] = unique_rows.size() - 1;
+  }
+
+  const size_t value_bytes = inputs_are_float_ ? 4 : 1;
+  const size_t row_bytes = size_t(sample_numel_) * value_bytes;
+  if (staging_.size() < unique_rows.size() * row_bytes)
+    staging_.resize(unique_rows.size() * row_bytes);
+  {
+    Lock lock(hdf5_mutex());
+    H5Handle file_space(H5Dget_space(inputs_.get()), H5Sclose);
+    const int rank = 1 + static_cast<int>(sample_shape_.size());
+    std::vector<hsize_t> start(static_cast<size_t>(rank), 0);
+    std::vector<hsize_t> count(static_cast<size_t>(rank), 0);
+    for (size_t d = 0; d < sample_shape_.size(); ++d) count[d + 1] = hsize_t(sample_shape_[d]);
+    H5S_seloper_t op = H5S_SELECT_SET;
+    for (size_t i = 0; i < unique_rows.size();) {
+      size_t j = i + 1;
+      while (j < unique_rows.size() && unique_rows[j] == unique_rows[j - 1] + 1) ++j;
+      start[0] = hsize_t(unique_rows[i]);
+      count[0] = hsize_t(j - i);
+      if (H5Sselect_hyperslab(file_space.get(), op, start.data(), nullptr, count.data(), nullptr) <
+          0)
+        throw std::runtime_error("HDF5 hyperslab selection failed on " + path_);
+      op = H5S_SELECT_OR;
+      i = j;
+    }
+    hsize_t total = hsize_t(unique_rows.size()) * hsize_t(sample_numel_);
+    H5Handle mem_space(H5Screate_simple(1, &total, nullptr), H5Sclose);
+    hid_t mem_type = inputs_are_float_ ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT8;
+    if (H5Dread(inputs_.get(), mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT,
+                staging_.data()) < 0)
+      throw InputError(path_, 0, "/" + split_ + "/inputs",
+                       "read failed (damaged or truncated file?)");
+  }
+
+  // Scatter back into the requested order, normalising on the way.
+  const size_t per_row = size_t(sample_numel_);
+  const float mean = float(mean_), inv_std = float(1.0 / std_);
+  for (size_t i = 0; i < n; ++i) {
+    float* out = inputs + i * per_row;
+    const uint8_t* raw = staging_.data() + staged_at[i] * row_bytes;
+    if (inputs_are_float_) {
+      const float* src = reinterpret_cast<const float*>(raw);
+      for (size_t e = 0; e < per_row; ++e) out[e] = (src[e] - mean) * inv_std;
+    } else {
+      for (size_t e = 0; e < per_row; ++e) out[e] = lut_[raw[e]];
+    }
+  }
+}
+
+}  // namespace wt

@@ -1,0 +1,68 @@
+#pragma once
+// Reads one split of a wavetrain HDF5 dataset (ARCHITECTURE.md "Data formats"), read-only.
+// Each read fetches only the requested rows (hyperslab selections), never the whole dataset,
+// so every rank reads its own shard straight from the file (ScaleDNN).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/hdf5_util.hpp"
+#include "tensor/tensor.hpp"
+
+namespace wt {
+
+class DatasetReader {
+ public:
+  // Validates everything a training run relies on: the file exists and is HDF5;
+  // /<split>/inputs and /<split>/labels exist; inputs are uint8 or float32 with the rank and
+  // sample shape `expected_sample_shape` (e.g. {1, 28, 28}); labels are 1-D integers, as many as
+  // samples, each in [0, classes). An empty expected shape accepts the file's; classes <= 0 takes
+  // the file's num_classes attribute (if any). Any problem throws wt::InputError(path, 0, key,
+  // message).
+  DatasetReader(const std::string& path, const std::string& split,
+                const Shape& expected_sample_shape, int classes);
+  ~DatasetReader();
+  DatasetReader(const DatasetReader&) = delete;
+  DatasetReader& operator=(const DatasetReader&) = delete;
+
+  int64_t size() const { return size_; }
+  Shape sample_shape() const { return sample_shape_; }
+  int64_t sample_numel() const { return sample_numel_; }
+  const std::string& path() const { return path_; }
+  const std::string& split() const { return split_; }
+
+  // File attributes (defaults when absent: mean 0, std 1, no names, empty source).
+  double mean() const { return mean_; }
+  double std_dev() const { return std_; }
+  const std::vector<std::string>& class_names() const { return class_names_; }
+  const std::string& source() const { return source_; }
+
+  // Reads the given rows (any order, repeats allowed) and writes normalised floats
+  // [rows.size(), sample_shape...] to `inputs` and their labels to `labels` (either may be null).
+  // uint8 inputs become (x/255 - mean)/std, float32 inputs (x - mean)/std.
+  // Rows outside [0, size()) throw std::out_of_range. Not safe to call concurrently on one
+  // reader; HDF5 calls take hdf5_mutex(), so different readers may run on different threads.
+  void read(const std::vector<int64_t>& rows, float* inputs, int32_t* labels);
+
+ private:
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+  void open(const Shape& expected_sample_shape, int classes);
+  void open_inputs(const Shape& expected_sample_shape);
+  void load_labels(int classes);
+  void read_attributes();
+
+  std::string path_, split_;
+  H5Handle file_, inputs_;
+  bool inputs_are_float_ = false;
+  int64_t size_ = 0;
+  Shape sample_shape_;
+  int64_t sample_numel_ = 0;
+  std::vector<int32_t> labels_;  // validated once at open; small next to the inputs
+  double mean_ = 0.0, std_ = 1.0;
+  std::vector<std::string> class_names_;
+  std::string source_;
+  float lut_[256];                // uint8 -> normalised float
+  std::vector<uint8_t> staging_;  // raw rows of the last read, in sorted row order
+};
+
+}  // namespace wt

@@ -1,0 +1,35 @@
+#pragma once
+// Sequential pass over an evaluation split: global batches of `global_batch` rows in file order
+// (the last one may be short, nothing is dropped), each split into `parts` shards so every rank
+// reads only its own rows. Reads synchronously; evaluation is not on the training hot path.
+#include <cstdint>
+#include <vector>
+
+#include "data/dataset_reader.hpp"
+#include "tensor/tensor.hpp"
+
+namespace wt {
+
+// Rows [start + p*n/P, start + (p+1)*n/P) with n = min(count, size - start): part p of P of the
+// eval batch that starts at `start`. May be empty when n < P.
+std::vector<int64_t> eval_rows(int64_t size, int64_t start, int64_t count, int part, int parts);
+
+class EvalLoader {
+ public:
+  EvalLoader(DatasetReader& reader, int64_t global_batch, int part, int parts);
+
+  // Number of global batches in one pass (ceil(size / global_batch)).
+  int64_t batches() const;
+  // Reads this part's shard of the next batch (possibly 0 rows: every rank still takes part in
+  // the same number of batches, so collective reductions line up). False after the last batch.
+  bool next(Tensor& inputs, std::vector<int32_t>& labels);
+  void reset() { next_start_ = 0; }
+
+ private:
+  DatasetReader& reader_;
+  int64_t global_batch_;
+  int part_, parts_;
+  int64_t next_start_ = 0;
+};
+
+}  // namespace wt
