@@ -184,9 +184,15 @@ void read_document(const toml::table& root, ParseState& state) {
   }
 }
 
+std::string trimmed(const std::string& s) {
+  const size_t first = s.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
 void apply_override(const std::string& text, ParseState& state) {
   const size_t eq = text.find('=');
-  const std::string name = text.substr(0, eq);
+  const std::string name = trimmed(text.substr(0, eq));
   const size_t dot = name.find('.');
   if (eq == std::string::npos || dot == std::string::npos)
     throw InputError(
