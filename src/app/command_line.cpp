@@ -1,0 +1,115 @@
+#include "app/command_line.hpp"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <regex>
+
+#include "deck/input_error.hpp"
+#include "deck/schema.hpp"
+
+#ifndef WT_VERSION
+#define WT_VERSION "0.1.0"
+#endif
+
+namespace wt {
+
+const char* wavetrain_version() { return WT_VERSION; }
+
+namespace {
+
+const char* kDescription =
+    "wavetrain trains a deep neural network on many MPI ranks, one rank per device (a GPU, or a "
+    "CPU core where there is none). The input deck (TOML) names the dataset (HDF5), the model "
+    "description, the optimizer and the parallel schedule that decides which rank runs which part "
+    "of the model on which batch; wavetrain --help-deck lists every deck key. Each run writes a "
+    "run directory with the resolved deck, metrics, checkpoints and optional traces; --restart "
+    "resumes from its latest checkpoint, possibly at a different rank count.";
+
+const char* kFooter =
+    "Example:\n"
+    "  mpirun -n 4 wavetrain inputs/fashion_lenet.toml --set optimizer.lr=0.03 --run-dir "
+    "runs/lenet_lr03\n"
+    "\n"
+    "Exit status: 0 on success, 2 on bad input (deck, model, dataset, command line), 1 otherwise.";
+
+// The option a CLI11 message is about ("--steps: ..." or "... not expected: --foo"), or "".
+std::string option_in(const std::string& message) {
+  std::smatch match;
+  static const std::regex option_pattern("(--?[A-Za-z][A-Za-z0-9-]*)");
+  if (std::regex_search(message, match, option_pattern)) return match[1];
+  if (message.find("DECK") != std::string::npos) return "DECK";
+  return "";
+}
+
+void check_override_shape(const std::string& text) {
+  const size_t eq = text.find('=');
+  const size_t dot = text.find('.');
+  if (eq == std::string::npos || dot == std::string::npos || dot > eq || dot == 0 || eq == dot + 1)
+    throw InputError("", 0, "--set",
+                     "expected section.key=value, got '" + text +
+                         "' (e.g. --set optimizer.lr=0.1; see --help-deck for the keys)");
+}
+
+}  // namespace
+
+CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& out) {
+  CommandLine cl;
+  bool help_deck = false, version = false;
+
+  CLI::App app(kDescription, "wavetrain");
+  app.footer(kFooter);
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  app.add_option("DECK", cl.deck, "Input deck (TOML), e.g. inputs/fashion_lenet.toml");
+  app.add_option("--set", cl.overrides,
+                 "Override one deck key, e.g. --set train.epochs=2 (repeatable; value is TOML, a "
+                 "bare word for strings)")
+      ->type_name("SECTION.KEY=VALUE")
+      ->allow_extra_args(false);
+  app.add_option("--run-dir", cl.run_dir,
+                 "Run directory (default: <run.output_dir>/<run.name> from the deck)")
+      ->type_name("DIR");
+  app.add_flag("--restart", cl.restart, "Resume from the latest checkpoint in the run directory");
+  app.add_option("--steps", cl.steps, "Stop after N optimizer steps (overrides train.max_steps)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--quiet", cl.quiet, "No progress lines (errors and the final summary only)");
+  app.add_flag("--show-stages", cl.show_stages,
+               "Print the model's layers and stage split, then exit");
+  app.add_flag("--show-schedule", cl.show_schedule,
+               "Print the schedule's per-rank instruction table, then exit");
+  app.add_flag("--help-deck", help_deck, "List every deck key with type, default and meaning");
+  app.add_flag("--version", version, "Print the version and exit");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    cl.exit_now = true;
+    return cl;
+  } catch (const CLI::ParseError& e) {
+    const std::string message = e.what();
+    throw InputError("", 0, option_in(message), message + " (wavetrain --help lists the options)");
+  }
+
+  if (version) {
+    out << "wavetrain " << wavetrain_version() << "\n";
+    cl.exit_now = true;
+    return cl;
+  }
+  if (help_deck) {
+    out << schema_help();
+    cl.exit_now = true;
+    return cl;
+  }
+  if (cl.deck.empty())
+    throw InputError("", 0, "DECK",
+                     "missing the input deck: wavetrain DECK [options] (wavetrain --help)");
+  for (const std::string& o : cl.overrides) check_override_shape(o);
+  return cl;
+}
+
+CommandLine parse_command_line(int argc, char** argv) {
+  return parse_command_line(argc, argv, std::cout);
+}
+
+}  // namespace wt

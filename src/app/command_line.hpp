@@ -1,0 +1,32 @@
+#pragma once
+// The wavetrain command line:
+//   wavetrain DECK [--set section.key=value]... [--run-dir DIR] [--restart] [--steps N] [--quiet]
+//             [--show-stages] [--show-schedule] [--help-deck] [--version]
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace wt {
+
+struct CommandLine {
+  std::string deck;                    // the input deck
+  std::vector<std::string> overrides;  // --set section.key=value, in command-line order
+  std::string run_dir;                 // --run-dir; empty = <run.output_dir>/<run.name>
+  bool restart = false;                // --restart: resume from the run directory's checkpoint
+  int64_t steps = 0;                   // --steps N; 0 = as the deck says
+  bool quiet = false;                  // --quiet: no progress lines
+  bool show_stages = false;            // --show-stages: print the stage split and exit
+  bool show_schedule = false;          // --show-schedule: print the schedule table and exit
+  // --help, --help-deck or --version was printed to `out`: main should return 0 right away.
+  bool exit_now = false;
+};
+
+// Parses argv. Bad usage throws wt::InputError("", 0, "--option", message); help and version
+// text go to `out` and set exit_now. Never calls exit().
+CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& out);
+CommandLine parse_command_line(int argc, char** argv);  // prints to std::cout
+
+const char* wavetrain_version();
+
+}  // namespace wt

@@ -1,0 +1,337 @@
+#include "deck/schema.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace wt {
+
+// A captureless lambda returning a pointer to one RunConfig field.
+#define WT_FIELD(member) [](RunConfig& c) -> FieldRef { return &c.member; }
+
+KeyDef KeyDef::in(Range r) const {
+  KeyDef copy = *this;
+  copy.range = r;
+  return copy;
+}
+
+KeyDef KeyDef::one_of(std::vector<std::string> values) const {
+  KeyDef copy = *this;
+  copy.allowed = std::move(values);
+  return copy;
+}
+
+KeyDef KeyDef::required_file() const {
+  KeyDef copy = *this;
+  copy.required = true;
+  copy.path = PathBase::Deck;
+  return copy;
+}
+
+static KeyDef key(const char* section, const char* name, FieldRef (*field)(RunConfig&),
+                  const char* doc) {
+  KeyDef def;
+  def.section = section;
+  def.key = name;
+  def.field = field;
+  def.doc = doc;
+  return def;
+}
+
+const std::vector<KeyDef>& deck_schema() {
+  static const std::vector<KeyDef> schema = {
+      // [run]
+      key("run", "name", WT_FIELD(run.name), "run name; the run directory is <output_dir>/<name>"),
+      key("run", "output_dir", WT_FIELD(run.output_dir),
+          "directory holding run directories (relative to the launch directory)"),
+      key("run", "seed", WT_FIELD(run.seed), "seed for initialisation, shuffling and dropout")
+          .in(Range::at_least(0)),
+      key("run", "deterministic", WT_FIELD(run.deterministic),
+          "bitwise reproducible runs (fixed reduction order)"),
+      key("run", "progress_seconds", WT_FIELD(run.progress_seconds),
+          "rank 0 prints a progress line at most this often (seconds)")
+          .in(Range::above(0)),
+      // [data]
+      key("data", "path", WT_FIELD(data.path),
+          "HDF5 dataset file (relative paths resolve against the deck's directory)")
+          .required_file(),
+      key("data", "train_split", WT_FIELD(data.train_split), "HDF5 group of the training split"),
+      key("data", "test_split", WT_FIELD(data.test_split), "HDF5 group of the test split"),
+      key("data", "shuffle", WT_FIELD(data.shuffle), "reshuffle the training set every epoch"),
+      key("data", "preload", WT_FIELD(data.preload),
+          "read the next batch while the current one computes"),
+      // [model]
+      key("model", "file", WT_FIELD(model.file),
+          "model description TOML (relative paths resolve against the deck's directory)")
+          .required_file(),
+      // [optimizer]
+      key("optimizer", "kind", WT_FIELD(optimizer.kind), "optimizer").one_of({"sgd", "adamw"}),
+      key("optimizer", "lr", WT_FIELD(optimizer.lr), "peak learning rate").in(Range::above(0)),
+      key("optimizer", "momentum", WT_FIELD(optimizer.momentum), "sgd: momentum factor")
+          .in(Range{0, 1, false, true}),
+      key("optimizer", "weight_decay", WT_FIELD(optimizer.weight_decay),
+          "sgd: L2 added to the gradient; adamw: decoupled decay")
+          .in(Range::at_least(0)),
+      key("optimizer", "nesterov", WT_FIELD(optimizer.nesterov),
+          "sgd: Nesterov momentum (needs momentum > 0)"),
+      key("optimizer", "beta1", WT_FIELD(optimizer.beta1), "adamw: first-moment decay")
+          .in(Range{0, 1, false, true}),
+      key("optimizer", "beta2", WT_FIELD(optimizer.beta2), "adamw: second-moment decay")
+          .in(Range{0, 1, false, true}),
+      key("optimizer", "eps", WT_FIELD(optimizer.eps), "adamw: denominator term")
+          .in(Range::above(0)),
+      // [lr_schedule]
+      key("lr_schedule", "kind", WT_FIELD(lr_schedule.kind), "learning-rate schedule")
+          .one_of({"constant", "step", "cosine"}),
+      key("lr_schedule", "warmup_steps", WT_FIELD(lr_schedule.warmup_steps),
+          "linear warmup from 0 to lr over this many steps (all kinds)")
+          .in(Range::at_least(0)),
+      key("lr_schedule", "step_size", WT_FIELD(lr_schedule.step_size),
+          "step: multiply the lr by gamma every step_size steps")
+          .in(Range::at_least(1)),
+      key("lr_schedule", "gamma", WT_FIELD(lr_schedule.gamma), "step: decay factor")
+          .in(Range{0, 1, true, false}),
+      key("lr_schedule", "min_lr", WT_FIELD(lr_schedule.min_lr),
+          "cosine: the lr reached at the last step (<= optimizer.lr)")
+          .in(Range::at_least(0)),
+      // [schedule]
+      // A new schedule generator adds its name to this list.
+      key("schedule", "kind", WT_FIELD(schedule.kind), "parallel schedule").one_of({"gang"}),
+      key("schedule", "bucket_bytes", WT_FIELD(schedule.bucket_bytes),
+          "gradient allreduce bucket size in bytes")
+          .in(Range::at_least(1)),
+      key("schedule", "microbatches", WT_FIELD(schedule.microbatches),
+          "microbatches per batch (pipeline schedules)")
+          .in(Range::at_least(1)),
+      key("schedule", "cuts", WT_FIELD(schedule.cuts),
+          "first node index of every stage after the first, increasing; [] = automatic")
+          .in(Range::at_least(1)),
+      // [train]
+      key("train", "epochs", WT_FIELD(train.epochs), "passes over the training set")
+          .in(Range::at_least(1)),
+      key("train", "max_steps", WT_FIELD(train.max_steps),
+          "stop after this many steps; 0 = epochs * steps_per_epoch")
+          .in(Range::at_least(0)),
+      key("train", "global_batch", WT_FIELD(train.global_batch),
+          "samples per optimizer step, summed over all ranks")
+          .in(Range::at_least(1)),
+      key("train", "eval_batch", WT_FIELD(train.eval_batch), "samples per evaluation batch")
+          .in(Range::at_least(1)),
+      key("train", "eval_every_epoch", WT_FIELD(train.eval_every_epoch),
+          "evaluate on the test split after every epoch"),
+      key("train", "log_every_steps", WT_FIELD(train.log_every_steps),
+          "write a metrics row every this many steps")
+          .in(Range::at_least(1)),
+      // [checkpoint]
+      key("checkpoint", "dir", WT_FIELD(checkpoint.dir),
+          "checkpoint directory, relative to the run directory"),
+      key("checkpoint", "every_steps", WT_FIELD(checkpoint.every_steps),
+          "write a checkpoint every this many steps; 0 = off")
+          .in(Range::at_least(0)),
+      key("checkpoint", "every_seconds", WT_FIELD(checkpoint.every_seconds),
+          "write a checkpoint every this many seconds; 0 = off")
+          .in(Range::at_least(0)),
+      key("checkpoint", "keep", WT_FIELD(checkpoint.keep), "keep the newest this many checkpoints")
+          .in(Range::at_least(1)),
+      key("checkpoint", "restart", WT_FIELD(checkpoint.restart),
+          "auto: resume from the latest checkpoint in the run directory")
+          .one_of({"never", "auto"}),
+      // [trace]
+      key("trace", "enabled", WT_FIELD(trace.enabled), "write an HDF5 event trace"),
+      key("trace", "start_step", WT_FIELD(trace.start_step), "first traced step")
+          .in(Range::at_least(0)),
+      key("trace", "end_step", WT_FIELD(trace.end_step), "last traced step + 1 (> start_step)")
+          .in(Range::at_least(0)),
+      // [device]
+      key("device", "kind", WT_FIELD(device.kind), "device per rank")
+          .one_of({"auto", "cpu", "cuda"}),
+      key("device", "memory_limit", WT_FIELD(device.memory_limit),
+          "device memory budget per rank in bytes; 0 = unlimited")
+          .in(Range::at_least(0)),
+  };
+  return schema;
+}
+
+#undef WT_FIELD
+
+const char* value_type_name(ValueType type) {
+  switch (type) {
+    case ValueType::Int:
+      return "integer";
+    case ValueType::Float:
+      return "float";
+    case ValueType::Bool:
+      return "boolean";
+    case ValueType::String:
+      return "string";
+    case ValueType::IntArray:
+      return "array of integers";
+  }
+  return "?";
+}
+
+ValueType KeyDef::type() const {
+  RunConfig scratch;
+  FieldRef ref = field(scratch);
+  switch (ref.index()) {
+    case 0:
+    case 1:
+      return ValueType::Int;
+    case 2:
+      return ValueType::Float;
+    case 3:
+      return ValueType::Bool;
+    case 4:
+      return ValueType::String;
+    default:
+      return ValueType::IntArray;
+  }
+}
+
+bool Range::contains(double v) const {
+  if (lo_open ? !(v > lo) : !(v >= lo)) return false;
+  if (hi_open ? !(v < hi) : !(v <= hi)) return false;
+  return true;
+}
+
+static std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string Range::describe() const {
+  const bool has_lo = std::isfinite(lo), has_hi = std::isfinite(hi);
+  if (has_lo && has_hi)
+    return std::string("in ") + (lo_open ? "(" : "[") + short_number(lo) + ", " + short_number(hi) +
+           (hi_open ? ")" : "]");
+  if (has_lo) return std::string(lo_open ? "> " : ">= ") + short_number(lo);
+  if (has_hi) return std::string(hi_open ? "< " : "<= ") + short_number(hi);
+  return "any value";
+}
+
+const std::vector<std::string>& deck_sections() {
+  static const std::vector<std::string> sections = [] {
+    std::vector<std::string> names;
+    for (const KeyDef& def : deck_schema())
+      if (names.empty() || names.back() != def.section) names.push_back(def.section);
+    return names;
+  }();
+  return sections;
+}
+
+const KeyDef* find_key(const std::string& section, const std::string& key) {
+  for (const KeyDef& def : deck_schema())
+    if (section == def.section && key == def.key) return &def;
+  return nullptr;
+}
+
+std::string known_keys(const std::string& section) {
+  std::string list;
+  for (const KeyDef& def : deck_schema())
+    if (section == def.section) list += (list.empty() ? "" : ", ") + std::string(def.key);
+  return list;
+}
+
+std::string toml_quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (ch < 0x20 || ch == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+          out += buf;
+        } else {
+          out += static_cast<char>(ch);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// The shortest decimal form that reads back to exactly `v`, always with a '.' or exponent so
+// TOML reads it as a float.
+static std::string exact_float(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[40];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  // TOML needs a digit after the point and no bare "1e5."; %g never emits those.
+  return s;
+}
+
+std::string format_value(const KeyDef& def, const RunConfig& config) {
+  FieldRef ref = def.field(const_cast<RunConfig&>(config));  // read only
+  struct Printer {
+    std::string operator()(int64_t* v) const { return std::to_string(*v); }
+    std::string operator()(uint64_t* v) const { return std::to_string(*v); }
+    std::string operator()(double* v) const { return exact_float(*v); }
+    std::string operator()(bool* v) const { return *v ? "true" : "false"; }
+    std::string operator()(std::string* v) const { return toml_quote(*v); }
+    std::string operator()(std::vector<int64_t>* v) const {
+      std::string s = "[";
+      for (size_t i = 0; i < v->size(); ++i) s += (i ? ", " : "") + std::to_string((*v)[i]);
+      return s + "]";
+    }
+  };
+  return std::visit(Printer{}, ref);
+}
+
+std::string schema_help() {
+  const RunConfig defaults;
+  std::ostringstream out;
+  out << "Input deck keys (TOML: one [section] per group, `key = value` lines).\n"
+      << "Any key can also be set on the command line: --set section.key=value\n";
+  std::string section;
+  for (const KeyDef& def : deck_schema()) {
+    if (section != def.section) {
+      section = def.section;
+      out << "\n[" << section << "]\n";
+    }
+    std::string allowed;
+    if (!def.allowed.empty()) {
+      for (const std::string& a : def.allowed) allowed += (allowed.empty() ? "" : " | ") + a;
+    } else if (def.type() != ValueType::Bool && def.type() != ValueType::String) {
+      allowed = def.range.describe();
+    }
+    out << "  " << def.key << " (" << value_type_name(def.type());
+    if (!allowed.empty() && allowed != "any value") out << ", " << allowed;
+    out << ")  ";
+    if (def.required)
+      out << "REQUIRED";
+    else
+      out << "default " << format_value(def, defaults);
+    out << "\n      " << def.doc << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace wt

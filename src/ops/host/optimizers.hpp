@@ -1,0 +1,40 @@
+#pragma once
+// Optimizers over a stage's flat parameter/gradient buffers (one contiguous float array each).
+// SGD and AdamW reproduce torch.optim.SGD (dampening 0) and torch.optim.AdamW (amsgrad off)
+// update for update, so runs can be compared with PyTorch step by step.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "deck/run_config.hpp"
+#include "tensor/tensor.hpp"
+
+namespace wt {
+
+class Optimizer {
+ public:
+  virtual ~Optimizer();
+  // One update of `values` from `grads` (same numel). State is kept per stage index; the first
+  // call for a stage allocates it zeroed.
+  virtual void step(int stage, Tensor& values, const Tensor& grads, double lr) = 0;
+  // Named state tensors for checkpoints, e.g. {"momentum", t} or {"exp_avg", t},
+  // {"exp_avg_sq", t}. Empty until the stage's state exists (see prepare()).
+  virtual std::vector<std::pair<std::string, Tensor*>> state(int stage) = 0;
+  // Allocates zeroed state for a stage of `numel` parameters, so a checkpoint can be loaded into
+  // state() before the first step. Idempotent; throws std::invalid_argument on a size change.
+  virtual void prepare(int stage, int64_t numel) = 0;
+  // Updates done on a stage (AdamW's bias correction and SGD's first-step rule depend on it).
+  virtual int64_t step_count(int stage) const;
+  virtual void set_step_count(int stage, int64_t n);
+
+ protected:
+  std::map<int, int64_t> steps_;
+};
+
+// sgd or adamw, as the deck says.
+std::unique_ptr<Optimizer> make_optimizer(const RunConfig::Optimizer& config);
+
+}  // namespace wt

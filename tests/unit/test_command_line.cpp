@@ -1,0 +1,96 @@
+// The wavetrain command line: options into CommandLine, help/version without exiting, and bad
+// usage as InputError naming the option.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/command_line.hpp"
+#include "deck/input_error.hpp"
+
+namespace wt {
+namespace {
+
+CommandLine parse(std::vector<const char*> args, std::string* printed = nullptr) {
+  args.insert(args.begin(), "wavetrain");
+  std::ostringstream out;
+  CommandLine cl = parse_command_line(static_cast<int>(args.size()), args.data(), out);
+  if (printed) *printed = out.str();
+  return cl;
+}
+
+// The InputError's key, or "<none>" when parsing succeeded.
+std::string error_key(std::vector<const char*> args, std::string* message = nullptr) {
+  try {
+    parse(args);
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "");
+    EXPECT_EQ(e.line(), 0);
+    if (message) *message = e.what();
+    return e.key();
+  }
+  return "<none>";
+}
+
+TEST(CommandLine, EverythingParses) {
+  const CommandLine cl = parse({"inputs/a.toml", "--set", "optimizer.lr=0.1", "--set",
+                                "train.epochs=2", "--run-dir", "runs/x", "--restart", "--steps",
+                                "40", "--quiet", "--show-stages", "--show-schedule"});
+  EXPECT_EQ(cl.deck, "inputs/a.toml");
+  EXPECT_EQ(cl.overrides, (std::vector<std::string>{"optimizer.lr=0.1", "train.epochs=2"}));
+  EXPECT_EQ(cl.run_dir, "runs/x");
+  EXPECT_TRUE(cl.restart);
+  EXPECT_EQ(cl.steps, 40);
+  EXPECT_TRUE(cl.quiet);
+  EXPECT_TRUE(cl.show_stages);
+  EXPECT_TRUE(cl.show_schedule);
+  EXPECT_FALSE(cl.exit_now);
+}
+
+TEST(CommandLine, DefaultsAndOptionsBeforeTheDeck) {
+  const CommandLine cl = parse({"--set=run.name=a", "deck.toml"});
+  EXPECT_EQ(cl.deck, "deck.toml");
+  EXPECT_EQ(cl.overrides, (std::vector<std::string>{"run.name=a"}));
+  EXPECT_EQ(cl.run_dir, "");
+  EXPECT_FALSE(cl.restart);
+  EXPECT_EQ(cl.steps, 0);
+  EXPECT_FALSE(cl.quiet);
+}
+
+TEST(CommandLine, HelpExplainsItself) {
+  std::string printed;
+  const CommandLine cl = parse({"--help"}, &printed);
+  EXPECT_TRUE(cl.exit_now);
+  for (const char* part : {"MPI", "mpirun -n", "--set", "--run-dir", "--restart", "--steps",
+                           "--help-deck", "--show-schedule", "--version"})
+    EXPECT_NE(printed.find(part), std::string::npos) << part << " not in:\n" << printed;
+}
+
+TEST(CommandLine, VersionAndHelpDeckNeedNoDeck) {
+  std::string printed;
+  EXPECT_TRUE(parse({"--version"}, &printed).exit_now);
+  EXPECT_EQ(printed, std::string("wavetrain ") + wavetrain_version() + "\n");
+  EXPECT_TRUE(parse({"--help-deck"}, &printed).exit_now);
+  EXPECT_NE(printed.find("[optimizer]"), std::string::npos);
+  EXPECT_NE(printed.find("global_batch"), std::string::npos);
+}
+
+TEST(CommandLine, BadUsageNamesTheOption) {
+  std::string message;
+  EXPECT_EQ(error_key({}, &message), "DECK");
+  EXPECT_NE(message.find("missing the input deck"), std::string::npos) << message;
+  EXPECT_EQ(error_key({"d.toml", "--frobnicate"}, &message), "--frobnicate");
+  EXPECT_NE(message.find("--help"), std::string::npos) << message;
+  EXPECT_EQ(error_key({"d.toml", "--steps", "many"}), "--steps");
+  EXPECT_EQ(error_key({"d.toml", "--steps", "0"}), "--steps");
+  EXPECT_EQ(error_key({"d.toml", "--steps"}), "--steps");
+  EXPECT_EQ(error_key({"d.toml", "--run-dir"}), "--run-dir");
+  EXPECT_EQ(error_key({"d.toml", "--set", "epochs=3"}, &message), "--set");
+  EXPECT_NE(message.find("section.key=value"), std::string::npos) << message;
+  EXPECT_EQ(error_key({"d.toml", "--set", "train.epochs"}), "--set");
+  EXPECT_EQ(error_key({"d.toml", "second.toml"}), "");
+}
+
+}  // namespace
+}  // namespace wt

@@ -1,0 +1,339 @@
+// Input deck parsing: defaults, every kind of error (file, line, key, what is allowed),
+// command-line overrides and the resolved-deck round trip.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <string>
+
+#include "deck/deck_parser.hpp"
+#include "deck/input_error.hpp"
+#include "deck/schema.hpp"
+
+namespace fs = std::filesystem;
+
+namespace wt {
+namespace {
+
+class DeckTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "wt_deck_XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir = pattern;
+    write("data.h5", "not really HDF5; only its existence is checked");
+    write("model.toml", "# a model file\n");
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = dir / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+  // A deck with the two required keys on lines 1-4, followed by `extra`.
+  std::string deck(const std::string& extra) {
+    return write("deck.toml",
+                 "[data]\npath = \"data.h5\"\n[model]\nfile = \"model.toml\"\n" + extra);
+  }
+
+  // Parses `path` and checks the InputError: line, key and that the message contains `parts`.
+  void expect_error(const std::string& path, int line, const std::string& key,
+                    std::initializer_list<const char*> parts,
+                    const std::vector<std::string>& overrides = {}) {
+    try {
+      parse_deck(path, overrides);
+      ADD_FAILURE() << "no InputError for " << key;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.line(), line) << e.what();
+      EXPECT_EQ(e.key(), key) << e.what();
+      for (const char* part : parts)
+        EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+            << "'" << part << "' not in: " << e.what();
+    }
+  }
+
+  fs::path dir;
+};
+
+TEST_F(DeckTest, MinimalDeckGetsDefaultsAndAbsolutePaths) {
+  const RunConfig c = parse_deck(deck(""));
+  const RunConfig defaults;
+  EXPECT_EQ(c.data.path, (dir / "data.h5").string());
+  EXPECT_EQ(c.model.file, (dir / "model.toml").string());
+  EXPECT_EQ(c.deck_path, (dir / "deck.toml").string());
+  EXPECT_EQ(c.optimizer.kind, defaults.optimizer.kind);
+  EXPECT_EQ(c.optimizer.lr, defaults.optimizer.lr);
+  EXPECT_EQ(c.train.global_batch, defaults.train.global_batch);
+  EXPECT_EQ(c.schedule.kind, "gang");
+  EXPECT_EQ(c.checkpoint.keep, defaults.checkpoint.keep);
+  EXPECT_EQ(c.run.seed, defaults.run.seed);
+  EXPECT_TRUE(c.schedule.cuts.empty());
+}
+
+TEST_F(DeckTest, ValuesAreReadAndIntegersPassAsFloats) {
+  const RunConfig c =
+      parse_deck(deck("[optimizer]\nkind = \"adamw\"\nlr = 1\nweight_decay = 5e-4\n"
+                      "[train]\nepochs = 10\nglobal_batch = 128\n[schedule]\ncuts = [3, 9]\n"
+                      "[run]\nseed = 42\ndeterministic = false\nname = \"trial\"\n"));
+  EXPECT_EQ(c.optimizer.kind, "adamw");
+  EXPECT_EQ(c.optimizer.lr, 1.0);
+  EXPECT_EQ(c.optimizer.weight_decay, 5e-4);
+  EXPECT_EQ(c.train.epochs, 10);
+  EXPECT_EQ(c.train.global_batch, 128);
+  EXPECT_EQ(c.schedule.cuts, (std::vector<int64_t>{3, 9}));
+  EXPECT_EQ(c.run.seed, 42u);
+  EXPECT_FALSE(c.run.deterministic);
+  EXPECT_EQ(c.run.name, "trial");
+}
+
+TEST_F(DeckTest, PathsResolveAgainstTheDeckDirectory) {
+  write("sub/inputs/placeholder", "");
+  write("models/net.toml", "");
+  const std::string path =
+      write("sub/inputs/d.toml", "[data]\npath = \"../../data.h5\"\n[model]\nfile = \"" +
+                                     (dir / "models/net.toml").string() + "\"\n");
+  const RunConfig c = parse_deck(path);
+  EXPECT_EQ(c.data.path, (dir / "data.h5").string());
+  EXPECT_EQ(c.model.file, (dir / "models/net.toml").string());
+}
+
+TEST_F(DeckTest, UnknownSectionListsTheKnownOnes) {
+  expect_error(deck("[optimiser]\nlr = 0.1\n"), 5, "optimiser",
+               {"unknown section [optimiser]", "known: run, data, model, optimizer"});
+}
+
+TEST_F(DeckTest, UnknownKeyListsTheSectionsKeys) {
+  expect_error(deck("[train]\nepochs = 2\nbatch = 64\n"), 7, "train.batch",
+               {"unknown key 'batch'", "global_batch", "eval_batch", "epochs"});
+}
+
+TEST_F(DeckTest, TopLevelKeyIsRejected) {
+  expect_error(write("deck.toml", "seed = 3\n[data]\npath = \"data.h5\"\n"), 1, "seed",
+               {"inside a section"});
+}
+
+TEST_F(DeckTest, WrongTypes) {
+  expect_error(deck("[train]\nepochs = \"ten\"\n"), 6, "train.epochs",
+               {"must be an integer, got a string"});
+  expect_error(deck("[train]\nglobal_batch = 64.5\n"), 6, "train.global_batch",
+               {"must be an integer, got a float"});
+  expect_error(deck("[optimizer]\nlr = \"fast\"\n"), 6, "optimizer.lr", {"must be a number"});
+  expect_error(deck("[run]\ndeterministic = 1\n"), 6, "run.deterministic", {"true or false"});
+  expect_error(deck("[schedule]\ncuts = 3\n"), 6, "schedule.cuts", {"array of integers"});
+  expect_error(deck("[schedule]\ncuts = [3, \"x\"]\n"), 6, "schedule.cuts",
+               {"array of integers, found a string"});
+  expect_error(deck("[run]\nname = 5\n"), 6, "run.name", {"must be a string"});
+}
+
+TEST_F(DeckTest, OutOfRangeValuesSayWhatIsAllowed) {
+  expect_error(deck("[optimizer]\nlr = 0\n"), 6, "optimizer.lr", {"must be > 0", "got 0"});
+  expect_error(deck("[optimizer]\nlr = -0.5\n"), 6, "optimizer.lr", {"must be > 0"});
+  expect_error(deck("[train]\nglobal_batch = 0\n"), 6, "train.global_batch", {"must be >= 1"});
+  expect_error(deck("[checkpoint]\nkeep = 0\n"), 6, "checkpoint.keep", {"must be >= 1"});
+  expect_error(deck("[run]\nprogress_seconds = -1\n"), 6, "run.progress_seconds", {"must be > 0"});
+  expect_error(deck("[optimizer]\nmomentum = 1.0\n"), 6, "optimizer.momentum",
+               {"must be in [0, 1)"});
+  expect_error(deck("[run]\nseed = -4\n"), 6, "run.seed", {">= 0"});
+  expect_error(deck("[optimizer]\nlr = inf\n"), 6, "optimizer.lr", {"finite"});
+  expect_error(deck("[schedule]\ncuts = [4, 0]\n"), 6, "schedule.cuts", {"every element", ">= 1"});
+}
+
+TEST_F(DeckTest, UnknownStringValuesListTheKnownOnes) {
+  expect_error(deck("[schedule]\nkind = \"foo\"\n"), 6, "schedule.kind",
+               {"unknown schedule kind 'foo' (known: gang)"});
+  expect_error(deck("[optimizer]\nkind = \"adam\"\n"), 6, "optimizer.kind",
+               {"unknown optimizer kind 'adam' (known: sgd, adamw)"});
+  expect_error(deck("[checkpoint]\nrestart = \"yes\"\n"), 6, "checkpoint.restart",
+               {"unknown restart 'yes' (known: never, auto)"});
+  expect_error(deck("[run]\nname = \"a/b\"\n"), 6, "run.name", {"without '/'"});
+}
+
+TEST_F(DeckTest, FirstErrorInTheFileIsReported) {
+  // toml++ stores keys sorted; the parser must still report line 6 (zzz) before line 7 (aaa).
+  expect_error(deck("[train]\nzzz = 1\naaa = 2\n"), 6, "train.zzz", {"unknown key 'zzz'"});
+}
+
+TEST_F(DeckTest, CrossKeyRules) {
+  expect_error(deck("[optimizer]\nmomentum = 0\nnesterov = true\n"), 7, "optimizer.nesterov",
+               {"momentum > 0"});
+  expect_error(deck("[schedule]\ncuts = [5, 5]\n"), 6, "schedule.cuts", {"strictly increasing"});
+  expect_error(deck("[trace]\nstart_step = 30\nend_step = 20\n"), 7, "trace.end_step",
+               {"> trace.start_step"});
+  expect_error(deck("[optimizer]\nlr = 0.01\n[lr_schedule]\nkind = \"cosine\"\nmin_lr = 0.1\n"), 9,
+               "lr_schedule.min_lr", {"<= optimizer.lr"});
+}
+
+TEST_F(DeckTest, SyntaxErrorGivesTheLine) {
+  expect_error(deck("[train]\nepochs = = 3\n"), 6, "", {"TOML syntax error"});
+  expect_error(deck("[train\n"), 5, "", {"TOML syntax error"});
+}
+
+TEST_F(DeckTest, RequiredKeysMustBePresent) {
+  expect_error(write("deck.toml", "[model]\nfile = \"model.toml\"\n"), 0, "data.path",
+               {"required key missing", "[data]"});
+  expect_error(write("deck.toml", "[data]\npath = \"data.h5\"\n"), 0, "model.file",
+               {"required key missing"});
+}
+
+TEST_F(DeckTest, MissingFilesNameTheirDeckLine) {
+  expect_error(write("deck.toml", "[data]\npath = \"data.h5\"\n\n[model]\nfile = \"nope.toml\"\n"),
+               5, "model.file", {"file not found", "nope.toml", "resolve against"});
+  expect_error(write("deck.toml", "[model]\nfile = \"model.toml\"\n[data]\npath = \"gone.h5\"\n"),
+               4, "data.path", {"file not found", "gone.h5"});
+  expect_error(write("deck.toml", "[model]\nfile = \".\"\n[data]\npath = \"data.h5\"\n"), 2,
+               "model.file", {"is a directory"});
+}
+
+TEST_F(DeckTest, UnreadableDeck) {
+  const std::string missing = (dir / "absent.toml").string();
+  try {
+    parse_deck(missing);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), missing);
+    EXPECT_EQ(e.line(), 0);
+    EXPECT_NE(std::string(e.what()).find("not found"), std::string::npos);
+  }
+  expect_error(dir.string(), 0, "", {"directory"});
+}
+
+TEST_F(DeckTest, OverridesApplyAfterTheDeck) {
+  const RunConfig c =
+      parse_deck(deck("[optimizer]\nlr = 0.05\n"),
+                 {"optimizer.lr=0.2", "run.name=trial3", "schedule.cuts=[2, 4]", "train.epochs = 7",
+                  "run.output_dir=\"out dir\"", "data.shuffle=false"});
+  EXPECT_EQ(c.optimizer.lr, 0.2);
+  EXPECT_EQ(c.run.name, "trial3");  // bare word accepted for strings
+  EXPECT_EQ(c.schedule.cuts, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(c.train.epochs, 7);
+  EXPECT_EQ(c.run.output_dir, "out dir");
+  EXPECT_FALSE(c.data.shuffle);
+}
+
+TEST_F(DeckTest, OverridePathsResolveAgainstTheWorkingDirectory) {
+  write("elsewhere/other.h5", "");
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir / "elsewhere");
+  RunConfig c;
+  EXPECT_NO_THROW(c = parse_deck(deck(""), {"data.path=other.h5"}));
+  fs::current_path(cwd);
+  EXPECT_EQ(c.data.path, (dir / "elsewhere/other.h5").string());
+}
+
+TEST_F(DeckTest, BadOverridesNameTheCommandLine) {
+  const std::string d = deck("");
+  expect_error(d, 0, "optimizer.lr", {"command line", "must be > 0"}, {"optimizer.lr=-1"});
+  expect_error(d, 0, "optimizer.lr", {"cannot read 'fast' as a float"}, {"optimizer.lr=fast"});
+  expect_error(d, 0, "train.epochs", {"must be an integer"}, {"train.epochs=2.5"});
+  expect_error(d, 0, "train.batch", {"unknown key 'batch'", "global_batch"}, {"train.batch=3"});
+  expect_error(d, 0, "trian.epochs", {"unknown section 'trian'"}, {"trian.epochs=3"});
+  expect_error(d, 0, "--set", {"section.key=value"}, {"epochs=3"});
+  expect_error(d, 0, "schedule.kind", {"known: gang"}, {"schedule.kind=foo"});
+  expect_error(d, 0, "model.file", {"command line", "file not found"}, {"model.file=missing.toml"});
+  // An override that breaks a cross-key rule is blamed on the command line.
+  expect_error(d, 0, "optimizer.nesterov", {"command line", "momentum > 0"},
+               {"optimizer.momentum=0", "optimizer.nesterov=true"});
+}
+
+// Every field, compared one by one (deck_path aside: it names the file parsed).
+void expect_same_settings(const RunConfig& a, const RunConfig& b) {
+  EXPECT_EQ(a.run.name, b.run.name);
+  EXPECT_EQ(a.run.output_dir, b.run.output_dir);
+  EXPECT_EQ(a.run.seed, b.run.seed);
+  EXPECT_EQ(a.run.deterministic, b.run.deterministic);
+  EXPECT_EQ(a.run.progress_seconds, b.run.progress_seconds);
+  EXPECT_EQ(a.data.path, b.data.path);
+  EXPECT_EQ(a.data.train_split, b.data.train_split);
+  EXPECT_EQ(a.data.test_split, b.data.test_split);
+  EXPECT_EQ(a.data.shuffle, b.data.shuffle);
+  EXPECT_EQ(a.data.preload, b.data.preload);
+  EXPECT_EQ(a.model.file, b.model.file);
+  EXPECT_EQ(a.optimizer.kind, b.optimizer.kind);
+  EXPECT_EQ(a.optimizer.lr, b.optimizer.lr);
+  EXPECT_EQ(a.optimizer.momentum, b.optimizer.momentum);
+  EXPECT_EQ(a.optimizer.weight_decay, b.optimizer.weight_decay);
+  EXPECT_EQ(a.optimizer.nesterov, b.optimizer.nesterov);
+  EXPECT_EQ(a.optimizer.beta1, b.optimizer.beta1);
+  EXPECT_EQ(a.optimizer.beta2, b.optimizer.beta2);
+  EXPECT_EQ(a.optimizer.eps, b.optimizer.eps);
+  EXPECT_EQ(a.lr_schedule.kind, b.lr_schedule.kind);
+  EXPECT_EQ(a.lr_schedule.warmup_steps, b.lr_schedule.warmup_steps);
+  EXPECT_EQ(a.lr_schedule.step_size, b.lr_schedule.step_size);
+  EXPECT_EQ(a.lr_schedule.gamma, b.lr_schedule.gamma);
+  EXPECT_EQ(a.lr_schedule.min_lr, b.lr_schedule.min_lr);
+  EXPECT_EQ(a.schedule.kind, b.schedule.kind);
+  EXPECT_EQ(a.schedule.bucket_bytes, b.schedule.bucket_bytes);
+  EXPECT_EQ(a.schedule.microbatches, b.schedule.microbatches);
+  EXPECT_EQ(a.schedule.cuts, b.schedule.cuts);
+  EXPECT_EQ(a.train.epochs, b.train.epochs);
+  EXPECT_EQ(a.train.max_steps, b.train.max_steps);
+  EXPECT_EQ(a.train.global_batch, b.train.global_batch);
+  EXPECT_EQ(a.train.eval_batch, b.train.eval_batch);
+  EXPECT_EQ(a.train.eval_every_epoch, b.train.eval_every_epoch);
+  EXPECT_EQ(a.train.log_every_steps, b.train.log_every_steps);
+  EXPECT_EQ(a.checkpoint.dir, b.checkpoint.dir);
+  EXPECT_EQ(a.checkpoint.every_steps, b.checkpoint.every_steps);
+  EXPECT_EQ(a.checkpoint.every_seconds, b.checkpoint.every_seconds);
+  EXPECT_EQ(a.checkpoint.keep, b.checkpoint.keep);
+  EXPECT_EQ(a.checkpoint.restart, b.checkpoint.restart);
+  EXPECT_EQ(a.trace.enabled, b.trace.enabled);
+  EXPECT_EQ(a.trace.start_step, b.trace.start_step);
+  EXPECT_EQ(a.trace.end_step, b.trace.end_step);
+  EXPECT_EQ(a.device.kind, b.device.kind);
+  EXPECT_EQ(a.device.memory_limit, b.device.memory_limit);
+}
+
+TEST_F(DeckTest, ResolvedDeckRoundTrips) {
+  // Every key away from its default, including values that print awkwardly.
+  const RunConfig x = parse_deck(
+      write("deck.toml",
+            "[model]\nfile = \"model.toml\"\n"
+            "[run]\nname = \"r\\\"q\\\\uote\"\noutput_dir = \"/tmp/x y\"\nseed = 9007199254740993\n"
+            "deterministic = false\nprogress_seconds = 0.1\n"
+            "[data]\npath = \"data.h5\"\ntrain_split = \"tr\"\ntest_split = \"te\"\nshuffle = "
+            "false\npreload = false\n"
+            "[optimizer]\nkind = \"adamw\"\nlr = 0.0003\nmomentum = 0.95\nweight_decay = 1e-4\n"
+            "nesterov = true\nbeta1 = 0.8\nbeta2 = 0.99\neps = 1e-6\n"
+            "[lr_schedule]\nkind = \"cosine\"\nwarmup_steps = 7\nstep_size = 33\ngamma = 0.3\n"
+            "min_lr = 1e-7\n"
+            "[schedule]\nbucket_bytes = 12345\nmicrobatches = 4\ncuts = [2, 5, 11]\n"
+            "[train]\nepochs = 3\nmax_steps = 99\nglobal_batch = 32\neval_batch = 500\n"
+            "eval_every_epoch = false\nlog_every_steps = 7\n"
+            "[checkpoint]\ndir = \"ck\"\nevery_steps = 10\nevery_seconds = 2.5\nkeep = 2\n"
+            "restart = \"auto\"\n"
+            "[trace]\nenabled = true\nstart_step = 3\nend_step = 4\n"
+            "[device]\nkind = \"cpu\"\nmemory_limit = 1073741824\n"));
+  EXPECT_EQ(x.run.seed, 9007199254740993u);
+  EXPECT_EQ(x.run.name, "r\"q\\uote");
+  const std::string text = to_toml(x);
+  // Written somewhere else: absolute paths make the resolved deck independent of its location.
+  const std::string copy = write("run/resolved.toml", text);
+  const RunConfig y = parse_deck(copy);
+  expect_same_settings(x, y);
+  EXPECT_EQ(y.deck_path, copy);
+
+  // Defaults round-trip too, and every schema key appears in the text.
+  const RunConfig d = parse_deck(deck(""));
+  expect_same_settings(d, parse_deck(write("run/defaults.toml", to_toml(d))));
+  for (const KeyDef& def : deck_schema())
+    EXPECT_NE(text.find("\n" + std::string(def.key) + " = "), std::string::npos) << def.dotted();
+}
+
+TEST(DeckSchema, HelpListsEveryKey) {
+  const std::string help = schema_help();
+  for (const std::string& section : deck_sections())
+    EXPECT_NE(help.find("[" + section + "]"), std::string::npos) << section;
+  for (const KeyDef& def : deck_schema())
+    EXPECT_NE(help.find("  " + std::string(def.key) + " ("), std::string::npos) << def.dotted();
+  EXPECT_NE(help.find("lr (float, > 0)  default 0.01"), std::string::npos) << help;
+  EXPECT_NE(help.find("kind (string, gang)"), std::string::npos);
+  EXPECT_NE(help.find("path (string)  REQUIRED"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace wt
