@@ -1,0 +1,96 @@
+#include "model/layers/conv2d.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "model/layer_registry.hpp"
+
+namespace wt {
+
+Conv2d::Conv2d(const LayerArgs& args) : has_bias_(args.get_bool("bias", true)) {
+  shape_.out_channels = args.get_int("out_channels", 1, int64_t(1) << 20);
+  shape_.kernel = args.get_int("kernel", 1, 1024);
+  shape_.stride = args.get_int("stride", 1, 1, 1024);
+  shape_.padding = args.get_int("padding", 0, 0, 1024);
+}
+
+Shape Conv2d::infer(const std::vector<Shape>& inputs) {
+  if (inputs.size() != 1) throw std::invalid_argument("conv2d takes exactly one input");
+  if (inputs[0].size() != 3)
+    throw std::invalid_argument("conv2d expects an image input [C, H, W], got " +
+                                shape_str(inputs[0]));
+  shape_.in_channels = inputs[0][0];
+  shape_.in_h = inputs[0][1];
+  shape_.in_w = inputs[0][2];
+  const int64_t padded_h = shape_.in_h + 2 * shape_.padding;
+  const int64_t padded_w = shape_.in_w + 2 * shape_.padding;
+  if (padded_h < shape_.kernel || padded_w < shape_.kernel)
+    throw std::invalid_argument("conv2d kernel " + std::to_string(shape_.kernel) +
+                                " is larger than the padded input " + shape_str(inputs[0]));
+  return {shape_.out_channels, shape_.out_h(), shape_.out_w()};
+}
+
+std::vector<Layer::ParamSpec> Conv2d::param_specs() const {
+  std::vector<ParamSpec> specs{
+      {"weight", {shape_.out_channels, shape_.in_channels, shape_.kernel, shape_.kernel}}};
+  if (has_bias_) specs.push_back({"bias", {shape_.out_channels}});
+  return specs;
+}
+
+void Conv2d::init(Rng& rng) {
+  // PyTorch's default: weight and bias both U(+-1/sqrt(fan_in)), fan_in = C*k*k.
+  const float bound = 1.0f / std::sqrt(static_cast<float>(shape_.col_rows()));
+  for (Param* p : params_) {
+    float* v = p->value.data();
+    for (int64_t i = 0; i < p->value.numel(); ++i) v[i] = rng.uniform(-bound, bound);
+  }
+}
+
+ops::Conv2dGeometry Conv2d::geometry(int64_t batch) const {
+  ops::Conv2dGeometry g = shape_;
+  g.batch = batch;
+  return g;
+}
+
+Tensor Conv2d::workspace(const ops::Conv2dGeometry& g, int64_t chunk, int stream) const {
+  return Tensor::empty({ops::conv2d_workspace_floats(g, chunk)}, stream);
+}
+
+void Conv2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
+                     const LayerContext& ctx) {
+  (void)saved;  // backward recomputes im2col from the input instead of keeping it
+  const Tensor& x = *in[0];
+  const ops::Conv2dGeometry g = geometry(x.dim(0));
+  out = Tensor::empty({g.batch, g.out_channels, g.out_h(), g.out_w()}, ctx.stream);
+  const int64_t chunk = ops::conv2d_chunk(g);
+  Tensor ws = workspace(g, chunk, ctx.stream);
+  ops::conv2d_forward(g, x.data(), params_[0]->value.data(),
+                      has_bias_ ? params_[1]->value.data() : nullptr, out.data(), ws.data(), chunk);
+}
+
+void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
+                      const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) {
+  (void)out;
+  (void)saved;
+  const Tensor& x = *in[0];
+  const ops::Conv2dGeometry g = geometry(x.dim(0));
+  float* dx = nullptr;
+  if (din[0]) {
+    *din[0] = Tensor::empty(x.shape(), ctx.stream);
+    dx = din[0]->data();
+  }
+  const int64_t chunk = ops::conv2d_chunk(g);
+  Tensor ws = workspace(g, chunk, ctx.stream);
+  ops::conv2d_backward(g, x.data(), params_[0]->value.data(), dout.data(), dx,
+                       params_[0]->grad.data(), has_bias_ ? params_[1]->grad.data() : nullptr,
+                       ws.data(), chunk);
+}
+
+double Conv2d::flops_per_sample() const {
+  const double macs = double(shape_.out_channels) * double(shape_.out_pixels()) * shape_.col_rows();
+  return 3.0 * 2.0 * macs;
+}
+
+WT_REGISTER_LAYER("conv2d", Conv2d);
+
+}  // namespace wt

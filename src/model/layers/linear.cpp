@@ -1,0 +1,86 @@
+#include "model/layers/linear.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "model/layer_registry.hpp"
+#include "ops/host/gemm.hpp"
+
+namespace wt {
+
+Linear::Linear(const LayerArgs& args)
+    : out_features_(args.get_int("out_features", 1, int64_t(1) << 30)),
+      has_bias_(args.get_bool("bias", true)) {}
+
+Shape Linear::infer(const std::vector<Shape>& inputs) {
+  if (inputs.size() != 1) throw std::invalid_argument("linear takes exactly one input");
+  if (inputs[0].size() != 1)
+    throw std::invalid_argument("linear expects a flat input [features], got " +
+                                shape_str(inputs[0]) + " (add a flatten layer before it)");
+  in_features_ = inputs[0][0];
+  return {out_features_};
+}
+
+std::vector<Layer::ParamSpec> Linear::param_specs() const {
+  std::vector<ParamSpec> specs{{"weight", {out_features_, in_features_}}};
+  if (has_bias_) specs.push_back({"bias", {out_features_}});
+  return specs;
+}
+
+void Linear::init(Rng& rng) {
+  // PyTorch's default: kaiming_uniform(a=sqrt(5)) for the weight and U(+-1/sqrt(fan_in)) for the
+  // bias, which are the same bound.
+  const float bound = 1.0f / std::sqrt(static_cast<float>(in_features_));
+  for (Param* p : params_) {
+    float* v = p->value.data();
+    for (int64_t i = 0; i < p->value.numel(); ++i) v[i] = rng.uniform(-bound, bound);
+  }
+}
+
+void Linear::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
+                     const LayerContext& ctx) {
+  (void)saved;
+  const Tensor& x = *in[0];
+  const int64_t n = x.dim(0);
+  out = Tensor::empty({n, out_features_}, ctx.stream);
+  float* y = out.data();
+  if (has_bias_) {
+    const float* b = params_[1]->value.data();
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < out_features_; ++j) y[r * out_features_ + j] = b[j];
+  }
+  // y[N, out] (+)= x[N, F] * W[out, F]^T
+  ops::gemm(false, true, n, out_features_, in_features_, 1.0f, x.data(), params_[0]->value.data(),
+            has_bias_ ? 1.0f : 0.0f, y);
+}
+
+void Linear::backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
+                      const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) {
+  (void)out;
+  (void)saved;
+  const Tensor& x = *in[0];
+  const int64_t n = x.dim(0);
+  const float* dy = dout.data();
+  // dW[out, F] += dy[N, out]^T * x[N, F]
+  ops::gemm(true, false, out_features_, in_features_, n, 1.0f, dy, x.data(), 1.0f,
+            params_[0]->grad.data());
+  if (has_bias_) {
+    float* db = params_[1]->grad.data();
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < out_features_; ++j) db[j] += dy[r * out_features_ + j];
+  }
+  if (din[0]) {
+    // dx[N, F] = dy[N, out] * W[out, F]
+    *din[0] = Tensor::empty(x.shape(), ctx.stream);
+    ops::gemm(false, false, n, in_features_, out_features_, 1.0f, dy, params_[0]->value.data(),
+              0.0f, din[0]->data());
+  }
+}
+
+double Linear::flops_per_sample() const {
+  return 3.0 * 2.0 * double(in_features_) * double(out_features_);
+}
+
+WT_REGISTER_LAYER("linear", Linear);
+
+}  // namespace wt

@@ -1,0 +1,27 @@
+#pragma once
+// Fully connected layer: [N, F] -> [N, out_features], weight [out, F] and bias [out] as in PyTorch.
+#include "model/layer.hpp"
+#include "model/layer_args.hpp"
+
+namespace wt {
+
+class Linear : public Layer {
+ public:
+  explicit Linear(const LayerArgs& args);
+  const char* type() const override { return "linear"; }
+  Shape infer(const std::vector<Shape>& inputs) override;
+  std::vector<ParamSpec> param_specs() const override;
+  void init(Rng& rng) override;
+  void forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
+               const LayerContext& ctx) override;
+  void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
+                const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) override;
+  double flops_per_sample() const override;
+
+ private:
+  int64_t out_features_;
+  bool has_bias_;
+  int64_t in_features_ = 0;
+};
+
+}  // namespace wt

@@ -1,0 +1,58 @@
+#pragma once
+// What maxpool2d and avgpool2d share: the keys kernel, stride (default = kernel) and padding,
+// PyTorch's padding rule, and the [C, H, W] -> [C, H', W'] shape inference.
+#include <stdexcept>
+#include <string>
+
+#include "model/layer.hpp"
+#include "model/layer_args.hpp"
+#include "ops/host/pool2d.hpp"
+
+namespace wt {
+
+class Pool2dBase : public Layer {
+ public:
+  explicit Pool2dBase(const LayerArgs& args) {
+    shape_.kernel = args.get_int("kernel", 1, 1024);
+    shape_.stride = args.get_int("stride", shape_.kernel, 1, 1024);
+    shape_.padding = args.get_int("padding", 0, 0, 1024);
+    if (2 * shape_.padding > shape_.kernel)
+      args.fail("padding", "must be at most half the kernel (" + std::to_string(shape_.kernel) +
+                               "), as in PyTorch");
+  }
+
+  Shape infer(const std::vector<Shape>& inputs) override {
+    if (inputs.size() != 1) throw std::invalid_argument(std::string(type()) + " takes one input");
+    if (inputs[0].size() != 3)
+      throw std::invalid_argument(std::string(type()) + " expects an image input [C, H, W], got " +
+                                  shape_str(inputs[0]));
+    shape_.channels = inputs[0][0];
+    shape_.in_h = inputs[0][1];
+    shape_.in_w = inputs[0][2];
+    if (shape_.in_h + 2 * shape_.padding < shape_.kernel ||
+        shape_.in_w + 2 * shape_.padding < shape_.kernel)
+      throw std::invalid_argument(std::string(type()) + " kernel " + std::to_string(shape_.kernel) +
+                                  " is larger than the input " + shape_str(inputs[0]));
+    return {shape_.channels, shape_.out_h(), shape_.out_w()};
+  }
+
+  double flops_per_sample() const override {
+    // One operation per window cell, forward and backward.
+    return 2.0 * double(shape_.channels) * shape_.out_h() * shape_.out_w() * shape_.kernel *
+           shape_.kernel;
+  }
+
+ protected:
+  ops::Pool2dGeometry geometry(int64_t batch) const {
+    ops::Pool2dGeometry g = shape_;
+    g.batch = batch;
+    return g;
+  }
+  Tensor allocate_output(int64_t batch, int stream) const {
+    return Tensor::empty({batch, shape_.channels, shape_.out_h(), shape_.out_w()}, stream);
+  }
+
+  ops::Pool2dGeometry shape_;  // batch left 0; filled per call
+};
+
+}  // namespace wt

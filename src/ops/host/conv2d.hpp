@@ -1,0 +1,37 @@
+#pragma once
+// 2-D convolution on NCHW float tensors by im2col + GEMM. Samples are processed in chunks: a chunk
+// of S samples is unfolded side by side into one column matrix [C*k*k, S*Ho*Wo], so each GEMM is
+// S times wider than a per-sample one while the workspace stays bounded (no whole-batch im2col).
+#include <cstdint>
+
+namespace wt::ops {
+
+struct Conv2dGeometry {
+  int64_t batch = 0, in_channels = 0, in_h = 0, in_w = 0;
+  int64_t out_channels = 0, kernel = 1, stride = 1, padding = 0;
+  int64_t out_h() const { return (in_h + 2 * padding - kernel) / stride + 1; }
+  int64_t out_w() const { return (in_w + 2 * padding - kernel) / stride + 1; }
+  int64_t col_rows() const { return in_channels * kernel * kernel; }  // GEMM K of the forward
+  int64_t out_pixels() const { return out_h() * out_w(); }
+};
+
+// Samples per im2col chunk; 0 picks the default measured in bench/lenet_layers.cpp.
+int64_t conv2d_chunk(const Conv2dGeometry& g, int64_t requested = 0);
+// Floats of scratch that conv2d_forward/backward need for a given chunk.
+int64_t conv2d_workspace_floats(const Conv2dGeometry& g, int64_t chunk);
+
+// Unfolds one sample x[C, H, W] into col rows (c, ki, kj), columns (oh, ow), row stride ld_col.
+void im2col(const Conv2dGeometry& g, const float* x, float* col, int64_t ld_col);
+// The adjoint of im2col: adds col's entries back onto dx[C, H, W] (dx must be initialised).
+void col2im_add(const Conv2dGeometry& g, const float* col, int64_t ld_col, float* dx);
+
+// y[N, OC, Ho, Wo] = conv(x[N, C, H, W], w[OC, C, k, k]) + bias[OC] (bias may be null).
+void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias,
+                    float* y, float* workspace, int64_t chunk);
+
+// Given dy, accumulates dw += dL/dw and dbias += dL/dbias (dbias may be null) and, when dx is not
+// null, overwrites dx with dL/dx. x is the forward input (im2col is recomputed, not saved).
+void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
+                     float* dx, float* dw, float* dbias, float* workspace, int64_t chunk);
+
+}  // namespace wt::ops

@@ -1,0 +1,144 @@
+#include "ops/host/pool2d.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace wt::ops {
+namespace {
+
+// The window of output (oh, ow), clipped to the image, plus PyTorch's average divisor.
+struct Window {
+  int64_t h0, h1, w0, w1;
+  int64_t padded_size;  // cells inside the padded image (count_include_pad divisor)
+};
+Window window_of(const Pool2dGeometry& g, int64_t oh, int64_t ow) {
+  int64_t h0 = oh * g.stride - g.padding, w0 = ow * g.stride - g.padding;
+  int64_t h1 = std::min(h0 + g.kernel, g.in_h + g.padding);
+  int64_t w1 = std::min(w0 + g.kernel, g.in_w + g.padding);
+  const int64_t padded = (h1 - h0) * (w1 - w0);
+  return {std::max<int64_t>(h0, 0), std::min(h1, g.in_h), std::max<int64_t>(w0, 0),
+          std::min(w1, g.in_w), padded};
+}
+
+// Index (within the plane) of the first maximum of the window; -1 if the window is empty.
+int64_t argmax_of(const Pool2dGeometry& g, const float* plane, const Window& win) {
+  int64_t best = -1;
+  float best_value = -std::numeric_limits<float>::infinity();
+  for (int64_t h = win.h0; h < win.h1; ++h)
+    for (int64_t w = win.w0; w < win.w1; ++w) {
+      const float v = plane[h * g.in_w + w];
+      // NaN propagates like PyTorch: a NaN input wins its window.
+      if (best < 0 || v > best_value || v != v) {
+        best = h * g.in_w + w;
+        best_value = v;
+        if (v != v) return best;
+      }
+    }
+  return best;
+}
+
+}  // namespace
+
+void maxpool2d_forward(const Pool2dGeometry& g, const float* x, float* y) {
+  const int64_t Ho = g.out_h(), Wo = g.out_w(), in_plane = g.in_h * g.in_w;
+  const int64_t planes = g.batch * g.channels;
+  if (g.kernel == 2 && g.stride == 2 && g.padding == 0) {
+    // The common case (LeNet, VGG): no clipping, fixed 2x2 window.
+    for (int64_t p = 0; p < planes; ++p) {
+      const float* xp = x + p * in_plane;
+      float* yp = y + p * Ho * Wo;
+      for (int64_t oh = 0; oh < Ho; ++oh) {
+        const float* r0 = xp + 2 * oh * g.in_w;
+        const float* r1 = r0 + g.in_w;
+        for (int64_t ow = 0; ow < Wo; ++ow) {
+          const float a = std::max(r0[2 * ow], r0[2 * ow + 1]);
+          const float b = std::max(r1[2 * ow], r1[2 * ow + 1]);
+          yp[oh * Wo + ow] = std::max(a, b);
+        }
+      }
+    }
+    return;
+  }
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* xp = x + p * in_plane;
+    float* yp = y + p * Ho * Wo;
+    for (int64_t oh = 0; oh < Ho; ++oh)
+      for (int64_t ow = 0; ow < Wo; ++ow) {
+        const int64_t i = argmax_of(g, xp, window_of(g, oh, ow));
+        yp[oh * Wo + ow] = i < 0 ? -std::numeric_limits<float>::infinity() : xp[i];
+      }
+  }
+}
+
+void maxpool2d_backward(const Pool2dGeometry& g, const float* x, const float* dy, float* dx) {
+  const int64_t Ho = g.out_h(), Wo = g.out_w(), in_plane = g.in_h * g.in_w;
+  const int64_t planes = g.batch * g.channels;
+  std::memset(dx, 0, sizeof(float) * planes * in_plane);
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* xp = x + p * in_plane;
+    const float* dyp = dy + p * Ho * Wo;
+    float* dxp = dx + p * in_plane;
+    for (int64_t oh = 0; oh < Ho; ++oh)
+      for (int64_t ow = 0; ow < Wo; ++ow) {
+        const int64_t i = argmax_of(g, xp, window_of(g, oh, ow));
+        if (i >= 0) dxp[i] += dyp[oh * Wo + ow];
+      }
+  }
+}
+
+void avgpool2d_forward(const Pool2dGeometry& g, const float* x, float* y) {
+  const int64_t Ho = g.out_h(), Wo = g.out_w(), in_plane = g.in_h * g.in_w;
+  for (int64_t p = 0; p < g.batch * g.channels; ++p) {
+    const float* xp = x + p * in_plane;
+    float* yp = y + p * Ho * Wo;
+    for (int64_t oh = 0; oh < Ho; ++oh)
+      for (int64_t ow = 0; ow < Wo; ++ow) {
+        const Window win = window_of(g, oh, ow);
+        float sum = 0.0f;
+        for (int64_t h = win.h0; h < win.h1; ++h)
+          for (int64_t w = win.w0; w < win.w1; ++w) sum += xp[h * g.in_w + w];
+        yp[oh * Wo + ow] = sum / static_cast<float>(win.padded_size);
+      }
+  }
+}
+
+void avgpool2d_backward(const Pool2dGeometry& g, const float* dy, float* dx) {
+  const int64_t Ho = g.out_h(), Wo = g.out_w(), in_plane = g.in_h * g.in_w;
+  const int64_t planes = g.batch * g.channels;
+  std::memset(dx, 0, sizeof(float) * planes * in_plane);
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* dyp = dy + p * Ho * Wo;
+    float* dxp = dx + p * in_plane;
+    for (int64_t oh = 0; oh < Ho; ++oh)
+      for (int64_t ow = 0; ow < Wo; ++ow) {
+        const Window win = window_of(g, oh, ow);
+        const float share = dyp[oh * Wo + ow] / static_cast<float>(win.padded_size);
+        for (int64_t h = win.h0; h < win.h1; ++h)
+          for (int64_t w = win.w0; w < win.w1; ++w) dxp[h * g.in_w + w] += share;
+      }
+  }
+}
+
+void global_avgpool_forward(int64_t batch, int64_t channels, int64_t pixels, const float* x,
+                            float* y) {
+  const float inv = 1.0f / static_cast<float>(pixels);
+  for (int64_t p = 0; p < batch * channels; ++p) {
+    const float* xp = x + p * pixels;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < pixels; ++i) sum += xp[i];
+    y[p] = sum * inv;
+  }
+}
+
+void global_avgpool_backward(int64_t batch, int64_t channels, int64_t pixels, const float* dy,
+                             float* dx) {
+  const float inv = 1.0f / static_cast<float>(pixels);
+  for (int64_t p = 0; p < batch * channels; ++p) {
+    const float share = dy[p] * inv;
+    float* dxp = dx + p * pixels;
+    for (int64_t i = 0; i < pixels; ++i) dxp[i] = share;
+  }
+}
+
+}  // namespace wt::ops

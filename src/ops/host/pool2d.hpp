@@ -1,0 +1,29 @@
+#pragma once
+// Max, average and global-average pooling on NCHW float tensors (PyTorch semantics: floor-mode
+// output size, max pooling pads with -inf, average pooling counts padded cells in the divisor).
+#include <cstdint>
+
+namespace wt::ops {
+
+struct Pool2dGeometry {
+  int64_t batch = 0, channels = 0, in_h = 0, in_w = 0;
+  int64_t kernel = 1, stride = 1, padding = 0;
+  int64_t out_h() const { return (in_h + 2 * padding - kernel) / stride + 1; }
+  int64_t out_w() const { return (in_w + 2 * padding - kernel) / stride + 1; }
+};
+
+void maxpool2d_forward(const Pool2dGeometry& g, const float* x, float* y);
+// Overwrites dx: each dy goes to the first maximal input of its window (recomputed from x, so the
+// forward pass keeps no index tensor).
+void maxpool2d_backward(const Pool2dGeometry& g, const float* x, const float* dy, float* dx);
+
+void avgpool2d_forward(const Pool2dGeometry& g, const float* x, float* y);
+void avgpool2d_backward(const Pool2dGeometry& g, const float* dy, float* dx);
+
+// x[N, C, HW] -> y[N, C] mean over HW, and its adjoint (overwrites dx).
+void global_avgpool_forward(int64_t batch, int64_t channels, int64_t pixels, const float* x,
+                            float* y);
+void global_avgpool_backward(int64_t batch, int64_t channels, int64_t pixels, const float* dy,
+                             float* dx);
+
+}  // namespace wt::ops
