@@ -1,0 +1,59 @@
+#include "model/layers/dropout.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "model/layer_registry.hpp"
+#include "ops/host/elementwise.hpp"
+
+namespace wt {
+
+Dropout::Dropout(const LayerArgs& args)
+    : p_(static_cast<float>(args.get_float("p", 0.5, 0.0, 1.0))) {
+  // p = 1 would drop everything and scale the survivors by 1/0.
+  if (p_ >= 1.0f) args.fail("p", "must be in [0, 1)");
+}
+
+Shape Dropout::infer(const std::vector<Shape>& inputs) {
+  if (inputs.size() != 1)
+    throw std::invalid_argument("dropout takes exactly one input, got " +
+                                std::to_string(inputs.size()));
+  sample_numel_ = shape_numel(inputs[0]);
+  return inputs[0];
+}
+
+void Dropout::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
+                      const LayerContext& ctx) {
+  const Tensor& x = *in[0];
+  out = Tensor::empty(x.shape(), ctx.stream);
+  saved.tensors.clear();
+  if (ctx.mode == Mode::Eval || p_ == 0.0f) {
+    std::memcpy(out.data(), x.data(), x.bytes());
+    return;
+  }
+  if (!ctx.rng) throw std::logic_error("dropout '" + name() + "': train mode needs ctx.rng");
+  Tensor mask = Tensor::empty(x.shape(), ctx.stream);
+  ops::dropout_mask(p_, *ctx.rng, mask.data(), mask.numel());
+  ops::multiply(x.data(), mask.data(), out.data(), x.numel());
+  saved.tensors.push_back(std::move(mask));
+}
+
+void Dropout::backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
+                       const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) {
+  (void)in;
+  (void)out;
+  if (!din[0]) return;
+  *din[0] = Tensor::empty(dout.shape(), ctx.stream);
+  if (saved.tensors.empty()) {  // forward was the identity
+    std::memcpy(din[0]->data(), dout.data(), dout.bytes());
+    return;
+  }
+  ops::multiply(dout.data(), saved.tensors[0].data(), din[0]->data(), dout.numel());
+}
+
+// One multiply per element forward, x3 for forward + backward.
+double Dropout::flops_per_sample() const { return 3.0 * static_cast<double>(sample_numel_); }
+
+WT_REGISTER_LAYER("dropout", Dropout);
+
+}  // namespace wt

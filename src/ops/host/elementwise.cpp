@@ -1,0 +1,72 @@
+#include "ops/host/elementwise.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace wt::ops {
+
+void relu_forward(const float* __restrict x, float* __restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void relu_backward(const float* __restrict y, const float* __restrict dy, float* __restrict dx,
+                   int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+namespace {
+constexpr float kInvSqrt2 = 0.70710678118654752f;
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;
+}  // namespace
+
+void gelu_forward(const float* __restrict x, float* __restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kInvSqrt2));
+}
+
+void gelu_backward(const float* __restrict x, const float* __restrict dy, float* __restrict dx,
+                   int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float cdf = 0.5f * (1.0f + std::erf(x[i] * kInvSqrt2));
+    const float pdf = kInvSqrt2Pi * std::exp(-0.5f * x[i] * x[i]);
+    dx[i] = dy[i] * (cdf + x[i] * pdf);
+  }
+}
+
+void sum_arrays(const float* const* xs, int count, float* __restrict y, int64_t n) {
+  const float* __restrict a = xs[0];
+  if (count == 1) {
+    std::copy(a, a + n, y);
+    return;
+  }
+  const float* __restrict b = xs[1];
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+  for (int k = 2; k < count; ++k) {
+    const float* __restrict c = xs[k];
+    for (int64_t i = 0; i < n; ++i) y[i] += c[i];
+  }
+}
+
+void scale(const float* __restrict x, float s, float* __restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = s * x[i];
+}
+
+void multiply(const float* __restrict a, const float* __restrict b, float* __restrict y,
+              int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
+}
+
+void dropout_mask(float p, Rng& rng, float* __restrict mask, int64_t n) {
+  // Drop when a uniform 32-bit draw falls below p * 2^32: P(keep) = 1 - p up to 2^-32.
+  const uint32_t threshold =
+      static_cast<uint32_t>(std::min(static_cast<double>(p) * 4294967296.0, 4294967295.0));
+  const float keep = 1.0f / (1.0f - p);
+  int64_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    const uint64_t u = rng.next_u64();
+    mask[i] = static_cast<uint32_t>(u) >= threshold ? keep : 0.0f;
+    mask[i + 1] = static_cast<uint32_t>(u >> 32) >= threshold ? keep : 0.0f;
+  }
+  if (i < n) mask[i] = static_cast<uint32_t>(rng.next_u64()) >= threshold ? keep : 0.0f;
+}
+
+}  // namespace wt::ops

@@ -1,0 +1,32 @@
+#pragma once
+// Elementwise host kernels on raw, non-aliasing float arrays of n elements. Plain loops written so
+// that GCC/Clang vectorise them at -O3; they run on every training step, so none of them allocate.
+#include <cstdint>
+
+#include "tensor/rng.hpp"
+
+namespace wt::ops {
+
+// y = max(x, 0)
+void relu_forward(const float* x, float* y, int64_t n);
+// dx = dy where the forward output y > 0, else 0 (y > 0 exactly where x > 0, so the input is not
+// needed).
+void relu_backward(const float* y, const float* dy, float* dx, int64_t n);
+
+// Exact GELU, y = x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), as torch.nn.GELU().
+void gelu_forward(const float* x, float* y, int64_t n);
+// dx = dy * (Phi(x) + x * phi(x)).
+void gelu_backward(const float* x, const float* dy, float* dx, int64_t n);
+
+// y = xs[0] + xs[1] + ... + xs[count-1]; count >= 1.
+void sum_arrays(const float* const* xs, int count, float* y, int64_t n);
+// y = s * x
+void scale(const float* x, float s, float* y, int64_t n);
+// y = a * b
+void multiply(const float* a, const float* b, float* y, int64_t n);
+
+// Inverted-dropout mask: each entry is 1/(1-p) with probability 1-p, else 0, drawn from `rng`
+// (two entries per 64-bit draw). 0 <= p < 1.
+void dropout_mask(float p, Rng& rng, float* mask, int64_t n);
+
+}  // namespace wt::ops

@@ -1,0 +1,19 @@
+#pragma once
+// Softmax cross-entropy over a batch of logit rows, numerically stable (the row maximum is
+// subtracted before exponentiating).
+#include <cstdint>
+
+namespace wt::ops {
+
+struct XentStats {
+  double loss_sum = 0.0;  // sum over rows of -log softmax(x)[label]
+  int64_t correct = 0;    // rows whose first argmax equals the label
+};
+
+// logits [n, k], labels [n]. Writes grad[n, k] = softmax(x) - onehot(label): the gradient of the
+// unscaled loss sum, so backward only scales it. Throws std::out_of_range for a label outside
+// [0, k) rather than reading out of bounds.
+XentStats softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,
+                               float* grad);
+
+}  // namespace wt::ops
