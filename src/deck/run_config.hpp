@@ -1,7 +1,7 @@
 #pragma once
 // The validated, typed form of an input deck. The defaults are the initialisers below; every field
-// has a schema entry (type, range, doc) in deck/schema.cpp. The
-// resolved deck written to the run directory is this struct printed back as TOML.
+// has a schema entry (type, range, doc) in deck/schema.cpp. The resolved deck written to the run
+// directory is this struct printed back as TOML (deck/deck_parser.hpp: to_toml).
 #include <cstdint>
 #include <string>
 #include <vector>
