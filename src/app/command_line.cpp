@@ -18,12 +18,12 @@ const char* wavetrain_version() { return WT_VERSION; }
 namespace {
 
 const char* kDescription =
-    "wavetrain trains a deep neural network on many MPI ranks, one rank per device (a GPU, or a "
-    "CPU core where there is none). The input deck (TOML) names the dataset (HDF5), the model "
-    "description, the optimizer and the parallel schedule that decides which rank runs which part "
-    "of the model on which batch; wavetrain --help-deck lists every deck key. Each run writes a "
-    "run directory with the resolved deck, metrics, checkpoints and optional traces; --restart "
-    "resumes from its latest checkpoint, possibly at a different rank count.";
+    "wavetrain trains a deep neural network on many MPI ranks, one rank per device (a GPU, or a\n"
+    "CPU core where there is none). The input deck (TOML) names the dataset (HDF5), the model\n"
+    "description, the optimizer and the parallel schedule that decides which rank runs which\n"
+    "part of the model on which batch; `wavetrain --help-deck` lists every deck key. Each run\n"
+    "writes a run directory with the resolved deck, metrics, checkpoints and optional traces;\n"
+    "--restart resumes from its latest checkpoint, possibly at a different rank count.\n";
 
 const char* kFooter =
     "Example:\n"

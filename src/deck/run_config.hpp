@@ -1,6 +1,7 @@
 #pragma once
-// The validated, typed form of an input deck. Every field has a default in deck/schema.cpp; the
-// resolved deck written to the run directory is this struct printed back as TOML.
+// The validated, typed form of an input deck. The defaults are the initialisers below; every field
+// has a schema entry (type, range, doc) in deck/schema.cpp. The resolved deck written to the run
+// directory is this struct printed back as TOML (deck/deck_parser.hpp: to_toml).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -41,7 +42,7 @@ struct RunConfig {
 
   struct LrSchedule {
     std::string kind = "constant";  // constant | step | cosine
-    int64_t warmup_steps = 0;       // linear warmup (cosine and step)
+    int64_t warmup_steps = 0;       // linear warmup from 0 (every kind)
     int64_t step_size = 1000;       // step: multiply by gamma every step_size steps
     double gamma = 0.1;
     double min_lr = 0.0;            // cosine floor

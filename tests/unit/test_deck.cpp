@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <sstream>
 #include <string>
 
 #include "deck/deck_parser.hpp"
@@ -322,6 +323,25 @@ TEST_F(DeckTest, ResolvedDeckRoundTrips) {
   expect_same_settings(d, parse_deck(write("run/defaults.toml", to_toml(d))));
   for (const KeyDef& def : deck_schema())
     EXPECT_NE(text.find("\n" + std::string(def.key) + " = "), std::string::npos) << def.dotted();
+}
+
+TEST_F(DeckTest, ShippedDecksAreValid) {
+  // The decks in inputs/ refer to ../data and ../models; mirror that layout with stand-in files.
+  write("data/fashion_mnist.h5", "");
+  for (const char* name : {"fashion_lenet", "fashion_mlp", "fashion_resnet"}) {
+    std::ifstream in(fs::path(WT_SOURCE_DIR) / "inputs" / (std::string(name) + ".toml"));
+    ASSERT_TRUE(in.is_open()) << name;
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string model = std::string(name).substr(std::string("fashion_").size());
+    write("models/" + model + ".toml", "");
+    RunConfig c;
+    ASSERT_NO_THROW(c = parse_deck(write("inputs/" + std::string(name) + ".toml", text.str())))
+        << name;
+    EXPECT_EQ(c.run.name, name);
+    EXPECT_EQ(c.data.path, (dir / "data/fashion_mnist.h5").string());
+    EXPECT_EQ(c.model.file, (dir / "models" / (model + ".toml")).string());
+  }
 }
 
 TEST(DeckSchema, HelpListsEveryKey) {

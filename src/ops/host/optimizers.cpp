@@ -127,10 +127,8 @@ class Sgd : public StatefulOptimizer {
   bool nesterov_;
 };
 
-// sqrt(v) sets errno for v < 0, which would stop GCC from vectorising the loop; v >= 0 here.
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("-fno-math-errno")))
-#endif
+// Vectorises only without errno handling for sqrt (GCC: -fno-math-errno, set for this file in
+// src/CMakeLists.txt); v >= 0 here, so errno would never be set anyway.
 void adamw_update(int64_t n, float* __restrict w, const float* __restrict g, float* __restrict m,
                   float* __restrict v, float decay, float b1, float one_minus_b1, float b2,
                   float one_minus_b2, float step_size, float bias2_sqrt, float eps) {
@@ -140,7 +138,7 @@ void adamw_update(int64_t n, float* __restrict w, const float* __restrict g, flo
     const float vi = b2 * v[i] + one_minus_b2 * gi * gi;
     m[i] = mi;
     v[i] = vi;
-    const float denom = __builtin_sqrtf(vi) / bias2_sqrt + eps;
+    const float denom = std::sqrt(vi) / bias2_sqrt + eps;
     w[i] = w[i] * decay - step_size * mi / denom;
   }
 }
