@@ -1,5 +1,5 @@
 #pragma once
-// gelu: exact GELU y = x * Phi(x) (erf form, as torch.nn.GELU()), any shape. No keys.
+// gelu: GELU in the erf form y = x * Phi(x), as torch.nn.GELU(), any shape. No keys.
 #include "model/layer.hpp"
 #include "model/layer_args.hpp"
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/host/fast_math.hpp"
+
 namespace wt::ops {
 
 void relu_forward(const float* __restrict x, float* __restrict y, int64_t n) {
@@ -15,20 +17,18 @@ void relu_backward(const float* __restrict y, const float* __restrict dy, float*
 }
 
 namespace {
-constexpr float kInvSqrt2 = 0.70710678118654752f;
 constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 }  // namespace
 
 void gelu_forward(const float* __restrict x, float* __restrict y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kInvSqrt2));
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * normal_cdf_approx(x[i]);
 }
 
 void gelu_backward(const float* __restrict x, const float* __restrict dy, float* __restrict dx,
                    int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    const float cdf = 0.5f * (1.0f + std::erf(x[i] * kInvSqrt2));
-    const float pdf = kInvSqrt2Pi * std::exp(-0.5f * x[i] * x[i]);
-    dx[i] = dy[i] * (cdf + x[i] * pdf);
+    const float pdf = kInvSqrt2Pi * exp_approx(-0.5f * x[i] * x[i]);
+    dx[i] = dy[i] * (normal_cdf_approx(x[i]) + x[i] * pdf);
   }
 }
 
