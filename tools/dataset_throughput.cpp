@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "data/batch_loader.hpp"
 #include "deck/input_error.hpp"
@@ -30,6 +31,8 @@ int main(int argc, char** argv) {
   int64_t batch = 64, batches = 0;
   int part = 0, parts = 1;
   uint64_t seed = 1;
+  double compute_ms = 0;
+  bool busy = false;
   app.add_option("--dataset", path, "HDF5 dataset file")->required();
   app.add_option("--split", split, "split to read")->capture_default_str();
   app.add_option("--batch", batch, "global batch size")->capture_default_str();
@@ -37,6 +40,13 @@ int main(int argc, char** argv) {
   app.add_option("--part", part, "this reader's part")->capture_default_str();
   app.add_option("--parts", parts, "parts per global batch (ranks)")->capture_default_str();
   app.add_option("--seed", seed, "shuffle seed")->capture_default_str();
+  app.add_option("--compute-ms", compute_ms,
+                 "wait this long after each loader batch, standing in for the model's work, "
+                 "to show how much of the read preloading hides")
+      ->capture_default_str();
+  app.add_flag("--busy", busy,
+               "spin through --compute-ms on this core (a CPU rank) instead of sleeping (a host "
+               "waiting on its GPU)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -67,7 +77,19 @@ int main(int argc, char** argv) {
       wt::BatchLoader loader(reader, sampler, part, parts, preload);
       wt::Tensor inputs;
       t0 = std::chrono::steady_clock::now();
-      for (int64_t b = 0; b < batches; ++b) loader.next(inputs, y);
+      for (int64_t b = 0; b < batches; ++b) {
+        loader.next(inputs, y);
+        if (compute_ms > 0) {
+          if (busy) {
+            const auto until = std::chrono::steady_clock::now() +
+                               std::chrono::duration<double, std::milli>(compute_ms);
+            while (std::chrono::steady_clock::now() < until) {
+            }
+          } else {
+            std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(compute_ms));
+          }
+        }
+      }
       report(preload ? "BatchLoader (preload on)" : "BatchLoader (preload off)", batches * local,
              reader.sample_numel(), seconds_since(t0));
     }
