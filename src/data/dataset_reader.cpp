@@ -186,8 +186,8 @@ void DatasetReader::read(const std::vector<int64_t>& rows, float* inputs, int32_
     for (size_t i = 0; i < n; ++i) labels[i] = labels_[size_t(rows[i])];
   if (!inputs || n == 0) return;
 
-  // Sort the requested rows and coalesce consecutive ones into runs: one hyperslab per run, all
-  // OR-ed into one selection and read with one H5Dread.
+  // Sort the requested rows and coalesce consecutive ones into runs (one hyperslab each), read
+  // them into a staging buffer in row order, then scatter into the requested order.
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t(0));
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows[a] < rows[b]; });
@@ -205,31 +205,33 @@ void DatasetReader::read(const std::vector<int64_t>& rows, float* inputs, int32_
   if (staging_.size() < unique_rows.size() * row_bytes)
     staging_.resize(unique_rows.size() * row_bytes);
   {
+    // One H5Dread per run, with a memory space of the run's own shape. HDF5 1.10 maps a
+    // selection onto chunks element by element (H5S_select_iterate, ~30 us per 784-byte row)
+    // unless file and memory selections have the same shape; an OR-ed multi-run selection read
+    // into a flat buffer never does, so per-run reads were 8x cheaper in CPU time here.
     Lock lock(hdf5_mutex());
     H5Handle file_space(H5Dget_space(inputs_.get()), H5Sclose);
     const int rank = 1 + static_cast<int>(sample_shape_.size());
     std::vector<hsize_t> start(static_cast<size_t>(rank), 0);
     std::vector<hsize_t> count(static_cast<size_t>(rank), 0);
     for (size_t d = 0; d < sample_shape_.size(); ++d) count[d + 1] = hsize_t(sample_shape_[d]);
-    H5S_seloper_t op = H5S_SELECT_SET;
+    const hid_t mem_type = inputs_are_float_ ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT8;
     for (size_t i = 0; i < unique_rows.size();) {
       size_t j = i + 1;
       while (j < unique_rows.size() && unique_rows[j] == unique_rows[j - 1] + 1) ++j;
       start[0] = hsize_t(unique_rows[i]);
       count[0] = hsize_t(j - i);
-      if (H5Sselect_hyperslab(file_space.get(), op, start.data(), nullptr, count.data(), nullptr) <
-          0)
-        throw std::runtime_error("HDF5 hyperslab selection failed on " + path_);
-      op = H5S_SELECT_OR;
+      H5Handle mem_space(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
+      if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                              nullptr) < 0 ||
+          H5Dread(inputs_.get(), mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT,
+                  staging_.data() + i * row_bytes) < 0)
+        throw InputError(path_, 0, "/" + split_ + "/inputs",
+                         "reading rows " + std::to_string(unique_rows[i]) + ".." +
+                             std::to_string(unique_rows[j - 1]) +
+                             " failed (damaged or truncated file?)");
       i = j;
     }
-    hsize_t total = hsize_t(unique_rows.size()) * hsize_t(sample_numel_);
-    H5Handle mem_space(H5Screate_simple(1, &total, nullptr), H5Sclose);
-    hid_t mem_type = inputs_are_float_ ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT8;
-    if (H5Dread(inputs_.get(), mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT,
-                staging_.data()) < 0)
-      throw InputError(path_, 0, "/" + split_ + "/inputs",
-                       "read failed (damaged or truncated file?)");
   }
 
   // Scatter back into the requested order, normalising on the way.

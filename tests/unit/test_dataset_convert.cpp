@@ -158,6 +158,36 @@ TEST(IdxConvert, BadIdxFilesNameTheFileAndProblem) {
   }
 }
 
+// The real Fashion-MNIST (Debian's dataset-fashion-mnist), when installed: converted rows read
+// back equal to the idx files, and the normalisation matches the well-known statistics.
+TEST(IdxConvert, RealFashionMnistWhenInstalled) {
+  const std::string dir = "/usr/share/datasets/fashion-mnist";
+  if (!std::filesystem::exists(dir + "/train-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  TempDir out("fmnist");
+  const IdxSetPaths paths = find_idx_set(dir);
+  const auto result =
+      convert_idx_to_hdf5(paths, out.file("f.h5"), fashion_mnist_class_names(), "test");
+  EXPECT_EQ(result.train_samples, 60000);
+  EXPECT_EQ(result.test_samples, 10000);
+  EXPECT_NEAR(result.mean, 0.2860, 1e-4);
+  EXPECT_NEAR(result.std, 0.3530, 1e-4);
+
+  const IdxArray images = read_idx(paths.test_images), labels = read_idx(paths.test_labels);
+  DatasetReader reader(out.file("f.h5"), "test", {1, 28, 28}, 10);
+  const std::vector<int64_t> rows{9999, 0, 1234, 1235, 5000, 17};
+  std::vector<float> x(rows.size() * 784);
+  std::vector<int32_t> y(rows.size());
+  reader.read(rows, x.data(), y.data());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(y[i], labels.data[size_t(rows[i])]);
+    for (size_t e = 0; e < 784; ++e)
+      ASSERT_NEAR(x[i * 784 + e],
+                  (images.data[size_t(rows[i]) * 784 + e] / 255.0 - result.mean) / result.std,
+                  1e-5);
+  }
+}
+
 // The executable: exit 0 and a readable file on good input, exit 2 and a message on bad input.
 TEST(IdxConvert, ToolExitStatus) {
   const std::string tool = std::string(WT_BINARY_DIR) + "/tools/fmnist_to_hdf5";

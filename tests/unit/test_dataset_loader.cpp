@@ -109,6 +109,32 @@ TEST_F(LoaderTest, SeekOutsideEpochThrows) {
   EXPECT_THROW(BatchLoader(reader, wrong_size, 0, 1, false), std::invalid_argument);
 }
 
+// The preload thread reads through HDF5 while this thread reads another file: hdf5_mutex() must
+// serialise them (the library is not thread-safe), and both must still see the right data.
+TEST_F(LoaderTest, PreloadThreadAndOtherReaderShareHdf5Safely) {
+  const std::string other = dir_.file("other.h5");
+  testutil::write_synthetic_dataset(other, 29, 5, {1, 2, 3}, 3);
+  DatasetReader train(path_, "train", {1, 2, 3}, 10), reference(path_, "train", {1, 2, 3}, 10);
+  DatasetReader second(other, "train", {1, 2, 3}, 10);
+  BatchSampler sampler(37, 4, 8, true);
+  BatchLoader loader(train, sampler, 0, 1, true);
+  Tensor x;
+  std::vector<int32_t> y;
+  std::vector<float> sx(29 * 6), expected(4 * 6);
+  std::vector<int32_t> sy(29), expected_y(4);
+  std::vector<int64_t> all(29);
+  for (int64_t i = 0; i < 29; ++i) all[size_t(i)] = 28 - i;
+  for (int step = 0; step < 40; ++step) {
+    const DataCursor c = loader.cursor();
+    loader.next(x, y);                       // starts the next read in the background
+    second.read(all, sx.data(), sy.data());  // concurrently with it
+    for (int64_t i = 0; i < 29; ++i) ASSERT_EQ(sy[size_t(i)], ((28 - i) * 3) % 10);
+    reference.read(sampler.rows(c.epoch, c.batch, 0, 1), expected.data(), expected_y.data());
+    ASSERT_EQ(std::vector<float>(x.data(), x.data() + x.numel()), expected);
+    ASSERT_EQ(y, expected_y);
+  }
+}
+
 TEST(EvalRows, PartsCoverEachBatchOnce) {
   EXPECT_EQ(eval_rows(10, 8, 4, 0, 1), (std::vector<int64_t>{8, 9}));
   EXPECT_EQ(eval_rows(10, 0, 4, 1, 2), (std::vector<int64_t>{2, 3}));
