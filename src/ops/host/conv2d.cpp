@@ -8,21 +8,35 @@
 namespace wt::ops {
 namespace {
 
-// Output columns [lo, hi) of one kernel column kj whose input column lies inside the image.
-struct ValidRange {
-  int64_t lo, hi;
-};
-ValidRange valid_outputs(int64_t out_len, int64_t in_len, int64_t stride, int64_t padding,
-                         int64_t offset) {
-  // in = out * stride - padding + offset must lie in [0, in_len).
-  const int64_t first = padding - offset;
-  const int64_t lo = first <= 0 ? 0 : (first + stride - 1) / stride;
-  const int64_t last = in_len - 1 + padding - offset;
-  const int64_t hi = last < 0 ? 0 : std::min(out_len, last / stride + 1);
-  return {std::min(lo, hi), hi};
+// Row copies and adds are the inner loops of im2col/col2im; rows are short (a LeNet conv2 output
+// row is 14 floats), so they are written as fixed 8-float blocks the compiler turns into single
+// vector moves, instead of variable-length loops it would turn into memcpy calls.
+inline void copy_row(float* __restrict dst, const float* __restrict src, int64_t n) {
+  if (n < 8) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+    return;
+  }
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) std::memcpy(dst + i, src + i, 8 * sizeof(float));
+  // The last block overlaps the previous one; copying a value twice is harmless.
+  if (i < n) std::memcpy(dst + n - 8, src + n - 8, 8 * sizeof(float));
 }
 
+inline void add_row(float* __restrict dst, const float* __restrict src, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) dst[i + j] += src[i + j];
+  for (; i < n; ++i) dst[i] += src[i];
+}
+
+int64_t padded_h(const Conv2dGeometry& g) { return g.in_h + 2 * g.padding; }
+int64_t padded_w(const Conv2dGeometry& g) { return g.in_w + 2 * g.padding; }
+
 }  // namespace
+
+int64_t im2col_scratch_floats(const Conv2dGeometry& g) {
+  return g.padding > 0 ? g.in_channels * padded_h(g) * padded_w(g) : 0;
+}
 
 int64_t conv2d_chunk(const Conv2dGeometry& g, int64_t requested) {
   // Measured at LeNet's shapes (bench/README.md): chunks of a few samples make GEMMs wide enough
@@ -33,63 +47,69 @@ int64_t conv2d_chunk(const Conv2dGeometry& g, int64_t requested) {
 
 int64_t conv2d_workspace_floats(const Conv2dGeometry& g, int64_t chunk) {
   const int64_t cols = chunk * g.out_pixels();
-  // Column matrix, plus an [OC, chunk*pixels] staging matrix when samples share one GEMM.
-  return g.col_rows() * cols + (chunk > 1 ? g.out_channels * cols : 0);
+  // Column matrix, an [OC, chunk*pixels] staging matrix when samples share one GEMM, and the
+  // padded image that im2col/col2im work through.
+  return g.col_rows() * cols + (chunk > 1 ? g.out_channels * cols : 0) + im2col_scratch_floats(g);
 }
 
-void im2col(const Conv2dGeometry& g, const float* x, float* col, int64_t ld_col) {
-  const int64_t k = g.kernel, s = g.stride, p = g.padding, H = g.in_h, W = g.in_w;
-  const int64_t Ho = g.out_h(), Wo = g.out_w();
-  for (int64_t c = 0; c < g.in_channels; ++c) {
-    const float* xc = x + c * H * W;
-    for (int64_t ki = 0; ki < k; ++ki) {
+void im2col(const Conv2dGeometry& g, const float* x, float* col, int64_t ld_col, float* scratch) {
+  const int64_t k = g.kernel, s = g.stride, Ho = g.out_h(), Wo = g.out_w();
+  const int64_t Hp = padded_h(g), Wp = padded_w(g);
+  // Copying the sample into a zero-bordered image first leaves the unfolding without bounds checks.
+  const float* xp = x;
+  if (g.padding > 0) {
+    std::memset(scratch, 0, sizeof(float) * g.in_channels * Hp * Wp);
+    for (int64_t c = 0; c < g.in_channels; ++c)
+      for (int64_t h = 0; h < g.in_h; ++h)
+        std::memcpy(scratch + (c * Hp + h + g.padding) * Wp + g.padding,
+                    x + (c * g.in_h + h) * g.in_w, sizeof(float) * g.in_w);
+    xp = scratch;
+  }
+  for (int64_t c = 0; c < g.in_channels; ++c)
+    for (int64_t ki = 0; ki < k; ++ki)
       for (int64_t kj = 0; kj < k; ++kj) {
         float* row = col + ((c * k + ki) * k + kj) * ld_col;
-        const ValidRange v = valid_outputs(Wo, W, s, p, kj);
+        const float* src = xp + (c * Hp + ki) * Wp + kj;
         for (int64_t oh = 0; oh < Ho; ++oh) {
-          float* dst = row + oh * Wo;
-          const int64_t ih = oh * s - p + ki;
-          if (ih < 0 || ih >= H) {
-            std::fill(dst, dst + Wo, 0.0f);
-            continue;
-          }
-          std::fill(dst, dst + v.lo, 0.0f);
-          std::fill(dst + v.hi, dst + Wo, 0.0f);
-          const float* src = xc + ih * W - p + kj;
+          const float* line = src + oh * s * Wp;
           if (s == 1) {
-            for (int64_t ow = v.lo; ow < v.hi; ++ow) dst[ow] = src[ow];
+            copy_row(row + oh * Wo, line, Wo);
           } else {
-            for (int64_t ow = v.lo; ow < v.hi; ++ow) dst[ow] = src[ow * s];
+            for (int64_t ow = 0; ow < Wo; ++ow) row[oh * Wo + ow] = line[ow * s];
           }
         }
       }
-    }
-  }
 }
 
-void col2im_add(const Conv2dGeometry& g, const float* col, int64_t ld_col, float* dx) {
-  const int64_t k = g.kernel, s = g.stride, p = g.padding, H = g.in_h, W = g.in_w;
-  const int64_t Ho = g.out_h(), Wo = g.out_w();
-  for (int64_t c = 0; c < g.in_channels; ++c) {
-    float* dxc = dx + c * H * W;
-    for (int64_t ki = 0; ki < k; ++ki) {
+void col2im_add(const Conv2dGeometry& g, const float* col, int64_t ld_col, float* dx,
+                float* scratch) {
+  const int64_t k = g.kernel, s = g.stride, Ho = g.out_h(), Wo = g.out_w();
+  const int64_t Hp = padded_h(g), Wp = padded_w(g);
+  // Accumulate into a zero-bordered image, then add its interior onto dx.
+  float* dxp = dx;
+  if (g.padding > 0) {
+    std::memset(scratch, 0, sizeof(float) * g.in_channels * Hp * Wp);
+    dxp = scratch;
+  }
+  for (int64_t c = 0; c < g.in_channels; ++c)
+    for (int64_t ki = 0; ki < k; ++ki)
       for (int64_t kj = 0; kj < k; ++kj) {
         const float* row = col + ((c * k + ki) * k + kj) * ld_col;
-        const ValidRange v = valid_outputs(Wo, W, s, p, kj);
+        float* dst = dxp + (c * Hp + ki) * Wp + kj;
         for (int64_t oh = 0; oh < Ho; ++oh) {
-          const int64_t ih = oh * s - p + ki;
-          if (ih < 0 || ih >= H) continue;
-          const float* src = row + oh * Wo;
-          float* dst = dxc + ih * W - p + kj;
+          float* line = dst + oh * s * Wp;
           if (s == 1) {
-            for (int64_t ow = v.lo; ow < v.hi; ++ow) dst[ow] += src[ow];
+            add_row(line, row + oh * Wo, Wo);
           } else {
-            for (int64_t ow = v.lo; ow < v.hi; ++ow) dst[ow * s] += src[ow];
+            for (int64_t ow = 0; ow < Wo; ++ow) line[ow * s] += row[oh * Wo + ow];
           }
         }
       }
-    }
-  }
+  if (g.padding > 0)
+    for (int64_t c = 0; c < g.in_channels; ++c)
+      for (int64_t h = 0; h < g.in_h; ++h)
+        add_row(dx + (c * g.in_h + h) * g.in_w, scratch + (c * Hp + h + g.padding) * Wp + g.padding,
+                g.in_w);
 }
 
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias,
@@ -98,9 +118,10 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
   const int64_t in_size = g.in_channels * g.in_h * g.in_w, out_size = OC * P;
   float* col = workspace;
   float* staged = workspace + K * chunk * P;
+  float* scratch = staged + (chunk > 1 ? OC * chunk * P : 0);
   for (int64_t n0 = 0; n0 < g.batch; n0 += chunk) {
     const int64_t S = std::min(chunk, g.batch - n0), ld = S * P;
-    for (int64_t s = 0; s < S; ++s) im2col(g, x + (n0 + s) * in_size, col + s * P, ld);
+    for (int64_t s = 0; s < S; ++s) im2col(g, x + (n0 + s) * in_size, col + s * P, ld, scratch);
     // A single sample's [OC, P] result is already NCHW; a chunk's [OC, S*P] is staged and
     // scattered.
     float* result = S == 1 ? y + n0 * out_size : staged;
@@ -128,6 +149,7 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
   const int64_t in_size = g.in_channels * g.in_h * g.in_w, out_size = OC * P;
   float* col = workspace;
   float* staged = workspace + K * chunk * P;
+  float* scratch = staged + (chunk > 1 ? OC * chunk * P : 0);
   if (dbias) {
     for (int64_t n = 0; n < g.batch; ++n)
       for (int64_t oc = 0; oc < OC; ++oc) {
@@ -149,13 +171,14 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
                       sizeof(float) * P);
       dy_chunk = staged;
     }
-    for (int64_t s = 0; s < S; ++s) im2col(g, x + (n0 + s) * in_size, col + s * P, ld);
+    for (int64_t s = 0; s < S; ++s) im2col(g, x + (n0 + s) * in_size, col + s * P, ld, scratch);
     // dw[OC, K] += dy[OC, S*P] * col[K, S*P]^T
     gemm(false, true, OC, K, ld, 1.0f, dy_chunk, ld, col, ld, 1.0f, dw, K);
     if (!dx) continue;
     // dcol[K, S*P] = w[OC, K]^T * dy[OC, S*P], written over col (no longer needed), then folded.
     gemm(true, false, K, ld, OC, 1.0f, w, K, dy_chunk, ld, 0.0f, col, ld);
-    for (int64_t s = 0; s < S; ++s) col2im_add(g, col + s * P, ld, dx + (n0 + s) * in_size);
+    for (int64_t s = 0; s < S; ++s)
+      col2im_add(g, col + s * P, ld, dx + (n0 + s) * in_size, scratch);
   }
 }
 

@@ -28,11 +28,9 @@ int64_t argmax_of(const Pool2dGeometry& g, const float* plane, const Window& win
   for (int64_t h = win.h0; h < win.h1; ++h)
     for (int64_t w = win.w0; w < win.w1; ++w) {
       const float v = plane[h * g.in_w + w];
-      // NaN propagates like PyTorch: a NaN input wins its window.
-      if (best < 0 || v > best_value || v != v) {
+      if (best < 0 || v > best_value) {
         best = h * g.in_w + w;
         best_value = v;
-        if (v != v) return best;
       }
     }
   return best;
@@ -75,6 +73,24 @@ void maxpool2d_backward(const Pool2dGeometry& g, const float* x, const float* dy
   const int64_t Ho = g.out_h(), Wo = g.out_w(), in_plane = g.in_h * g.in_w;
   const int64_t planes = g.batch * g.channels;
   std::memset(dx, 0, sizeof(float) * planes * in_plane);
+  if (g.kernel == 2 && g.stride == 2 && g.padding == 0) {
+    for (int64_t p = 0; p < planes; ++p) {
+      const float* xp = x + p * in_plane;
+      const float* dyp = dy + p * Ho * Wo;
+      float* dxp = dx + p * in_plane;
+      for (int64_t oh = 0; oh < Ho; ++oh)
+        for (int64_t ow = 0; ow < Wo; ++ow) {
+          // Same tie rule as argmax_of: the first maximum in row-major window order wins.
+          const int64_t i0 = 2 * oh * g.in_w + 2 * ow;
+          const int64_t cand[3] = {i0 + 1, i0 + g.in_w, i0 + g.in_w + 1};
+          int64_t best = i0;
+          for (int64_t c : cand)
+            if (xp[c] > xp[best]) best = c;
+          dxp[best] += dyp[oh * Wo + ow];
+        }
+    }
+    return;
+  }
   for (int64_t p = 0; p < planes; ++p) {
     const float* xp = x + p * in_plane;
     const float* dyp = dy + p * Ho * Wo;
