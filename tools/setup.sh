@@ -40,7 +40,7 @@ else
 fi
 
 JOBS=$(nproc 2>/dev/null || echo 2)
-step "configuring (build/, Release ${WAVETRAIN_CMAKE_ARGS:-})"
+step "configuring build/ (Release${WAVETRAIN_CMAKE_ARGS:+ $WAVETRAIN_CMAKE_ARGS})"
 # Word splitting of WAVETRAIN_CMAKE_ARGS is intended: it holds several -D options.
 # shellcheck disable=SC2086
 mkdir -p build
@@ -61,5 +61,9 @@ if [[ ! -f data/fashion_mnist.h5 ]]; then
   mv data/fashion_mnist.h5.tmp data/fashion_mnist.h5
 else
   step "data/fashion_mnist.h5 present"
+fi
+# pyenv and the like can shadow Debian's interpreter, which is the one with h5py and numpy.
+if ! python3 -c 'import h5py, numpy' >/dev/null 2>&1 && /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null; then
+  echo "==> note: python3 on PATH ($(command -v python3)) lacks h5py/numpy; use /usr/bin/python3"
 fi
 step "setup done"
