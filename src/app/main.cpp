@@ -12,6 +12,7 @@
 #include "comm/mpi_communicator.hpp"
 #include "deck/deck_parser.hpp"
 #include "deck/input_error.hpp"
+#include "mem/caching_allocator.hpp"
 
 // OpenBLAS's own thread pool would fight the other ranks for cores: one rank owns one core.
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));
@@ -22,7 +23,7 @@ int run(int argc, char** argv, int world_rank) {
   try {
     wt::CommandLine cli = wt::parse_command_line(argc, argv);
     if (cli.exit_now) return 0;
-    wt::RunConfig config = wt::parse_deck(cli.deck_path, cli.overrides);
+    wt::RunConfig config = wt::parse_deck(cli.deck, cli.overrides);
     wt::MpiCommunicator comm(MPI_COMM_WORLD);
     wt::TrainOptions options;
     options.run_dir = cli.run_dir;

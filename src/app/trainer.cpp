@@ -16,6 +16,7 @@
 #include "exec/executor.hpp"
 #include "io/metrics_writer.hpp"
 #include "model/model.hpp"
+#include "ops/host/lr_schedule.hpp"
 #include "ops/host/optimizers.hpp"
 #include "sched/schedule_registry.hpp"
 

@@ -1,7 +1,7 @@
 # Shared helpers for the end-to-end tests (sourced, not run by ctest).
 set -euo pipefail
 : "${WT_SOURCE_DIR:?}" "${WT_BINARY_DIR:?}"
-WAVETRAIN="$WT_BINARY_DIR/src/wavetrain"
+WAVETRAIN="$WT_BINARY_DIR/wavetrain"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
 
@@ -14,7 +14,7 @@ fashion_mnist_h5() {
   local f="$WT_BINARY_DIR/test-data/fashion_mnist.h5"
   if [[ ! -f "$f" ]]; then
     mkdir -p "$(dirname "$f")"
-    "$WT_BINARY_DIR/tools/fmnist_to_hdf5" --output "$f" >&2
+    "$WT_BINARY_DIR/fmnist_to_hdf5" --output "$f" >&2
   fi
   echo "$f"
 }
