@@ -16,6 +16,8 @@
 
 // OpenBLAS's own thread pool would fight the other ranks for cores: one rank owns one core.
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+// Likewise oneDNN's OpenMP pool (set on the thread that calls GEMM).
+extern "C" void omp_set_num_threads(int) __attribute__((weak));
 
 namespace {
 
@@ -60,6 +62,7 @@ int main(int argc, char** argv) {
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   if (openblas_set_num_threads) openblas_set_num_threads(1);
+  if (omp_set_num_threads) omp_set_num_threads(1);
   int rc;
   {
     Kokkos::initialize();  // no arguments: the same call works on Kokkos 3.x and 4.x

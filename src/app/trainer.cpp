@@ -50,7 +50,8 @@ double median(std::vector<double> v) {
 }
 
 // Evaluates the whole split, each rank its contiguous share, in eval_batch chunks.
-StepStats evaluate_split(Executor& exec, DatasetReader& reader, int64_t eval_batch, Communicator& comm) {
+StepStats evaluate_split(Executor& exec, DatasetReader& reader, int64_t eval_batch,
+                         Communicator& comm) {
   const int64_t n = reader.size();
   const int64_t begin = n * comm.rank() / comm.size();
   const int64_t end = n * (comm.rank() + 1) / comm.size();
@@ -127,17 +128,19 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
 
   std::unique_ptr<MetricsWriter> metrics;
   if (root) metrics = std::make_unique<MetricsWriter>(run_dir + "/metrics.csv", false);
-  log.line("wavetrain: model %s (%lld parameters), schedule %s on %d rank%s, %lld steps (%lld per epoch), global batch %lld",
-           model.graph.name.c_str(), (long long)model.param_count(), cfg.schedule.kind.c_str(),
-           comm.size(), comm.size() > 1 ? "s" : "", (long long)total_steps, (long long)per_epoch,
-           (long long)cfg.train.global_batch);
+  log.line(
+      "wavetrain: model %s (%lld parameters), schedule %s on %d rank%s, %lld steps (%lld per "
+      "epoch), global batch %lld",
+      model.graph.name.c_str(), (long long)model.param_count(), cfg.schedule.kind.c_str(),
+      comm.size(), comm.size() > 1 ? "s" : "", (long long)total_steps, (long long)per_epoch,
+      (long long)cfg.train.global_batch);
   log.line("wavetrain: run directory %s", run_dir.c_str());
 
   TrainResult result;
   std::vector<double> step_times;
   step_times.reserve(total_steps);
-  StepStats window;          // since the last metrics row (all ranks)
-  StepStats progress_window; // since the last progress line (rank 0's own shard)
+  StepStats window;           // since the last metrics row (all ranks)
+  StepStats progress_window;  // since the last progress line (rank 0's own shard)
   auto t_progress = std::chrono::steady_clock::now();
   auto t_window = t_progress;
   int64_t window_steps = 0, progress_steps = 0;
@@ -161,10 +164,11 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
       const double rate = progress_steps * samples_per_step / dt;
       const double eta = (total_steps - step - 1) * samples_per_step / std::max(rate, 1e-9);
       log.line("epoch %lld/%lld step %lld/%lld loss %.4f lr %.4g %.0f samples/s ETA %s",
-               (long long)(step / per_epoch + 1), (long long)((total_steps + per_epoch - 1) / per_epoch),
-               (long long)(step + 1), (long long)total_steps,
-               progress_window.samples ? progress_window.loss_sum / progress_window.samples : 0.0, lr,
-               rate, format_duration(eta).c_str());
+               (long long)(step / per_epoch + 1),
+               (long long)((total_steps + per_epoch - 1) / per_epoch), (long long)(step + 1),
+               (long long)total_steps,
+               progress_window.samples ? progress_window.loss_sum / progress_window.samples : 0.0,
+               lr, rate, format_duration(eta).c_str());
       progress_window = StepStats{};
       progress_steps = 0;
       t_progress = std::chrono::steady_clock::now();
@@ -200,7 +204,8 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
       result.test_loss = e.samples ? e.loss_sum / e.samples : 0;
       log.line("epoch %lld done: test accuracy %.4f, test loss %.4f (%lld samples), %s elapsed",
                (long long)((step + 1 + per_epoch - 1) / per_epoch), result.test_accuracy,
-               result.test_loss, (long long)e.samples, format_duration(seconds_since(t_start)).c_str());
+               result.test_loss, (long long)e.samples,
+               format_duration(seconds_since(t_start)).c_str());
       if (metrics) {
         MetricsRow row;
         row.kind = "eval";
@@ -222,7 +227,8 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   result.steps = total_steps;
   result.wall_s = seconds_since(t_start);
   // The first steps warm caches and the allocator; the median of the rest is the steady rate.
-  std::vector<double> steady(step_times.begin() + std::min<size_t>(step_times.size() / 10, 10), step_times.end());
+  std::vector<double> steady(step_times.begin() + std::min<size_t>(step_times.size() / 10, 10),
+                             step_times.end());
   const double med = median(steady);
   result.samples_per_s_median = med > 0 ? samples_per_step / med : 0;
   std::vector<double> rss(comm.size(), 0.0);
@@ -230,18 +236,20 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   comm.allreduce_sum(rss.data(), comm.size(), 0);
   if (root) {
     std::ofstream summary(run_dir + "/summary.json");
-    summary << "{\n  \"model\": \"" << model.graph.name << "\",\n  \"schedule\": \"" << cfg.schedule.kind
-            << "\",\n  \"ranks\": " << comm.size() << ",\n  \"steps\": " << total_steps
+    summary << "{\n  \"model\": \"" << model.graph.name << "\",\n  \"schedule\": \""
+            << cfg.schedule.kind << "\",\n  \"ranks\": " << comm.size()
+            << ",\n  \"steps\": " << total_steps
             << ",\n  \"global_batch\": " << cfg.train.global_batch
             << ",\n  \"samples_per_s_median\": " << result.samples_per_s_median
             << ",\n  \"wall_s\": " << result.wall_s
             << ",\n  \"test_accuracy\": " << result.test_accuracy
             << ",\n  \"peak_rss_mb\": " << *std::max_element(rss.begin(), rss.end())
-            << ",\n  \"peak_device_mb\": " << device_allocator().stats().peak_reserved / 1048576.0 << "\n}\n";
+            << ",\n  \"peak_device_mb\": " << device_allocator().stats().peak_reserved / 1048576.0
+            << "\n}\n";
   }
   log.line("wavetrain: done: %lld steps in %s, median %.0f samples/s, final test accuracy %.4f",
-           (long long)total_steps, format_duration(result.wall_s).c_str(), result.samples_per_s_median,
-           result.test_accuracy);
+           (long long)total_steps, format_duration(result.wall_s).c_str(),
+           result.samples_per_s_median, result.test_accuracy);
   return result;
 }
 

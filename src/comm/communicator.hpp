@@ -32,7 +32,8 @@ class Communicator {
   virtual void allreduce_sum(double* data, int64_t count, int group) = 0;
   virtual void broadcast(float* data, int64_t count, int root_world_rank, int group) = 0;
   virtual void broadcast_bytes(void* data, int64_t bytes, int root_world_rank) = 0;
-  virtual std::unique_ptr<CommRequest> isend(const float* data, int64_t count, int peer, int tag) = 0;
+  virtual std::unique_ptr<CommRequest> isend(const float* data, int64_t count, int peer,
+                                             int tag) = 0;
   virtual std::unique_ptr<CommRequest> irecv(float* data, int64_t count, int peer, int tag) = 0;
   virtual void barrier() = 0;
 };

@@ -75,8 +75,8 @@ int MpiCommunicator::add_group(const std::vector<int>& world_ranks) {
 
 MPI_Comm MpiCommunicator::group_comm(int group) const {
   if (group < 0 || group >= static_cast<int>(comms_.size()) || comms_[group] == MPI_COMM_NULL)
-    throw std::logic_error("rank " + std::to_string(rank_) + " used group " + std::to_string(group) +
-                           " it is not a member of");
+    throw std::logic_error("rank " + std::to_string(rank_) + " used group " +
+                           std::to_string(group) + " it is not a member of");
   return comms_[group];
 }
 
@@ -87,7 +87,8 @@ int MpiCommunicator::group_rank_of(int group, int world_rank) const {
   return static_cast<int>(it - r.begin());
 }
 
-std::unique_ptr<CommRequest> MpiCommunicator::iallreduce_sum(float* data, int64_t count, int group) {
+std::unique_ptr<CommRequest> MpiCommunicator::iallreduce_sum(float* data, int64_t count,
+                                                             int group) {
   auto req = std::make_unique<MpiRequest>();
   check(MPI_Iallreduce(MPI_IN_PLACE, data, as_int(count), MPI_FLOAT, MPI_SUM, group_comm(group),
                        &req->request),
@@ -115,7 +116,8 @@ void MpiCommunicator::broadcast_bytes(void* data, int64_t bytes, int root_world_
   check(MPI_Bcast(data, as_int(bytes), MPI_BYTE, root_world_rank, comms_[0]), "bcast");
 }
 
-std::unique_ptr<CommRequest> MpiCommunicator::isend(const float* data, int64_t count, int peer, int tag) {
+std::unique_ptr<CommRequest> MpiCommunicator::isend(const float* data, int64_t count, int peer,
+                                                    int tag) {
   auto req = std::make_unique<MpiRequest>();
   check(MPI_Isend(data, as_int(count), MPI_FLOAT, peer, tag, comms_[0], &req->request), "isend");
   return req;

@@ -28,8 +28,8 @@ class MpiCommunicator : public Communicator {
  private:
   MPI_Comm group_comm(int group) const;
   int group_rank_of(int group, int world_rank) const;
-  std::vector<MPI_Comm> comms_;                 // by group id; MPI_COMM_NULL where not a member
-  std::vector<std::vector<int>> group_ranks_;   // world ranks of each group
+  std::vector<MPI_Comm> comms_;                // by group id; MPI_COMM_NULL where not a member
+  std::vector<std::vector<int>> group_ranks_;  // world ranks of each group
   int rank_ = 0;
   int size_ = 1;
 };

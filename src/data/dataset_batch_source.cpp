@@ -14,7 +14,8 @@ void DatasetBatchSource::quiesce() {
 
 DatasetBatchSource::Loaded DatasetBatchSource::read(int64_t sequence, int part, int parts) {
   const int64_t per_epoch = sampler_.batches_per_epoch();
-  std::vector<int64_t> rows = sampler_.rows(sequence / per_epoch, sequence % per_epoch, part, parts);
+  std::vector<int64_t> rows =
+      sampler_.rows(sequence / per_epoch, sequence % per_epoch, part, parts);
   Loaded l;
   l.sequence = sequence;
   l.part = part;
@@ -44,9 +45,8 @@ void DatasetBatchSource::fetch(int64_t sequence, int part, int parts, Tensor& in
     next_sequence_ = sequence + 1;
     next_part_ = part;
     next_parts_ = parts;
-    next_ = std::async(std::launch::async, [this, sequence, part, parts] {
-      return read(sequence + 1, part, parts);
-    });
+    next_ = std::async(std::launch::async,
+                       [this, sequence, part, parts] { return read(sequence + 1, part, parts); });
   }
 }
 

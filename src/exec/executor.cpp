@@ -19,9 +19,9 @@ double now_seconds() {
 struct Executor::Slot {
   Tensor input;
   std::vector<int32_t> labels;
-  std::vector<Tensor> out;    // per node output
-  std::vector<Saved> saved;   // per node forward->backward state
-  std::vector<Tensor> grad;   // per node: gradient of the loss w.r.t. its output
+  std::vector<Tensor> out;   // per node output
+  std::vector<Saved> saved;  // per node forward->backward state
+  std::vector<Tensor> grad;  // per node: gradient of the loss w.r.t. its output
   Rng rng{0};
 };
 
@@ -113,7 +113,8 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
     case OpCode::Forward: {
       const Stage& st = model_.stages[ins.stage];
       const float scale = 1.0f / float(data_.global_batch() * program_.global_batches);
-      forward_nodes(*slots_[ins.slot], st.node_begin, st.node_end, Mode::Train, scale, stats, false);
+      forward_nodes(*slots_[ins.slot], st.node_begin, st.node_end, Mode::Train, scale, stats,
+                    false);
       break;
     }
     case OpCode::Backward: {
@@ -216,7 +217,8 @@ void Executor::backward_nodes(Slot& slot, int begin, int end) {
         if (!slot.grad[src].defined()) {
           slot.grad[src] = din[k];
         } else {
-          cblas_saxpy(static_cast<int>(din[k].numel()), 1.0f, din[k].data(), 1, slot.grad[src].data(), 1);
+          cblas_saxpy(static_cast<int>(din[k].numel()), 1.0f, din[k].data(), 1,
+                      slot.grad[src].data(), 1);
         }
       }
     }

@@ -16,9 +16,9 @@
 namespace wt {
 
 struct StepStats {
-  double loss_sum = 0;   // sum of per-sample losses computed on this rank
-  double correct = 0;    // correct argmax predictions on this rank
-  int64_t samples = 0;   // samples whose loss this rank computed
+  double loss_sum = 0;  // sum of per-sample losses computed on this rank
+  double correct = 0;   // correct argmax predictions on this rank
+  int64_t samples = 0;  // samples whose loss this rank computed
 };
 
 // Called after each executed instruction (for traces): stream, instruction, begin/end seconds.

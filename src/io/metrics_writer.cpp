@@ -11,7 +11,8 @@ MetricsWriter::MetricsWriter(const std::string& path, bool append) {
   file_ = std::fopen(path.c_str(), append ? "a" : "w");
   if (!file_) throw std::runtime_error("cannot write " + path);
   if (!has_header)
-    std::fprintf(file_, "kind,step,epoch,loss,accuracy,lr,samples_per_s,wall_s,peak_device_mb,rss_mb\n");
+    std::fprintf(file_,
+                 "kind,step,epoch,loss,accuracy,lr,samples_per_s,wall_s,peak_device_mb,rss_mb\n");
   std::fflush(file_);
 }
 

@@ -14,11 +14,11 @@
 namespace wt {
 
 struct MemoryStats {
-  size_t in_use = 0;         // bytes handed out and not yet released
-  size_t reserved = 0;       // bytes held from the system (in use + cached)
+  size_t in_use = 0;    // bytes handed out and not yet released
+  size_t reserved = 0;  // bytes held from the system (in use + cached)
   size_t peak_in_use = 0;
   size_t peak_reserved = 0;
-  size_t allocations = 0;    // calls to allocate()
+  size_t allocations = 0;         // calls to allocate()
   size_t system_allocations = 0;  // calls that had to go to the system
 };
 

@@ -1,8 +1,9 @@
 #include "model/graph.hpp"
 
+#include <toml++/toml.h>
+
 #include <map>
 #include <stdexcept>
-#include <toml++/toml.h>
 
 #include "deck/input_error.hpp"
 #include "model/layer_args.hpp"
@@ -81,14 +82,16 @@ Graph Graph::load(const std::string& path) {
       throw InputError(path, n.line, "layer.name", "every layer needs a non-empty string name");
     n.name = *lname;
     if (n.name == "input" || index.count(n.name))
-      throw InputError(path, n.line, "layer.name", "duplicate or reserved layer name '" + n.name + "'");
+      throw InputError(path, n.line, "layer.name",
+                       "duplicate or reserved layer name '" + n.name + "'");
     auto type = (*t)["type"].value_exact<std::string>();
-    if (!type) throw InputError(path, n.line, "layer '" + n.name + "' type", "missing or not a string");
+    if (!type)
+      throw InputError(path, n.line, "layer '" + n.name + "' type", "missing or not a string");
     n.type = *type;
     if (!LayerRegistry::contains(n.type))
       throw InputError(path, line_of(*t->get("type")), "layer '" + n.name + "' type",
-                       "unknown layer type '" + n.type + "' (known: " +
-                           join(LayerRegistry::known_types()) + ")");
+                       "unknown layer type '" + n.type +
+                           "' (known: " + join(LayerRegistry::known_types()) + ")");
     if (const toml::node* in = t->get("inputs")) {
       const toml::array* arr = in->as_array();
       if (!arr || arr->empty())
@@ -96,7 +99,9 @@ Graph Graph::load(const std::string& path) {
                          "must be a non-empty array of earlier layer names or \"input\"");
       for (const auto& e : *arr) {
         auto s = e.value_exact<std::string>();
-        if (!s) throw InputError(path, line_of(e), "layer '" + n.name + "' inputs", "names must be strings");
+        if (!s)
+          throw InputError(path, line_of(e), "layer '" + n.name + "' inputs",
+                           "names must be strings");
         if (*s == "input") {
           n.inputs.push_back(kGraphInput);
         } else if (index.count(*s)) {
@@ -130,7 +135,8 @@ Graph Graph::load(const std::string& path) {
     if (g.nodes[i].layer->is_loss())
       throw InputError(path, g.nodes[i].line, "layer '" + g.nodes[i].name + "'",
                        "a loss layer must be the last layer");
-  const Shape& logits = shapes[g.nodes.back().inputs.at(0) == kGraphInput ? 0 : g.nodes.back().inputs[0]];
+  const Shape& logits =
+      shapes[g.nodes.back().inputs.at(0) == kGraphInput ? 0 : g.nodes.back().inputs[0]];
   if (logits.size() != 1 || logits[0] != g.classes)
     throw InputError(path, g.nodes.back().line, "layer '" + g.nodes.back().name + "'",
                      "loss input has shape " + shape_str(logits) + " but the model has " +

@@ -21,8 +21,9 @@ void LayerArgs::fail(const std::string& key, const std::string& message) const {
 int64_t LayerArgs::get_int(const std::string& key, int64_t min, int64_t max) const {
   used_.insert(key);
   const toml::node* n = table_.get(key);
-  if (!n) fail(key, "missing required key (an integer in [" + std::to_string(min) + ", " +
-                        std::to_string(max) + "])");
+  if (!n)
+    fail(key, "missing required key (an integer in [" + std::to_string(min) + ", " +
+                  std::to_string(max) + "])");
   auto v = n->value_exact<int64_t>();
   if (!v) fail(key, "must be an integer");
   if (*v < min || *v > max)
@@ -31,7 +32,8 @@ int64_t LayerArgs::get_int(const std::string& key, int64_t min, int64_t max) con
   return *v;
 }
 
-int64_t LayerArgs::get_int(const std::string& key, int64_t fallback, int64_t min, int64_t max) const {
+int64_t LayerArgs::get_int(const std::string& key, int64_t fallback, int64_t min,
+                           int64_t max) const {
   if (!table_.contains(key)) {
     used_.insert(key);
     return fallback;

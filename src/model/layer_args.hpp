@@ -1,10 +1,11 @@
 #pragma once
 // Typed, validated access to one [[layer]] table of a model file. Every getter checks type and
 // range and throws InputError naming file:line:key; check_no_unknown_keys() rejects typos.
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <set>
 #include <string>
-#include <toml++/toml.h>
 #include <vector>
 
 namespace wt {

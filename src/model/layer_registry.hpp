@@ -27,8 +27,8 @@ class LayerRegistry {
 
 }  // namespace wt
 
-#define WT_REGISTER_LAYER(type_name, Class)                                            \
-  static const bool wt_layer_registered_##Class = ::wt::LayerRegistry::add(            \
-      type_name, [](const ::wt::LayerArgs& args) -> std::unique_ptr<::wt::Layer> {     \
-        return std::make_unique<Class>(args);                                          \
+#define WT_REGISTER_LAYER(type_name, Class)                                        \
+  static const bool wt_layer_registered_##Class = ::wt::LayerRegistry::add(        \
+      type_name, [](const ::wt::LayerArgs& args) -> std::unique_ptr<::wt::Layer> { \
+        return std::make_unique<Class>(args);                                      \
       })

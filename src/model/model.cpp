@@ -64,7 +64,8 @@ Model::Model(Graph g, const std::vector<int>& cuts) : graph(std::move(g)) {
       }
       std::vector<Buffer*> bs;
       for (const auto& spec : layer.buffer_specs()) {
-        st.buffers.push_back({layer.name() + "." + spec.name, st.buffer_values.slice(off_buf, spec.shape)});
+        st.buffers.push_back(
+            {layer.name() + "." + spec.name, st.buffer_values.slice(off_buf, spec.shape)});
         off_buf += shape_numel(spec.shape);
       }
       (void)ps;

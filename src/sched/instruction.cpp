@@ -4,12 +4,18 @@ namespace wt {
 
 const char* opcode_name(OpCode op) {
   switch (op) {
-    case OpCode::LoadBatch: return "load";
-    case OpCode::Forward: return "fwd";
-    case OpCode::Backward: return "bwd";
-    case OpCode::AllReduce: return "allreduce";
-    case OpCode::Wait: return "wait";
-    case OpCode::Step: return "step";
+    case OpCode::LoadBatch:
+      return "load";
+    case OpCode::Forward:
+      return "fwd";
+    case OpCode::Backward:
+      return "bwd";
+    case OpCode::AllReduce:
+      return "allreduce";
+    case OpCode::Wait:
+      return "wait";
+    case OpCode::Step:
+      return "step";
   }
   return "?";
 }
@@ -38,8 +44,12 @@ std::string Instruction::str() const {
       add("group", group);
       add("event", event);
       break;
-    case OpCode::Wait: add("event", event); break;
-    case OpCode::Step: add("stage", stage); break;
+    case OpCode::Wait:
+      add("event", event);
+      break;
+    case OpCode::Step:
+      add("stage", stage);
+      break;
   }
   return s;
 }

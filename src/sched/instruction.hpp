@@ -29,7 +29,7 @@ struct Instruction {
   int wave = 0;    // for waves/tick-tock traces
   int node_begin = -1;
   int node_end = -1;
-  int group = 0;   // communicator group id (0 = world)
+  int group = 0;  // communicator group id (0 = world)
   int event = -1;
   std::string str() const;
 };
@@ -43,9 +43,9 @@ struct RankProgram {
 struct Program {
   std::string schedule;
   int world_size = 1;
-  int slots = 1;               // batch buffers each rank needs
-  int events = 0;              // event ids used: [0, events)
-  int global_batches = 1;      // global batches consumed per step
+  int slots = 1;                         // batch buffers each rank needs
+  int events = 0;                        // event ids used: [0, events)
+  int global_batches = 1;                // global batches consumed per step
   std::vector<std::vector<int>> groups;  // groups[0] is the world; ids match Instruction::group
   std::vector<RankProgram> ranks;
 };

@@ -37,18 +37,22 @@ std::vector<std::string> ScheduleRegistry::known_kinds() {
 
 void validate_program(const Program& program, int stage_count) {
   if (static_cast<int>(program.ranks.size()) != program.world_size)
-    throw std::logic_error(program.schedule + ": program has " + std::to_string(program.ranks.size()) +
-                           " ranks for a world of " + std::to_string(program.world_size));
+    throw std::logic_error(program.schedule + ": program has " +
+                           std::to_string(program.ranks.size()) + " ranks for a world of " +
+                           std::to_string(program.world_size));
   for (int r = 0; r < program.world_size; ++r) {
     std::set<int> completed, waited, loaded;
     for (const auto& stream : program.ranks[r].streams) {
       for (const auto& ins : stream) {
-        auto where = [&] { return program.schedule + " rank " + std::to_string(r) + ": " + ins.str(); };
+        auto where = [&] {
+          return program.schedule + " rank " + std::to_string(r) + ": " + ins.str();
+        };
         if ((ins.op == OpCode::Forward || ins.op == OpCode::Backward || ins.op == OpCode::Step ||
              ins.op == OpCode::AllReduce) &&
             (ins.stage < 0 || ins.stage >= stage_count))
           throw std::logic_error(where() + ": stage out of range");
-        if ((ins.op == OpCode::LoadBatch || ins.op == OpCode::Forward || ins.op == OpCode::Backward) &&
+        if ((ins.op == OpCode::LoadBatch || ins.op == OpCode::Forward ||
+             ins.op == OpCode::Backward) &&
             (ins.slot < 0 || ins.slot >= program.slots))
           throw std::logic_error(where() + ": slot out of range");
         if (ins.op == OpCode::LoadBatch) loaded.insert(ins.slot);
@@ -65,8 +69,9 @@ void validate_program(const Program& program, int stage_count) {
     }
     for (int e : waited)
       if (!completed.count(e))
-        throw std::logic_error(program.schedule + " rank " + std::to_string(r) + ": waits on event " +
-                               std::to_string(e) + " that nothing completes (deadlock)");
+        throw std::logic_error(program.schedule + " rank " + std::to_string(r) +
+                               ": waits on event " + std::to_string(e) +
+                               " that nothing completes (deadlock)");
   }
 }
 

@@ -63,12 +63,14 @@ Tensor Tensor::slice(int64_t offset, const Shape& shape) const {
 void Tensor::fill(float value) {
   FloatView v = view();
   Kokkos::parallel_for(
-      "wt::fill", Kokkos::RangePolicy<DeviceSpace>(0, numel_), KOKKOS_LAMBDA(int64_t i) { v(i) = value; });
+      "wt::fill", Kokkos::RangePolicy<DeviceSpace>(0, numel_),
+      KOKKOS_LAMBDA(int64_t i) { v(i) = value; });
 }
 
 void Tensor::copy_from(const Tensor& other) {
   if (other.numel_ != numel_)
-    throw std::invalid_argument("copy_from: " + shape_str(other.shape_) + " into " + shape_str(shape_));
+    throw std::invalid_argument("copy_from: " + shape_str(other.shape_) + " into " +
+                                shape_str(shape_));
   std::memcpy(data_, other.data_, bytes());
 }
 

@@ -17,7 +17,8 @@ int64_t shape_numel(const Shape& shape);
 std::string shape_str(const Shape& shape);
 
 using DeviceSpace = Kokkos::DefaultExecutionSpace;
-using FloatView = Kokkos::View<float*, DeviceSpace::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using FloatView =
+    Kokkos::View<float*, DeviceSpace::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 // Owns one allocation; returns it to the allocator when the last tensor lets go.
 struct MemoryBlock {
@@ -34,7 +35,8 @@ struct MemoryBlock {
 class Tensor {
  public:
   Tensor() = default;
-  // Uninitialised storage from `alloc` (default: this rank's device allocator), tagged with `stream`.
+  // Uninitialised storage from `alloc` (default: this rank's device allocator), tagged with
+  // `stream`.
   static Tensor empty(const Shape& shape, int stream = 0, CachingAllocator* alloc = nullptr);
   static Tensor zeros(const Shape& shape, int stream = 0, CachingAllocator* alloc = nullptr);
 

@@ -3,7 +3,6 @@
 # "wavetrain: error:" line naming the file (and line/key where there is one).
 source "$(dirname "$0")/lib/common.bash"
 data=$(fashion_mnist_h5)
-dir=$(scratch_dir)
 cp "$WT_SOURCE_DIR/models/lenet.toml" "$dir/lenet.toml"
 
 expect_error() {  # name pattern command...

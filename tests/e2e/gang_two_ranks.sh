@@ -3,7 +3,6 @@
 # Both ranks must finish, rank 0 alone writes the run directory, and the loss must fall.
 source "$(dirname "$0")/lib/common.bash"
 data=$(fashion_mnist_h5)
-dir=$(scratch_dir)
 mpiexec -n 2 --oversubscribe "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashion_mlp.toml" \
   --set "data.path=\"$data\"" --set train.log_every_steps=20 --steps 200 --run-dir "$dir/run" \
   | tee "$dir/out.txt"

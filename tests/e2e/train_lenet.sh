@@ -3,7 +3,6 @@
 # rank; the training loss must fall from ln(10) = 2.30 to below 0.60 and test accuracy exceed 0.78.
 source "$(dirname "$0")/lib/common.bash"
 data=$(fashion_mnist_h5)
-dir=$(scratch_dir)
 "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashion_lenet.toml" --set "data.path=\"$data\"" \
   --steps 300 --run-dir "$dir/run" | tee "$dir/out.txt"
 for f in deck.toml metrics.csv log.txt summary.json; do

@@ -1,9 +1,9 @@
 // GoogleTest under mpiexec: MPI and Kokkos around all tests; only rank 0 prints results, but every
 // rank's failures fail the run.
+#include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
-#include <gtest/gtest.h>
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

@@ -12,7 +12,8 @@ class SyntheticSource : public BatchSource {
   SyntheticSource(Shape sample_shape, int classes, int64_t global_batch, uint64_t seed)
       : shape_(std::move(sample_shape)), classes_(classes), batch_(global_batch), seed_(seed) {}
   int64_t global_batch() const override { return batch_; }
-  void fetch(int64_t sequence, int part, int parts, Tensor& inputs, std::vector<int32_t>& labels) override {
+  void fetch(int64_t sequence, int part, int parts, Tensor& inputs,
+             std::vector<int32_t>& labels) override {
     const int64_t begin = batch_ * part / parts, end = batch_ * (part + 1) / parts;
     const int64_t per_sample = shape_numel(shape_);
     Shape s{end - begin};
@@ -22,7 +23,8 @@ class SyntheticSource : public BatchSource {
     for (int64_t i = begin; i < end; ++i) {
       Rng r(seed_ * 7919 + uint64_t(sequence) * 104729 + uint64_t(i));
       labels[i - begin] = int32_t(r.below(classes_));
-      for (int64_t k = 0; k < per_sample; ++k) inputs.data()[(i - begin) * per_sample + k] = r.normal();
+      for (int64_t k = 0; k < per_sample; ++k)
+        inputs.data()[(i - begin) * per_sample + k] = r.normal();
     }
     requests.push_back({sequence, part, parts});
   }

@@ -27,7 +27,8 @@ struct Trained {
   double loss = 0;
 };
 
-Trained train_gang(const std::string& model_file, wt::Communicator& comm, int steps, int64_t bucket_bytes) {
+Trained train_gang(const std::string& model_file, wt::Communicator& comm, int steps,
+                   int64_t bucket_bytes) {
   wt::Model model(wt::Graph::load(model_file));
   model.init(42);
   wt::RunConfig::Optimizer opt_cfg;
@@ -42,7 +43,8 @@ Trained train_gang(const std::string& model_file, wt::Communicator& comm, int st
   in.deck.bucket_bytes = bucket_bytes;
   const wt::Stage& st = model.stages[0];
   wt::StageInfo info{st.node_begin, st.node_end, {}};
-  for (int n = st.node_begin; n < st.node_end; ++n) info.node_param_bytes.push_back(st.node_count[n] * 4);
+  for (int n = st.node_begin; n < st.node_end; ++n)
+    info.node_param_bytes.push_back(st.node_count[n] * 4);
   in.stages.push_back(info);
   wt::Executor exec(model, comm, *opt, source, wt::ScheduleRegistry::generate("gang", in), 42);
   Trained t;
@@ -68,17 +70,23 @@ void expect_equivalent(const std::string& model_name, int64_t bucket_bytes) {
   double worst = 0, moved = 0;
   for (size_t i = 0; i < parallel.final_values.size(); ++i) {
     const double ref = reference.final_values[i];
-    worst = std::max(worst, std::abs(parallel.final_values[i] - ref) / std::max(1.0, std::abs(ref)));
+    worst =
+        std::max(worst, std::abs(parallel.final_values[i] - ref) / std::max(1.0, std::abs(ref)));
     moved = std::max(moved, std::abs(ref - reference.initial[i]));
   }
   EXPECT_LE(worst, 2e-5) << model_name << ": parameters differ beyond summation-order noise";
-  EXPECT_GE(moved, 1e-3) << model_name << ": training did not move the weights; the test would be vacuous";
+  EXPECT_GE(moved, 1e-3) << model_name
+                         << ": training did not move the weights; the test would be vacuous";
   if (world.rank() == 0)
-    std::printf("[ gang ] %s: %d ranks vs 1 rank after %d steps: max relative difference %.3g, max weight change %.3g\n",
-                model_name.c_str(), world.size(), steps, worst, moved);
+    std::printf(
+        "[ gang ] %s: %d ranks vs 1 rank after %d steps: max relative difference %.3g, max weight "
+        "change %.3g\n",
+        model_name.c_str(), world.size(), steps, worst, moved);
 }
 
 }  // namespace
 
 TEST(GangEquivalence, MlpMatchesSingleRank) { expect_equivalent("mlp", 4 << 20); }
-TEST(GangEquivalence, LenetMatchesSingleRankWithSmallBuckets) { expect_equivalent("lenet", 64 << 10); }
+TEST(GangEquivalence, LenetMatchesSingleRankWithSmallBuckets) {
+  expect_equivalent("lenet", 64 << 10);
+}

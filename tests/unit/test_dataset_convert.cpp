@@ -190,7 +190,7 @@ TEST(IdxConvert, RealFashionMnistWhenInstalled) {
 
 // The executable: exit 0 and a readable file on good input, exit 2 and a message on bad input.
 TEST(IdxConvert, ToolExitStatus) {
-  const std::string tool = std::string(WT_BINARY_DIR) + "/tools/fmnist_to_hdf5";
+  const std::string tool = std::string(WT_BINARY_DIR) + "/fmnist_to_hdf5";
   if (!std::filesystem::exists(tool)) GTEST_SKIP() << "build the fmnist_to_hdf5 target first";
   TempDir dir("idx");
   TinyIdx idx;

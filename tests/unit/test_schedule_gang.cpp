@@ -50,8 +50,8 @@ TEST(GangSchedule, EveryNodeBackwardOnceAndEveryBucketReducedOnce) {
 TEST(GangSchedule, BucketSizeControlsOverlap) {
   auto count_allreduce = [](int64_t bucket) {
     int n = 0;
-    for (const auto& ins : wt::ScheduleRegistry::generate("gang", six_nodes(2, bucket)).ranks[0].streams[0])
-      n += ins.op == wt::OpCode::AllReduce;
+    const wt::Program p = wt::ScheduleRegistry::generate("gang", six_nodes(2, bucket));
+    for (const auto& ins : p.ranks[0].streams[0]) n += ins.op == wt::OpCode::AllReduce;
     return n;
   };
   EXPECT_EQ(count_allreduce(1 << 30), 1);  // one bucket: no overlap

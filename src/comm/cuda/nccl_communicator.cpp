@@ -95,7 +95,8 @@ std::unique_ptr<CommRequest> NcclCommunicator::record() {
   return std::make_unique<CudaEventRequest>(stream_);
 }
 
-std::unique_ptr<CommRequest> NcclCommunicator::iallreduce_sum(float* data, int64_t count, int group) {
+std::unique_ptr<CommRequest> NcclCommunicator::iallreduce_sum(float* data, int64_t count,
+                                                              int group) {
   check_nccl(ncclAllReduce(data, data, static_cast<size_t>(count), ncclFloat, ncclSum,
                            group_comm(group), stream_),
              "allreduce");
@@ -115,8 +116,8 @@ void NcclCommunicator::allreduce_sum(double* data, int64_t count, int group) {
 void NcclCommunicator::broadcast(float* data, int64_t count, int root_world_rank, int group) {
   const auto& r = group_ranks_.at(group);
   const int root = static_cast<int>(std::find(r.begin(), r.end(), root_world_rank) - r.begin());
-  check_nccl(ncclBroadcast(data, data, static_cast<size_t>(count), ncclFloat, root, group_comm(group),
-                           stream_),
+  check_nccl(ncclBroadcast(data, data, static_cast<size_t>(count), ncclFloat, root,
+                           group_comm(group), stream_),
              "broadcast");
   check_cuda(cudaStreamSynchronize(stream_), "stream synchronize");
 }
@@ -125,13 +126,16 @@ void NcclCommunicator::broadcast_bytes(void* data, int64_t bytes, int root_world
   MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root_world_rank, mpi_);
 }
 
-std::unique_ptr<CommRequest> NcclCommunicator::isend(const float* data, int64_t count, int peer, int) {
-  check_nccl(ncclSend(data, static_cast<size_t>(count), ncclFloat, peer, group_comm(0), stream_), "send");
+std::unique_ptr<CommRequest> NcclCommunicator::isend(const float* data, int64_t count, int peer,
+                                                     int) {
+  check_nccl(ncclSend(data, static_cast<size_t>(count), ncclFloat, peer, group_comm(0), stream_),
+             "send");
   return record();
 }
 
 std::unique_ptr<CommRequest> NcclCommunicator::irecv(float* data, int64_t count, int peer, int) {
-  check_nccl(ncclRecv(data, static_cast<size_t>(count), ncclFloat, peer, group_comm(0), stream_), "recv");
+  check_nccl(ncclRecv(data, static_cast<size_t>(count), ncclFloat, peer, group_comm(0), stream_),
+             "recv");
   return record();
 }
 

@@ -19,13 +19,10 @@ fashion_mnist_h5() {
   echo "$f"
 }
 
-# A scratch directory removed when the test exits.
-scratch_dir() {
-  local d
-  d=$(mktemp -d "${TMPDIR:-/tmp}/wt-e2e.XXXXXX")
-  trap 'rm -rf "'"$d"'"' EXIT
-  echo "$d"
-}
+# A scratch directory, removed when the test exits (set here, not in a $(...) subshell, whose
+# EXIT trap would fire at once).
+dir=$(mktemp -d "${TMPDIR:-/tmp}/wt-e2e.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
 
 # Value of a column in the last row of metrics.csv whose kind matches.
 last_metric() {  # file kind column
