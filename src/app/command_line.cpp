@@ -22,8 +22,8 @@ const char* kDescription =
     "CPU core where there is none). The input deck (TOML) names the dataset (HDF5), the model\n"
     "description, the optimizer and the parallel schedule that decides which rank runs which\n"
     "part of the model on which batch; `wavetrain --help-deck` lists every deck key. Each run\n"
-    "writes a run directory with the resolved deck, metrics, checkpoints and optional traces;\n"
-    "--restart resumes from its latest checkpoint, possibly at a different rank count.\n";
+    "writes a run directory with the resolved deck, the metrics (metrics.csv), the log and a\n"
+    "summary (summary.json).\n";
 
 const char* kFooter =
     "Example:\n"
@@ -68,7 +68,9 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
   app.add_option("--run-dir", cl.run_dir,
                  "Run directory (default: <run.output_dir>/<run.name> from the deck)")
       ->type_name("DIR");
-  app.add_flag("--restart", cl.restart, "Resume from the latest checkpoint in the run directory");
+  app.add_flag("--restart", cl.restart,
+               "Resume from the latest checkpoint in the run directory (not implemented yet: "
+               "checkpoints arrive with the batch-job lifecycle work)");
   app.add_option("--steps", cl.steps, "Stop after N optimizer steps (overrides train.max_steps)")
       ->type_name("N")
       ->check(CLI::PositiveNumber);
@@ -77,6 +79,10 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
                "Print the model's layers and stage split, then exit");
   app.add_flag("--show-schedule", cl.show_schedule,
                "Print the schedule's per-rank instruction table, then exit");
+  app.add_option("--ranks", cl.ranks,
+                 "Rank count for --show-schedule (default: the MPI world size)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--help-deck", help_deck, "List every deck key with type, default and meaning");
   app.add_flag("--version", version, "Print the version and exit");
 

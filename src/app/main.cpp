@@ -6,8 +6,10 @@
 #include <Kokkos_Core.hpp>
 #include <cstdio>
 #include <exception>
+#include <iostream>
 
 #include "app/command_line.hpp"
+#include "app/inspect.hpp"
 #include "app/trainer.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "deck/deck_parser.hpp"
@@ -25,7 +27,18 @@ int run(int argc, char** argv, int world_rank) {
   try {
     wt::CommandLine cli = wt::parse_command_line(argc, argv);
     if (cli.exit_now) return 0;
+    if (cli.restart)
+      throw wt::InputError("", 0, "--restart",
+                           "checkpoints and restart are not implemented in this version yet");
     wt::RunConfig config = wt::parse_deck(cli.deck, cli.overrides);
+    if (cli.show_stages || cli.show_schedule) {
+      int world = 1;
+      MPI_Comm_size(MPI_COMM_WORLD, &world);
+      if (world_rank == 0 && cli.show_stages) wt::show_stages(config, std::cout);
+      if (world_rank == 0 && cli.show_schedule)
+        wt::show_schedule(config, cli.ranks > 0 ? cli.ranks : world, std::cout);
+      return 0;
+    }
     wt::MpiCommunicator comm(MPI_COMM_WORLD);
     wt::TrainOptions options;
     options.run_dir = cli.run_dir;

@@ -59,7 +59,7 @@ struct RunConfig {
     int64_t epochs = 1;
     int64_t max_steps = 0;          // 0 = epochs * steps_per_epoch
     int64_t global_batch = 64;
-    int64_t eval_batch = 1000;
+    int64_t eval_batch = 256;
     bool eval_every_epoch = true;
     int64_t log_every_steps = 50;   // metrics rows
   } train;

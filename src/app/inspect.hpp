@@ -1,0 +1,13 @@
+#pragma once
+// Read-only views of a deck, for people: the layer table with its stage cut (--show-stages) and
+// the schedule's instruction lists per rank and stream (--show-schedule). Nothing is trained.
+#include <ostream>
+
+#include "deck/run_config.hpp"
+
+namespace wt {
+
+void show_stages(const RunConfig& config, std::ostream& out);
+void show_schedule(const RunConfig& config, int ranks, std::ostream& out);
+
+}  // namespace wt
