@@ -2,32 +2,50 @@
 
 #include <algorithm>
 #include <cstring>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "ops/host/gemm.hpp"
 
 namespace wt::ops {
 namespace {
 
-// Row copies and adds are the inner loops of im2col/col2im; rows are short (a LeNet conv2 output
-// row is 14 floats), so they are written as fixed 8-float blocks the compiler turns into single
-// vector moves, instead of variable-length loops it would turn into memcpy calls.
+// Row copies and adds are the inner loops of im2col/col2im. Rows are short (a LeNet conv2 output
+// row is 14 floats), so a library memcpy call per row would cost more than the copy itself: with
+// AVX-512 a row is one or two masked vector moves; otherwise plain loops.
+#if defined(__AVX512F__)
+inline __mmask16 tail_mask(int64_t count) { return static_cast<__mmask16>((1u << count) - 1u); }
+
 inline void copy_row(float* __restrict dst, const float* __restrict src, int64_t n) {
-  if (n < 8) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
-    return;
-  }
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) std::memcpy(dst + i, src + i, 8 * sizeof(float));
-  // The last block overlaps the previous one; copying a value twice is harmless.
-  if (i < n) std::memcpy(dst + n - 8, src + n - 8, 8 * sizeof(float));
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, _mm512_loadu_ps(src + i));
+  if (i < n) {
+    const __mmask16 m = tail_mask(n - i);
+    _mm512_mask_storeu_ps(dst + i, m, _mm512_maskz_loadu_ps(m, src + i));
+  }
 }
 
 inline void add_row(float* __restrict dst, const float* __restrict src, int64_t n) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; ++j) dst[i + j] += src[i + j];
-  for (; i < n; ++i) dst[i] += src[i];
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(dst + i, _mm512_add_ps(_mm512_loadu_ps(dst + i), _mm512_loadu_ps(src + i)));
+  if (i < n) {
+    const __mmask16 m = tail_mask(n - i);
+    const __m512 sum =
+        _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst + i), _mm512_maskz_loadu_ps(m, src + i));
+    _mm512_mask_storeu_ps(dst + i, m, sum);
+  }
 }
+#else
+inline void copy_row(float* __restrict dst, const float* __restrict src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+
+inline void add_row(float* __restrict dst, const float* __restrict src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+}
+#endif
 
 int64_t padded_h(const Conv2dGeometry& g) { return g.in_h + 2 * g.padding; }
 int64_t padded_w(const Conv2dGeometry& g) { return g.in_w + 2 * g.padding; }
@@ -39,9 +57,13 @@ int64_t im2col_scratch_floats(const Conv2dGeometry& g) {
 }
 
 int64_t conv2d_chunk(const Conv2dGeometry& g, int64_t requested) {
-  // Measured at LeNet's shapes (bench/README.md): chunks of a few samples make GEMMs wide enough
-  // while the column matrix still fits in L2/L3; gains flatten beyond ~4 samples.
-  int64_t chunk = requested > 0 ? requested : 4;
+  // Measured at LeNet's shapes (bench/README.md): once a GEMM is ~200 columns wide, widening it
+  // further by putting more samples in one im2col gains nothing and costs cache, so a chunk is the
+  // fewest samples that reach 192 output pixels (1 for LeNet; 4 for a 7x7 feature map).
+  constexpr int64_t kTargetColumns = 192, kMaxChunk = 16;
+  const int64_t automatic =
+      (kTargetColumns + g.out_pixels() - 1) / std::max<int64_t>(1, g.out_pixels());
+  const int64_t chunk = requested > 0 ? requested : std::min(automatic, kMaxChunk);
   return std::max<int64_t>(1, std::min(chunk, g.batch));
 }
 
