@@ -117,12 +117,12 @@ TEST(LayerConv2d, Col2imIsTheAdjointOfIm2col) {
   const int64_t cols = g.out_pixels(), rows = g.col_rows();
   Rng rng(13);
   std::vector<float> x(g.in_channels * g.in_h * g.in_w), c(rows * cols), col(rows * cols),
-      back(x.size(), 0.0f), scratch(ops::im2col_scratch_floats(g));
+      back(x.size(), 7.0f), scratch(ops::im2col_scratch_floats(g));
   for (float& v : x) v = rng.uniform(-1, 1);
   for (float& v : c) v = rng.uniform(-1, 1);
   ops::im2col(g, x.data(), col.data(), cols, scratch.data());
-  ops::col2im_add(g, c.data(), cols, back.data(), scratch.data());
-  double lhs = 0, rhs = 0;  // <im2col(x), c> == <x, col2im(c)>
+  ops::col2im(g, c.data(), cols, back.data(), scratch.data());  // overwrites the 7s
+  double lhs = 0, rhs = 0;                                      // <im2col(x), c> == <x, col2im(c)>
   for (size_t i = 0; i < c.size(); ++i) lhs += double(col[i]) * c[i];
   for (size_t i = 0; i < x.size(); ++i) rhs += double(x[i]) * back[i];
   EXPECT_NEAR(lhs, rhs, 1e-4);

@@ -20,13 +20,13 @@ int64_t conv2d_chunk(const Conv2dGeometry& g, int64_t requested = 0);
 // Floats of scratch that conv2d_forward/backward need for a given chunk.
 int64_t conv2d_workspace_floats(const Conv2dGeometry& g, int64_t chunk);
 
-// Floats of scratch im2col/col2im_add need (a zero-bordered copy of one sample; 0 if unpadded).
+// Floats of scratch im2col/col2im need (a zero-bordered copy of one sample; 0 if unpadded).
 int64_t im2col_scratch_floats(const Conv2dGeometry& g);
 // Unfolds one sample x[C, H, W] into col rows (c, ki, kj), columns (oh, ow), row stride ld_col.
 void im2col(const Conv2dGeometry& g, const float* x, float* col, int64_t ld_col, float* scratch);
-// The adjoint of im2col: adds col's entries back onto dx[C, H, W] (dx must be initialised).
-void col2im_add(const Conv2dGeometry& g, const float* col, int64_t ld_col, float* dx,
-                float* scratch);
+// The adjoint of im2col: overwrites dx[C, H, W] with the sum of col's entries that came from each
+// input cell.
+void col2im(const Conv2dGeometry& g, const float* col, int64_t ld_col, float* dx, float* scratch);
 
 // y[N, OC, Ho, Wo] = conv(x[N, C, H, W], w[OC, C, k, k]) + bias[OC] (bias may be null).
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias,
