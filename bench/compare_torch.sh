@@ -34,7 +34,8 @@ while (($#)); do
 done
 
 BUILD=${WT_BUILD_DIR:-build}
-WAVETRAIN=$REPO/$BUILD/wavetrain
+[[ $BUILD == /* ]] || BUILD=$REPO/$BUILD
+WAVETRAIN=$BUILD/wavetrain
 PYTHON=${PYTHON:-/usr/bin/python3}
 DATA=$REPO/data/fashion_mnist.h5
 
