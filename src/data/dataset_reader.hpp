@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "data/hdf5_util.hpp"
+#include "data/row_locator.hpp"
 #include "tensor/tensor.hpp"
 
 namespace wt {
@@ -44,12 +45,23 @@ class DatasetReader {
   // reader; HDF5 calls take hdf5_mutex(), so different readers may run on different threads.
   void read(const std::vector<int64_t>& rows, float* inputs, int32_t* labels);
 
+  // Uncompressed datasets are read with pread() straight from the file (RowLocator); filtered
+  // ones, and any the locator rejects, through H5Dread. Both give identical results.
+  bool direct_reads() const { return direct_; }
+  const std::string& direct_reads_unavailable_because() const { return no_direct_reason_; }
+  // Turns the direct path off (or back on where available), e.g. to compare the two paths.
+  void set_direct_reads(bool enable) { direct_ = enable && fd_ >= 0; }
+
  private:
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
   void open(const Shape& expected_sample_shape, int classes);
   void open_inputs(const Shape& expected_sample_shape);
   void load_labels(int classes);
   void read_attributes();
+  void open_direct();
+  // Fill staging_ with the raw bytes of the requested rows; staged_at_[i] is rows[i]'s position.
+  void stage_direct(const std::vector<int64_t>& rows);
+  void stage_hdf5(const std::vector<int64_t>& rows);
 
   std::string path_, split_;
   H5Handle file_, inputs_;
@@ -62,7 +74,12 @@ class DatasetReader {
   std::vector<std::string> class_names_;
   std::string source_;
   float lut_[256];                // uint8 -> normalised float
-  std::vector<uint8_t> staging_;  // raw rows of the last read, in sorted row order
+  std::vector<uint8_t> staging_;  // raw rows of the last read
+  std::vector<size_t> staged_at_;
+  RowLocator locator_;
+  int fd_ = -1;  // plain descriptor of the same file for pread, when direct reads are possible
+  bool direct_ = false;
+  std::string no_direct_reason_;
 };
 
 }  // namespace wt
