@@ -1,6 +1,8 @@
 #include "data/dataset_reader.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -82,7 +84,27 @@ void DatasetReader::open_direct() {
     no_direct_reason_ = std::string("cannot open for pread: ") + std::strerror(errno);
     return;
   }
-  direct_ = true;
+  struct stat st;
+  if (::fstat(fd_, &st) != 0 || int64_t(st.st_size) < locator_.end_offset()) {
+    no_direct_reason_ = "file is shorter than its row data (truncated?)";
+    ::close(fd_);
+    fd_ = -1;
+    return;
+  }
+  best_path_ = path_in_use_ = ReadPath::Pread;
+  // Mapping reads nothing yet: pages come in as rows on them are first read. MADV_RANDOM stops
+  // read-ahead from pulling in neighbours of each shuffled row.
+  void* m = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_SHARED, fd_, 0);
+  if (m == MAP_FAILED) return;  // pread it is
+  ::madvise(m, size_t(st.st_size), MADV_RANDOM);
+  map_ = static_cast<const uint8_t*>(m);
+  map_bytes_ = size_t(st.st_size);
+  best_path_ = path_in_use_ = ReadPath::Mapped;
+}
+
+DatasetReader::ReadPath DatasetReader::set_read_path(ReadPath wanted) {
+  path_in_use_ = std::min(wanted, best_path_);
+  return path_in_use_;
 }
 
 void DatasetReader::open(const Shape& expected_sample_shape, int classes) {
@@ -107,6 +129,7 @@ void DatasetReader::open(const Shape& expected_sample_shape, int classes) {
 }
 
 DatasetReader::~DatasetReader() {
+  if (map_) ::munmap(const_cast<uint8_t*>(map_), map_bytes_);
   if (fd_ >= 0) ::close(fd_);
   Lock lock(hdf5_mutex());
   inputs_.reset();
@@ -207,25 +230,34 @@ void DatasetReader::read(const std::vector<int64_t>& rows, float* inputs, int32_
     for (size_t i = 0; i < n; ++i) labels[i] = labels_[size_t(rows[i])];
   if (!inputs || n == 0) return;
 
+  const size_t per_row = size_t(sample_numel_);
+  if (path_in_use_ == ReadPath::Mapped) {  // straight from the mapped file, no staging copy
+    for (size_t i = 0; i < n; ++i)
+      convert_row(map_ + locator_.offset(rows[i]), inputs + i * per_row);
+    return;
+  }
   staged_at_.resize(n);
-  if (direct_)
+  if (path_in_use_ == ReadPath::Pread)
     stage_direct(rows);
   else
     stage_hdf5(rows);
-
-  // Scatter into the requested order, normalising on the way.
-  const size_t per_row = size_t(sample_numel_);
   const size_t row_bytes = per_row * (inputs_are_float_ ? 4 : 1);
-  const float mean = float(mean_), inv_std = float(1.0 / std_);
-  for (size_t i = 0; i < n; ++i) {
-    float* out = inputs + i * per_row;
-    const uint8_t* raw = staging_.data() + staged_at_[i] * row_bytes;
-    if (inputs_are_float_) {
-      const float* src = reinterpret_cast<const float*>(raw);
-      for (size_t e = 0; e < per_row; ++e) out[e] = (src[e] - mean) * inv_std;
-    } else {
-      for (size_t e = 0; e < per_row; ++e) out[e] = lut_[raw[e]];
+  for (size_t i = 0; i < n; ++i)
+    convert_row(staging_.data() + staged_at_[i] * row_bytes, inputs + i * per_row);
+}
+
+// Normalises one raw row: uint8 through the lookup table, float32 as (x - mean) / std.
+void DatasetReader::convert_row(const uint8_t* raw, float* out) const {
+  const size_t per_row = size_t(sample_numel_);
+  if (inputs_are_float_) {
+    const float mean = float(mean_), inv_std = float(1.0 / std_);
+    float value;
+    for (size_t e = 0; e < per_row; ++e) {
+      std::memcpy(&value, raw + e * sizeof(float), sizeof(float));  // mapped rows may be unaligned
+      out[e] = (value - mean) * inv_std;
     }
+  } else {
+    for (size_t e = 0; e < per_row; ++e) out[e] = lut_[raw[e]];
   }
 }
 

@@ -45,12 +45,17 @@ class DatasetReader {
   // reader; HDF5 calls take hdf5_mutex(), so different readers may run on different threads.
   void read(const std::vector<int64_t>& rows, float* inputs, int32_t* labels);
 
-  // Uncompressed datasets are read with pread() straight from the file (RowLocator); filtered
-  // ones, and any the locator rejects, through H5Dread. Both give identical results.
-  bool direct_reads() const { return direct_; }
+  // Uncompressed datasets are read straight from the file at the addresses RowLocator finds:
+  // through a read-only memory map (no system call per row; only the pages of rows actually read
+  // are ever brought in), or pread() where mapping fails. Filtered datasets, and any the locator
+  // rejects, go through H5Dread. All paths give identical results.
+  enum class ReadPath { Hdf5, Pread, Mapped };
+  ReadPath read_path() const { return path_in_use_; }
+  // Why the direct paths are unavailable (empty when they are available).
   const std::string& direct_reads_unavailable_because() const { return no_direct_reason_; }
-  // Turns the direct path off (or back on where available), e.g. to compare the two paths.
-  void set_direct_reads(bool enable) { direct_ = enable && fd_ >= 0; }
+  // Chooses the path for later reads, e.g. to compare them; a path that is unavailable falls back
+  // to the next one down (Mapped -> Pread -> Hdf5). Returns the path now in use.
+  ReadPath set_read_path(ReadPath wanted);
 
  private:
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
@@ -62,6 +67,7 @@ class DatasetReader {
   // Fill staging_ with the raw bytes of the requested rows; staged_at_[i] is rows[i]'s position.
   void stage_direct(const std::vector<int64_t>& rows);
   void stage_hdf5(const std::vector<int64_t>& rows);
+  void convert_row(const uint8_t* raw, float* out) const;
 
   std::string path_, split_;
   H5Handle file_, inputs_;
@@ -78,7 +84,9 @@ class DatasetReader {
   std::vector<size_t> staged_at_;
   RowLocator locator_;
   int fd_ = -1;  // plain descriptor of the same file for pread, when direct reads are possible
-  bool direct_ = false;
+  const uint8_t* map_ = nullptr;  // the file mapped read-only, or null (then pread)
+  size_t map_bytes_ = 0;
+  ReadPath best_path_ = ReadPath::Hdf5, path_in_use_ = ReadPath::Hdf5;
   std::string no_direct_reason_;
 };
 

@@ -1,5 +1,6 @@
 #include "data/row_locator.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "data/hdf5_util.hpp"
@@ -60,6 +61,9 @@ bool RowLocator::locate(hid_t file, hid_t dset, hid_t element_type, RowLocator* 
   } else {
     return reject("compact or virtual layout");
   }
+  for (int64_t addr : loc.chunk_addr_)
+    loc.end_offset_ = std::max(loc.end_offset_, addr + loc.chunk_rows_ * loc.row_bytes_);
+  if (layout == H5D_CONTIGUOUS) loc.end_offset_ = loc.chunk_addr_[0] + rows * loc.row_bytes_;
   *out = std::move(loc);
   return true;
 }

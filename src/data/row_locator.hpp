@@ -26,9 +26,12 @@ class RowLocator {
   // Rows from `row` on that lie consecutively in the file (up to the end of its chunk).
   int64_t contiguous_rows_from(int64_t row) const { return chunk_rows_ - row % chunk_rows_; }
   int64_t row_bytes() const { return row_bytes_; }
+  // One past the last byte of row data: a file shorter than this is truncated.
+  int64_t end_offset() const { return end_offset_; }
 
  private:
   int64_t row_bytes_ = 0;
+  int64_t end_offset_ = 0;
   int64_t chunk_rows_ = 1;           // all rows for contiguous storage
   std::vector<int64_t> chunk_addr_;  // file address of each chunk, by chunk index
 };

@@ -1,5 +1,6 @@
-// DatasetReader's two read paths: pread() at the addresses RowLocator finds (uncompressed data)
-// and H5Dread (the fallback, and the only path for compressed data) must give identical results.
+// DatasetReader's read paths: a memory map or pread() at the addresses RowLocator finds
+// (uncompressed data) and H5Dread (the fallback, and the only path for compressed data) must give
+// identical results.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -25,18 +26,22 @@ std::vector<int64_t> shuffled_rows_with_repeats(int64_t size, size_t count, unsi
   return rows;
 }
 
+using Path = DatasetReader::ReadPath;
+
 void expect_paths_agree(DatasetReader& reader, const std::vector<int64_t>& rows) {
   const size_t per = size_t(reader.sample_numel());
-  std::vector<float> direct(rows.size() * per), fallback(rows.size() * per);
-  std::vector<int32_t> y1(rows.size()), y2(rows.size());
-  reader.set_direct_reads(true);
-  ASSERT_TRUE(reader.direct_reads()) << reader.direct_reads_unavailable_because();
-  reader.read(rows, direct.data(), y1.data());
-  reader.set_direct_reads(false);
-  ASSERT_FALSE(reader.direct_reads());
-  reader.read(rows, fallback.data(), y2.data());
-  EXPECT_EQ(y1, y2);
-  ASSERT_EQ(direct, fallback);  // bit-identical
+  std::vector<std::vector<float>> x;
+  std::vector<std::vector<int32_t>> y;
+  for (Path p : {Path::Mapped, Path::Pread, Path::Hdf5}) {
+    ASSERT_EQ(reader.set_read_path(p), p) << reader.direct_reads_unavailable_because();
+    x.emplace_back(rows.size() * per);
+    y.emplace_back(rows.size());
+    reader.read(rows, x.back().data(), y.back().data());
+  }
+  for (size_t k = 1; k < x.size(); ++k) {
+    EXPECT_EQ(y[0], y[k]);
+    ASSERT_EQ(x[0], x[k]) << "path " << k;  // bit-identical
+  }
 }
 
 TEST(DatasetDirectReads, ChunkedUint8MatchesHdf5Path) {
@@ -44,12 +49,12 @@ TEST(DatasetDirectReads, ChunkedUint8MatchesHdf5Path) {
   const std::string path = dir.file("d.h5");
   testutil::write_synthetic_dataset(path, 103, 20, {1, 4, 3}, /*chunk_samples=*/8);
   DatasetReader reader(path, "train", {1, 4, 3}, 10);
-  EXPECT_TRUE(reader.direct_reads()) << reader.direct_reads_unavailable_because();
+  EXPECT_EQ(reader.read_path(), Path::Mapped) << reader.direct_reads_unavailable_because();
   const auto rows = shuffled_rows_with_repeats(reader.size(), 200, 7);
   expect_paths_agree(reader, rows);
   // And both are right, not merely equal.
   std::vector<float> x(rows.size() * 12);
-  reader.set_direct_reads(true);
+  reader.set_read_path(Path::Mapped);
   reader.read(rows, x.data(), nullptr);
   for (size_t i = 0; i < rows.size(); ++i)
     for (int64_t e = 0; e < 12; ++e)
@@ -103,10 +108,9 @@ TEST(DatasetDirectReads, CompressedDatasetFallsBackToHdf5) {
               0);
   }
   DatasetReader reader(path, "train", {6}, 10);
-  EXPECT_FALSE(reader.direct_reads());
+  EXPECT_EQ(reader.read_path(), Path::Hdf5);
   EXPECT_NE(reader.direct_reads_unavailable_because().find("filtered"), std::string::npos);
-  reader.set_direct_reads(true);  // cannot be forced on
-  EXPECT_FALSE(reader.direct_reads());
+  EXPECT_EQ(reader.set_read_path(Path::Mapped), Path::Hdf5);  // cannot be forced on
   const auto rows = shuffled_rows_with_repeats(reader.size(), 50, 11);
   std::vector<float> x(rows.size() * 6);
   reader.read(rows, x.data(), nullptr);
