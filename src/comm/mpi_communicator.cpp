@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -50,6 +52,9 @@ MpiCommunicator::MpiCommunicator(MPI_Comm world) {
   std::vector<int> all(size_);
   std::iota(all.begin(), all.end(), 0);
   group_ranks_.push_back(all);
+  const char* shm = std::getenv("WAVETRAIN_SHM_ALLREDUCE");  // same on every rank under mpirun
+  use_shm_ = !(shm && std::strcmp(shm, "0") == 0);
+  shm_.push_back(use_shm_ ? ShmAllreduce::create(dup) : nullptr);
 }
 
 MpiCommunicator::~MpiCommunicator() {
@@ -70,6 +75,7 @@ int MpiCommunicator::add_group(const std::vector<int>& world_ranks) {
   check(MPI_Comm_split(comms_[0], member ? 0 : MPI_UNDEFINED, key, &c), "comm_split");
   comms_.push_back(member ? c : MPI_COMM_NULL);
   group_ranks_.push_back(world_ranks);
+  shm_.push_back(member && use_shm_ ? ShmAllreduce::create(c) : nullptr);
   return static_cast<int>(comms_.size()) - 1;
 }
 
@@ -97,6 +103,13 @@ std::unique_ptr<CommRequest> MpiCommunicator::iallreduce_sum(float* data, int64_
 }
 
 void MpiCommunicator::allreduce_sum(float* data, int64_t count, int group) {
+  // Below a few thousand floats the barriers cost more than Open MPI's copies.
+  constexpr int64_t kShmMinFloats = 4096;
+  if (count >= kShmMinFloats && group >= 0 && group < int(shm_.size()) && shm_[group]) {
+    group_comm(group);  // same membership check as the MPI path
+    shm_[group]->sum(data, count);
+    return;
+  }
   check(MPI_Allreduce(MPI_IN_PLACE, data, as_int(count), MPI_FLOAT, MPI_SUM, group_comm(group)),
         "allreduce");
 }

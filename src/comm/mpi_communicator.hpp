@@ -1,9 +1,11 @@
 #pragma once
 #include <mpi.h>
 
+#include <memory>
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/shm_allreduce.hpp"
 
 namespace wt {
 
@@ -24,12 +26,17 @@ class MpiCommunicator : public Communicator {
   std::unique_ptr<CommRequest> irecv(float* data, int64_t count, int peer, int tag) override;
   void barrier() override;
   MPI_Comm world() const { return comms_[0]; }
+  // Whether blocking float allreduces over `group` go through ShmAllreduce (all ranks on one
+  // node, and not turned off with WAVETRAIN_SHM_ALLREDUCE=0).
+  bool shared_memory_allreduce(int group) const { return shm_.at(group) != nullptr; }
 
  private:
   MPI_Comm group_comm(int group) const;
   int group_rank_of(int group, int world_rank) const;
-  std::vector<MPI_Comm> comms_;                // by group id; MPI_COMM_NULL where not a member
-  std::vector<std::vector<int>> group_ranks_;  // world ranks of each group
+  std::vector<MPI_Comm> comms_;                     // by group id; MPI_COMM_NULL where not a member
+  std::vector<std::vector<int>> group_ranks_;       // world ranks of each group
+  std::vector<std::unique_ptr<ShmAllreduce>> shm_;  // by group id; null where not used
+  bool use_shm_ = true;
   int rank_ = 0;
   int size_ = 1;
 };

@@ -1,6 +1,12 @@
 #include "data/dataset_reader.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <numeric>
@@ -63,6 +69,42 @@ DatasetReader::DatasetReader(const std::string& path, const std::string& split,
     throw;
   }
   for (int v = 0; v < 256; ++v) lut_[v] = static_cast<float>((v / 255.0 - mean_) / std_);
+  open_direct();
+}
+
+void DatasetReader::open_direct() {
+  {
+    Lock lock(hdf5_mutex());
+    const hid_t native = inputs_are_float_ ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT8;
+    if (!RowLocator::locate(file_.get(), inputs_.get(), native, &locator_, &no_direct_reason_))
+      return;
+  }
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) {
+    no_direct_reason_ = std::string("cannot open for pread: ") + std::strerror(errno);
+    return;
+  }
+  struct stat st;
+  if (::fstat(fd_, &st) != 0 || int64_t(st.st_size) < locator_.end_offset()) {
+    no_direct_reason_ = "file is shorter than its row data (truncated?)";
+    ::close(fd_);
+    fd_ = -1;
+    return;
+  }
+  best_path_ = path_in_use_ = ReadPath::Pread;
+  // Mapping reads nothing yet: pages come in as rows on them are first read. MADV_RANDOM stops
+  // read-ahead from pulling in neighbours of each shuffled row.
+  void* m = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_SHARED, fd_, 0);
+  if (m == MAP_FAILED) return;  // pread it is
+  ::madvise(m, size_t(st.st_size), MADV_RANDOM);
+  map_ = static_cast<const uint8_t*>(m);
+  map_bytes_ = size_t(st.st_size);
+  best_path_ = path_in_use_ = ReadPath::Mapped;
+}
+
+DatasetReader::ReadPath DatasetReader::set_read_path(ReadPath wanted) {
+  path_in_use_ = std::min(wanted, best_path_);
+  return path_in_use_;
 }
 
 void DatasetReader::open(const Shape& expected_sample_shape, int classes) {
@@ -87,6 +129,8 @@ void DatasetReader::open(const Shape& expected_sample_shape, int classes) {
 }
 
 DatasetReader::~DatasetReader() {
+  if (map_) ::munmap(const_cast<uint8_t*>(map_), map_bytes_);
+  if (fd_ >= 0) ::close(fd_);
   Lock lock(hdf5_mutex());
   inputs_.reset();
   file_.reset();
@@ -186,18 +230,78 @@ void DatasetReader::read(const std::vector<int64_t>& rows, float* inputs, int32_
     for (size_t i = 0; i < n; ++i) labels[i] = labels_[size_t(rows[i])];
   if (!inputs || n == 0) return;
 
+  const size_t per_row = size_t(sample_numel_);
+  if (path_in_use_ == ReadPath::Mapped) {  // straight from the mapped file, no staging copy
+    for (size_t i = 0; i < n; ++i)
+      convert_row(map_ + locator_.offset(rows[i]), inputs + i * per_row);
+    return;
+  }
+  staged_at_.resize(n);
+  if (path_in_use_ == ReadPath::Pread)
+    stage_direct(rows);
+  else
+    stage_hdf5(rows);
+  const size_t row_bytes = per_row * (inputs_are_float_ ? 4 : 1);
+  for (size_t i = 0; i < n; ++i)
+    convert_row(staging_.data() + staged_at_[i] * row_bytes, inputs + i * per_row);
+}
+
+// Normalises one raw row: uint8 through the lookup table, float32 as (x - mean) / std.
+void DatasetReader::convert_row(const uint8_t* raw, float* out) const {
+  const size_t per_row = size_t(sample_numel_);
+  if (inputs_are_float_) {
+    const float mean = float(mean_), inv_std = float(1.0 / std_);
+    float value;
+    for (size_t e = 0; e < per_row; ++e) {
+      std::memcpy(&value, raw + e * sizeof(float), sizeof(float));  // mapped rows may be unaligned
+      out[e] = (value - mean) * inv_std;
+    }
+  } else {
+    for (size_t e = 0; e < per_row; ++e) out[e] = lut_[raw[e]];
+  }
+}
+
+void DatasetReader::stage_direct(const std::vector<int64_t>& rows) {
+  // Rows staged in request order; runs of consecutive rows within one chunk take one pread.
+  const size_t n = rows.size();
+  const size_t row_bytes = size_t(locator_.row_bytes());
+  if (staging_.size() < n * row_bytes) staging_.resize(n * row_bytes);
+  for (size_t i = 0; i < n;) {
+    const int64_t limit = locator_.contiguous_rows_from(rows[i]);
+    size_t j = i + 1;
+    while (j < n && int64_t(j - i) < limit && rows[j] == rows[j - 1] + 1) ++j;
+    uint8_t* dst = staging_.data() + i * row_bytes;
+    const size_t want = (j - i) * row_bytes;
+    off_t at = off_t(locator_.offset(rows[i]));
+    size_t got = 0;
+    while (got < want) {
+      const ssize_t r = ::pread(fd_, dst + got, want - got, at + off_t(got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0)
+        throw InputError(path_, 0, "/" + split_ + "/inputs",
+                         "reading rows " + std::to_string(rows[i]) + ".." +
+                             std::to_string(rows[j - 1]) + " failed (" +
+                             (r < 0 ? std::strerror(errno) : "file truncated") + ")");
+      got += size_t(r);
+    }
+    for (size_t k = i; k < j; ++k) staged_at_[k] = k;
+    i = j;
+  }
+}
+
+void DatasetReader::stage_hdf5(const std::vector<int64_t>& rows) {
   // Sort the requested rows and coalesce consecutive ones into runs (one hyperslab each), read
-  // them into a staging buffer in row order, then scatter into the requested order.
+  // them into the staging buffer in row order; staged_at_ maps each request to its copy.
+  const size_t n = rows.size();
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t(0));
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows[a] < rows[b]; });
   std::vector<int64_t> unique_rows;
-  std::vector<size_t> staged_at(n);  // position of rows[i] in the staging buffer
   unique_rows.reserve(n);
   for (size_t k = 0; k < n; ++k) {
     const int64_t r = rows[order[k]];
     if (unique_rows.empty() || unique_rows.back() != r) unique_rows.push_back(r);
-    staged_at[order[k]] = unique_rows.size() - 1;
+    staged_at_[order[k]] = unique_rows.size() - 1;
   }
 
   const size_t value_bytes = inputs_are_float_ ? 4 : 1;
@@ -231,20 +335,6 @@ void DatasetReader::read(const std::vector<int64_t>& rows, float* inputs, int32_
                              std::to_string(unique_rows[j - 1]) +
                              " failed (damaged or truncated file?)");
       i = j;
-    }
-  }
-
-  // Scatter back into the requested order, normalising on the way.
-  const size_t per_row = size_t(sample_numel_);
-  const float mean = float(mean_), inv_std = float(1.0 / std_);
-  for (size_t i = 0; i < n; ++i) {
-    float* out = inputs + i * per_row;
-    const uint8_t* raw = staging_.data() + staged_at[i] * row_bytes;
-    if (inputs_are_float_) {
-      const float* src = reinterpret_cast<const float*>(raw);
-      for (size_t e = 0; e < per_row; ++e) out[e] = (src[e] - mean) * inv_std;
-    } else {
-      for (size_t e = 0; e < per_row; ++e) out[e] = lut_[raw[e]];
     }
   }
 }

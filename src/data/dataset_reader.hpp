@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "data/hdf5_util.hpp"
+#include "data/row_locator.hpp"
 #include "tensor/tensor.hpp"
 
 namespace wt {
@@ -44,12 +45,29 @@ class DatasetReader {
   // reader; HDF5 calls take hdf5_mutex(), so different readers may run on different threads.
   void read(const std::vector<int64_t>& rows, float* inputs, int32_t* labels);
 
+  // Uncompressed datasets are read straight from the file at the addresses RowLocator finds:
+  // through a read-only memory map (no system call per row; only the pages of rows actually read
+  // are ever brought in), or pread() where mapping fails. Filtered datasets, and any the locator
+  // rejects, go through H5Dread. All paths give identical results.
+  enum class ReadPath { Hdf5, Pread, Mapped };
+  ReadPath read_path() const { return path_in_use_; }
+  // Why the direct paths are unavailable (empty when they are available).
+  const std::string& direct_reads_unavailable_because() const { return no_direct_reason_; }
+  // Chooses the path for later reads, e.g. to compare them; a path that is unavailable falls back
+  // to the next one down (Mapped -> Pread -> Hdf5). Returns the path now in use.
+  ReadPath set_read_path(ReadPath wanted);
+
  private:
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
   void open(const Shape& expected_sample_shape, int classes);
   void open_inputs(const Shape& expected_sample_shape);
   void load_labels(int classes);
   void read_attributes();
+  void open_direct();
+  // Fill staging_ with the raw bytes of the requested rows; staged_at_[i] is rows[i]'s position.
+  void stage_direct(const std::vector<int64_t>& rows);
+  void stage_hdf5(const std::vector<int64_t>& rows);
+  void convert_row(const uint8_t* raw, float* out) const;
 
   std::string path_, split_;
   H5Handle file_, inputs_;
@@ -62,7 +80,14 @@ class DatasetReader {
   std::vector<std::string> class_names_;
   std::string source_;
   float lut_[256];                // uint8 -> normalised float
-  std::vector<uint8_t> staging_;  // raw rows of the last read, in sorted row order
+  std::vector<uint8_t> staging_;  // raw rows of the last read
+  std::vector<size_t> staged_at_;
+  RowLocator locator_;
+  int fd_ = -1;  // plain descriptor of the same file for pread, when direct reads are possible
+  const uint8_t* map_ = nullptr;  // the file mapped read-only, or null (then pread)
+  size_t map_bytes_ = 0;
+  ReadPath best_path_ = ReadPath::Hdf5, path_in_use_ = ReadPath::Hdf5;
+  std::string no_direct_reason_;
 };
 
 }  // namespace wt

@@ -41,7 +41,7 @@ class Executor {
 
  private:
   struct Slot;
-  void execute(const Instruction& ins, int64_t step, double lr, StepStats& stats);
+  void execute(const Instruction& ins, int64_t step, double lr, StepStats& stats, bool may_block);
   void forward_nodes(Slot& slot, int begin, int end, Mode mode, float loss_scale, StepStats& stats,
                      bool free_dead);
   void backward_nodes(Slot& slot, int begin, int end);
@@ -59,6 +59,14 @@ class Executor {
   std::vector<std::unique_ptr<CommRequest>> pending_;  // by event id
   std::vector<char> done_;
   std::vector<std::vector<int>> consumers_;
+  // Per stream of this rank, per instruction: an AllReduce with nothing to overlap (see the
+  // constructor), run as a blocking collective.
+  std::vector<std::vector<char>> may_block_;
+  Tensor loss_seed_;  // d(loss)/d(loss) = 1, the gradient every backward pass starts from
+  // Scratch argument lists, reused so a layer call allocates nothing on the host heap.
+  std::vector<const Tensor*> in_scratch_;
+  std::vector<Tensor> din_scratch_;
+  std::vector<Tensor*> din_ptr_scratch_;
   InstructionObserver observer_;
 };
 
