@@ -39,8 +39,11 @@ class Scratch {
   size_t size_ = 0;
 };
 
-// One scratch buffer per role a tensor can play inside a call.
-enum Role { kSrc, kWeights, kDst, kDiffDst, kDiffDst2, kDiffSrc, kDiffWeights, kDiffBias, kRoles };
+// One scratch buffer per role a tensor can play inside a call. Roles whose lifetimes never overlap
+// share one: forward's dst is dead before backward's diff_dst is made, and backward's src copy is
+// dead once the weight gradient is done, before backward data writes diff_src.
+enum Role { kSrc, kWeights, kDst, kDiffDst2, kDiffWeights, kDiffBias, kRoles };
+constexpr Role kDiffDst = kDst, kDiffSrc = kSrc;
 
 // A reorder from a plain user layout to (or from) oneDNN's layout, made once. `accumulate` adds to
 // the destination (sum post-op) instead of overwriting it: the weight gradient's += contract.
