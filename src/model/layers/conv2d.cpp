@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
+#include "ops/host/conv2d_dnnl.hpp"
 
 namespace wt {
 
@@ -62,10 +63,16 @@ void Conv2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& s
   const Tensor& x = *in[0];
   const ops::Conv2dGeometry g = geometry(x.dim(0));
   out = Tensor::empty({g.batch, g.out_channels, g.out_h(), g.out_w()}, ctx.stream);
+  const float* bias = has_bias_ ? params_[1]->value.data() : nullptr;
+#if defined(WT_HAVE_DNNL_CONV)
+  if (ops::conv2d_dnnl_supports(g, has_bias_)) {
+    ops::conv2d_dnnl_forward(g, x.data(), params_[0]->value.data(), bias, out.data());
+    return;
+  }
+#endif
   const int64_t chunk = ops::conv2d_chunk(g);
   Tensor ws = workspace(g, chunk, ctx.stream);
-  ops::conv2d_forward(g, x.data(), params_[0]->value.data(),
-                      has_bias_ ? params_[1]->value.data() : nullptr, out.data(), ws.data(), chunk);
+  ops::conv2d_forward(g, x.data(), params_[0]->value.data(), bias, out.data(), ws.data(), chunk);
 }
 
 void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
@@ -79,11 +86,18 @@ void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
     *din[0] = Tensor::empty(x.shape(), ctx.stream);
     dx = din[0]->data();
   }
+  float* dbias = has_bias_ ? params_[1]->grad.data() : nullptr;
+#if defined(WT_HAVE_DNNL_CONV)
+  if (ops::conv2d_dnnl_supports(g, has_bias_)) {
+    ops::conv2d_dnnl_backward(g, x.data(), params_[0]->value.data(), dout.data(), dx,
+                              params_[0]->grad.data(), dbias);
+    return;
+  }
+#endif
   const int64_t chunk = ops::conv2d_chunk(g);
   Tensor ws = workspace(g, chunk, ctx.stream);
   ops::conv2d_backward(g, x.data(), params_[0]->value.data(), dout.data(), dx,
-                       params_[0]->grad.data(), has_bias_ ? params_[1]->grad.data() : nullptr,
-                       ws.data(), chunk);
+                       params_[0]->grad.data(), dbias, ws.data(), chunk);
 }
 
 double Conv2d::flops_per_sample() const {

@@ -1,6 +1,8 @@
 #pragma once
 // 2-D convolution over NCHW: [C, H, W] -> [out_channels, H', W'], square kernel, PyTorch layouts
-// (weight [out, C, k, k], bias [out]). The math is ops/host/conv2d (chunked im2col + GEMM).
+// (weight [out, C, k, k], bias [out]). The math is oneDNN's convolution primitives
+// (ops/host/conv2d_dnnl) when built with oneDNN and it implements the geometry, else
+// ops/host/conv2d (chunked im2col + GEMM).
 #include "model/layer.hpp"
 #include "model/layer_args.hpp"
 #include "ops/host/conv2d.hpp"
