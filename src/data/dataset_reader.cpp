@@ -236,6 +236,9 @@ void DatasetReader::read(const std::vector<int64_t>& rows, float* inputs, int32_
       convert_row(map_ + locator_.offset(rows[i]), inputs + i * per_row);
     return;
   }
+  // The staging buffers are shared by every caller of this reader (the preload thread and the
+  // main thread may both read): one staged read at a time.
+  std::lock_guard<std::mutex> lock(staging_mutex_);
   staged_at_.resize(n);
   if (path_in_use_ == ReadPath::Pread)
     stage_direct(rows);

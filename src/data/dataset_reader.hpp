@@ -3,6 +3,7 @@
 // Each read fetches only the requested rows (hyperslab selections), never the whole dataset,
 // so every rank reads its own shard straight from the file (ScaleDNN).
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,7 @@ class DatasetReader {
   float lut_[256];                // uint8 -> normalised float
   std::vector<uint8_t> staging_;  // raw rows of the last read
   std::vector<size_t> staged_at_;
+  std::mutex staging_mutex_;  // guards staging_ and staged_at_
   RowLocator locator_;
   int fd_ = -1;  // plain descriptor of the same file for pread, when direct reads are possible
   const uint8_t* map_ = nullptr;  // the file mapped read-only, or null (then pread)
