@@ -50,8 +50,8 @@ void show_stages(const RunConfig& config, std::ostream& out) {
     std::snprintf(line, sizeof line,
                   "stage %zu: layers %d-%d, %lld parameters, %.2f MFLOP/sample (fwd+bwd), %.1f KB "
                   "activations/sample\n",
-                  s, st.node_begin, st.node_end - 1, static_cast<long long>(st.param_count()), flops,
-                  act);
+                  s, st.node_begin, st.node_end - 1, static_cast<long long>(st.param_count()),
+                  flops, act);
     out << line;
   }
 }

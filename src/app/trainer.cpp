@@ -135,12 +135,15 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
       comm.size(), comm.size() > 1 ? "s" : "", (long long)total_steps, (long long)per_epoch,
       (long long)cfg.train.global_batch);
   log.line("wavetrain: run directory %s", run_dir.c_str());
-  if (cfg.checkpoint.every_steps > 0 || cfg.checkpoint.every_seconds > 0 || cfg.checkpoint.restart == "auto")
-    log.line("wavetrain: warning: [checkpoint] settings are accepted but checkpoints are not written "
-             "in this version yet");
+  if (cfg.checkpoint.every_steps > 0 || cfg.checkpoint.every_seconds > 0 ||
+      cfg.checkpoint.restart == "auto")
+    log.line(
+        "wavetrain: warning: [checkpoint] settings are accepted but checkpoints are not written "
+        "in this version yet");
   if (cfg.trace.enabled)
-    log.line("wavetrain: warning: trace.enabled is accepted but traces are not written in this "
-             "version yet");
+    log.line(
+        "wavetrain: warning: trace.enabled is accepted but traces are not written in this "
+        "version yet");
 
   TrainResult result;
   std::vector<double> step_times;

@@ -20,23 +20,23 @@ struct RunConfig {
   } run;
 
   struct Data {
-    std::string path;            // HDF5 dataset (see ARCHITECTURE.md)
+    std::string path;  // HDF5 dataset (see ARCHITECTURE.md)
     std::string train_split = "train";
     std::string test_split = "test";
     bool shuffle = true;
-    bool preload = true;         // ScaleDNN: read the next batch while this one computes
+    bool preload = true;  // ScaleDNN: read the next batch while this one computes
   } data;
 
   struct ModelSection {
-    std::string file;            // models/<name>.toml; relative paths resolve against the deck
+    std::string file;  // models/<name>.toml; relative paths resolve against the deck
   } model;
 
   struct Optimizer {
-    std::string kind = "sgd";    // sgd | adamw
+    std::string kind = "sgd";  // sgd | adamw
     double lr = 0.01;
-    double momentum = 0.9;       // sgd
+    double momentum = 0.9;  // sgd
     double weight_decay = 0.0;
-    bool nesterov = false;       // sgd
+    bool nesterov = false;                          // sgd
     double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adamw
   } optimizer;
 
@@ -45,23 +45,23 @@ struct RunConfig {
     int64_t warmup_steps = 0;       // linear warmup from 0 (every kind)
     int64_t step_size = 1000;       // step: multiply by gamma every step_size steps
     double gamma = 0.1;
-    double min_lr = 0.0;            // cosine floor
+    double min_lr = 0.0;  // cosine floor
   } lr_schedule;
 
   struct Schedule {
-    std::string kind = "gang";      // gang (later: pipeline, waves, ticktock, burst, colocate, auto)
-    int64_t bucket_bytes = 4 << 20; // gradient allreduce bucket size (gang)
+    std::string kind = "gang";  // gang (later: pipeline, waves, ticktock, burst, colocate, auto)
+    int64_t bucket_bytes = 4 << 20;  // gradient allreduce bucket size (gang)
     int64_t microbatches = 1;
-    std::vector<int64_t> cuts;      // explicit stage cut points (node indices); empty = automatic
+    std::vector<int64_t> cuts;  // explicit stage cut points (node indices); empty = automatic
   } schedule;
 
   struct Train {
     int64_t epochs = 1;
-    int64_t max_steps = 0;          // 0 = epochs * steps_per_epoch
+    int64_t max_steps = 0;  // 0 = epochs * steps_per_epoch
     int64_t global_batch = 64;
     int64_t eval_batch = 256;
     bool eval_every_epoch = true;
-    int64_t log_every_steps = 50;   // metrics rows
+    int64_t log_every_steps = 50;  // metrics rows
   } train;
 
   struct Checkpoint {
@@ -69,7 +69,7 @@ struct RunConfig {
     int64_t every_steps = 0;          // 0 = off
     double every_seconds = 0;         // 0 = off
     int64_t keep = 3;
-    std::string restart = "never";    // never | auto
+    std::string restart = "never";  // never | auto
   } checkpoint;
 
   struct Trace {
@@ -79,8 +79,8 @@ struct RunConfig {
   } trace;
 
   struct Device {
-    std::string kind = "auto";       // auto | cpu | cuda
-    int64_t memory_limit = 0;        // bytes; 0 = unlimited
+    std::string kind = "auto";  // auto | cpu | cuda
+    int64_t memory_limit = 0;   // bytes; 0 = unlimited
   } device;
 };
 

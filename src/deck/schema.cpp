@@ -116,7 +116,8 @@ const std::vector<KeyDef>& deck_schema() {
       key("train", "global_batch", WT_FIELD(train.global_batch),
           "samples per optimizer step, summed over all ranks")
           .in(Range::at_least(1)),
-      key("train", "eval_batch", WT_FIELD(train.eval_batch), "samples per evaluation batch on each rank (bounds evaluation memory)")
+      key("train", "eval_batch", WT_FIELD(train.eval_batch),
+          "samples per evaluation batch on each rank (bounds evaluation memory)")
           .in(Range::at_least(1)),
       key("train", "eval_every_epoch", WT_FIELD(train.eval_every_epoch),
           "evaluate on the test split after every epoch"),

@@ -22,7 +22,8 @@ int failures = 0;
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
   double worst = 0;
   for (size_t i = 0; i < got.size(); ++i)
-    worst = std::max(worst, std::abs(double(got[i]) - want[i]) / std::max(1.0, std::abs(double(want[i]))));
+    worst = std::max(worst,
+                     std::abs(double(got[i]) - want[i]) / std::max(1.0, std::abs(double(want[i]))));
   std::printf("%-24s max relative difference %.3g %s\n", what, worst, worst < 1e-4 ? "ok" : "FAIL");
   failures += worst >= 1e-4;
 }

@@ -4,11 +4,11 @@
 // builds the layer from TOML, feeds random inputs, takes L = sum(out * R) for a fixed random R,
 // and compares backward()'s input and parameter gradients with central differences.
 #include <gtest/gtest.h>
+#include <toml++/toml.h>
 
 #include <cmath>
 #include <memory>
 #include <string>
-#include <toml++/toml.h>
 #include <vector>
 
 #include "model/layer_registry.hpp"
@@ -75,12 +75,14 @@ struct GradCheckOptions {
   float input_scale = 1.0f;
 };
 
-inline void check_layer_gradients(const std::string& toml_text, const std::vector<Shape>& sample_shapes,
-                                  int64_t batch, GradCheckOptions opt = {}) {
+inline void check_layer_gradients(const std::string& toml_text,
+                                  const std::vector<Shape>& sample_shapes, int64_t batch,
+                                  GradCheckOptions opt = {}) {
   StandaloneLayer s = make_layer(toml_text, sample_shapes);
   Rng rng(123);
   std::vector<Tensor> inputs;
-  for (const auto& shp : sample_shapes) inputs.push_back(random_tensor(with_batch(batch, shp), rng, opt.input_scale));
+  for (const auto& shp : sample_shapes)
+    inputs.push_back(random_tensor(with_batch(batch, shp), rng, opt.input_scale));
   std::vector<const Tensor*> in_ptrs;
   for (auto& t : inputs) in_ptrs.push_back(&t);
 
@@ -134,13 +136,14 @@ inline void check_layer_gradients(const std::string& toml_text, const std::vecto
       double numeric = (lp - lm) / (2 * opt.eps);
       double err = std::abs(numeric - analytic.data()[i]) / std::max(1.0, std::abs(numeric));
       worst = std::max(worst, err);
-      EXPECT_LE(err, opt.tolerance) << what << "[" << i << "]: analytic " << analytic.data()[i]
-                                    << " numeric " << numeric;
+      EXPECT_LE(err, opt.tolerance)
+          << what << "[" << i << "]: analytic " << analytic.data()[i] << " numeric " << numeric;
     }
     (void)worst;  // ASSERT_EQ above makes this lambda return void
   };
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (opt.labels.empty() || i == 0) check_tensor(inputs[i], din[i], "d input " + std::to_string(i));
+    if (opt.labels.empty() || i == 0)
+      check_tensor(inputs[i], din[i], "d input " + std::to_string(i));
   for (auto& p : s.params) {
     Tensor g = Tensor::empty(p.grad.shape());
     g.copy_from(p.grad);

@@ -1,6 +1,7 @@
 // GoogleTest entry point: Kokkos must be initialised once around all tests.
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
