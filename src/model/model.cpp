@@ -56,20 +56,16 @@ Model::Model(Graph g, const std::vector<int>& cuts) : graph(std::move(g)) {
     st.buffers.reserve(nb);
     for (int n = st.node_end - 1; n >= st.node_begin; --n) {
       Layer& layer = *graph.nodes[n].layer;
-      std::vector<Param*> ps;
       for (const auto& spec : layer.param_specs()) {
         st.params.push_back({layer.name() + "." + spec.name, st.values.slice(off, spec.shape),
                              st.grads.slice(off, spec.shape)});
         off += shape_numel(spec.shape);
       }
-      std::vector<Buffer*> bs;
       for (const auto& spec : layer.buffer_specs()) {
         st.buffers.push_back(
             {layer.name() + "." + spec.name, st.buffer_values.slice(off_buf, spec.shape)});
         off_buf += shape_numel(spec.shape);
       }
-      (void)ps;
-      (void)bs;
     }
     stages.push_back(std::move(st));
   }
@@ -88,12 +84,10 @@ Model::Model(Graph g, const std::vector<int>& cuts) : graph(std::move(g)) {
 }
 
 void Model::init(uint64_t seed) {
-  Rng root(seed);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     Rng r = Rng(seed).fork(n + 1);
     graph.nodes[n].layer->init(r);
   }
-  (void)root;
 }
 
 void Model::zero_grads() {
