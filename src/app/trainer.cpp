@@ -13,6 +13,7 @@
 #include "data/dataset_batch_source.hpp"
 #include "data/dataset_reader.hpp"
 #include "deck/deck_parser.hpp"
+#include "deck/input_error.hpp"
 #include "exec/executor.hpp"
 #include "io/metrics_writer.hpp"
 #include "model/model.hpp"
@@ -88,6 +89,12 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   RunLog log(root, options.quiet);
 
   // Everything that can reject the input happens before the run directory is touched.
+  if (cfg.device.kind == "cuda")
+    throw InputError(cfg.deck_path, 0, "device.kind",
+                     "'cuda': the CUDA operators are built but the executor runs layers on the host "
+                     "in this version; use \"cpu\" or \"auto\"");
+  // On a CPU rank the device-memory budget is enforced by the caching allocator.
+  device_allocator().set_limit(static_cast<size_t>(cfg.device.memory_limit));
   Graph graph = Graph::load(cfg.model.file);
   DatasetReader train_reader(cfg.data.path, cfg.data.train_split, graph.input_shape, graph.classes);
   DatasetReader test_reader(cfg.data.path, cfg.data.test_split, graph.input_shape, graph.classes);

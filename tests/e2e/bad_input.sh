@@ -55,3 +55,17 @@ expect_error bad_option "--bogus" "$WAVETRAIN" --bogus "$dir/unknown_key.toml"
 
 # Under MPI every rank sees the error, exits 2, and the message appears once.
 expect_error mpi_unknown_key "train.epochz" mpiexec -n 2 --oversubscribe "$WAVETRAIN" "$dir/unknown_key.toml"
+
+deck "$dir/cuda.toml" $'[device]\nkind = "cuda"'
+expect_error device_cuda "device.kind" "$WAVETRAIN" "$dir/cuda.toml"
+
+# The device-memory budget is enforced: a 4 MB limit cannot hold LeNet's activations, and the run
+# stops with a clear out-of-memory message (exit status 3), not a crash.
+deck "$dir/small_memory.toml" $'[device]\nmemory_limit = 4000000'
+set +e
+timeout 120 "$WAVETRAIN" "$dir/small_memory.toml" --steps 5 --run-dir "$dir/oom" >"$dir/oom.out" 2>"$dir/oom.err"
+rc=$?
+set -e
+[[ $rc == 3 ]] || { cat "$dir/oom.err"; fail "memory limit: exit status $rc, expected 3"; }
+grep -q "out of device memory.*device.memory_limit" "$dir/oom.err" || { cat "$dir/oom.err"; fail "memory limit: no clear message"; }
+echo "ok memory_limit: $(cat "$dir/oom.err")"
