@@ -8,10 +8,11 @@ class AvgPool2d : public Pool2dBase {
  public:
   explicit AvgPool2d(const LayerArgs& args) : Pool2dBase(args) {}
   const char* type() const override { return "avgpool2d"; }
-  void forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
-               const LayerContext& ctx) override;
-  void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
-                const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) override;
+
+ protected:
+  void pool_forward(const ops::Pool2dGeometry& g, const float* x, float* y) override;
+  void pool_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
+                     float* dx) override;
 };
 
 }  // namespace wt

@@ -4,24 +4,13 @@
 
 namespace wt {
 
-void MaxPool2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
-                        const LayerContext& ctx) {
-  (void)saved;
-  const Tensor& x = *in[0];
-  out = allocate_output(x.dim(0), ctx.stream);
-  ops::maxpool2d_forward(geometry(x.dim(0)), x.data(), out.data());
+void MaxPool2d::pool_forward(const ops::Pool2dGeometry& g, const float* x, float* y) {
+  ops::maxpool2d_forward(g, x, y);
 }
 
-void MaxPool2d::backward(const std::vector<const Tensor*>& in, const Tensor& out,
-                         const Tensor& dout, const std::vector<Tensor*>& din, Saved& saved,
-                         const LayerContext& ctx) {
-  (void)out;
-  (void)saved;
-  if (!din[0]) return;
-  const Tensor& x = *in[0];
-  const ops::Pool2dGeometry g = geometry(x.dim(0));
-  *din[0] = Tensor::empty(x.shape(), ctx.stream);
-  ops::maxpool2d_backward(g, x.data(), dout.data(), din[0]->data());
+void MaxPool2d::pool_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
+                              float* dx) {
+  ops::maxpool2d_backward(g, x, dy, dx);
 }
 
 WT_REGISTER_LAYER("maxpool2d", MaxPool2d);

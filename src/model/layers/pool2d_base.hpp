@@ -42,7 +42,30 @@ class Pool2dBase : public Layer {
            shape_.kernel;
   }
 
+  // Allocation and argument plumbing are the same for every pooling kind; only the kernels differ.
+  void forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
+               const LayerContext& ctx) final {
+    (void)saved;
+    const Tensor& x = *in[0];
+    out = allocate_output(x.dim(0), ctx.stream);
+    pool_forward(geometry(x.dim(0)), x.data(), out.data());
+  }
+  void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
+                const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) final {
+    (void)out;
+    (void)saved;
+    if (!din[0]) return;
+    const Tensor& x = *in[0];
+    *din[0] = Tensor::empty(x.shape(), ctx.stream);
+    pool_backward(geometry(x.dim(0)), x.data(), dout.data(), din[0]->data());
+  }
+
  protected:
+  virtual void pool_forward(const ops::Pool2dGeometry& g, const float* x, float* y) = 0;
+  // dx is overwritten; x is the forward input.
+  virtual void pool_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
+                             float* dx) = 0;
+
   ops::Pool2dGeometry geometry(int64_t batch) const {
     ops::Pool2dGeometry g = shape_;
     g.batch = batch;
