@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "sched/schedule_registry.hpp"
+
 namespace wt {
 
 // A captureless lambda returning a pointer to one RunConfig field.
@@ -96,8 +98,11 @@ const std::vector<KeyDef>& deck_schema() {
           "cosine: the lr reached at the last step (<= optimizer.lr)")
           .in(Range::at_least(0)),
       // [schedule]
-      // A new schedule generator adds its name to this list.
-      key("schedule", "kind", WT_FIELD(schedule.kind), "parallel schedule").one_of({"gang"}),
+      // The allowed kinds are whatever generators registered themselves (WT_REGISTER_SCHEDULE), so
+      // a new schedule is one generator file and nothing else. The schema is built on first use,
+      // after static registration.
+      key("schedule", "kind", WT_FIELD(schedule.kind), "parallel schedule")
+          .one_of(ScheduleRegistry::known_kinds()),
       key("schedule", "bucket_bytes", WT_FIELD(schedule.bucket_bytes),
           "gradient allreduce bucket size in bytes")
           .in(Range::at_least(1)),
