@@ -70,6 +70,9 @@ struct RunConfig {
     double every_seconds = 0;         // 0 = off
     int64_t keep = 3;
     std::string restart = "never";  // never | auto
+    // Save and stop with exit status 75 (resumable) when less than this many seconds of the
+    // --walltime remain; the margin grows to two step times if steps are slower.
+    double walltime_margin = 120;
   } checkpoint;
 
   struct Trace {
@@ -77,6 +80,11 @@ struct RunConfig {
     int64_t start_step = 10;
     int64_t end_step = 20;
   } trace;
+
+  struct Failure {
+    std::string on_nonfinite = "stop";  // stop | skip: a NaN/Inf loss or gradient
+    double stall_seconds = 600;         // report the late rank and stop; 0 = off
+  } failure;
 
   struct Device {
     std::string kind = "auto";  // auto | cpu | cuda

@@ -143,11 +143,21 @@ const std::vector<KeyDef>& deck_schema() {
       key("checkpoint", "restart", WT_FIELD(checkpoint.restart),
           "auto: resume from the latest checkpoint in the run directory")
           .one_of({"never", "auto"}),
+      key("checkpoint", "walltime_margin", WT_FIELD(checkpoint.walltime_margin),
+          "with --walltime: save and exit 75 when fewer seconds than this remain")
+          .in(Range::at_least(0)),
       // [trace]
       key("trace", "enabled", WT_FIELD(trace.enabled), "write an HDF5 event trace"),
       key("trace", "start_step", WT_FIELD(trace.start_step), "first traced step")
           .in(Range::at_least(0)),
       key("trace", "end_step", WT_FIELD(trace.end_step), "last traced step + 1 (> start_step)")
+          .in(Range::at_least(0)),
+      // [failure]
+      key("failure", "on_nonfinite", WT_FIELD(failure.on_nonfinite),
+          "a NaN or Inf loss/gradient: stop the run, or skip the step and count it")
+          .one_of({"stop", "skip"}),
+      key("failure", "stall_seconds", WT_FIELD(failure.stall_seconds),
+          "a collective waiting longer than this reports the late rank and stops; 0 = off")
           .in(Range::at_least(0)),
       // [device]
       key("device", "kind", WT_FIELD(device.kind), "device per rank")
