@@ -155,7 +155,6 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   double wall_offset = 0;  // a resumed run's wall clock continues where its predecessor stopped
   if (root && start_step > 0)
     wall_offset = truncate_metrics_after(run_dir + "/metrics.csv", start_step);
-  install_stop_signal_handlers();
   RunControl control(cfg, options.walltime_s, comm, t_start);
   int64_t last_checkpoint = start_step > 0 ? start_step : -1;
   if (cfg.trace.enabled)
