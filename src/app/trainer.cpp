@@ -16,6 +16,7 @@
 #include "deck/input_error.hpp"
 #include "exec/executor.hpp"
 #include "io/metrics_writer.hpp"
+#include "io/trace_recorder.hpp"
 #include "model/model.hpp"
 #include "ops/host/lr_schedule.hpp"
 #include "ops/host/optimizers.hpp"
@@ -90,9 +91,10 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
 
   // Everything that can reject the input happens before the run directory is touched.
   if (cfg.device.kind == "cuda")
-    throw InputError(cfg.deck_path, 0, "device.kind",
-                     "'cuda': the CUDA operators are built but the executor runs layers on the host "
-                     "in this version; use \"cpu\" or \"auto\"");
+    throw InputError(
+        cfg.deck_path, 0, "device.kind",
+        "'cuda': the CUDA operators are built but the executor runs layers on the host "
+        "in this version; use \"cpu\" or \"auto\"");
   // On a CPU rank the device-memory budget is enforced by the caching allocator.
   device_allocator().set_limit(static_cast<size_t>(cfg.device.memory_limit));
   Graph graph = Graph::load(cfg.model.file);
@@ -147,10 +149,13 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
     log.line(
         "wavetrain: warning: [checkpoint] settings are accepted but checkpoints are not written "
         "in this version yet");
+  std::unique_ptr<TraceRecorder> trace;  // steps [trace.start_step, trace.end_step) -> trace.h5
   if (cfg.trace.enabled)
-    log.line(
-        "wavetrain: warning: trace.enabled is accepted but traces are not written in this "
-        "version yet");
+    trace =
+        std::make_unique<TraceRecorder>(comm, exec, device_allocator(),
+                                        TraceInfo{comm.size(), cfg.schedule.kind, model.graph.name,
+                                                  cfg.trace.start_step, cfg.trace.end_step},
+                                        run_dir + "/trace.h5");
 
   TrainResult result;
   std::vector<double> step_times;
@@ -164,7 +169,9 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   for (int64_t step = 0; step < total_steps; ++step) {
     const double lr = learning_rate(cfg, step, total_steps);
     const auto t0 = std::chrono::steady_clock::now();
+    if (trace) trace->begin_step(step);
     StepStats s = exec.run_step(step, lr);
+    if (trace) trace->end_step(step);
     step_times.push_back(seconds_since(t0));
     for (StepStats* w : {&window, &progress_window}) {
       w->loss_sum += s.loss_sum;
@@ -239,6 +246,7 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
     }
   }
   source.quiesce();
+  if (trace) trace->finish();
 
   result.steps = total_steps;
   result.wall_s = seconds_since(t_start);
