@@ -48,22 +48,22 @@ awk '$1=="run" && $2==2 && $3=="gang" && $4+0 > 0 && $NF+0 > 0 { found=1 } END {
 [[ $(wc -l <"$dir/summary.csv") == 2 ]] || fail "summary CSV should hold a header and one row"
 
 # Everything that reads the trace.
-if [[ -f "$run/trace.h5" ]]; then
-  ok timeline "$PY" "$A/timeline.py" "$run"
-  is_png "$run/timeline.png"
-  ok timeline_steps "$PY" "$A/timeline.py" "$run" --steps 3:5 -o "$dir/tl35.png"
-  is_png "$dir/tl35.png"
-  ok memory "$PY" "$A/memory.py" "$run"
-  is_png "$run/memory.png"
-  for r in 0 1; do  # rank, peak, average, peak reserved (MB), utilisation %: all numbers
-    awk -v r=$r '$1==r && $2+0 > 0 && $3+0 > 0 && $4+0 >= $2+0 && $5 ~ /^[0-9.]+%$/ { f=1 } END { exit !f }' \
-      "$dir/memory.out" || fail "memory table lacks a row with numbers for rank $r"
-  done
-  # With a trace the step-time percentiles and shares are numbers, not n/a.
-  awk '$1=="run" && $5+0 > 0 && $6+0 >= $5+0 && $7+0 >= $6+0 && $8 ~ /^[0-9.]+$/ { f=1 } END { exit !f }' \
-    "$dir/summary.out" || fail "summary table lacks step times from the trace"
-  ok chrome "$PY" "$CHROME" "$run" -o "$dir/trace.json"
-  "$PY" - "$dir/trace.json" <<'EOF' || fail "Chrome JSON check failed"
+[[ -f "$run/trace.h5" ]] || fail "the run wrote no trace.h5 although trace.enabled = true"
+ok timeline "$PY" "$A/timeline.py" "$run"
+is_png "$run/timeline.png"
+ok timeline_steps "$PY" "$A/timeline.py" "$run" --steps 3:5 -o "$dir/tl35.png"
+is_png "$dir/tl35.png"
+ok memory "$PY" "$A/memory.py" "$run"
+is_png "$run/memory.png"
+for r in 0 1; do  # rank, peak, average, peak reserved (MB), utilisation %: all numbers
+  awk -v r=$r '$1==r && $2+0 > 0 && $3+0 > 0 && $4+0 >= $2+0 && $5 ~ /^[0-9.]+%$/ { f=1 } END { exit !f }' \
+    "$dir/memory.out" || fail "memory table lacks a row with numbers for rank $r"
+done
+# With a trace the step-time percentiles and shares are numbers, not n/a.
+awk '$1=="run" && $5+0 > 0 && $6+0 >= $5+0 && $7+0 >= $6+0 && $8 ~ /^[0-9.]+$/ { f=1 } END { exit !f }' \
+  "$dir/summary.out" || fail "summary table lacks step times from the trace"
+ok chrome "$PY" "$CHROME" "$run" -o "$dir/trace.json"
+"$PY" - "$dir/trace.json" <<'EOF' || fail "Chrome JSON check failed"
 import json, sys
 events = json.load(open(sys.argv[1]))["traceEvents"]
 slices = [e for e in events if e["ph"] == "X" and e.get("cat") != "step"]
@@ -72,12 +72,11 @@ for rank in (0, 1):
     assert mine, f"no X events for rank {rank}"
     assert all(e["dur"] >= 0 and "batch" in e["args"] for e in mine)
     assert {"Forward", "Backward"} <= {e["name"] for e in mine}, f"rank {rank}: no compute"
+    steps = {e["args"]["step"] for e in mine}
+    assert steps == {2, 3, 4, 5}, f"rank {rank}: traced steps {steps}, expected 2-5"
     assert any(e["ph"] == "C" and e["pid"] == rank for e in events), f"rank {rank}: no memory"
 print(f"chrome trace: {len(slices)} instruction slices on ranks 0 and 1")
 EOF
-else
-  echo "skipped: no trace.h5 (trace writer not merged): timeline.py, memory.py, trace_to_chrome.py"
-fi
 
 # Bad input: a directory that is not a run ...
 mkdir "$dir/not_a_run" && touch "$dir/not_a_run/notes.txt"
