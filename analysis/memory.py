@@ -80,9 +80,9 @@ def draw(trace, stats, limit, out):
         ax.fill_between(t, in_use, step="post", alpha=0.35, color="#4c8bd6")
         ax.step(t, in_use, where="post", color="#1f4e8c", linewidth=1, label="in use")
         ax.step(t, reserved, where="post", color="#d9534f", linewidth=1, label="reserved")
+        share = f"{100 * s['util_reserved']:.0f}% of peak reserved"
         ax.hlines(s["avg_in_use"] / MB, t[0], t[-1], color="#1f4e8c", linestyle="--",
-                  linewidth=0.8, label=f"time-average in use ({100 * s['util_reserved']:.0f}% of peak "
-                  "reserved)")
+                  linewidth=0.8, label=f"time-average in use ({share})")
         if limit:
             ax.axhline(limit / MB, color="black", linestyle=":", linewidth=1,
                        label="device.memory_limit")

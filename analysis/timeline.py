@@ -3,8 +3,9 @@
 
 One lane per (rank, stream) holds compute (Forward, Backward, Step), data loading and
 waits; communication (AllReduce, Send, Recv, ...) sits in its own lane under it, since it is
-in flight while compute goes on. Bars are labelled with the batch they work on when there is
-room, the way the GPipe and Wavelet papers draw their schedules. Step boundaries are dotted.
+in flight while compute goes on. When several batches are in flight (pipelines, waves),
+compute bars are labelled with their batch where there is room, the way the GPipe and Wavelet
+papers draw their schedules. Step boundaries are dotted.
 """
 
 import argparse
@@ -73,6 +74,9 @@ def draw(trace, first, last, out):
     t1 = max(float(ev["end"].max()) for _, ev in rows)
     span_ms = max((t1 - t0) * 1e3, 1e-6)
     fig, ax = plt.subplots(figsize=(12, 1.0 + 0.55 * len(rows)))
+    # Batch numbers tell pipelined schedules' batches apart; with one batch they are noise.
+    batches = set(int(b) for _, ev in rows for b in ev["batch"] if b >= 0)
+    label_batches = len(batches) > 1
     for y, (_, ev) in enumerate(rows):
         begins = (ev["begin"] - t0) * 1e3
         widths = (ev["end"] - ev["begin"]) * 1e3
@@ -80,7 +84,8 @@ def draw(trace, first, last, out):
                        facecolors=[colour(n) for n in ev["name"]], edgecolor="white",
                        linewidth=0.3)
         for b, w, name, batch in zip(begins, widths, ev["name"], ev["batch"]):
-            if w > span_ms / 60 and name in ("Forward", "Backward") and batch >= 0:
+            wide = w > span_ms / 60
+            if label_batches and wide and name in ("Forward", "Backward") and batch >= 0:
                 ax.text(b + w / 2, y, str(int(batch)), ha="center", va="center", fontsize=7,
                         color="white")
     # Step boundaries from the first rank that recorded steps in the window.
