@@ -92,10 +92,13 @@ def load_run(path):
 def load_metrics(path):
     """metrics.csv as {"train": {column: array}, "eval": {...}}; rows sorted by step."""
     try:
-        with open(path, newline="") as f:
-            rows = list(csv.reader(f))
+        text = Path(path).read_text()
     except (OSError, UnicodeDecodeError) as e:
         raise RunError(f"{path}: cannot read metrics: {e}") from None
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+        lines = lines[:-1] if len(lines) > 1 else lines  # a row a running job is still writing
+    rows = list(csv.reader(lines))
     if not rows or tuple(rows[0]) != METRICS_COLUMNS:
         found = ",".join(rows[0]) if rows else "an empty file"
         raise RunError(f"{path}: not a wavetrain metrics file (header is {found!r}, "
