@@ -175,6 +175,7 @@ def draw(rows, out):
     left.set_yticks(y, labels)
     left.invert_yaxis()
     left.set_xlabel("samples/s (median)")
+    left.xaxis.set_major_locator(plt.MaxNLocator(4))  # wide numbers: keep the labels apart
     for i, r in enumerate(rows):
         t = r["trace"]
         if t is None:
