@@ -1,5 +1,6 @@
 // wavetrain: one MPI rank per device. Exit status: 0 success, 2 bad input (deck, model file,
-// dataset, checkpoint or command line: one message naming file, line and key), 1 internal error.
+// dataset, checkpoint or command line: one message naming file, line and key), 3 out of device
+// memory, 75 stopped early with a checkpoint (signal or --walltime), 1 internal error.
 #include <malloc.h>
 #include <mpi.h>
 
@@ -23,13 +24,13 @@ extern "C" void omp_set_num_threads(int) __attribute__((weak));
 
 namespace {
 
+// EX_TEMPFAIL: stopped on purpose with a checkpoint saved; job scripts resubmit on it.
+constexpr int kExitResumable = 75;
+
 int run(int argc, char** argv, int world_rank) {
   try {
     wt::CommandLine cli = wt::parse_command_line(argc, argv);
     if (cli.exit_now) return 0;
-    if (cli.restart)
-      throw wt::InputError("", 0, "--restart",
-                           "checkpoints and restart are not implemented in this version yet");
     wt::RunConfig config = wt::parse_deck(cli.deck, cli.overrides);
     if (cli.show_stages || cli.show_schedule) {
       int world = 1;
@@ -44,8 +45,10 @@ int run(int argc, char** argv, int world_rank) {
     options.run_dir = cli.run_dir;
     options.max_steps = cli.steps;
     options.quiet = cli.quiet;
-    wt::train(config, options, comm);
-    return 0;
+    options.restart = cli.restart;
+    options.walltime_s = cli.walltime_s;
+    const wt::TrainResult result = wt::train(config, options, comm);
+    return result.stopped_early ? kExitResumable : 0;
   } catch (const wt::InputError& e) {
     // Every rank reads the same deck, model and dataset, so every rank fails the same way: rank 0
     // reports it once and all ranks exit 2 cleanly.
