@@ -161,8 +161,11 @@ slurm_job_field() {  # id field
 # sbatch --wait polls every 10 s or so; this returns within 0.2 s of the job ending.
 slurm_wait_job() {  # id timeout_seconds
   local id=$1 deadline=$((SECONDS + $2)) state=
+  local last=
   while ((SECONDS <= deadline)); do
     state=$(slurm_job_field "$id" JobState)
+    [[ $state == "$last" ]] || echo "job $id: ${state:-?} $(date +%T.%N)" >&2
+    last=$state
     case $state in
       COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | PREEMPTED | BOOT_FAIL | DEADLINE)
         echo "$state"
