@@ -1,9 +1,13 @@
 #include "app/inspect.hpp"
 
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 
+#include "deck/input_error.hpp"
+#include "exec/schedule_input.hpp"
 #include "model/model.hpp"
+#include "model/stage_cuts.hpp"
 #include "sched/schedule_registry.hpp"
 
 namespace wt {
@@ -16,15 +20,18 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-Model load_model(const RunConfig& config) {
-  std::vector<int> cuts(config.schedule.cuts.begin(), config.schedule.cuts.end());
-  return Model(Graph::load(config.model.file), cuts);
+// The model cut as the deck's schedule would cut it on `ranks` ranks.
+Model load_model(const RunConfig& config, int ranks) {
+  Graph graph = Graph::load(config.model.file);
+  const std::vector<int> cuts =
+      resolve_cuts(config, graph, ScheduleRegistry::stage_count(config.schedule.kind, ranks));
+  return Model(std::move(graph), cuts);
 }
 
 }  // namespace
 
-void show_stages(const RunConfig& config, std::ostream& out) {
-  Model model = load_model(config);
+void show_stages(const RunConfig& config, int ranks, std::ostream& out) {
+  Model model = load_model(config, ranks);
   const auto& nodes = model.graph.nodes;
   char line[256];
   std::snprintf(line, sizeof line, "%-4s %-14s %-14s %-18s %10s %12s %12s\n", "#", "layer", "type",
@@ -57,17 +64,15 @@ void show_stages(const RunConfig& config, std::ostream& out) {
 }
 
 void show_schedule(const RunConfig& config, int ranks, std::ostream& out) {
-  Model model = load_model(config);
-  ScheduleInput in;
-  in.world_size = ranks;
-  in.deck = config.schedule;
-  for (const Stage& st : model.stages) {
-    StageInfo info{st.node_begin, st.node_end, {}};
-    for (int n = st.node_begin; n < st.node_end; ++n)
-      info.node_param_bytes.push_back(st.node_count[n - st.node_begin] * int64_t(sizeof(float)));
-    in.stages.push_back(info);
+  Model model = load_model(config, ranks);
+  const ScheduleInput in = make_schedule_input(model, config, ranks);
+  Program p;
+  try {
+    p = ScheduleRegistry::generate(config.schedule.kind, in);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(config.deck_path, 0, "schedule.kind",
+                     "'" + config.schedule.kind + "': " + e.what());
   }
-  Program p = ScheduleRegistry::generate(config.schedule.kind, in);
   out << "schedule " << p.schedule << " on " << p.world_size << " rank(s): " << p.slots
       << " batch slot(s) per rank, " << p.global_batches << " global batch(es) per step\n";
   for (int r = 0; r < p.world_size; ++r) {

@@ -15,8 +15,10 @@
 #include "deck/deck_parser.hpp"
 #include "deck/input_error.hpp"
 #include "exec/executor.hpp"
+#include "exec/schedule_input.hpp"
 #include "io/metrics_writer.hpp"
 #include "model/model.hpp"
+#include "model/stage_cuts.hpp"
 #include "ops/host/lr_schedule.hpp"
 #include "ops/host/optimizers.hpp"
 #include "sched/schedule_registry.hpp"
@@ -90,9 +92,10 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
 
   // Everything that can reject the input happens before the run directory is touched.
   if (cfg.device.kind == "cuda")
-    throw InputError(cfg.deck_path, 0, "device.kind",
-                     "'cuda': the CUDA operators are built but the executor runs layers on the host "
-                     "in this version; use \"cpu\" or \"auto\"");
+    throw InputError(
+        cfg.deck_path, 0, "device.kind",
+        "'cuda': the CUDA operators are built but the executor runs layers on the host "
+        "in this version; use \"cpu\" or \"auto\"");
   // On a CPU rank the device-memory budget is enforced by the caching allocator.
   device_allocator().set_limit(static_cast<size_t>(cfg.device.memory_limit));
   Graph graph = Graph::load(cfg.model.file);
@@ -107,7 +110,8 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   comm.barrier();
   log.open(run_dir + "/log.txt");
 
-  std::vector<int> cuts(cfg.schedule.cuts.begin(), cfg.schedule.cuts.end());
+  const std::vector<int> cuts =
+      resolve_cuts(cfg, graph, ScheduleRegistry::stage_count(cfg.schedule.kind, comm.size()));
   Model model(std::move(graph), cuts);
   model.init(cfg.run.seed);
 
@@ -115,16 +119,13 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   DatasetBatchSource source(train_reader, sampler, cfg.train.global_batch, cfg.data.preload);
   const int64_t per_epoch = sampler.batches_per_epoch();
 
-  ScheduleInput sin;
-  sin.world_size = comm.size();
-  sin.deck = cfg.schedule;
-  for (const Stage& st : model.stages) {
-    StageInfo info{st.node_begin, st.node_end, {}};
-    for (int n = st.node_begin; n < st.node_end; ++n)
-      info.node_param_bytes.push_back(st.node_count[n - st.node_begin] * int64_t(sizeof(float)));
-    sin.stages.push_back(info);
+  Program program;
+  try {
+    program =
+        ScheduleRegistry::generate(cfg.schedule.kind, make_schedule_input(model, cfg, comm.size()));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(cfg.deck_path, 0, "schedule.kind", "'" + cfg.schedule.kind + "': " + e.what());
   }
-  Program program = ScheduleRegistry::generate(cfg.schedule.kind, sin);
   std::unique_ptr<Optimizer> optimizer = make_optimizer(cfg.optimizer);
   Executor exec(model, comm, *optimizer, source, program, cfg.run.seed);
 
@@ -214,7 +215,8 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
     }
 
     if (epoch_end && cfg.train.eval_every_epoch) {
-      source.quiesce();  // HDF5 is used by one thread at a time
+      source.quiesce();           // HDF5 is used by one thread at a time
+      exec.prepare_evaluation();  // model-parallel stages: every rank gets current weights
       StepStats e = evaluate_split(exec, test_reader, cfg.train.eval_batch, comm);
       result.test_accuracy = e.samples ? e.correct / e.samples : 0;
       result.test_loss = e.samples ? e.loss_sum / e.samples : 0;

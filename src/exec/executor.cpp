@@ -2,9 +2,13 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <utility>
+
+#include "exec/executor_slot.hpp"
 
 namespace wt {
 
@@ -14,16 +18,6 @@ double now_seconds() {
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
 }
 }  // namespace
-
-// Everything one in-flight batch holds between its forward and its backward.
-struct Executor::Slot {
-  Tensor input;
-  std::vector<int32_t> labels;
-  std::vector<Tensor> out;   // per node output
-  std::vector<Saved> saved;  // per node forward->backward state
-  std::vector<Tensor> grad;  // per node: gradient of the loss w.r.t. its output
-  Rng rng{0};
-};
 
 Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, BatchSource& data,
                    Program program, uint64_t seed)
@@ -49,6 +43,9 @@ Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, Batch
   }
   pending_.resize(program_.events);
   done_.assign(program_.events, 0);
+  hold_.resize(program_.events);
+  then_.resize(program_.events);
+  check_stage_boundaries();
   consumers_ = model_.graph.consumers();
 
   // An AllReduce followed only by Waits, one of them on its own event, has nothing to overlap
@@ -78,7 +75,9 @@ bool Executor::event_done(int event) {
   if (done_[event]) return true;
   if (pending_[event] && pending_[event]->test()) {
     pending_[event].reset();
+    hold_[event] = Tensor();
     done_[event] = 1;
+    if (then_[event]) std::exchange(then_[event], nullptr)();
   }
   return done_[event] != 0;
 }
@@ -110,6 +109,7 @@ StepStats Executor::run_step(int64_t step, double lr) {
     if (finished) break;
     if (!progressed) {
       bool any_pending = false;
+      // The validator requires every event to be waited on, so nothing outlives the step.
       for (auto& p : pending_) any_pending = any_pending || p != nullptr;
       if (!any_pending)
         throw std::logic_error("schedule '" + program_.schedule + "' deadlocked on rank " +
@@ -127,6 +127,7 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       Slot& slot = *slots_[ins.slot];
       const int64_t sequence = step * program_.global_batches + ins.batch;
       data_.fetch(sequence, ins.part, ins.parts, slot.input, slot.labels);
+      if (ins.labels_only) slot.input = Tensor();  // the input arrives from another stage
       // Dropout masks depend only on which samples these are, not on the rank layout's history.
       slot.rng = Rng(seed_).fork(static_cast<uint64_t>(sequence) * 1000003ull + ins.part);
       break;
@@ -171,13 +172,22 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       }
       break;
     }
+    case OpCode::SendActivation:
+    case OpCode::RecvActivation:
+    case OpCode::SendGradient:
+    case OpCode::RecvGradient:
+    case OpCode::Broadcast:
+    case OpCode::Reduce:
+      execute_transfer(ins);
+      break;
   }
 }
 
 void Executor::forward_nodes(Slot& slot, int begin, int end, Mode mode, float loss_scale,
                              StepStats& stats, bool free_dead) {
   const auto& nodes = model_.graph.nodes;
-  const int64_t n = slot.input.defined() ? slot.input.dim(0) : 0;
+  // Labels, not the input: a later stage's input arrives from another rank.
+  const int64_t n = static_cast<int64_t>(slot.labels.size());
   for (int i = begin; i < end; ++i) {
     const Node& node = nodes[i];
     auto& in = in_scratch_;

@@ -35,6 +35,9 @@ class Executor {
   StepStats run_step(int64_t step, double lr);
   // Forward-only evaluation of one batch through every stage (all stages must be local).
   StepStats evaluate(const Tensor& inputs, const std::vector<int32_t>& labels);
+  // Collective: copies every stage that a single rank owns (steps) from its owner to all ranks,
+  // so that evaluate() sees current weights under model-parallel schedules. No-op otherwise.
+  void prepare_evaluation();
 
   const Program& program() const { return program_; }
   void set_observer(InstructionObserver observer) { observer_ = std::move(observer); }
@@ -47,6 +50,10 @@ class Executor {
   void backward_nodes(Slot& slot, int begin, int end);
   void poll();
   bool event_done(int event);
+  void start(int event, std::unique_ptr<CommRequest> request, Tensor hold = Tensor(),
+             std::function<void()> then = nullptr);
+  void execute_transfer(const Instruction& ins);
+  void check_stage_boundaries() const;
 
   Model& model_;
   Communicator& comm_;
@@ -58,6 +65,8 @@ class Executor {
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<std::unique_ptr<CommRequest>> pending_;  // by event id
   std::vector<char> done_;
+  std::vector<Tensor> hold_;                 // by event: a send's buffer, alive until it is done
+  std::vector<std::function<void()>> then_;  // by event: run once it is done
   std::vector<std::vector<int>> consumers_;
   // Per stream of this rank, per instruction: an AllReduce with nothing to overlap (see the
   // constructor), run as a blocking collective.

@@ -2,6 +2,7 @@
 // Schedules are data: a generator emits, per rank and per stream, a list of these instructions
 // for one training step; the executor runs them and the simulator prices them. Nothing here
 // touches a tensor.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,16 @@ enum class OpCode {
               // completes `event`
   Wait,       // block this stream until `event` has completed
   Step,       // optimizer step on stage, then zero its gradients
+  // Model parallelism: point-to-point between the ranks running neighbouring stages of one batch.
+  // Each completes `event`; a stream that needs the data Waits on it.
+  SendActivation,  // send the output of stage's last node in slot to `peer`
+  RecvActivation,  // receive the input of stage (output of node node_begin-1) into slot from `peer`
+  SendGradient,    // send the gradient w.r.t. stage's input in slot to `peer`, then drop both
+  RecvGradient,    // receive the gradient w.r.t. stage's output into slot from `peer`
+  // Stage weights kept by an owner rank (`root`): copy them to every rank of `group`, or sum every
+  // rank's gradients into the owner's (the others' gradients are zero afterwards).
+  Broadcast,  // stage's parameters and buffers from root to the group; completes `event`
+  Reduce,     // stage's gradients summed onto root over group; completes `event`
 };
 
 const char* opcode_name(OpCode op);
@@ -31,6 +42,11 @@ struct Instruction {
   int node_end = -1;
   int group = 0;  // communicator group id (0 = world)
   int event = -1;
+  int peer = -1;      // Send*/Recv*: the other world rank
+  int tag = 0;        // Send*/Recv*: matches a send with its receive between one pair of ranks
+  int root = -1;      // Broadcast/Reduce: the stage's owner (world rank)
+  int64_t bytes = 0;  // Send*/Recv*: message size, checked statically and at run time
+  bool labels_only = false;  // LoadBatch: the slot's input comes from another stage; keep labels
   std::string str() const;
 };
 
