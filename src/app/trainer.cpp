@@ -117,7 +117,6 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
 
   BatchSampler sampler(train_reader.size(), cfg.train.global_batch, cfg.run.seed, cfg.data.shuffle);
   DatasetBatchSource source(train_reader, sampler, cfg.train.global_batch, cfg.data.preload);
-  const int64_t per_epoch = sampler.batches_per_epoch();
 
   Program program;
   try {
@@ -126,6 +125,9 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   } catch (const std::invalid_argument& e) {
     throw InputError(cfg.deck_path, 0, "schedule.kind", "'" + cfg.schedule.kind + "': " + e.what());
   }
+  // A step consumes program.global_batches global batches (waves: one per rank).
+  const int64_t per_epoch =
+      std::max<int64_t>(1, sampler.batches_per_epoch() / program.global_batches);
   std::unique_ptr<Optimizer> optimizer = make_optimizer(cfg.optimizer);
   Executor exec(model, comm, *optimizer, source, program, cfg.run.seed);
 
