@@ -73,10 +73,9 @@ Program generate_waves(const ScheduleInput& in) {
       }
     }
     // Backward cycles, last stage first.
-    if (n > 1) recv_grad(n - 2);
     for (int st = n - 1; st >= 0; --st) {
       const int b = batch_at(st);
-      if (st >= 2) recv_grad(st - 1);
+      if (st >= 1) recv_grad(st - 1);  // posted one cycle ahead
       if (st < n - 1) s.push_back(build::wait(received[st]));
       s.push_back(build::compute(OpCode::Backward, st, b, b));
       if (st > 0) {

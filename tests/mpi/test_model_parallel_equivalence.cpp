@@ -162,7 +162,8 @@ void check(const std::string& kind, int microbatches) {
   Trained t = train_model_parallel(file, kind, microbatches, world);
   const Params ref = train_reference(file, kind == "waves" ? world.size() : 1);
   const std::string name = kind + " M=" + std::to_string(microbatches);
-  expect_close(t.owned, ref, t.initial, name + " owned stage");
+  // With more ranks a stage may hold no parameters (e.g. flatten alone): nothing to compare.
+  if (!t.owned.empty()) expect_close(t.owned, ref, t.initial, name + " owned stage");
   expect_close(t.all, ref, t.initial, name + " all stages after prepare_evaluation");
 }
 
