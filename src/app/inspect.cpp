@@ -1,13 +1,16 @@
 #include "app/inspect.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "deck/input_error.hpp"
 #include "exec/schedule_input.hpp"
 #include "model/model.hpp"
 #include "model/stage_cuts.hpp"
+#include "sched/cycle_table.hpp"
 #include "sched/schedule_registry.hpp"
 
 namespace wt {
@@ -26,6 +29,74 @@ Model load_model(const RunConfig& config, int ranks) {
   const std::vector<int> cuts =
       resolve_cuts(config, graph, ScheduleRegistry::stage_count(config.schedule.kind, ranks));
   return Model(std::move(graph), cuts);
+}
+
+// "F1.3": forward of stage 1 on batch 3; "B0.0.2": backward of stage 0 on part 2 of batch 0.
+std::string compute_label(const Instruction& ins) {
+  std::string l = ins.op == OpCode::Forward ? "F" : "B";
+  l += std::to_string(ins.stage);
+  if (ins.batch >= 0) l += "." + std::to_string(ins.batch);
+  if (ins.batch >= 0 && ins.parts > 1) l += "." + std::to_string(ins.part);
+  if (ins.node_begin >= 0)
+    l += "[" + std::to_string(ins.node_begin) + "," + std::to_string(ins.node_end) + ")";
+  return l;
+}
+
+// The compute of every rank and stream per cycle (the shape of Wavelet's Figure 10), then each
+// stream's instructions grouped by the cycle they are issued in.
+void print_cycle_table(const Program& p, std::ostream& out) {
+  const CycleTable table = assign_cycles(p);
+  std::vector<std::pair<int, int>> columns;  // (rank, stream)
+  for (int r = 0; r < p.world_size; ++r)
+    for (size_t s = 0; s < p.ranks[r].streams.size(); ++s) columns.emplace_back(r, int(s));
+  std::vector<std::vector<std::string>> cells(table.cycles,
+                                              std::vector<std::string>(columns.size()));
+  size_t width = 6;
+  for (size_t c = 0; c < columns.size(); ++c) {
+    const auto [r, s] = columns[c];
+    const auto& stream = p.ranks[r].streams[s];
+    for (size_t i = 0; i < stream.size(); ++i) {
+      const int cycle = table.cycle[r][s][i];
+      if (cycle < 0 || (stream[i].op != OpCode::Forward && stream[i].op != OpCode::Backward))
+        continue;
+      cells[cycle][c] = compute_label(stream[i]);
+      width = std::max(width, cells[cycle][c].size() + 2);
+    }
+  }
+  out << "compute per cycle (Fs.b / Bs.b: forward / backward of stage s on batch b[.part]; one "
+         "cycle per compute, communication free):\n";
+  auto pad = [&](const std::string& x) {
+    return x + std::string(width - std::min(width, x.size()), ' ');
+  };
+  auto end_row = [&out](std::string row) {  // no trailing blanks
+    row.erase(row.find_last_not_of(' ') + 1);
+    out << row << "\n";
+  };
+  std::string row = pad("cycle");
+  for (const auto& [r, s] : columns)
+    row += pad("r" + std::to_string(r) +
+               (p.ranks[r].streams.size() > 1 ? ".s" + std::to_string(s) : ""));
+  end_row(row);
+  for (int cycle = 0; cycle < table.cycles; ++cycle) {
+    row = pad(std::to_string(cycle));
+    for (size_t c = 0; c < columns.size(); ++c)
+      row += pad(cells[cycle][c].empty() ? "." : cells[cycle][c]);
+    end_row(row);
+  }
+  for (const auto& [r, s] : columns) {
+    out << "rank " << r << " stream " << s << ":\n";
+    const auto& stream = p.ranks[r].streams[s];
+    int shown = -2;
+    for (size_t i = 0; i < stream.size(); ++i) {
+      const int cycle = table.cycle[r][s][i];
+      if (cycle != shown) {
+        out << (cycle < 0 ? std::string("  never reached:\n")
+                          : "  cycle " + std::to_string(cycle) + ":\n");
+        shown = cycle;
+      }
+      out << "    " << i << ": " << stream[i].str() << "\n";
+    }
+  }
 }
 
 }  // namespace
@@ -75,14 +146,7 @@ void show_schedule(const RunConfig& config, int ranks, std::ostream& out) {
   }
   out << "schedule " << p.schedule << " on " << p.world_size << " rank(s): " << p.slots
       << " batch slot(s) per rank, " << p.global_batches << " global batch(es) per step\n";
-  for (int r = 0; r < p.world_size; ++r) {
-    const auto& streams = p.ranks[r].streams;
-    for (size_t s = 0; s < streams.size(); ++s) {
-      out << "rank " << r << " stream " << s << ":\n";
-      for (size_t i = 0; i < streams[s].size(); ++i)
-        out << "  " << i << ": " << streams[s][i].str() << "\n";
-    }
-  }
+  print_cycle_table(p, out);
 }
 
 }  // namespace wt

@@ -51,7 +51,7 @@ Program generate_pipeline(const ScheduleInput& in) {
       if (j == 0) s.push_back(build::load(m, 0, m, m_count));
       if (j > 0) s.push_back(build::wait(recvs[m]));
       if (j == n - 1 && j > 0) s.push_back(build::load(m, 0, m, m_count, true));
-      s.push_back(build::compute(OpCode::Forward, j, m, 0));
+      s.push_back(build::compute(OpCode::Forward, j, m, 0, m, m_count));
       if (j < n - 1) {
         sends.push_back(event++);
         s.push_back(build::transfer(OpCode::SendActivation, j, n, m, 0, m, m_count, j + 1,
@@ -63,7 +63,7 @@ Program generate_pipeline(const ScheduleInput& in) {
     for (int m = m_count - 1; m >= 0; --m) {
       if (j < n - 1 && m > 0) recv_grad(m - 1);
       if (j < n - 1) s.push_back(build::wait(recvs[m]));
-      s.push_back(build::compute(OpCode::Backward, j, m, 0));
+      s.push_back(build::compute(OpCode::Backward, j, m, 0, m, m_count));
       if (j > 0) {
         sends.push_back(event++);
         s.push_back(build::transfer(OpCode::SendGradient, j, n, m, 0, m, m_count, j - 1,

@@ -17,11 +17,14 @@ inline Instruction load(int slot, int batch, int part, int parts, bool labels_on
   return i;
 }
 
-inline Instruction compute(OpCode op, int stage, int slot, int batch) {
+// part/parts only label the instruction (the executor computes on whatever the slot holds).
+inline Instruction compute(OpCode op, int stage, int slot, int batch, int part = 0, int parts = 1) {
   Instruction i{op};
   i.stage = stage;
   i.slot = slot;
   i.batch = batch;
+  i.part = part;
+  i.parts = parts;
   return i;
 }
 

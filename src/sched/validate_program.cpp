@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 
+#include "sched/event_dependencies.hpp"
 #include "sched/schedule_registry.hpp"
 
 namespace wt {
@@ -32,19 +33,10 @@ bool needs_slot(OpCode op) {
 // A point-to-point channel: messages from `src` to `dst` with one tag, matched in order.
 using Channel = std::tuple<int, int, int>;
 
+// Where a message instruction sits, to require one stream per channel.
 struct Located {
-  int rank, stream;
-  size_t index;
-};
-
-// Where one completing instruction sits in its matching sequence.
-struct EventSource {
-  Located at{};
-  bool collective = false;
-  int group = 0;
-  size_t k = 0;  // its position among the rank's collectives on the group / the channel's messages
-  Channel channel{};
-  bool sending = false;
+  int stream;
+  const Instruction* ins;
 };
 
 class Checker {
@@ -108,8 +100,6 @@ class Checker {
         if (completes_event(ins.op)) {
           if (ins.event < 0 || ins.event >= p_.events || !completed.insert(ins.event).second)
             bad("event missing, out of range or completed twice");
-          EventSource src;
-          src.at = {r, s, i};
           if (is_collective(ins.op)) {
             if (ins.group < 0 || ins.group >= static_cast<int>(p_.groups.size()))
               bad("unknown group");
@@ -122,23 +112,17 @@ class Checker {
             auto [it, fresh] = group_stream.emplace(ins.group, s);
             if (!fresh && it->second != s)
               bad("collectives on one group must come from one stream (MPI orders them)");
-            src.collective = true;
-            src.group = ins.group;
-            src.k = collectives_[{r, ins.group}].size();
             collectives_[{r, ins.group}].push_back(&ins);
           } else {
             if (ins.peer < 0 || ins.peer >= p_.world_size || ins.peer == r)
               bad("peer out of range");
-            src.sending = is_send(ins.op);
-            src.channel =
-                src.sending ? Channel{r, ins.peer, ins.tag} : Channel{ins.peer, r, ins.tag};
-            auto& list = src.sending ? sends_[src.channel] : recvs_[src.channel];
-            if (!list.empty() && list.back().first.stream != s)
+            const bool sending = is_send(ins.op);
+            auto& list = sending ? sends_[Channel{r, ins.peer, ins.tag}]
+                                 : recvs_[Channel{ins.peer, r, ins.tag}];
+            if (!list.empty() && list.back().stream != s)
               bad("one channel's messages must come from one stream (MPI orders them)");
-            src.k = list.size();
-            list.push_back({src.at, &ins});
+            list.push_back({s, &ins});
           }
-          events_[{r, ins.event}] = src;
         }
         if (ins.op == OpCode::Wait) {
           if (ins.event < 0 || ins.event >= p_.events) bad("event out of range");
@@ -242,7 +226,7 @@ class Checker {
       if (ns != nr)
         fail(name + ": " + std::to_string(ns) + " sends but " + std::to_string(nr) + " receives");
       for (size_t k = 0; k < ns; ++k) {
-        const Instruction &a = *s->second[k].second, &b = *r->second[k].second;
+        const Instruction &a = *s->second[k].ins, &b = *r->second[k].ins;
         if (a.bytes != b.bytes || a.bytes <= 0)
           fail(name + ": send of " + std::to_string(a.bytes) + " bytes matched with a receive of " +
                std::to_string(b.bytes));
@@ -255,24 +239,13 @@ class Checker {
   // Abstract run: instructions other than Wait never block; a collective completes once every
   // member has issued it, a message once both ends are issued.
   void check_progress() const {
+    const auto deps = event_dependencies(p_);
     std::vector<std::vector<size_t>> pos(p_.world_size);
     for (int r = 0; r < p_.world_size; ++r) pos[r].assign(p_.ranks[r].streams.size(), 0);
-    auto issued = [&](const Located& l) { return pos[l.rank][l.stream] > l.index; };
     auto complete = [&](int r, int event) {
-      const EventSource& src = events_.at({r, event});
-      if (!issued(src.at)) return false;
-      if (src.collective) {
-        for (int m : p_.groups[src.group]) {
-          const auto& list = collectives_.at({m, src.group});
-          // Find the member's k-th collective on the group and see whether it is issued.
-          const Instruction* ins = list[src.k];
-          const EventSource& other = events_.at({m, ins->event});
-          if (!issued(other.at)) return false;
-        }
-        return true;
-      }
-      const auto& other = src.sending ? recvs_.at(src.channel) : sends_.at(src.channel);
-      return issued(other[src.k].first);
+      for (const InstructionRef& d : deps.at({r, event}))
+        if (pos[d.rank][d.stream] <= d.index) return false;
+      return true;
     };
     bool progressed = true;
     while (progressed) {
@@ -302,8 +275,7 @@ class Checker {
   std::map<std::tuple<int, int, int, int>, int> forwards_;  // (stage, batch, part, parts)
   std::map<std::tuple<int, int, int, int>, std::vector<std::pair<int, int>>> backward_ranges_;
   std::map<std::pair<int, int>, std::vector<const Instruction*>> collectives_;  // (rank, group)
-  std::map<Channel, std::vector<std::pair<Located, const Instruction*>>> sends_, recvs_;
-  std::map<std::pair<int, int>, EventSource> events_;  // (rank, event)
+  std::map<Channel, std::vector<Located>> sends_, recvs_;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "sched/cycle_table.hpp"
 #include "sched/schedule_registry.hpp"
 
 namespace {
@@ -187,4 +188,25 @@ TEST(ProgramValidation, RejectsCollectivesInDifferentOrders) {
     if (s[k].op == wt::OpCode::Broadcast) bcasts.push_back(k);
   std::swap(s[bcasts[0]].stage, s[bcasts[1]].stage);
   expect_rejected(p, 3, "different collectives");
+}
+
+// The cycle table behind --show-schedule: waves on N ranks takes 2N unit cycles, stage s forward
+// in cycle s and backward in cycle 2N-1-s on every rank; vanilla model parallelism takes 2N with
+// one rank busy per cycle; GPipe with M microbatches takes 2(M+N-1).
+TEST(CycleTable, UnitTimeCyclesOfTheModelParallelSchedules) {
+  const int n = 4;
+  const wt::Program waves = wt::ScheduleRegistry::generate("waves", stages(n));
+  const wt::CycleTable t = wt::assign_cycles(waves);
+  EXPECT_EQ(t.cycles, 2 * n);
+  for (int r = 0; r < n; ++r) {
+    const auto& s = waves.ranks[r].streams[0];
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i].op == wt::OpCode::Forward) EXPECT_EQ(t.cycle[r][0][i], s[i].stage);
+      if (s[i].op == wt::OpCode::Backward) EXPECT_EQ(t.cycle[r][0][i], 2 * n - 1 - s[i].stage);
+    }
+  }
+  EXPECT_EQ(wt::assign_cycles(wt::ScheduleRegistry::generate("pipeline", stages(n, 1))).cycles,
+            2 * n);
+  EXPECT_EQ(wt::assign_cycles(wt::ScheduleRegistry::generate("pipeline", stages(n, 3))).cycles,
+            2 * (3 + n - 1));
 }
