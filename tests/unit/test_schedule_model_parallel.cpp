@@ -201,8 +201,12 @@ TEST(CycleTable, UnitTimeCyclesOfTheModelParallelSchedules) {
   for (int r = 0; r < n; ++r) {
     const auto& s = waves.ranks[r].streams[0];
     for (size_t i = 0; i < s.size(); ++i) {
-      if (s[i].op == wt::OpCode::Forward) EXPECT_EQ(t.cycle[r][0][i], s[i].stage);
-      if (s[i].op == wt::OpCode::Backward) EXPECT_EQ(t.cycle[r][0][i], 2 * n - 1 - s[i].stage);
+      if (s[i].op == wt::OpCode::Forward) {
+        EXPECT_EQ(t.cycle[r][0][i], s[i].stage);
+      }
+      if (s[i].op == wt::OpCode::Backward) {
+        EXPECT_EQ(t.cycle[r][0][i], 2 * n - 1 - s[i].stage);
+      }
     }
   }
   EXPECT_EQ(wt::assign_cycles(wt::ScheduleRegistry::generate("pipeline", stages(n, 1))).cycles,
