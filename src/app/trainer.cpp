@@ -129,7 +129,15 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   const int64_t per_epoch =
       std::max<int64_t>(1, sampler.batches_per_epoch() / program.global_batches);
   std::unique_ptr<Optimizer> optimizer = make_optimizer(cfg.optimizer);
-  Executor exec(model, comm, *optimizer, source, program, cfg.run.seed);
+  // Schedules with several waves per rank (ticktock) train one replica per wave.
+  std::vector<std::unique_ptr<Model>> more_replicas;
+  std::vector<Model*> replica_ptrs;
+  for (int r = 1; r < program.replicas; ++r) {
+    more_replicas.push_back(std::make_unique<Model>(Graph::load(cfg.model.file), cuts));
+    more_replicas.back()->init(cfg.run.seed);
+    replica_ptrs.push_back(more_replicas.back().get());
+  }
+  Executor exec(model, comm, *optimizer, source, program, cfg.run.seed, replica_ptrs);
 
   int64_t total_steps = cfg.train.epochs * per_epoch;
   if (cfg.train.max_steps > 0) total_steps = std::min(total_steps, cfg.train.max_steps);

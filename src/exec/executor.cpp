@@ -20,7 +20,7 @@ double now_seconds() {
 }  // namespace
 
 Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, BatchSource& data,
-                   Program program, uint64_t seed)
+                   Program program, uint64_t seed, std::vector<Model*> more_replicas)
     : model_(model),
       comm_(comm),
       optimizer_(optimizer),
@@ -31,6 +31,13 @@ Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, Batch
   if (program_.world_size != comm_.size())
     throw std::logic_error("program built for " + std::to_string(program_.world_size) +
                            " ranks, running on " + std::to_string(comm_.size()));
+  replicas_.push_back(&model_);
+  replicas_.insert(replicas_.end(), more_replicas.begin(), more_replicas.end());
+  if (static_cast<int>(replicas_.size()) != program_.replicas)
+    throw std::logic_error("program '" + program_.schedule + "' needs " +
+                           std::to_string(program_.replicas) + " model replicas, given " +
+                           std::to_string(replicas_.size()));
+  kept_.assign(replicas_.size(), std::vector<Tensor>(model_.stages.size()));
   // Groups beyond the world are created collectively, in program order.
   for (size_t g = 1; g < program_.groups.size(); ++g) comm_.add_group(program_.groups[g]);
   const size_t nodes = model_.graph.nodes.size();
@@ -135,19 +142,19 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
     case OpCode::Forward: {
       const Stage& st = model_.stages[ins.stage];
       const float scale = 1.0f / float(data_.global_batch() * program_.global_batches);
-      forward_nodes(*slots_[ins.slot], st.node_begin, st.node_end, Mode::Train, scale, stats,
-                    false);
+      forward_nodes(replica(ins), *slots_[ins.slot], st.node_begin, st.node_end, Mode::Train, scale,
+                    stats, false);
       break;
     }
     case OpCode::Backward: {
       const Stage& st = model_.stages[ins.stage];
       const int b = ins.node_begin < 0 ? st.node_begin : ins.node_begin;
       const int e = ins.node_end < 0 ? st.node_end : ins.node_end;
-      backward_nodes(*slots_[ins.slot], b, e);
+      backward_nodes(replica(ins), *slots_[ins.slot], b, e);
       break;
     }
     case OpCode::AllReduce: {
-      Stage& st = model_.stages[ins.stage];
+      Stage& st = replica(ins).stages[ins.stage];
       int64_t offset = 0, count = 0;
       st.span_of(ins.node_begin, ins.node_end, &offset, &count);
       if (count == 0) {
@@ -165,9 +172,11 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       }
       break;
     case OpCode::Step: {
-      Stage& st = model_.stages[ins.stage];
+      Stage& st = replica(ins).stages[ins.stage];
       if (st.param_count() > 0) {
-        optimizer_.step(ins.stage, st.values, st.grads, lr);
+        // Each replica has its own optimizer state.
+        const int key = ins.replica * static_cast<int>(model_.stages.size()) + ins.stage;
+        optimizer_.step(key, st.values, st.grads, lr);
         st.grads.fill(0.0f);
       }
       break;
@@ -180,12 +189,36 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
     case OpCode::Reduce:
       execute_transfer(ins);
       break;
+    case OpCode::Record:
+      done_[ins.event] = 1;
+      break;
+    case OpCode::KeepGradient:
+    case OpCode::AddKeptGradient:
+      execute_gradient_exchange(ins);
+      break;
   }
 }
 
-void Executor::forward_nodes(Slot& slot, int begin, int end, Mode mode, float loss_scale,
-                             StepStats& stats, bool free_dead) {
-  const auto& nodes = model_.graph.nodes;
+void Executor::execute_gradient_exchange(const Instruction& ins) {
+  Stage& st = replica(ins).stages[ins.stage];
+  if (!st.grads.defined()) return;
+  if (ins.op == OpCode::KeepGradient) {
+    Tensor& kept = kept_[ins.replica][ins.stage];
+    if (!kept.defined()) kept = Tensor::empty({st.grads.numel()});
+    kept.copy_from(st.grads);
+    return;
+  }
+  const Tensor& other = kept_[ins.from_replica][ins.stage];
+  const int n = static_cast<int>(st.grads.numel());
+  if (other.defined())
+    cblas_saxpy(n, 1.0f, other.data(), 1, st.grads.data(), 1);
+  else
+    cblas_sscal(n, 2.0f, st.grads.data(), 1);
+}
+
+void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode,
+                             float loss_scale, StepStats& stats, bool free_dead) {
+  const auto& nodes = model.graph.nodes;
   // Labels, not the input: a later stage's input arrives from another rank.
   const int64_t n = static_cast<int64_t>(slot.labels.size());
   for (int i = begin; i < end; ++i) {
@@ -219,8 +252,8 @@ void Executor::forward_nodes(Slot& slot, int begin, int end, Mode mode, float lo
   }
 }
 
-void Executor::backward_nodes(Slot& slot, int begin, int end) {
-  const auto& nodes = model_.graph.nodes;
+void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
+  const auto& nodes = model.graph.nodes;
   for (int i = end - 1; i >= begin; --i) {
     const Node& node = nodes[i];
     const Tensor& dout = node.layer->is_loss() ? loss_seed_ : slot.grad[i];
@@ -272,7 +305,7 @@ StepStats Executor::evaluate(const Tensor& inputs, const std::vector<int32_t>& l
   slot.grad.resize(nodes);
   slot.input = inputs;
   slot.labels = labels;
-  forward_nodes(slot, 0, static_cast<int>(nodes), Mode::Eval, 1.0f, stats, true);
+  forward_nodes(model_, slot, 0, static_cast<int>(nodes), Mode::Eval, 1.0f, stats, true);
   return stats;
 }
 

@@ -27,8 +27,10 @@ using InstructionObserver =
 
 class Executor {
  public:
+  // more_replicas: the replicas beyond `model` that the program asks for (program.replicas - 1),
+  // built from the same graph and cuts; replica 0 is `model`, the one evaluate() uses.
   Executor(Model& model, Communicator& comm, Optimizer& optimizer, BatchSource& data,
-           Program program, uint64_t seed);
+           Program program, uint64_t seed, std::vector<Model*> more_replicas = {});
   ~Executor();
 
   // Runs one step of the program with learning rate lr.
@@ -45,9 +47,11 @@ class Executor {
  private:
   struct Slot;
   void execute(const Instruction& ins, int64_t step, double lr, StepStats& stats, bool may_block);
-  void forward_nodes(Slot& slot, int begin, int end, Mode mode, float loss_scale, StepStats& stats,
-                     bool free_dead);
-  void backward_nodes(Slot& slot, int begin, int end);
+  void forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode, float loss_scale,
+                     StepStats& stats, bool free_dead);
+  void backward_nodes(Model& model, Slot& slot, int begin, int end);
+  Model& replica(const Instruction& ins) { return *replicas_[ins.replica]; }
+  void execute_gradient_exchange(const Instruction& ins);
   void poll();
   bool event_done(int event);
   void start(int event, std::unique_ptr<CommRequest> request, Tensor hold = Tensor(),
@@ -56,6 +60,8 @@ class Executor {
   void check_stage_boundaries() const;
 
   Model& model_;
+  std::vector<Model*> replicas_;           // [0] = &model_
+  std::vector<std::vector<Tensor>> kept_;  // [replica][stage]: a wave's kept local gradient
   Communicator& comm_;
   Optimizer& optimizer_;
   BatchSource& data_;

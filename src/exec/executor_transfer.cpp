@@ -45,8 +45,8 @@ void Executor::start(int event, std::unique_ptr<CommRequest> request, Tensor hol
 }
 
 void Executor::execute_transfer(const Instruction& ins) {
-  Stage& st = model_.stages[ins.stage];
-  const auto& nodes = model_.graph.nodes;
+  Stage& st = replica(ins).stages[ins.stage];
+  const auto& nodes = replica(ins).graph.nodes;
   auto check_bytes = [&](const Tensor& t) {
     if (static_cast<int64_t>(t.bytes()) != ins.bytes)
       throw std::logic_error("schedule '" + program_.schedule + "' rank " + std::to_string(rank_) +

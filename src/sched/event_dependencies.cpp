@@ -37,6 +37,11 @@ std::map<std::pair<int, int>, std::vector<InstructionRef>> event_dependencies(
         }
       }
   std::map<std::pair<int, int>, std::vector<InstructionRef>> deps;
+  for (int r = 0; r < static_cast<int>(ranks.size()); ++r)
+    for (int s = 0; s < static_cast<int>(ranks[r].streams.size()); ++s)
+      for (size_t i = 0; i < ranks[r].streams[s].size(); ++i)
+        if (ranks[r].streams[s][i].op == OpCode::Record)
+          deps[{r, ranks[r].streams[s][i].event}].push_back({r, s, i});
   for (const auto& [key, list] : collectives) {
     const int group = key.second;
     for (size_t k = 0; k < list.size(); ++k) {

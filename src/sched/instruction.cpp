@@ -28,6 +28,12 @@ const char* opcode_name(OpCode op) {
       return "bcast";
     case OpCode::Reduce:
       return "reduce";
+    case OpCode::Record:
+      return "record";
+    case OpCode::KeepGradient:
+      return "keep_grad";
+    case OpCode::AddKeptGradient:
+      return "add_kept_grad";
   }
   return "?";
 }
@@ -85,7 +91,18 @@ std::string Instruction::str() const {
       add("group", group);
       add("event", event);
       break;
+    case OpCode::Record:
+      add("event", event);
+      break;
+    case OpCode::KeepGradient:
+      add("stage", stage);
+      break;
+    case OpCode::AddKeptGradient:
+      add("stage", stage);
+      add("from_replica", from_replica);
+      break;
   }
+  if (replica != 0) add("replica", replica);
   return s;
 }
 

@@ -26,6 +26,12 @@ enum class OpCode {
   // rank's gradients into the owner's (the others' gradients are zero afterwards).
   Broadcast,  // stage's parameters and buffers from root to the group; completes `event`
   Reduce,     // stage's gradients summed onto root over group; completes `event`
+  // Several model replicas on one rank (tick-tock waves): every compute, gradient and step
+  // instruction names its replica.
+  Record,        // completes `event` at once: orders another stream of this rank after this point
+  KeepGradient,  // keep a copy of replica's stage gradient as that wave's local gradient
+  AddKeptGradient,  // add the local gradient kept by replica `from_replica` to replica's stage
+                    // gradient; before anything was kept (the first iteration), double it instead
 };
 
 const char* opcode_name(OpCode op);
@@ -46,7 +52,10 @@ struct Instruction {
   int tag = 0;        // Send*/Recv*: matches a send with its receive between one pair of ranks
   int root = -1;      // Broadcast/Reduce: the stage's owner (world rank)
   int64_t bytes = 0;  // Send*/Recv*: message size, checked statically and at run time
-  bool labels_only = false;  // LoadBatch: the slot's input comes from another stage; keep labels
+  bool labels_only = false;
+  int replica = 0;        // which model replica on this rank
+  int from_replica = -1;  // AddKeptGradient: whose kept gradient  // LoadBatch: the slot's input
+                          // comes from another stage; keep labels
   std::string str() const;
 };
 
@@ -62,6 +71,7 @@ struct Program {
   int slots = 1;                         // batch buffers each rank needs
   int events = 0;                        // event ids used: [0, events)
   int global_batches = 1;                // global batches consumed per step
+  int replicas = 1;                      // model replicas each rank holds
   std::vector<std::vector<int>> groups;  // groups[0] is the world; ids match Instruction::group
   std::vector<RankProgram> ranks;
 };

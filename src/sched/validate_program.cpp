@@ -20,10 +20,13 @@ bool is_collective(OpCode op) {
 }
 bool is_send(OpCode op) { return op == OpCode::SendActivation || op == OpCode::SendGradient; }
 bool is_recv(OpCode op) { return op == OpCode::RecvActivation || op == OpCode::RecvGradient; }
-bool completes_event(OpCode op) { return is_collective(op) || is_send(op) || is_recv(op); }
+bool completes_event(OpCode op) {
+  return is_collective(op) || is_send(op) || is_recv(op) || op == OpCode::Record;
+}
 bool needs_stage(OpCode op) {
   return op == OpCode::Forward || op == OpCode::Backward || op == OpCode::Step ||
-         is_collective(op) || is_send(op) || is_recv(op);
+         op == OpCode::KeepGradient || op == OpCode::AddKeptGradient || is_collective(op) ||
+         is_send(op) || is_recv(op);
 }
 bool needs_slot(OpCode op) {
   return op == OpCode::LoadBatch || op == OpCode::Forward || op == OpCode::Backward ||
@@ -78,6 +81,10 @@ class Checker {
         if (needs_stage(ins.op) && (ins.stage < 0 || ins.stage >= stages_))
           bad("stage out of range");
         if (needs_slot(ins.op) && (ins.slot < 0 || ins.slot >= p_.slots)) bad("slot out of range");
+        if (ins.replica < 0 || ins.replica >= p_.replicas) bad("replica out of range");
+        if (ins.op == OpCode::AddKeptGradient &&
+            (ins.from_replica < 0 || ins.from_replica >= p_.replicas))
+          bad("from_replica out of range");
         if (ins.op == OpCode::LoadBatch && !ins.labels_only)
           slot_batch[ins.slot] = {ins.batch, ins.part, ins.parts};
         if (ins.op == OpCode::RecvActivation) {
@@ -100,7 +107,9 @@ class Checker {
         if (completes_event(ins.op)) {
           if (ins.event < 0 || ins.event >= p_.events || !completed.insert(ins.event).second)
             bad("event missing, out of range or completed twice");
-          if (is_collective(ins.op)) {
+          if (ins.op == OpCode::Record) {
+            // Orders streams of this rank; nothing to match.
+          } else if (is_collective(ins.op)) {
             if (ins.group < 0 || ins.group >= static_cast<int>(p_.groups.size()))
               bad("unknown group");
             const auto& members = p_.groups[ins.group];
