@@ -93,6 +93,9 @@ Program generate_waves(const ScheduleInput& in) {
       if (n > 1) s.push_back(build::wait(reduced[st]));
       if (owner(st) == i) s.push_back(build::step(st));
     }
+    // Batch 0 is the tick wave and batches 1..N-1 the tock waves of §3.3.1 (traces show them).
+    for (Instruction& ins : s)
+      if (ins.batch >= 0) ins.wave = ins.batch;
     p.events = std::max(p.events, event);
     p.ranks.push_back(RankProgram{{s}});
   }
