@@ -92,10 +92,9 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
 
   // Everything that can reject the input happens before the run directory is touched.
   if (cfg.device.kind == "cuda")
-    throw InputError(
-        cfg.deck_path, 0, "device.kind",
-        "'cuda': the CUDA operators are built but the executor runs layers on the host "
-        "in this version; use \"cpu\" or \"auto\"");
+    throw InputError(cfg.deck_path, 0, "device.kind",
+                     "'cuda': the CUDA operators are built but the executor runs layers on the host "
+                     "in this version; use \"cpu\" or \"auto\"");
   // On a CPU rank the device-memory budget is enforced by the caching allocator.
   device_allocator().set_limit(static_cast<size_t>(cfg.device.memory_limit));
   Graph graph = Graph::load(cfg.model.file);

@@ -116,7 +116,6 @@ StepStats Executor::run_step(int64_t step, double lr) {
     if (finished) break;
     if (!progressed) {
       bool any_pending = false;
-      // The validator requires every event to be waited on, so nothing outlives the step.
       for (auto& p : pending_) any_pending = any_pending || p != nullptr;
       if (!any_pending)
         throw std::logic_error("schedule '" + program_.schedule + "' deadlocked on rank " +
