@@ -22,8 +22,9 @@ TRACE_FORMAT = "wavetrain-trace"
 TRACE_VERSION = 1
 
 # How the analysis classifies opcodes (anything else counts as "other").
-COMPUTE_OPS = frozenset({"Forward", "Backward", "Step"})
-COMMUNICATION_OPS = frozenset({"AllReduce", "Send", "Recv", "Broadcast", "Reduce"})
+COMPUTE_OPS = frozenset({"Forward", "Backward", "Step", "KeepGradient", "AddKeptGradient"})
+COMMUNICATION_OPS = frozenset({"AllReduce", "Send", "Recv", "Broadcast", "Reduce", "SendActivation",
+                               "RecvActivation", "SendGradient", "RecvGradient"})
 DATA_OPS = frozenset({"LoadBatch"})
 WAIT_OPS = frozenset({"Wait"})
 

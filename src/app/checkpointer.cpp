@@ -37,7 +37,8 @@ Checkpointer::Checkpointer(const RunConfig& config, const std::string& run_dir,
       optimizer_(optimizer),
       comm_(comm),
       log_(log),
-      stage_owner_(stage_owners(program, model.stages.size())) {
+      stage_owner_(stage_owners(program, model.stages.size())),
+      replicas_(program.replicas) {
   info_.global_batch = config.train.global_batch;
   info_.batches_per_epoch = batches_per_epoch;
   info_.world_size = comm.size();
@@ -89,6 +90,11 @@ void Checkpointer::check_against_deck(const std::string& path, const CheckpointI
 }
 
 int64_t Checkpointer::resume(bool required) {
+  if (replicas_ > 1)
+    throw InputError(config_.deck_path, 0, "schedule.kind",
+                     "resuming '" + config_.schedule.kind +
+                         "' is not supported yet: its checkpoints hold only the first of its " +
+                         std::to_string(replicas_) + " model replicas");
   // Rank 0 finds the newest checkpoint that loads; the others then load that one.
   std::string chosen, first_error, error_file, error_key;
   int64_t step = -1, tried = 0;

@@ -41,6 +41,7 @@ class Checkpointer {
   RunLog& log_;
   CheckpointInfo info_;  // the header every save writes (step filled in per save)
   std::vector<int> stage_owner_;
+  int replicas_ = 1;  // > 1 (ticktock): only replica 0 is saved, so resuming is refused
 };
 
 }  // namespace wt

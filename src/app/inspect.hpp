@@ -7,7 +7,8 @@
 
 namespace wt {
 
-void show_stages(const RunConfig& config, std::ostream& out);
+// ranks: the world size the schedule's stage cut is shown for.
+void show_stages(const RunConfig& config, int ranks, std::ostream& out);
 void show_schedule(const RunConfig& config, int ranks, std::ostream& out);
 
 }  // namespace wt

@@ -36,9 +36,9 @@ int run(int argc, char** argv, int world_rank) {
     if (cli.show_stages || cli.show_schedule) {
       int world = 1;
       MPI_Comm_size(MPI_COMM_WORLD, &world);
-      if (world_rank == 0 && cli.show_stages) wt::show_stages(config, std::cout);
-      if (world_rank == 0 && cli.show_schedule)
-        wt::show_schedule(config, cli.ranks > 0 ? cli.ranks : world, std::cout);
+      const int ranks = cli.ranks > 0 ? cli.ranks : world;
+      if (world_rank == 0 && cli.show_stages) wt::show_stages(config, ranks, std::cout);
+      if (world_rank == 0 && cli.show_schedule) wt::show_schedule(config, ranks, std::cout);
       return 0;
     }
     wt::MpiCommunicator comm(MPI_COMM_WORLD);

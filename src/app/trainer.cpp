@@ -17,9 +17,11 @@
 #include "deck/deck_parser.hpp"
 #include "deck/input_error.hpp"
 #include "exec/executor.hpp"
+#include "exec/schedule_input.hpp"
 #include "io/metrics_writer.hpp"
 #include "io/trace_recorder.hpp"
 #include "model/model.hpp"
+#include "model/stage_cuts.hpp"
 #include "ops/host/lr_schedule.hpp"
 #include "ops/host/optimizers.hpp"
 #include "sched/schedule_registry.hpp"
@@ -119,26 +121,34 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   comm.barrier();
   log.open(run_dir + "/log.txt");
 
-  std::vector<int> cuts(cfg.schedule.cuts.begin(), cfg.schedule.cuts.end());
+  const std::vector<int> cuts =
+      resolve_cuts(cfg, graph, ScheduleRegistry::stage_count(cfg.schedule.kind, comm.size()));
   Model model(std::move(graph), cuts);
   model.init(cfg.run.seed);
 
   BatchSampler sampler(train_reader.size(), cfg.train.global_batch, cfg.run.seed, cfg.data.shuffle);
   DatasetBatchSource source(train_reader, sampler, cfg.train.global_batch, cfg.data.preload);
-  const int64_t per_epoch = sampler.batches_per_epoch();
 
-  ScheduleInput sin;
-  sin.world_size = comm.size();
-  sin.deck = cfg.schedule;
-  for (const Stage& st : model.stages) {
-    StageInfo info{st.node_begin, st.node_end, {}};
-    for (int n = st.node_begin; n < st.node_end; ++n)
-      info.node_param_bytes.push_back(st.node_count[n - st.node_begin] * int64_t(sizeof(float)));
-    sin.stages.push_back(info);
+  Program program;
+  try {
+    program =
+        ScheduleRegistry::generate(cfg.schedule.kind, make_schedule_input(model, cfg, comm.size()));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(cfg.deck_path, 0, "schedule.kind", "'" + cfg.schedule.kind + "': " + e.what());
   }
-  Program program = ScheduleRegistry::generate(cfg.schedule.kind, sin);
+  // A step consumes program.global_batches global batches (waves: one per rank).
+  const int64_t per_epoch =
+      std::max<int64_t>(1, sampler.batches_per_epoch() / program.global_batches);
   std::unique_ptr<Optimizer> optimizer = make_optimizer(cfg.optimizer);
-  Executor exec(model, comm, *optimizer, source, program, cfg.run.seed);
+  // Schedules with several waves per rank (ticktock) train one replica per wave.
+  std::vector<std::unique_ptr<Model>> more_replicas;
+  std::vector<Model*> replica_ptrs;
+  for (int r = 1; r < program.replicas; ++r) {
+    more_replicas.push_back(std::make_unique<Model>(Graph::load(cfg.model.file), cuts));
+    more_replicas.back()->init(cfg.run.seed);
+    replica_ptrs.push_back(more_replicas.back().get());
+  }
+  Executor exec(model, comm, *optimizer, source, program, cfg.run.seed, replica_ptrs);
 
   int64_t total_steps = cfg.train.epochs * per_epoch;
   if (cfg.train.max_steps > 0) total_steps = std::min(total_steps, cfg.train.max_steps);
@@ -243,7 +253,8 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
     }
 
     if (epoch_end && cfg.train.eval_every_epoch) {
-      source.quiesce();  // HDF5 is used by one thread at a time
+      source.quiesce();           // HDF5 is used by one thread at a time
+      exec.prepare_evaluation();  // model-parallel stages: every rank gets current weights
       StepStats e = evaluate_split(exec, test_reader, cfg.train.eval_batch, comm);
       result.test_accuracy = e.samples ? e.correct / e.samples : 0;
       result.test_loss = e.samples ? e.loss_sum / e.samples : 0;

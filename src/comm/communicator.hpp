@@ -4,6 +4,7 @@
 // rank groups) and referred to by id; group 0 is always the whole world.
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 namespace wt {
@@ -14,6 +15,13 @@ class CommRequest {
   virtual ~CommRequest() = default;
   virtual bool test() = 0;  // true once complete; drives progress
   virtual void wait() = 0;
+};
+
+// A request that finished when it was made.
+class CompletedRequest : public CommRequest {
+ public:
+  bool test() override { return true; }
+  void wait() override {}
 };
 
 class Communicator {
@@ -36,6 +44,24 @@ class Communicator {
                                              int tag) = 0;
   virtual std::unique_ptr<CommRequest> irecv(float* data, int64_t count, int peer, int tag) = 0;
   virtual void barrier() = 0;
+
+  // Non-blocking broadcast from root and sum onto root (in place on the root; other ranks' data
+  // is left as it was) over a group. The defaults block and return a finished request, for
+  // backends without non-blocking collectives.
+  virtual std::unique_ptr<CommRequest> ibroadcast(float* data, int64_t count, int root_world_rank,
+                                                  int group);
+  virtual std::unique_ptr<CommRequest> ireduce_sum(float* data, int64_t count, int root_world_rank,
+                                                   int group);
 };
+
+inline std::unique_ptr<CommRequest> Communicator::ibroadcast(float* data, int64_t count,
+                                                             int root_world_rank, int group) {
+  broadcast(data, count, root_world_rank, group);
+  return std::make_unique<CompletedRequest>();
+}
+
+inline std::unique_ptr<CommRequest> Communicator::ireduce_sum(float*, int64_t, int, int) {
+  throw std::logic_error("this communicator has no reduce-to-root");
+}
 
 }  // namespace wt

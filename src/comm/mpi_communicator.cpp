@@ -142,6 +142,28 @@ std::unique_ptr<CommRequest> MpiCommunicator::irecv(float* data, int64_t count, 
   return req;
 }
 
+std::unique_ptr<CommRequest> MpiCommunicator::ibroadcast(float* data, int64_t count,
+                                                         int root_world_rank, int group) {
+  auto req = std::make_unique<MpiRequest>();
+  check(MPI_Ibcast(data, as_int(count), MPI_FLOAT, group_rank_of(group, root_world_rank),
+                   group_comm(group), &req->request),
+        "ibcast");
+  return req;
+}
+
+std::unique_ptr<CommRequest> MpiCommunicator::ireduce_sum(float* data, int64_t count,
+                                                          int root_world_rank, int group) {
+  auto req = std::make_unique<MpiRequest>();
+  const int root = group_rank_of(group, root_world_rank);
+  MPI_Comm comm = group_comm(group);
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  check(MPI_Ireduce(me == root ? MPI_IN_PLACE : data, me == root ? data : nullptr, as_int(count),
+                    MPI_FLOAT, MPI_SUM, root, comm, &req->request),
+        "ireduce");
+  return req;
+}
+
 void MpiCommunicator::barrier() { check(MPI_Barrier(comms_[0]), "barrier"); }
 
 }  // namespace wt

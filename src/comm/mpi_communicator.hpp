@@ -25,6 +25,10 @@ class MpiCommunicator : public Communicator {
   std::unique_ptr<CommRequest> isend(const float* data, int64_t count, int peer, int tag) override;
   std::unique_ptr<CommRequest> irecv(float* data, int64_t count, int peer, int tag) override;
   void barrier() override;
+  std::unique_ptr<CommRequest> ibroadcast(float* data, int64_t count, int root_world_rank,
+                                          int group) override;
+  std::unique_ptr<CommRequest> ireduce_sum(float* data, int64_t count, int root_world_rank,
+                                           int group) override;
   MPI_Comm world() const { return comms_[0]; }
   // Whether blocking float allreduces over `group` go through ShmAllreduce (all ranks on one
   // node, and not turned off with WAVETRAIN_SHM_ALLREDUCE=0).

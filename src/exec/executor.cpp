@@ -2,9 +2,13 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <utility>
+
+#include "exec/executor_slot.hpp"
 
 namespace wt {
 
@@ -15,18 +19,8 @@ double now_seconds() {
 }
 }  // namespace
 
-// Everything one in-flight batch holds between its forward and its backward.
-struct Executor::Slot {
-  Tensor input;
-  std::vector<int32_t> labels;
-  std::vector<Tensor> out;   // per node output
-  std::vector<Saved> saved;  // per node forward->backward state
-  std::vector<Tensor> grad;  // per node: gradient of the loss w.r.t. its output
-  Rng rng{0};
-};
-
 Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, BatchSource& data,
-                   Program program, uint64_t seed)
+                   Program program, uint64_t seed, std::vector<Model*> more_replicas)
     : model_(model),
       comm_(comm),
       optimizer_(optimizer),
@@ -37,6 +31,13 @@ Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, Batch
   if (program_.world_size != comm_.size())
     throw std::logic_error("program built for " + std::to_string(program_.world_size) +
                            " ranks, running on " + std::to_string(comm_.size()));
+  replicas_.push_back(&model_);
+  replicas_.insert(replicas_.end(), more_replicas.begin(), more_replicas.end());
+  if (static_cast<int>(replicas_.size()) != program_.replicas)
+    throw std::logic_error("program '" + program_.schedule + "' needs " +
+                           std::to_string(program_.replicas) + " model replicas, given " +
+                           std::to_string(replicas_.size()));
+  kept_.assign(replicas_.size(), std::vector<Tensor>(model_.stages.size()));
   // Groups beyond the world are created collectively, in program order.
   for (size_t g = 1; g < program_.groups.size(); ++g) comm_.add_group(program_.groups[g]);
   const size_t nodes = model_.graph.nodes.size();
@@ -49,6 +50,9 @@ Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, Batch
   }
   pending_.resize(program_.events);
   done_.assign(program_.events, 0);
+  hold_.resize(program_.events);
+  then_.resize(program_.events);
+  check_stage_boundaries();
   consumers_ = model_.graph.consumers();
 
   // An AllReduce followed only by Waits, one of them on its own event, has nothing to overlap
@@ -79,7 +83,9 @@ bool Executor::event_done(int event) {
   if (done_[event]) return true;
   if (pending_[event] && pending_[event]->test()) {
     pending_[event].reset();
+    hold_[event] = Tensor();
     done_[event] = 1;
+    if (then_[event]) std::exchange(then_[event], nullptr)();
     if (observer_) observer_->completed(event, now_seconds());
   }
   return done_[event] != 0;
@@ -134,6 +140,7 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       Slot& slot = *slots_[ins.slot];
       const int64_t sequence = step * program_.global_batches + ins.batch;
       data_.fetch(sequence, ins.part, ins.parts, slot.input, slot.labels);
+      if (ins.labels_only) slot.input = Tensor();  // the input arrives from another stage
       // Dropout masks depend only on which samples these are, not on the rank layout's history.
       slot.rng = Rng(seed_).fork(static_cast<uint64_t>(sequence) * 1000003ull + ins.part);
       break;
@@ -141,19 +148,19 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
     case OpCode::Forward: {
       const Stage& st = model_.stages[ins.stage];
       const float scale = 1.0f / float(data_.global_batch() * program_.global_batches);
-      forward_nodes(*slots_[ins.slot], st.node_begin, st.node_end, Mode::Train, scale, stats,
-                    false);
+      forward_nodes(replica(ins), *slots_[ins.slot], st.node_begin, st.node_end, Mode::Train, scale,
+                    stats, false);
       break;
     }
     case OpCode::Backward: {
       const Stage& st = model_.stages[ins.stage];
       const int b = ins.node_begin < 0 ? st.node_begin : ins.node_begin;
       const int e = ins.node_end < 0 ? st.node_end : ins.node_end;
-      backward_nodes(*slots_[ins.slot], b, e);
+      backward_nodes(replica(ins), *slots_[ins.slot], b, e);
       break;
     }
     case OpCode::AllReduce: {
-      Stage& st = model_.stages[ins.stage];
+      Stage& st = replica(ins).stages[ins.stage];
       int64_t offset = 0, count = 0;
       st.span_of(ins.node_begin, ins.node_end, &offset, &count);
       if (count == 0) {
@@ -171,13 +178,30 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       }
       break;
     case OpCode::Step: {
-      Stage& st = model_.stages[ins.stage];
+      Stage& st = replica(ins).stages[ins.stage];
       if (st.param_count() > 0) {
-        optimizer_.step(ins.stage, st.values, st.grads, lr);
+        // Each replica has its own optimizer state.
+        const int key = ins.replica * static_cast<int>(model_.stages.size()) + ins.stage;
+        optimizer_.step(key, st.values, st.grads, lr);
         st.grads.fill(0.0f);
       }
       break;
     }
+    case OpCode::SendActivation:
+    case OpCode::RecvActivation:
+    case OpCode::SendGradient:
+    case OpCode::RecvGradient:
+    case OpCode::Broadcast:
+    case OpCode::Reduce:
+      execute_transfer(ins);
+      break;
+    case OpCode::Record:
+      done_[ins.event] = 1;
+      break;
+    case OpCode::KeepGradient:
+    case OpCode::AddKeptGradient:
+      execute_gradient_exchange(ins);
+      break;
   }
 }
 
@@ -192,15 +216,33 @@ int64_t Executor::bytes_moved(const Instruction& ins) const {
       model_.stages[ins.stage].span_of(ins.node_begin, ins.node_end, &offset, &count);
       return count * static_cast<int64_t>(sizeof(float));
     }
-    default:
-      return 0;
+    default:  // model-parallel transfers carry their payload size in the instruction
+      return ins.bytes > 0 ? ins.bytes : 0;
   }
 }
 
-void Executor::forward_nodes(Slot& slot, int begin, int end, Mode mode, float loss_scale,
-                             StepStats& stats, bool free_dead) {
-  const auto& nodes = model_.graph.nodes;
-  const int64_t n = slot.input.defined() ? slot.input.dim(0) : 0;
+void Executor::execute_gradient_exchange(const Instruction& ins) {
+  Stage& st = replica(ins).stages[ins.stage];
+  if (!st.grads.defined()) return;
+  if (ins.op == OpCode::KeepGradient) {
+    Tensor& kept = kept_[ins.replica][ins.stage];
+    if (!kept.defined()) kept = Tensor::empty({st.grads.numel()});
+    kept.copy_from(st.grads);
+    return;
+  }
+  const Tensor& other = kept_[ins.from_replica][ins.stage];
+  const int n = static_cast<int>(st.grads.numel());
+  if (other.defined())
+    cblas_saxpy(n, 1.0f, other.data(), 1, st.grads.data(), 1);
+  else
+    cblas_sscal(n, 2.0f, st.grads.data(), 1);
+}
+
+void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode,
+                             float loss_scale, StepStats& stats, bool free_dead) {
+  const auto& nodes = model.graph.nodes;
+  // Labels, not the input: a later stage's input arrives from another rank.
+  const int64_t n = static_cast<int64_t>(slot.labels.size());
   for (int i = begin; i < end; ++i) {
     const Node& node = nodes[i];
     auto& in = in_scratch_;
@@ -232,8 +274,8 @@ void Executor::forward_nodes(Slot& slot, int begin, int end, Mode mode, float lo
   }
 }
 
-void Executor::backward_nodes(Slot& slot, int begin, int end) {
-  const auto& nodes = model_.graph.nodes;
+void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
+  const auto& nodes = model.graph.nodes;
   for (int i = end - 1; i >= begin; --i) {
     const Node& node = nodes[i];
     const Tensor& dout = node.layer->is_loss() ? loss_seed_ : slot.grad[i];
@@ -285,7 +327,7 @@ StepStats Executor::evaluate(const Tensor& inputs, const std::vector<int32_t>& l
   slot.grad.resize(nodes);
   slot.input = inputs;
   slot.labels = labels;
-  forward_nodes(slot, 0, static_cast<int>(nodes), Mode::Eval, 1.0f, stats, true);
+  forward_nodes(model_, slot, 0, static_cast<int>(nodes), Mode::Eval, 1.0f, stats, true);
   return stats;
 }
 

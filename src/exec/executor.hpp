@@ -35,14 +35,19 @@ class InstructionObserver {
 
 class Executor {
  public:
+  // more_replicas: the replicas beyond `model` that the program asks for (program.replicas - 1),
+  // built from the same graph and cuts; replica 0 is `model`, the one evaluate() uses.
   Executor(Model& model, Communicator& comm, Optimizer& optimizer, BatchSource& data,
-           Program program, uint64_t seed);
+           Program program, uint64_t seed, std::vector<Model*> more_replicas = {});
   ~Executor();
 
   // Runs one step of the program with learning rate lr.
   StepStats run_step(int64_t step, double lr);
   // Forward-only evaluation of one batch through every stage (all stages must be local).
   StepStats evaluate(const Tensor& inputs, const std::vector<int32_t>& labels);
+  // Collective: copies every stage that a single rank owns (steps) from its owner to all ranks,
+  // so that evaluate() sees current weights under model-parallel schedules. No-op otherwise.
+  void prepare_evaluation();
 
   const Program& program() const { return program_; }
   // nullptr detaches; unobserved execution reads no clock.
@@ -51,14 +56,22 @@ class Executor {
  private:
   struct Slot;
   void execute(const Instruction& ins, int64_t step, double lr, StepStats& stats, bool may_block);
-  void forward_nodes(Slot& slot, int begin, int end, Mode mode, float loss_scale, StepStats& stats,
-                     bool free_dead);
-  void backward_nodes(Slot& slot, int begin, int end);
+  void forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode, float loss_scale,
+                     StepStats& stats, bool free_dead);
+  void backward_nodes(Model& model, Slot& slot, int begin, int end);
+  Model& replica(const Instruction& ins) { return *replicas_[ins.replica]; }
+  void execute_gradient_exchange(const Instruction& ins);
   void poll();
   bool event_done(int event);
   int64_t bytes_moved(const Instruction& ins) const;
+  void start(int event, std::unique_ptr<CommRequest> request, Tensor hold = Tensor(),
+             std::function<void()> then = nullptr);
+  void execute_transfer(const Instruction& ins);
+  void check_stage_boundaries() const;
 
   Model& model_;
+  std::vector<Model*> replicas_;           // [0] = &model_
+  std::vector<std::vector<Tensor>> kept_;  // [replica][stage]: a wave's kept local gradient
   Communicator& comm_;
   Optimizer& optimizer_;
   BatchSource& data_;
@@ -68,6 +81,8 @@ class Executor {
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<std::unique_ptr<CommRequest>> pending_;  // by event id
   std::vector<char> done_;
+  std::vector<Tensor> hold_;                 // by event: a send's buffer, alive until it is done
+  std::vector<std::function<void()>> then_;  // by event: run once it is done
   std::vector<std::vector<int>> consumers_;
   // Per stream of this rank, per instruction: an AllReduce with nothing to overlap (see the
   // constructor), run as a blocking collective.

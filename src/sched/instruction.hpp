@@ -2,6 +2,7 @@
 // Schedules are data: a generator emits, per rank and per stream, a list of these instructions
 // for one training step; the executor runs them and the simulator prices them. Nothing here
 // touches a tensor.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,22 @@ enum class OpCode {
               // completes `event`
   Wait,       // block this stream until `event` has completed
   Step,       // optimizer step on stage, then zero its gradients
+  // Model parallelism: point-to-point between the ranks running neighbouring stages of one batch.
+  // Each completes `event`; a stream that needs the data Waits on it.
+  SendActivation,  // send the output of stage's last node in slot to `peer`
+  RecvActivation,  // receive the input of stage (output of node node_begin-1) into slot from `peer`
+  SendGradient,    // send the gradient w.r.t. stage's input in slot to `peer`, then drop both
+  RecvGradient,    // receive the gradient w.r.t. stage's output into slot from `peer`
+  // Stage weights kept by an owner rank (`root`): copy them to every rank of `group`, or sum every
+  // rank's gradients into the owner's (the others' gradients are zero afterwards).
+  Broadcast,  // stage's parameters and buffers from root to the group; completes `event`
+  Reduce,     // stage's gradients summed onto root over group; completes `event`
+  // Several model replicas on one rank (tick-tock waves): every compute, gradient and step
+  // instruction names its replica.
+  Record,        // completes `event` at once: orders another stream of this rank after this point
+  KeepGradient,  // keep a copy of replica's stage gradient as that wave's local gradient
+  AddKeptGradient,  // add the local gradient kept by replica `from_replica` to replica's stage
+                    // gradient; before anything was kept (the first iteration), double it instead
 };
 
 const char* opcode_name(OpCode op);
@@ -33,6 +50,14 @@ struct Instruction {
   int node_end = -1;
   int group = 0;  // communicator group id (0 = world)
   int event = -1;
+  int peer = -1;      // Send*/Recv*: the other world rank
+  int tag = 0;        // Send*/Recv*: matches a send with its receive between one pair of ranks
+  int root = -1;      // Broadcast/Reduce: the stage's owner (world rank)
+  int64_t bytes = 0;  // Send*/Recv*: message size, checked statically and at run time
+  bool labels_only = false;
+  int replica = 0;        // which model replica on this rank
+  int from_replica = -1;  // AddKeptGradient: whose kept gradient  // LoadBatch: the slot's input
+                          // comes from another stage; keep labels
   std::string str() const;
 };
 
@@ -48,6 +73,7 @@ struct Program {
   int slots = 1;                         // batch buffers each rank needs
   int events = 0;                        // event ids used: [0, events)
   int global_batches = 1;                // global batches consumed per step
+  int replicas = 1;                      // model replicas each rank holds
   std::vector<std::vector<int>> groups;  // groups[0] is the world; ids match Instruction::group
   std::vector<RankProgram> ranks;
 };

@@ -1,7 +1,6 @@
 #include "sched/schedule_registry.hpp"
 
 #include <map>
-#include <set>
 #include <stdexcept>
 
 namespace wt {
@@ -29,50 +28,27 @@ Program ScheduleRegistry::generate(const std::string& kind, const ScheduleInput&
   return p;
 }
 
+namespace {
+std::map<std::string, std::function<int(int)>>& stage_rules() {
+  static std::map<std::string, std::function<int(int)>> t;
+  return t;
+}
+}  // namespace
+
+bool ScheduleRegistry::add_stage_rule(const std::string& kind, std::function<int(int)> stages) {
+  stage_rules()[kind] = std::move(stages);
+  return true;
+}
+
+int ScheduleRegistry::stage_count(const std::string& kind, int world) {
+  auto it = stage_rules().find(kind);
+  return it == stage_rules().end() ? 1 : it->second(world);
+}
+
 std::vector<std::string> ScheduleRegistry::known_kinds() {
   std::vector<std::string> k;
   for (const auto& [name, gen] : table()) k.push_back(name);
   return k;
-}
-
-void validate_program(const Program& program, int stage_count) {
-  if (static_cast<int>(program.ranks.size()) != program.world_size)
-    throw std::logic_error(program.schedule + ": program has " +
-                           std::to_string(program.ranks.size()) + " ranks for a world of " +
-                           std::to_string(program.world_size));
-  for (int r = 0; r < program.world_size; ++r) {
-    std::set<int> completed, waited, loaded;
-    for (const auto& stream : program.ranks[r].streams) {
-      for (const auto& ins : stream) {
-        auto where = [&] {
-          return program.schedule + " rank " + std::to_string(r) + ": " + ins.str();
-        };
-        if ((ins.op == OpCode::Forward || ins.op == OpCode::Backward || ins.op == OpCode::Step ||
-             ins.op == OpCode::AllReduce) &&
-            (ins.stage < 0 || ins.stage >= stage_count))
-          throw std::logic_error(where() + ": stage out of range");
-        if ((ins.op == OpCode::LoadBatch || ins.op == OpCode::Forward ||
-             ins.op == OpCode::Backward) &&
-            (ins.slot < 0 || ins.slot >= program.slots))
-          throw std::logic_error(where() + ": slot out of range");
-        if (ins.op == OpCode::LoadBatch) loaded.insert(ins.slot);
-        if ((ins.op == OpCode::Forward) && !loaded.count(ins.slot))
-          throw std::logic_error(where() + ": slot used before it is loaded");
-        if (ins.op == OpCode::AllReduce) {
-          if (ins.event < 0 || ins.event >= program.events || !completed.insert(ins.event).second)
-            throw std::logic_error(where() + ": event missing, out of range or completed twice");
-          if (ins.group < 0 || ins.group >= static_cast<int>(program.groups.size()))
-            throw std::logic_error(where() + ": unknown group");
-        }
-        if (ins.op == OpCode::Wait) waited.insert(ins.event);
-      }
-    }
-    for (int e : waited)
-      if (!completed.count(e))
-        throw std::logic_error(program.schedule + " rank " + std::to_string(r) +
-                               ": waits on event " + std::to_string(e) +
-                               " that nothing completes (deadlock)");
-  }
 }
 
 }  // namespace wt

@@ -1,0 +1,165 @@
+// The executor's model-parallel instructions: activations and input gradients between the ranks
+// running neighbouring stages of one batch, and a stage's weights and gradients between its owner
+// and the other ranks. Each starts a non-blocking operation that completes an event.
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "exec/executor.hpp"
+#include "exec/executor_slot.hpp"
+#include "sched/schedule_registry.hpp"
+
+namespace wt {
+
+namespace {
+
+// Several requests behind one event (a stage's parameters and its buffers).
+class RequestPair : public CommRequest {
+ public:
+  RequestPair(std::unique_ptr<CommRequest> a, std::unique_ptr<CommRequest> b)
+      : a_(std::move(a)), b_(std::move(b)) {}
+  bool test() override { return a_->test() & b_->test(); }  // '&': drive both
+  void wait() override {
+    a_->wait();
+    b_->wait();
+  }
+
+ private:
+  std::unique_ptr<CommRequest> a_, b_;
+};
+
+Shape batch_shape(int64_t n, const Shape& sample) {
+  Shape s{n};
+  s.insert(s.end(), sample.begin(), sample.end());
+  return s;
+}
+
+}  // namespace
+
+void Executor::start(int event, std::unique_ptr<CommRequest> request, Tensor hold,
+                     std::function<void()> then) {
+  pending_[event] = std::move(request);
+  hold_[event] = std::move(hold);
+  then_[event] = std::move(then);
+  event_done(event);
+}
+
+void Executor::execute_transfer(const Instruction& ins) {
+  Stage& st = replica(ins).stages[ins.stage];
+  const auto& nodes = replica(ins).graph.nodes;
+  auto check_bytes = [&](const Tensor& t) {
+    if (static_cast<int64_t>(t.bytes()) != ins.bytes)
+      throw std::logic_error("schedule '" + program_.schedule + "' rank " + std::to_string(rank_) +
+                             ": " + ins.str() + " but the tensor has " + std::to_string(t.bytes()) +
+                             " bytes");
+  };
+  switch (ins.op) {
+    case OpCode::SendActivation: {
+      Tensor t = slots_[ins.slot]->out[st.node_end - 1];
+      check_bytes(t);
+      start(ins.event, comm_.isend(t.data(), t.numel(), ins.peer, ins.tag), t);
+      break;
+    }
+    case OpCode::RecvActivation: {
+      Slot& slot = *slots_[ins.slot];
+      const int64_t n = part_samples(data_.global_batch(), ins.part, ins.parts);
+      Tensor& t = slot.out[st.node_begin - 1];
+      t = Tensor::empty(batch_shape(n, nodes[st.node_begin - 1].out_shape));
+      check_bytes(t);
+      start(ins.event, comm_.irecv(t.data(), t.numel(), ins.peer, ins.tag));
+      break;
+    }
+    case OpCode::SendGradient: {
+      // The stage's input and its gradient belong to the rank that ran the previous stage.
+      Slot& slot = *slots_[ins.slot];
+      Tensor t = std::move(slot.grad[st.node_begin - 1]);
+      slot.out[st.node_begin - 1] = Tensor();
+      check_bytes(t);
+      start(ins.event, comm_.isend(t.data(), t.numel(), ins.peer, ins.tag), t);
+      break;
+    }
+    case OpCode::RecvGradient: {
+      Slot& slot = *slots_[ins.slot];
+      const Tensor& out = slot.out[st.node_end - 1];
+      if (!out.defined())
+        throw std::logic_error("schedule '" + program_.schedule + "': " + ins.str() +
+                               " before the stage's forward on this rank");
+      Tensor& t = slot.grad[st.node_end - 1];
+      t = Tensor::empty(out.shape());
+      check_bytes(t);
+      start(ins.event, comm_.irecv(t.data(), t.numel(), ins.peer, ins.tag));
+      break;
+    }
+    case OpCode::Broadcast: {
+      std::unique_ptr<CommRequest> values, buffers;
+      if (st.values.defined())
+        values = comm_.ibroadcast(st.values.data(), st.values.numel(), ins.root, ins.group);
+      if (st.buffer_values.defined())
+        buffers = comm_.ibroadcast(st.buffer_values.data(), st.buffer_values.numel(), ins.root,
+                                   ins.group);
+      if (values && buffers)
+        values = std::make_unique<RequestPair>(std::move(values), std::move(buffers));
+      else if (!values)
+        values = std::move(buffers);
+      if (values)
+        start(ins.event, std::move(values));
+      else
+        done_[ins.event] = 1;
+      break;
+    }
+    case OpCode::Reduce: {
+      if (!st.grads.defined()) {
+        done_[ins.event] = 1;
+        break;
+      }
+      std::function<void()> then;
+      // A non-owner's gradients now live in the owner's sum; keep them from counting twice.
+      if (rank_ != ins.root) then = [&st] { st.grads.fill(0.0f); };
+      start(ins.event, comm_.ireduce_sum(st.grads.data(), st.grads.numel(), ins.root, ins.group),
+            Tensor(), std::move(then));
+      break;
+    }
+    default:
+      throw std::logic_error("execute_transfer: not a transfer");
+  }
+}
+
+// A stage whose input arrives from another rank may read only the previous node's output: that
+// one tensor is what RecvActivation delivers.
+void Executor::check_stage_boundaries() const {
+  bool point_to_point = false;
+  for (const auto& stream : program_.ranks[rank_].streams)
+    for (const auto& ins : stream)
+      point_to_point = point_to_point || ins.op == OpCode::RecvActivation;
+  if (!point_to_point) return;
+  const auto& nodes = model_.graph.nodes;
+  for (size_t s = 1; s < model_.stages.size(); ++s) {
+    const Stage& st = model_.stages[s];
+    for (int n = st.node_begin; n < st.node_end; ++n)
+      for (int src : nodes[n].inputs)
+        if (src == kGraphInput || src < st.node_begin - 1)
+          throw std::invalid_argument("stage " + std::to_string(s) + " (from layer '" +
+                                      nodes[st.node_begin].name + "') reads layer '" +
+                                      (src == kGraphInput ? "input" : nodes[src].name) +
+                                      "' across more than one cut; move the cut");
+  }
+}
+
+void Executor::prepare_evaluation() {
+  if (comm_.size() == 1) return;
+  for (size_t s = 0; s < model_.stages.size(); ++s) {
+    std::set<int> owners;
+    for (int r = 0; r < program_.world_size; ++r)
+      for (const auto& stream : program_.ranks[r].streams)
+        for (const auto& ins : stream)
+          if (ins.op == OpCode::Step && ins.stage == static_cast<int>(s)) owners.insert(r);
+    if (owners.size() != 1) continue;  // every rank steps it (data parallel): already current
+    Stage& st = model_.stages[s];
+    if (st.values.defined())
+      comm_.broadcast(st.values.data(), st.values.numel(), *owners.begin(), 0);
+    if (st.buffer_values.defined())
+      comm_.broadcast(st.buffer_values.data(), st.buffer_values.numel(), *owners.begin(), 0);
+  }
+}
+
+}  // namespace wt

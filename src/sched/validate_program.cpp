@@ -1,0 +1,296 @@
+// Static checks of a Program: everything that can be said about a schedule without running any
+// math. The last check runs every rank's streams abstractly (a Wait blocks until the operation that
+// completes its event could have finished) and reports a deadlock if some stream never finishes.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+#include "sched/event_dependencies.hpp"
+#include "sched/schedule_registry.hpp"
+
+namespace wt {
+
+namespace {
+
+bool is_collective(OpCode op) {
+  return op == OpCode::AllReduce || op == OpCode::Broadcast || op == OpCode::Reduce;
+}
+bool is_send(OpCode op) { return op == OpCode::SendActivation || op == OpCode::SendGradient; }
+bool is_recv(OpCode op) { return op == OpCode::RecvActivation || op == OpCode::RecvGradient; }
+bool completes_event(OpCode op) {
+  return is_collective(op) || is_send(op) || is_recv(op) || op == OpCode::Record;
+}
+bool needs_stage(OpCode op) {
+  return op == OpCode::Forward || op == OpCode::Backward || op == OpCode::Step ||
+         op == OpCode::KeepGradient || op == OpCode::AddKeptGradient || is_collective(op) ||
+         is_send(op) || is_recv(op);
+}
+bool needs_slot(OpCode op) {
+  return op == OpCode::LoadBatch || op == OpCode::Forward || op == OpCode::Backward ||
+         is_send(op) || is_recv(op);
+}
+
+// A point-to-point channel: messages from `src` to `dst` with one tag, matched in order.
+using Channel = std::tuple<int, int, int>;
+
+// Where a message instruction sits, to require one stream per channel.
+struct Located {
+  int stream;
+  const Instruction* ins;
+};
+
+class Checker {
+ public:
+  Checker(const Program& p, int stage_count) : p_(p), stages_(stage_count) {}
+
+  void run() {
+    if (static_cast<int>(p_.ranks.size()) != p_.world_size)
+      fail("program has " + std::to_string(p_.ranks.size()) + " ranks for a world of " +
+           std::to_string(p_.world_size));
+    for (int r = 0; r < p_.world_size; ++r) check_rank(r);
+    check_coverage();
+    check_collectives();
+    check_messages();
+    check_progress();
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::logic_error(p_.schedule + ": " + what);
+  }
+  std::string where(int r, const Instruction& ins) const {
+    return "rank " + std::to_string(r) + ": " + ins.str();
+  }
+
+  // Range checks, slot identities, events, and what each rank contributes to the global checks.
+  void check_rank(int r) {
+    struct Identity {
+      int batch, part, parts;
+    };
+    std::map<int, Identity> slot_batch;
+    std::set<int> completed, waited;
+    std::map<int, int> group_stream;
+    const auto& streams = p_.ranks[r].streams;
+    for (int s = 0; s < static_cast<int>(streams.size()); ++s) {
+      for (size_t i = 0; i < streams[s].size(); ++i) {
+        const Instruction& ins = streams[s][i];
+        auto bad = [&](const std::string& why) { fail(where(r, ins) + ": " + why); };
+        if (needs_stage(ins.op) && (ins.stage < 0 || ins.stage >= stages_))
+          bad("stage out of range");
+        if (needs_slot(ins.op) && (ins.slot < 0 || ins.slot >= p_.slots)) bad("slot out of range");
+        if (ins.replica < 0 || ins.replica >= p_.replicas) bad("replica out of range");
+        if (ins.op == OpCode::AddKeptGradient &&
+            (ins.from_replica < 0 || ins.from_replica >= p_.replicas))
+          bad("from_replica out of range");
+        if (ins.op == OpCode::LoadBatch && !ins.labels_only)
+          slot_batch[ins.slot] = {ins.batch, ins.part, ins.parts};
+        if (ins.op == OpCode::RecvActivation) {
+          if (ins.stage == 0) bad("the first stage reads its input from the data, not a peer");
+          slot_batch[ins.slot] = {ins.batch, ins.part, ins.parts};
+        }
+        if (ins.op == OpCode::Forward || ins.op == OpCode::Backward) {
+          auto it = slot_batch.find(ins.slot);
+          if (it == slot_batch.end()) bad("slot used before it is loaded or received");
+          const auto key =
+              std::make_tuple(ins.stage, it->second.batch, it->second.part, it->second.parts);
+          if (ins.op == OpCode::Forward) {
+            ++forwards_[key];
+          } else {
+            const int b = ins.node_begin < 0 ? -1 : ins.node_begin;
+            const int e = ins.node_end < 0 ? -1 : ins.node_end;
+            backward_ranges_[key].push_back({b, e});
+          }
+        }
+        if (completes_event(ins.op)) {
+          if (ins.event < 0 || ins.event >= p_.events || !completed.insert(ins.event).second)
+            bad("event missing, out of range or completed twice");
+          if (ins.op == OpCode::Record) {
+            // Orders streams of this rank; nothing to match.
+          } else if (is_collective(ins.op)) {
+            if (ins.group < 0 || ins.group >= static_cast<int>(p_.groups.size()))
+              bad("unknown group");
+            const auto& members = p_.groups[ins.group];
+            if (std::find(members.begin(), members.end(), r) == members.end())
+              bad("rank is not a member of the group");
+            if (ins.op != OpCode::AllReduce &&
+                std::find(members.begin(), members.end(), ins.root) == members.end())
+              bad("root is not a member of the group");
+            auto [it, fresh] = group_stream.emplace(ins.group, s);
+            if (!fresh && it->second != s)
+              bad("collectives on one group must come from one stream (MPI orders them)");
+            collectives_[{r, ins.group}].push_back(&ins);
+          } else {
+            if (ins.peer < 0 || ins.peer >= p_.world_size || ins.peer == r)
+              bad("peer out of range");
+            const bool sending = is_send(ins.op);
+            auto& list = sending ? sends_[Channel{r, ins.peer, ins.tag}]
+                                 : recvs_[Channel{ins.peer, r, ins.tag}];
+            if (!list.empty() && list.back().stream != s)
+              bad("one channel's messages must come from one stream (MPI orders them)");
+            list.push_back({s, &ins});
+          }
+        }
+        if (ins.op == OpCode::Wait) {
+          if (ins.event < 0 || ins.event >= p_.events) bad("event out of range");
+          waited.insert(ins.event);
+        }
+      }
+    }
+    for (int e : waited)
+      if (!completed.count(e))
+        fail("rank " + std::to_string(r) + " waits on event " + std::to_string(e) +
+             " that nothing completes (deadlock)");
+    for (int e : completed)
+      if (!waited.count(e))
+        fail("rank " + std::to_string(r) + " never waits on event " + std::to_string(e) +
+             ": its communication could outlive the step");
+  }
+
+  // Every part of every global batch goes through every stage forward once and backward once.
+  void check_coverage() const {
+    std::map<std::pair<int, int>, std::map<int, std::set<int>>> parts_seen;  // (stage,batch)->P
+    for (const auto& [key, count] : forwards_) {
+      const auto [stage, batch, part, parts] = key;
+      const std::string name = "stage " + std::to_string(stage) + " batch " +
+                               std::to_string(batch) + " part " + std::to_string(part) + "/" +
+                               std::to_string(parts);
+      if (batch < 0 || batch >= p_.global_batches || parts < 1 || part < 0 || part >= parts)
+        fail(name + ": batch or part out of range");
+      if (count != 1) fail(name + ": forward " + std::to_string(count) + " times");
+      parts_seen[{stage, batch}][parts].insert(part);
+      auto it = backward_ranges_.find(key);
+      if (it == backward_ranges_.end()) fail(name + ": forward without backward");
+      // Node coverage of the backward passes: each node of the stage exactly once.
+      std::map<int, int> covered;
+      for (auto [b, e] : it->second) {
+        if (b < 0) b = 0, e = -1;  // whole stage
+        if (e < 0) {
+          covered[-1]++;
+          continue;
+        }
+        for (int n = b; n < e; ++n) covered[n]++;
+      }
+      for (const auto& [n, c] : covered)
+        if (c != 1)
+          fail(name + ": node " + std::to_string(n) + " backward " + std::to_string(c) + " times");
+      if (covered.count(-1) && covered.size() > 1)
+        fail(name + ": whole-stage and partial backward passes overlap");
+    }
+    for (const auto& [key, ranges] : backward_ranges_)
+      if (!forwards_.count(key))
+        fail("stage " + std::to_string(std::get<0>(key)) + ": backward without forward");
+    for (int stage = 0; stage < stages_; ++stage)
+      for (int batch = 0; batch < p_.global_batches; ++batch) {
+        auto it = parts_seen.find({stage, batch});
+        const std::string name =
+            "stage " + std::to_string(stage) + " batch " + std::to_string(batch);
+        if (it == parts_seen.end()) fail(name + ": never computed");
+        if (it->second.size() != 1) fail(name + ": cut into parts in two different ways");
+        const auto& [parts, seen] = *it->second.begin();
+        if (static_cast<int>(seen.size()) != parts) fail(name + ": some parts never computed");
+      }
+  }
+
+  // MPI matches collectives by order: every member of a group issues the same sequence.
+  void check_collectives() const {
+    for (size_t g = 0; g < p_.groups.size(); ++g) {
+      const std::vector<const Instruction*>* first = nullptr;
+      int first_rank = -1;
+      for (int r : p_.groups[g]) {
+        auto it = collectives_.find({r, static_cast<int>(g)});
+        static const std::vector<const Instruction*> none;
+        const auto& list = it == collectives_.end() ? none : it->second;
+        if (!first) {
+          first = &list;
+          first_rank = r;
+          continue;
+        }
+        bool same = list.size() == first->size();
+        for (size_t k = 0; same && k < list.size(); ++k) {
+          const Instruction &a = *list[k], &b = *(*first)[k];
+          same = a.op == b.op && a.stage == b.stage && a.node_begin == b.node_begin &&
+                 a.node_end == b.node_end && a.root == b.root;
+        }
+        if (!same)
+          fail("ranks " + std::to_string(first_rank) + " and " + std::to_string(r) +
+               " issue different collectives on group " + std::to_string(g));
+      }
+    }
+  }
+
+  void check_messages() const {
+    std::set<Channel> channels;
+    for (const auto& [c, l] : sends_) channels.insert(c);
+    for (const auto& [c, l] : recvs_) channels.insert(c);
+    for (const Channel& c : channels) {
+      auto s = sends_.find(c), r = recvs_.find(c);
+      const size_t ns = s == sends_.end() ? 0 : s->second.size();
+      const size_t nr = r == recvs_.end() ? 0 : r->second.size();
+      const std::string name = "messages from rank " + std::to_string(std::get<0>(c)) +
+                               " to rank " + std::to_string(std::get<1>(c)) + " tag " +
+                               std::to_string(std::get<2>(c));
+      if (ns != nr)
+        fail(name + ": " + std::to_string(ns) + " sends but " + std::to_string(nr) + " receives");
+      for (size_t k = 0; k < ns; ++k) {
+        const Instruction &a = *s->second[k].ins, &b = *r->second[k].ins;
+        if (a.bytes != b.bytes || a.bytes <= 0)
+          fail(name + ": send of " + std::to_string(a.bytes) + " bytes matched with a receive of " +
+               std::to_string(b.bytes));
+        if ((a.op == OpCode::SendActivation) != (b.op == OpCode::RecvActivation))
+          fail(name + ": an activation matched with a gradient");
+      }
+    }
+  }
+
+  // Abstract run: instructions other than Wait never block; a collective completes once every
+  // member has issued it, a message once both ends are issued.
+  void check_progress() const {
+    const auto deps = event_dependencies(p_);
+    std::vector<std::vector<size_t>> pos(p_.world_size);
+    for (int r = 0; r < p_.world_size; ++r) pos[r].assign(p_.ranks[r].streams.size(), 0);
+    auto complete = [&](int r, int event) {
+      for (const InstructionRef& d : deps.at({r, event}))
+        if (pos[d.rank][d.stream] <= d.index) return false;
+      return true;
+    };
+    bool progressed = true;
+    while (progressed) {
+      progressed = false;
+      for (int r = 0; r < p_.world_size; ++r)
+        for (size_t s = 0; s < pos[r].size(); ++s) {
+          const auto& stream = p_.ranks[r].streams[s];
+          while (pos[r][s] < stream.size()) {
+            const Instruction& ins = stream[pos[r][s]];
+            if (ins.op == OpCode::Wait && !complete(r, ins.event)) break;
+            ++pos[r][s];
+            progressed = true;
+          }
+        }
+    }
+    std::string stuck;
+    for (int r = 0; r < p_.world_size; ++r)
+      for (size_t s = 0; s < pos[r].size(); ++s)
+        if (pos[r][s] < p_.ranks[r].streams[s].size())
+          stuck += " [rank " + std::to_string(r) + " stream " + std::to_string(s) + " at " +
+                   p_.ranks[r].streams[s][pos[r][s]].str() + "]";
+    if (!stuck.empty()) fail("deadlock: streams stuck at" + stuck);
+  }
+
+  const Program& p_;
+  int stages_;
+  std::map<std::tuple<int, int, int, int>, int> forwards_;  // (stage, batch, part, parts)
+  std::map<std::tuple<int, int, int, int>, std::vector<std::pair<int, int>>> backward_ranges_;
+  std::map<std::pair<int, int>, std::vector<const Instruction*>> collectives_;  // (rank, group)
+  std::map<Channel, std::vector<Located>> sends_, recvs_;
+};
+
+}  // namespace
+
+void validate_program(const Program& program, int stage_count) {
+  Checker(program, stage_count).run();
+}
+
+}  // namespace wt

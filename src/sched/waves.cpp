@@ -1,0 +1,110 @@
+// waves: Wavelet §3.3, round-robin model-partition waves. N ranks, N stages, N global batches in
+// flight per step. At forward cycle c rank i runs stage c on batch (i - c) mod N and passes the
+// activation to rank i+1 (mod N), which runs stage c+1 on it in cycle c+1. Backward mirrors this in
+// reverse stage order, input gradients moving from rank i to rank i-1, so each batch's backward on
+// a stage runs where its forward did (its saved state never moves).
+//
+// Weights: stage s has one owner, rank s, holding its master copy and optimizer state. Every rank
+// needs stage c during cycle c, so the owner broadcasts it; stage c+1's broadcast is started at
+// the beginning of cycle c (prefetch). After stage s's backward — all ranks finish it in the same
+// cycle (§3.3.3) — its gradients are summed onto the owner, which steps it.
+#include <stdexcept>
+
+#include "sched/program_builder.hpp"
+#include "sched/schedule_registry.hpp"
+
+namespace wt {
+
+namespace {
+
+int mod(int a, int n) { return ((a % n) + n) % n; }
+
+Program generate_waves(const ScheduleInput& in) {
+  const int n = static_cast<int>(in.stages.size());
+  if (n != in.world_size)
+    throw std::invalid_argument("waves needs one stage per rank: " + std::to_string(n) +
+                                " stages on " + std::to_string(in.world_size) + " ranks");
+  if (in.global_batch <= 0) throw std::invalid_argument("waves needs the global batch size");
+  Program p;
+  p.schedule = "waves";
+  p.world_size = n;
+  p.slots = n;  // slot b holds batch b
+  p.global_batches = n;
+  p.groups.push_back(build::world_group(n));
+  const int64_t batch = in.global_batch;
+  auto owner = [](int stage) { return stage; };
+  for (int i = 0; i < n; ++i) {
+    std::vector<Instruction> s;
+    int event = 0;
+    std::vector<int> sends, fetched(n, -1), reduced(n, -1), received(n, -1);
+    auto batch_at = [&](int stage) { return mod(i - stage, n); };
+    auto fetch = [&](int stage) {
+      fetched[stage] = event++;
+      s.push_back(build::collective(OpCode::Broadcast, stage, owner(stage), 0, fetched[stage]));
+    };
+    auto recv_act = [&](int stage) {
+      const int b = batch_at(stage);
+      received[stage] = event++;
+      s.push_back(build::transfer(OpCode::RecvActivation, stage, n, b, b, 0, 1, mod(i - 1, n),
+                                  batch * in.stages[stage].in_bytes_per_sample, received[stage]));
+    };
+    auto recv_grad = [&](int stage) {
+      const int b = batch_at(stage);
+      received[stage] = event++;
+      s.push_back(build::transfer(OpCode::RecvGradient, stage, n, b, b, 0, 1, mod(i + 1, n),
+                                  batch * in.stages[stage].out_bytes_per_sample, received[stage]));
+    };
+    // Forward cycles.
+    if (n > 1) fetch(0);
+    if (n > 1) recv_act(1);
+    for (int c = 0; c < n; ++c) {
+      const int b = batch_at(c);
+      if (c + 1 < n) fetch(c + 1);  // prefetch the next cycle's weights
+      if (c + 2 < n) recv_act(c + 2);
+      if (c == 0) s.push_back(build::load(b, b, 0, 1));
+      if (c > 0) s.push_back(build::wait(received[c]));
+      if (c == n - 1 && n > 1) s.push_back(build::load(b, b, 0, 1, true));
+      if (n > 1) s.push_back(build::wait(fetched[c]));
+      s.push_back(build::compute(OpCode::Forward, c, b, b));
+      if (c + 1 < n) {
+        sends.push_back(event++);
+        s.push_back(build::transfer(OpCode::SendActivation, c, n, b, b, 0, 1, mod(i + 1, n),
+                                    batch * in.stages[c].out_bytes_per_sample, sends.back()));
+      }
+    }
+    // Backward cycles, last stage first.
+    for (int st = n - 1; st >= 0; --st) {
+      const int b = batch_at(st);
+      if (st >= 1) recv_grad(st - 1);  // posted one cycle ahead
+      if (st < n - 1) s.push_back(build::wait(received[st]));
+      s.push_back(build::compute(OpCode::Backward, st, b, b));
+      if (st > 0) {
+        sends.push_back(event++);
+        s.push_back(build::transfer(OpCode::SendGradient, st, n, b, b, 0, 1, mod(i - 1, n),
+                                    batch * in.stages[st].in_bytes_per_sample, sends.back()));
+      }
+      if (n > 1) {
+        reduced[st] = event++;
+        s.push_back(build::collective(OpCode::Reduce, st, owner(st), 0, reduced[st]));
+      }
+    }
+    for (int e : sends) s.push_back(build::wait(e));
+    for (int st = n - 1; st >= 0; --st) {
+      if (n > 1) s.push_back(build::wait(reduced[st]));
+      if (owner(st) == i) s.push_back(build::step(st));
+    }
+    // Batch 0 is the tick wave and batches 1..N-1 the tock waves of §3.3.1 (traces show them).
+    for (Instruction& ins : s)
+      if (ins.batch >= 0) ins.wave = ins.batch;
+    p.events = std::max(p.events, event);
+    p.ranks.push_back(RankProgram{{s}});
+  }
+  return p;
+}
+
+}  // namespace
+
+WT_REGISTER_SCHEDULE("waves", generate_waves);
+WT_SCHEDULE_STAGE_PER_RANK("waves", waves);
+
+}  // namespace wt
