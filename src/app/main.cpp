@@ -14,6 +14,7 @@
 #include "comm/mpi_communicator.hpp"
 #include "deck/deck_parser.hpp"
 #include "deck/input_error.hpp"
+#include "exec/nonfinite_guard.hpp"
 #include "mem/caching_allocator.hpp"
 
 // OpenBLAS's own thread pool would fight the other ranks for cores: one rank owns one core.
@@ -46,6 +47,10 @@ int run(int argc, char** argv, int world_rank) {
     options.quiet = cli.quiet;
     wt::train(config, options, comm);
     return 0;
+  } catch (const wt::Diverged& e) {
+    // Every rank sees the same summed gradient, so all stop at the same step: report once.
+    if (world_rank == 0) std::fprintf(stderr, "wavetrain: diverged: %s\n", e.what());
+    return 4;
   } catch (const wt::InputError& e) {
     // Every rank reads the same deck, model and dataset, so every rank fails the same way: rank 0
     // reports it once and all ranks exit 2 cleanly.

@@ -20,6 +20,7 @@ struct TrainResult {
   int64_t steps = 0;
   double wall_s = 0;
   double samples_per_s_median = 0;
+  int64_t skipped_steps = 0;  // non-finite gradient, failure.on_nonfinite = "skip"
 };
 
 TrainResult train(const RunConfig& config, const TrainOptions& options, Communicator& comm);

@@ -166,7 +166,8 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
     case OpCode::Step: {
       Stage& st = model_.stages[ins.stage];
       if (st.param_count() > 0) {
-        optimizer_.step(ins.stage, st.values, st.grads, lr);
+        if (!step_guard_ || step_guard_(step, ins.stage, st.grads))
+          optimizer_.step(ins.stage, st.values, st.grads, lr);
         st.grads.fill(0.0f);
       }
       break;

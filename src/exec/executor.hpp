@@ -24,6 +24,9 @@ struct StepStats {
 // Called after each executed instruction (for traces): stream, instruction, begin/end seconds.
 using InstructionObserver =
     std::function<void(int stream, const Instruction&, double t_begin, double t_end)>;
+// Called with a stage's summed gradient before its optimizer step; false skips the step (the
+// gradient is still cleared). See NonFiniteGuard.
+using StepGuard = std::function<bool(int64_t step, int stage, const Tensor& grads)>;
 
 class Executor {
  public:
@@ -38,6 +41,7 @@ class Executor {
 
   const Program& program() const { return program_; }
   void set_observer(InstructionObserver observer) { observer_ = std::move(observer); }
+  void set_step_guard(StepGuard guard) { step_guard_ = std::move(guard); }
 
  private:
   struct Slot;
@@ -68,6 +72,7 @@ class Executor {
   std::vector<Tensor> din_scratch_;
   std::vector<Tensor*> din_ptr_scratch_;
   InstructionObserver observer_;
+  StepGuard step_guard_;
 };
 
 }  // namespace wt
