@@ -1,5 +1,7 @@
 // wavetrain: one MPI rank per device. Exit status: 0 success, 2 bad input (deck, model file,
-// dataset, checkpoint or command line: one message naming file, line and key), 1 internal error.
+// dataset, checkpoint or command line: one message naming file, line and key), 1 internal error,
+// 3 out of device memory, 4 diverged (non-finite loss/gradient, failure.on_nonfinite = "stop"),
+// 5 stalled or lost a peer (the stall watchdog, src/comm/stall_watchdog.hpp, exits the process).
 #include <malloc.h>
 #include <mpi.h>
 
@@ -10,6 +12,7 @@
 
 #include "app/command_line.hpp"
 #include "app/inspect.hpp"
+#include "app/stall_watch.hpp"
 #include "app/trainer.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "deck/deck_parser.hpp"
@@ -40,12 +43,14 @@ int run(int argc, char** argv, int world_rank) {
         wt::show_schedule(config, cli.ranks > 0 ? cli.ranks : world, std::cout);
       return 0;
     }
-    wt::MpiCommunicator comm(MPI_COMM_WORLD);
+    wt::MpiCommunicator mpi(MPI_COMM_WORLD);
+    wt::StallWatch watch(mpi, config.failure.stall_seconds);
     wt::TrainOptions options;
     options.run_dir = cli.run_dir;
     options.max_steps = cli.steps;
     options.quiet = cli.quiet;
-    wt::train(config, options, comm);
+    options.on_step = [&watch](int64_t step) { watch.set_step(step); };
+    wt::train(config, options, watch.comm());
     return 0;
   } catch (const wt::Diverged& e) {
     // Every rank sees the same summed gradient, so all stop at the same step: report once.

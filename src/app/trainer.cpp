@@ -169,6 +169,7 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
 
   for (int64_t step = 0; step < total_steps; ++step) {
     const double lr = learning_rate(cfg, step, total_steps);
+    if (options.on_step) options.on_step(step);
     const auto t0 = std::chrono::steady_clock::now();
     StepStats s = exec.run_step(step, lr);
     step_times.push_back(seconds_since(t0));

@@ -1,6 +1,7 @@
 #pragma once
 // One training run: builds the model, data path, schedule program and executor from a validated
 // deck, then steps, logs, evaluates and writes the run directory.
+#include <functional>
 #include <string>
 
 #include "comm/communicator.hpp"
@@ -12,6 +13,7 @@ struct TrainOptions {
   std::string run_dir;    // overrides <run.output_dir>/<run.name> when non-empty
   int64_t max_steps = 0;  // overrides train.max_steps when > 0
   bool quiet = false;
+  std::function<void(int64_t step)> on_step;  // called before each step (the stall detector)
 };
 
 struct TrainResult {
