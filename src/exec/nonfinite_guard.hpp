@@ -23,11 +23,6 @@ class Diverged : public std::runtime_error {
   explicit Diverged(const std::string& message) : std::runtime_error(message) {}
 };
 
-// Number of NaN/Inf values in data[0, count).
-int64_t count_nonfinite(const float* data, int64_t count);
-// True when every value is finite; reads the buffer once, vectorisable (no early exit).
-bool all_finite(const float* data, int64_t count);
-
 class NonFiniteGuard {
  public:
   // on_nonfinite: "stop" or "skip" (the deck's failure.on_nonfinite).
