@@ -30,7 +30,34 @@ const char* kFooter =
     "  mpirun -n 4 wavetrain inputs/fashion_lenet.toml --set optimizer.lr=0.03 --run-dir "
     "runs/lenet_lr03\n"
     "\n"
-    "Exit status: 0 on success, 2 on bad input (deck, model, dataset, command line), 1 otherwise.";
+    "\n"
+    "Batch jobs: checkpoints go to <run dir>/checkpoints. SIGTERM or SIGUSR1 (what schedulers "
+    "send\n"
+    "before the wall time), or --walltime running out, saves a checkpoint and exits 75; resubmit\n"
+    "with --restart (or checkpoint.restart = \"auto\" in the deck) to carry on where it stopped.\n"
+    "\n"
+    "Exit status: 0 finished; 2 bad input (deck, model, dataset, checkpoint, command line);\n"
+    "3 out of device memory; 4 diverged (NaN/Inf); 5 a stalled or lost rank; 75 stopped early\n"
+    "with a checkpoint, resubmit to resume; 1 any other error.";
+
+// "3600", "90:00" or "1:30:00" (Slurm's and PBS's formats, without days) to seconds.
+double parse_walltime(const std::string& text) {
+  static const std::regex pattern(R"(^(?:(\d+):)?(?:(\d+):)?(\d+)$)");
+  std::smatch m;
+  if (!std::regex_match(text, m, pattern))
+    throw InputError("", 0, "--walltime",
+                     "expected seconds, MM:SS or HH:MM:SS, got '" + text + "'");
+  double parts[3] = {0, 0, std::stod(m[3])};
+  if (m[1].matched && m[2].matched) {
+    parts[0] = std::stod(m[1]);
+    parts[1] = std::stod(m[2]);
+  } else if (m[1].matched) {
+    parts[1] = std::stod(m[1]);
+  }
+  const double seconds = parts[0] * 3600 + parts[1] * 60 + parts[2];
+  if (seconds <= 0) throw InputError("", 0, "--walltime", "must be positive, got '" + text + "'");
+  return seconds;
+}
 
 // The option a CLI11 message is about ("--steps: ..." or "... not expected: --foo"), or "".
 std::string option_in(const std::string& message) {
@@ -69,8 +96,12 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
                  "Run directory (default: <run.output_dir>/<run.name> from the deck)")
       ->type_name("DIR");
   app.add_flag("--restart", cl.restart,
-               "Resume from the latest checkpoint in the run directory (not implemented yet: "
-               "checkpoints arrive with the batch-job lifecycle work)");
+               "Resume from the newest usable checkpoint in the run directory (one must exist)");
+  std::string walltime;
+  app.add_option("--walltime", walltime,
+                 "The job's wall time: checkpoint and exit 75 before it runs out "
+                 "(checkpoint.walltime_margin seconds early)")
+      ->type_name("SECONDS|[HH:]MM:SS");
   app.add_option("--steps", cl.steps, "Stop after N optimizer steps (overrides train.max_steps)")
       ->type_name("N")
       ->check(CLI::PositiveNumber);
@@ -111,6 +142,7 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
     throw InputError("", 0, "DECK",
                      "missing the input deck: wavetrain DECK [options] (wavetrain --help)");
   for (const std::string& o : cl.overrides) check_override_shape(o);
+  if (!walltime.empty()) cl.walltime_s = parse_walltime(walltime);
   return cl;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The wavetrain command line:
-//   wavetrain DECK [--set section.key=value]... [--run-dir DIR] [--restart] [--steps N] [--quiet]
+//   wavetrain DECK [--set section.key=value]... [--run-dir DIR] [--restart] [--walltime T]
+//             [--steps N] [--quiet]
 //             [--show-stages] [--show-schedule] [--help-deck] [--version]
 #include <cstdint>
 #include <iosfwd>
@@ -15,6 +16,7 @@ struct CommandLine {
   std::string run_dir;                 // --run-dir; empty = <run.output_dir>/<run.name>
   bool restart = false;                // --restart: resume from the run directory's checkpoint
   int64_t steps = 0;                   // --steps N; 0 = as the deck says
+  double walltime_s = 0;               // --walltime; 0 = none
   bool quiet = false;                  // --quiet: no progress lines
   bool show_stages = false;            // --show-stages: print the stage split and exit
   bool show_schedule = false;          // --show-schedule: print the schedule table and exit

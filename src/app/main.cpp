@@ -1,7 +1,8 @@
 // wavetrain: one MPI rank per device. Exit status: 0 success, 2 bad input (deck, model file,
 // dataset, checkpoint or command line: one message naming file, line and key), 1 internal error,
 // 3 out of device memory, 4 diverged (non-finite loss/gradient, failure.on_nonfinite = "stop"),
-// 5 stalled or lost a peer (the stall watchdog, src/comm/stall_watchdog.hpp, exits the process).
+// 5 stalled or lost a peer (the stall watchdog, src/comm/stall_watchdog.hpp, exits the process),
+// 75 stopped early with a checkpoint (signal or --walltime).
 #include <malloc.h>
 #include <mpi.h>
 
@@ -27,13 +28,13 @@ extern "C" void omp_set_num_threads(int) __attribute__((weak));
 
 namespace {
 
+// EX_TEMPFAIL: stopped on purpose with a checkpoint saved; job scripts resubmit on it.
+constexpr int kExitResumable = 75;
+
 int run(int argc, char** argv, int world_rank) {
   try {
     wt::CommandLine cli = wt::parse_command_line(argc, argv);
     if (cli.exit_now) return 0;
-    if (cli.restart)
-      throw wt::InputError("", 0, "--restart",
-                           "checkpoints and restart are not implemented in this version yet");
     wt::RunConfig config = wt::parse_deck(cli.deck, cli.overrides);
     if (cli.show_stages || cli.show_schedule) {
       int world = 1;
@@ -49,9 +50,11 @@ int run(int argc, char** argv, int world_rank) {
     options.run_dir = cli.run_dir;
     options.max_steps = cli.steps;
     options.quiet = cli.quiet;
+    options.restart = cli.restart;
+    options.walltime_s = cli.walltime_s;
     options.on_step = [&watch](int64_t step) { watch.set_step(step); };
-    wt::train(config, options, watch.comm());
-    return 0;
+    const wt::TrainResult result = wt::train(config, options, watch.comm());
+    return result.stopped_early ? kExitResumable : 0;
   } catch (const wt::Diverged& e) {
     // Every rank sees the same summed gradient, so all stop at the same step: report once.
     if (world_rank == 0) std::fprintf(stderr, "wavetrain: diverged: %s\n", e.what());

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "app/checkpointer.hpp"
+#include "app/run_control.hpp"
 #include "app/run_log.hpp"
 #include "data/batch_sampler.hpp"
 #include "data/dataset_batch_source.hpp"
@@ -139,8 +141,6 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   if (options.max_steps > 0) total_steps = options.max_steps;
   const int64_t samples_per_step = cfg.train.global_batch * program.global_batches;
 
-  std::unique_ptr<MetricsWriter> metrics;
-  if (root) metrics = std::make_unique<MetricsWriter>(run_dir + "/metrics.csv", false);
   log.line(
       "wavetrain: model %s (%lld parameters), schedule %s on %d rank%s, %lld steps (%lld per "
       "epoch), global batch %lld",
@@ -148,17 +148,31 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
       comm.size(), comm.size() > 1 ? "s" : "", (long long)total_steps, (long long)per_epoch,
       (long long)cfg.train.global_batch);
   log.line("wavetrain: run directory %s", run_dir.c_str());
-  if (cfg.checkpoint.every_steps > 0 || cfg.checkpoint.every_seconds > 0 ||
-      cfg.checkpoint.restart == "auto")
-    log.line(
-        "wavetrain: warning: [checkpoint] settings are accepted but checkpoints are not written "
-        "in this version yet");
+
+  Checkpointer checkpointer(cfg, run_dir, program, model, *optimizer, per_epoch, comm, log);
+  int64_t start_step = 0;
+  if (options.restart || cfg.checkpoint.restart == "auto") {
+    start_step = std::max<int64_t>(checkpointer.resume(options.restart), 0);
+    if (start_step >= total_steps)
+      log.line("wavetrain: the checkpoint at step %lld already completes the %lld steps",
+               (long long)start_step, (long long)total_steps);
+  }
+  double wall_offset = 0;  // a resumed run's wall clock continues where its predecessor stopped
+  if (root && start_step > 0)
+    wall_offset = truncate_metrics_after(run_dir + "/metrics.csv", start_step);
+  install_stop_signal_handlers();
+  RunControl control(cfg, options.walltime_s, comm, t_start);
+  int64_t last_checkpoint = start_step > 0 ? start_step : -1;
   if (cfg.trace.enabled)
     log.line(
         "wavetrain: warning: trace.enabled is accepted but traces are not written in this "
         "version yet");
 
+  std::unique_ptr<MetricsWriter> metrics;
+  if (root) metrics = std::make_unique<MetricsWriter>(run_dir + "/metrics.csv", start_step > 0);
+
   TrainResult result;
+  result.start_step = start_step;
   std::vector<double> step_times;
   step_times.reserve(total_steps);
   StepStats window;           // since the last metrics row (all ranks)
@@ -167,12 +181,13 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   auto t_window = t_progress;
   int64_t window_steps = 0, progress_steps = 0;
 
-  for (int64_t step = 0; step < total_steps; ++step) {
+  for (int64_t step = start_step; step < total_steps; ++step) {
     const double lr = learning_rate(cfg, step, total_steps);
     if (options.on_step) options.on_step(step);
     const auto t0 = std::chrono::steady_clock::now();
     StepStats s = exec.run_step(step, lr);
-    step_times.push_back(seconds_since(t0));
+    const double step_seconds = seconds_since(t0);
+    step_times.push_back(step_seconds);
     if (guard.skipped(step)) {
       log.line("wavetrain: skipped step %lld: %s (%lld skipped so far)", (long long)(step + 1),
                guard.last_reason().c_str(), (long long)guard.skipped_steps());
@@ -220,7 +235,7 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
         row.accuracy = v[2] > 0 ? v[1] / v[2] : 0;
         row.lr = lr;
         row.samples_per_s = window_steps * samples_per_step / seconds_since(t_window);
-        row.wall_s = seconds_since(t_start);
+        row.wall_s = wall_offset + seconds_since(t_start);
         row.peak_device_mb = device_allocator().stats().peak_reserved / 1048576.0;
         row.rss_mb = peak_rss_mb();
         metrics->write(row);
@@ -247,15 +262,35 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
         row.loss = result.test_loss;
         row.accuracy = result.test_accuracy;
         row.lr = lr;
-        row.wall_s = seconds_since(t_start);
+        row.wall_s = wall_offset + seconds_since(t_start);
         row.peak_device_mb = device_allocator().stats().peak_reserved / 1048576.0;
         row.rss_mb = peak_rss_mb();
         metrics->write(row);
       }
       t_window = std::chrono::steady_clock::now();
     }
+
+    const RunAction action = control.after_step(step + 1, step_seconds);
+    if (action.checkpoint) {
+      source.quiesce();
+      control.checkpoint_written(checkpointer.save(step + 1));
+      last_checkpoint = step + 1;
+    }
+    if (action.stop) {
+      if (action.walltime)
+        log.line("wavetrain: stopping at step %lld: the wall time runs out; resubmit to resume",
+                 (long long)(step + 1));
+      else
+        log.line("wavetrain: stopping at step %lld on signal %d; resubmit to resume",
+                 (long long)(step + 1), action.signal);
+      result.stopped_early = true;
+      total_steps = step + 1;
+      break;
+    }
   }
   source.quiesce();
+  if (!result.stopped_early && last_checkpoint != total_steps && total_steps > start_step)
+    checkpointer.save(total_steps);  // the end of the run is always checkpointed
 
   result.steps = total_steps;
   result.skipped_steps = guard.skipped_steps();
@@ -268,11 +303,18 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   std::vector<double> rss(comm.size(), 0.0);
   rss[comm.rank()] = peak_rss_mb();
   comm.allreduce_sum(rss.data(), comm.size(), 0);
+  if (result.stopped_early) {
+    log.line(
+        "wavetrain: stopped at step %lld after %s with a checkpoint; exit status 75 asks for a "
+        "resubmission",
+        (long long)total_steps, format_duration(result.wall_s).c_str());
+    return result;
+  }
   if (root) {
     std::ofstream summary(run_dir + "/summary.json");
     summary << "{\n  \"model\": \"" << model.graph.name << "\",\n  \"schedule\": \""
             << cfg.schedule.kind << "\",\n  \"ranks\": " << comm.size()
-            << ",\n  \"steps\": " << total_steps
+            << ",\n  \"steps\": " << total_steps << ",\n  \"resumed_from_step\": " << start_step
             << ",\n  \"skipped_steps\": " << result.skipped_steps
             << ",\n  \"global_batch\": " << cfg.train.global_batch
             << ",\n  \"samples_per_s_median\": " << result.samples_per_s_median

@@ -13,6 +13,8 @@ struct TrainOptions {
   std::string run_dir;    // overrides <run.output_dir>/<run.name> when non-empty
   int64_t max_steps = 0;  // overrides train.max_steps when > 0
   bool quiet = false;
+  bool restart = false;   // --restart: resume from the newest checkpoint (one must exist)
+  double walltime_s = 0;  // --walltime: checkpoint and stop before this many seconds pass
   std::function<void(int64_t step)> on_step;  // called before each step (the stall detector)
 };
 
@@ -22,7 +24,9 @@ struct TrainResult {
   int64_t steps = 0;
   double wall_s = 0;
   double samples_per_s_median = 0;
-  int64_t skipped_steps = 0;  // non-finite gradient, failure.on_nonfinite = "skip"
+  int64_t start_step = 0;      // > 0 when resumed from a checkpoint
+  bool stopped_early = false;  // a signal or the walltime stopped it after a checkpoint: resumable
+  int64_t skipped_steps = 0;   // non-finite gradient, failure.on_nonfinite = "skip"
 };
 
 TrainResult train(const RunConfig& config, const TrainOptions& options, Communicator& comm);

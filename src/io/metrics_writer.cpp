@@ -1,6 +1,10 @@
 #include "io/metrics_writer.hpp"
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <vector>
 
 namespace wt {
 
@@ -21,10 +25,38 @@ MetricsWriter::~MetricsWriter() {
 }
 
 void MetricsWriter::write(const MetricsRow& r) {
-  std::fprintf(file_, "%s,%lld,%.4f,%.6f,%.6f,%.6g,%.1f,%.3f,%.2f,%.2f\n", r.kind.c_str(),
+  std::fprintf(file_, "%s,%lld,%.4f,%.17g,%.6f,%.6g,%.1f,%.3f,%.2f,%.2f\n", r.kind.c_str(),
                static_cast<long long>(r.step), r.epoch, r.loss, r.accuracy, r.lr, r.samples_per_s,
                r.wall_s, r.peak_device_mb, r.rss_mb);
   std::fflush(file_);
+}
+
+double truncate_metrics_after(const std::string& path, int64_t step) {
+  std::ifstream in(path);
+  if (!in) return 0;
+  std::string line, kept;
+  double last_wall = 0;
+  std::getline(in, line);
+  kept = line + "\n";
+  while (std::getline(in, line)) {
+    // kind,step,epoch,loss,accuracy,lr,samples_per_s,wall_s,...
+    std::vector<std::string> fields;
+    std::stringstream ss(line);
+    for (std::string f; std::getline(ss, f, ',');) fields.push_back(f);
+    if (fields.size() < 8) continue;  // a row cut short by the crash
+    if (std::atoll(fields[1].c_str()) > step) continue;
+    kept += line + "\n";
+    last_wall = std::atof(fields[7].c_str());
+  }
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << kept;
+    if (!out.flush()) throw std::runtime_error("cannot write " + temp);
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot replace " + path);
+  return last_wall;
 }
 
 }  // namespace wt

@@ -33,4 +33,9 @@ class MetricsWriter {
   std::FILE* file_ = nullptr;
 };
 
+// Drops the rows after `step` (a resumed run rewrites what its killed predecessor logged past
+// the checkpoint it resumes from). The file is replaced atomically. Returns the wall_s of the last
+// row kept, so the resumed run's wall clock continues from there.
+double truncate_metrics_after(const std::string& path, int64_t step);
+
 }  // namespace wt

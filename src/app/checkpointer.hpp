@@ -1,0 +1,46 @@
+#pragma once
+// The trainer's view of checkpoints: save the run's state at a step, and resume from the best
+// usable checkpoint of the run directory (falling back past damaged ones, and saying so).
+#include <string>
+#include <vector>
+
+#include "app/run_log.hpp"
+#include "comm/communicator.hpp"
+#include "deck/run_config.hpp"
+#include "io/checkpoint_file.hpp"
+#include "io/checkpoint_store.hpp"
+#include "sched/instruction.hpp"
+
+namespace wt {
+
+class Checkpointer {
+ public:
+  Checkpointer(const RunConfig& config, const std::string& run_dir, const Program& program,
+               Model& model, Optimizer& optimizer, int64_t batches_per_epoch, Communicator& comm,
+               RunLog& log);
+
+  // Collective. Writes and commits the checkpoint after `step` completed steps; returns the
+  // seconds it took.
+  double save(int64_t step);
+
+  // Collective. Loads the newest usable checkpoint and returns its step, or -1 when there is
+  // none. `required` (--restart) turns "none" into an InputError. Checkpoints that cannot be
+  // read are skipped with a warning; if none can be, the newest one's error is thrown on every
+  // rank. A checkpoint that contradicts the deck (model, global batch, seed) is an error.
+  int64_t resume(bool required);
+
+  const CheckpointStore& store() const { return store_; }
+
+ private:
+  void check_against_deck(const std::string& path, const CheckpointInfo& info) const;
+  const RunConfig& config_;
+  CheckpointStore store_;
+  Model& model_;
+  Optimizer& optimizer_;
+  Communicator& comm_;
+  RunLog& log_;
+  CheckpointInfo info_;  // the header every save writes (step filled in per save)
+  std::vector<int> stage_owner_;
+};
+
+}  // namespace wt

@@ -1,0 +1,81 @@
+#include "app/run_control.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+
+namespace wt {
+
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+// Aim for one control allreduce per this many seconds of training.
+constexpr double kSyncPeriod = 0.5;
+
+}  // namespace
+
+void install_stop_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGUSR1, &sa, nullptr);
+}
+
+int stop_signal_received() { return g_stop_signal; }
+
+RunControl::RunControl(const RunConfig& config, double walltime_s, Communicator& comm,
+                       std::chrono::steady_clock::time_point start)
+    : config_(config), walltime_s_(walltime_s), comm_(comm), start_(start) {}
+
+double RunControl::elapsed() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void RunControl::checkpoint_written(double seconds) {
+  checkpoint_seconds_ = std::max(checkpoint_seconds_, seconds);
+  last_checkpoint_time_ = elapsed();
+}
+
+RunAction RunControl::after_step(int64_t steps_done, double step_seconds) {
+  RunAction action;
+  slowest_step_ = std::max(slowest_step_, step_seconds);
+  const int64_t every = config_.checkpoint.every_steps;
+  if (every > 0 && steps_done % every == 0) action.checkpoint = true;
+  if (steps_done < next_sync_) return action;
+
+  // {signal, time says checkpoint, walltime says stop, next interval}: only rank 0 contributes
+  // the last three, so the sum is rank 0's decision.
+  double v[4] = {double(stop_signal_received()), 0, 0, 0};
+  if (comm_.rank() == 0) {
+    const double now = elapsed();
+    const double every_s = config_.checkpoint.every_seconds;
+    if (every_s > 0 && now - last_checkpoint_time_ >= every_s) v[1] = 1;
+    if (walltime_s_ > 0) {
+      // Stop while there is still time for the next sync interval and one checkpoint write,
+      // with the deck's margin on top for the scheduler's own slack.
+      const double needed = config_.checkpoint.walltime_margin + sync_interval_ * slowest_step_ +
+                            2 * checkpoint_seconds_;
+      if (walltime_s_ - now < needed) v[2] = 1;
+    }
+    v[3] = std::clamp(std::floor(kSyncPeriod / std::max(step_seconds, 1e-6)), 1.0, 1000.0);
+  }
+  comm_.allreduce_sum(v, 4, 0);
+  sync_interval_ = int64_t(v[3]);
+  next_sync_ = steps_done + sync_interval_;
+  if (v[0] > 0) {
+    action.checkpoint = action.stop = true;
+    // The sum of signal numbers is not a signal number; report ours, or the common one.
+    action.signal = stop_signal_received() ? stop_signal_received() : int(v[0]);
+  }
+  if (v[1] > 0) action.checkpoint = true;
+  if (v[2] > 0) action.checkpoint = action.stop = action.walltime = true;
+  return action;
+}
+
+}  // namespace wt

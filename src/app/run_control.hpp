@@ -1,0 +1,52 @@
+#pragma once
+// Decides, the same way on every rank, when to write a checkpoint and when to stop early:
+// every N steps (known everywhere), every T seconds and before --walltime runs out (rank 0's
+// clock decides), and on SIGTERM/SIGUSR1 (whichever rank got it). The time- and signal-driven
+// decisions need one tiny allreduce; it runs every `sync interval` steps, an interval rank 0
+// picks from the measured step time so that it costs ~nothing however short steps are, and
+// broadcasts inside that same allreduce.
+#include <chrono>
+#include <cstdint>
+
+#include "comm/communicator.hpp"
+#include "deck/run_config.hpp"
+
+namespace wt {
+
+// Installs the SIGTERM/SIGUSR1 handlers (idempotent). The handler only sets a flag.
+void install_stop_signal_handlers();
+// The last stop signal received (0 = none).
+int stop_signal_received();
+
+struct RunAction {
+  bool checkpoint = false;
+  bool stop = false;  // stop after the checkpoint, resumable (exit status 75)
+  int signal = 0;     // the signal that caused the stop, if any
+  bool walltime = false;
+};
+
+class RunControl {
+ public:
+  // walltime_s: the job's wall-time budget from --walltime (0 = none), counted from `start`.
+  RunControl(const RunConfig& config, double walltime_s, Communicator& comm,
+             std::chrono::steady_clock::time_point start);
+
+  // Called after every completed step (steps_done = steps completed so far), collectively.
+  RunAction after_step(int64_t steps_done, double step_seconds);
+  // Tells the controller how long the last checkpoint write took (for the walltime margin).
+  void checkpoint_written(double seconds);
+
+ private:
+  double elapsed() const;
+  const RunConfig& config_;
+  double walltime_s_;
+  Communicator& comm_;
+  std::chrono::steady_clock::time_point start_;
+  double last_checkpoint_time_ = 0;  // elapsed() at the last checkpoint
+  double slowest_step_ = 0;
+  double checkpoint_seconds_ = 0;
+  int64_t sync_interval_ = 1;
+  int64_t next_sync_ = 1;
+};
+
+}  // namespace wt

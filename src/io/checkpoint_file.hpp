@@ -1,0 +1,62 @@
+#pragma once
+// One checkpoint: an HDF5 file with everything a run needs to continue bit for bit.
+//
+//   /            attrs format="wavetrain-checkpoint", version, step (steps completed),
+//                global_batch, batches_per_epoch, world_size, seed, schedule, model,
+//                optimizer, stages, cuts (int64[stages-1])
+//   /deck        uint8[]: the resolved deck (TOML text) the run was started with
+//   /stages/<s>/values            float[n]       parameters (written by the stage's owner)
+//   /stages/<s>/buffers           float[W, nb]   non-trained state (batchnorm running stats),
+//                                                one row per rank: ranks see different samples
+//   /stages/<s>/optimizer/<name>  float[n]       optimizer state; attr step_count
+// Every dataset carries a `checksum` attribute (FNV-1a over its bytes), so a corrupted file is
+// rejected instead of silently loaded.
+//
+// There is no separate RNG state to store: every random draw is a pure function of
+// (run.seed, global batch sequence, part) — dropout masks and the per-epoch shuffle alike — so
+// the seed and `step` are the complete RNG state of every rank, and `step` is the data cursor.
+//
+// Writing is collective over an MPI communicator with MPI-parallel HDF5: all ranks create the
+// datasets together, each stage's owner writes that stage, and every rank writes its own row of
+// the per-rank buffers, so no rank gathers the whole model.
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model.hpp"
+#include "ops/host/optimizers.hpp"
+
+namespace wt {
+
+struct CheckpointInfo {
+  int64_t step = 0;  // optimizer steps completed; training resumes at this step
+  int64_t global_batch = 0;
+  int64_t batches_per_epoch = 0;
+  int world_size = 1;
+  uint64_t seed = 0;
+  std::string schedule;
+  std::string model;                  // the graph's name
+  std::string optimizer;              // sgd | adamw
+  std::vector<int64_t> stage_params;  // parameters per stage
+  std::vector<int64_t> cuts;
+  std::string deck_toml;
+};
+
+// Writes `path` (the caller renames it into place). stage_owner[s]: the world rank whose copy of
+// stage s is authoritative. Collective over `comm`; throws std::runtime_error on I/O failure.
+void write_checkpoint(const std::string& path, const CheckpointInfo& info, Model& model,
+                      Optimizer& optimizer, const std::vector<int>& stage_owner, MPI_Comm comm);
+
+// Reads the header. Throws wt::InputError naming the file and the dataset/attribute when the
+// file is not a readable wavetrain checkpoint. Not collective.
+CheckpointInfo read_checkpoint_info(const std::string& path);
+
+// Loads parameters, buffers (row `rank` mod the writer's world size) and optimizer state into
+// `model`/`optimizer`, after checking that they match the checkpoint. Throws wt::InputError on
+// any mismatch, missing dataset or checksum failure; the model may then be partly overwritten.
+// Not collective.
+void load_checkpoint(const std::string& path, Model& model, Optimizer& optimizer, int rank);
+
+}  // namespace wt

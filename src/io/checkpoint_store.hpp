@@ -1,0 +1,34 @@
+#pragma once
+// The checkpoint directory of a run: step_<NNNNNNNN>.h5 files, a `latest` file naming the newest
+// complete one, and the crash-safety protocol around them. A checkpoint is written to
+// `<name>.tmp`, fsync'd, renamed into place, the directory fsync'd, and only then is `latest`
+// replaced the same way; old checkpoints beyond `keep` are removed last. A crash at any point
+// leaves the previous checkpoint and a `latest` that names a complete file.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace wt {
+
+class CheckpointStore {
+ public:
+  CheckpointStore(std::string dir, int64_t keep);
+
+  const std::string& dir() const { return dir_; }
+  std::string final_path(int64_t step) const;  // dir/step_00000040.h5
+  std::string temp_path(int64_t step) const;   // final_path + ".tmp"
+
+  // Rank 0 only, after the collective write of temp_path(step) has closed the file: makes it
+  // durable, renames it into place, points `latest` at it and prunes old checkpoints.
+  void commit(int64_t step) const;
+
+  // Paths to try when resuming, best first: the one `latest` names, then every other complete
+  // checkpoint by decreasing step. Empty when there is none.
+  std::vector<std::string> candidates() const;
+
+ private:
+  std::string dir_;
+  int64_t keep_;
+};
+
+}  // namespace wt
