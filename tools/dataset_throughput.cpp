@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     const int64_t local = sampler.part_size(part, parts);
 
     std::vector<float> x(static_cast<size_t>(local * reader.sample_numel()));
-    std::vector<int32_t> y(static_cast<size_t>(local));
+    std::vector<int32_t> y(static_cast<size_t>(local * reader.labels_per_sample()));
     wt::DataCursor c;
     t0 = std::chrono::steady_clock::now();
     for (int64_t b = 0; b < batches; ++b, c = sampler.advance(c))

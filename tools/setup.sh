@@ -7,7 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PACKAGES=(cmake g++ make pkg-config libtrilinos-kokkos-dev libopenmpi-dev openmpi-bin
           libhdf5-openmpi-dev libopenblas-dev libdnnl-dev libtomlplusplus-dev libcli11-dev libgtest-dev
-          dataset-fashion-mnist python3 python3-h5py python3-numpy python3-matplotlib zlib1g-dev)
+          dataset-fashion-mnist bible-kjv bible-kjv-text python3 python3-h5py python3-numpy python3-matplotlib zlib1g-dev)
 
 step() { echo "==> $*"; }
 
@@ -61,6 +61,13 @@ if [[ ! -f data/fashion_mnist.h5 ]]; then
   mv data/fashion_mnist.h5.tmp data/fashion_mnist.h5
 else
   step "data/fashion_mnist.h5 present"
+fi
+if [[ ! -f data/kjv.h5 ]]; then
+  step "converting the King James Bible text to data/kjv.h5 (character language model data)"
+  tools/prepare_kjv.sh data/kjv.h5.tmp build
+  mv data/kjv.h5.tmp data/kjv.h5
+else
+  step "data/kjv.h5 present"
 fi
 # pyenv and the like can shadow Debian's interpreter, which is the one with h5py and numpy.
 if ! python3 -c 'import h5py, numpy' >/dev/null 2>&1 && /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null; then

@@ -13,6 +13,7 @@
 
 #include "app/command_line.hpp"
 #include "app/inspect.hpp"
+#include "app/run_control.hpp"
 #include "app/stall_watch.hpp"
 #include "app/trainer.hpp"
 #include "comm/mpi_communicator.hpp"
@@ -82,9 +83,12 @@ int main(int argc, char** argv) {
   // Large buffers stay mapped: under VMs each re-fault of a returned buffer is expensive.
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  // At once: a scheduler's SIGTERM/SIGUSR1 during start-up must not kill the rank outright.
+  wt::install_stop_signal_handlers();
   int provided = 0;
   // The data preloader is a second thread, but only the main thread calls MPI.
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  wt::install_stop_signal_handlers();  // again, in case MPI_Init installed its own
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   if (openblas_set_num_threads) openblas_set_num_threads(1);

@@ -67,7 +67,7 @@ StepStats evaluate_split(Executor& exec, DatasetReader& reader, int64_t eval_bat
     Shape shape{count};
     for (int64_t d : reader.sample_shape()) shape.push_back(d);
     Tensor x = Tensor::empty(shape, 1);
-    std::vector<int32_t> y(count);
+    std::vector<int32_t> y(size_t(count * reader.labels_per_sample()));
     reader.read(rows, x.data(), y.data());
     StepStats s = exec.evaluate(x, y);
     total.loss_sum += s.loss_sum;
@@ -102,6 +102,15 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   Graph graph = Graph::load(cfg.model.file);
   DatasetReader train_reader(cfg.data.path, cfg.data.train_split, graph.input_shape, graph.classes);
   DatasetReader test_reader(cfg.data.path, cfg.data.test_split, graph.input_shape, graph.classes);
+  // A per-token loss reads T labels per sample; the file must hold exactly that many.
+  const int64_t labels_per_sample = graph.nodes.back().layer->labels_per_sample();
+  for (const DatasetReader* r : {&train_reader, &test_reader})
+    if (r->labels_per_sample() != labels_per_sample)
+      throw InputError(cfg.data.path, 0, "/" + r->split() + "/labels",
+                       "has " + std::to_string(r->labels_per_sample()) +
+                           " label(s) per sample, but the model's loss layer '" +
+                           graph.nodes.back().name + "' needs " +
+                           std::to_string(labels_per_sample));
 
   const std::string run_dir = run_directory(cfg, options);
   if (root) {
@@ -160,7 +169,6 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   double wall_offset = 0;  // a resumed run's wall clock continues where its predecessor stopped
   if (root && start_step > 0)
     wall_offset = truncate_metrics_after(run_dir + "/metrics.csv", start_step);
-  install_stop_signal_handlers();
   RunControl control(cfg, options.walltime_s, comm, t_start);
   int64_t last_checkpoint = start_step > 0 ? start_step : -1;
   if (cfg.trace.enabled)
@@ -250,9 +258,15 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
       StepStats e = evaluate_split(exec, test_reader, cfg.train.eval_batch, comm);
       result.test_accuracy = e.samples ? e.correct / e.samples : 0;
       result.test_loss = e.samples ? e.loss_sum / e.samples : 0;
-      log.line("epoch %lld done: test accuracy %.4f, test loss %.4f (%lld samples), %s elapsed",
+      // Per-token losses are means over tokens in nats; bits per token (per character for a
+      // character model) is the figure language models are compared by.
+      char bits[48] = "";
+      if (labels_per_sample > 1)
+        std::snprintf(bits, sizeof bits, " = %.4f bits per token",
+                      result.test_loss / std::log(2.0));
+      log.line("epoch %lld done: test accuracy %.4f, test loss %.4f%s (%lld samples), %s elapsed",
                (long long)((step + 1 + per_epoch - 1) / per_epoch), result.test_accuracy,
-               result.test_loss, (long long)e.samples,
+               result.test_loss, bits, (long long)e.samples,
                format_duration(seconds_since(t_start)).c_str());
       if (metrics) {
         MetricsRow row;

@@ -30,7 +30,7 @@ void BatchLoader::seek(DataCursor cursor) {
 
 void BatchLoader::read_shard(DataCursor cursor, Tensor& inputs, std::vector<int32_t>& labels) {
   const std::vector<int64_t> rows = sampler_.rows(cursor.epoch, cursor.batch, part_, parts_);
-  labels.resize(rows.size());
+  labels.resize(rows.size() * size_t(reader_.labels_per_sample()));
   reader_.read(rows, inputs.data(), labels.data());
 }
 

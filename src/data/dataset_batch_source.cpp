@@ -58,7 +58,7 @@ DatasetBatchSource::Loaded DatasetBatchSource::read(int64_t sequence, int part, 
   for (int64_t d : reader_.sample_shape()) shape.push_back(d);
   // Stream 1: data buffers come from their own pool, apart from compute temporaries.
   l.inputs = Tensor::empty(shape, 1);
-  l.labels.resize(rows.size());
+  l.labels.resize(rows.size() * size_t(reader_.labels_per_sample()));
   reader_.read(rows, l.inputs.data(), l.labels.data());
   return l;
 }

@@ -68,7 +68,8 @@ DatasetReader::DatasetReader(const std::string& path, const std::string& split,
     file_.reset();
     throw;
   }
-  for (int v = 0; v < 256; ++v) lut_[v] = static_cast<float>((v / 255.0 - mean_) / std_);
+  for (int v = 0; v < 256; ++v)
+    lut_[v] = token_ids_ ? float(v) : static_cast<float>((v / 255.0 - mean_) / std_);
   open_direct();
 }
 
@@ -181,10 +182,14 @@ void DatasetReader::read_attributes() {
     h5_read_attr_double(file_.get(), "std", &std_);
     h5_read_attr_strings(file_.get(), "class_names", &class_names_);
     h5_read_attr_string(file_.get(), "source", &source_);
+    int64_t tokens = 0;
+    if (h5_read_attr_int(file_.get(), "token_ids", &tokens)) token_ids_ = tokens != 0;
   } catch (const std::exception& e) {
     fail("attributes", e.what());
   }
   if (!(std_ > 0.0)) fail("std", "normalisation std must be > 0, found " + std::to_string(std_));
+  if (token_ids_ && inputs_are_float_)
+    fail("token_ids", "token ids must be stored as uint8 inputs, found float32");
 }
 
 void DatasetReader::load_labels(int classes) {
@@ -195,26 +200,33 @@ void DatasetReader::load_labels(int classes) {
   H5Handle type(H5Dget_type(labels.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_INTEGER) fail(key, "labels must be integers (int32)");
   const Shape dims = dataset_dims(labels.get());
-  if (dims.size() != 1 || dims[0] != size_)
-    fail(key, "expected shape [" + std::to_string(size_) + "] to match the inputs, found " +
-                  shape_str(dims));
+  if (dims.empty() || dims[0] != size_)
+    fail(key, "expected shape [" + std::to_string(size_) + "] (or [" + std::to_string(size_) +
+                  ", labels per sample...]) to match the inputs, found " + shape_str(dims));
+  label_shape_.assign(dims.begin() + 1, dims.end());
+  labels_per_sample_ = shape_numel(label_shape_);
+  if (labels_per_sample_ <= 0) fail(key, "empty per-sample label shape " + shape_str(dims));
 
-  // Streamed in blocks so a damaged label is reported with its row, not after one huge read.
-  labels_.resize(static_cast<size_t>(size_));
+  // Streamed in blocks of rows so a damaged label is reported with its row, not after one huge
+  // read.
+  const size_t per = size_t(labels_per_sample_);
+  labels_.resize(static_cast<size_t>(size_) * per);
   H5Handle file_space(H5Dget_space(labels.get()), H5Sclose);
-  const int64_t block = 1 << 16;
+  const int64_t block = std::max<int64_t>(1, (int64_t(1) << 16) / labels_per_sample_);
+  std::vector<hsize_t> offset(dims.size(), 0), count(dims.begin(), dims.end());
   for (int64_t start = 0; start < size_; start += block) {
-    hsize_t offset = static_cast<hsize_t>(start);
-    hsize_t count = static_cast<hsize_t>(std::min(block, size_ - start));
-    H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &offset, nullptr, &count, nullptr);
-    H5Handle mem_space(H5Screate_simple(1, &count, nullptr), H5Sclose);
+    offset[0] = static_cast<hsize_t>(start);
+    count[0] = static_cast<hsize_t>(std::min(block, size_ - start));
+    H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, offset.data(), nullptr, count.data(),
+                        nullptr);
+    H5Handle mem_space(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose);
     if (H5Dread(labels.get(), H5T_NATIVE_INT32, mem_space.get(), file_space.get(), H5P_DEFAULT,
-                labels_.data() + start) < 0)
+                labels_.data() + size_t(start) * per) < 0)
       fail(key, "cannot read labels (damaged file?)");
-    for (int64_t i = start; i < start + int64_t(count); ++i) {
-      const int32_t y = labels_[size_t(i)];
+    for (size_t i = size_t(start) * per; i < (size_t(start) + count[0]) * per; ++i) {
+      const int32_t y = labels_[i];
       if (y < 0 || (classes > 0 && y >= classes))
-        fail(key, "label " + std::to_string(y) + " at row " + std::to_string(i) +
+        fail(key, "label " + std::to_string(y) + " at row " + std::to_string(i / per) +
                       " is outside the class range [0, " + std::to_string(classes) + ")");
     }
   }
@@ -226,8 +238,11 @@ void DatasetReader::read(const std::vector<int64_t>& rows, float* inputs, int32_
     if (r < 0 || r >= size_)
       throw std::out_of_range("dataset row " + std::to_string(r) + " outside [0, " +
                               std::to_string(size_) + ") of " + path_);
-  if (labels)
-    for (size_t i = 0; i < n; ++i) labels[i] = labels_[size_t(rows[i])];
+  if (labels) {
+    const size_t per = size_t(labels_per_sample_);
+    for (size_t i = 0; i < n; ++i)
+      std::copy_n(labels_.data() + size_t(rows[i]) * per, per, labels + i * per);
+  }
   if (!inputs || n == 0) return;
 
   const size_t per_row = size_t(sample_numel_);

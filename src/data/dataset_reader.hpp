@@ -17,10 +17,10 @@ class DatasetReader {
  public:
   // Validates everything a training run relies on: the file exists and is HDF5;
   // /<split>/inputs and /<split>/labels exist; inputs are uint8 or float32 with the rank and
-  // sample shape `expected_sample_shape` (e.g. {1, 28, 28}); labels are 1-D integers, as many as
-  // samples, each in [0, classes). An empty expected shape accepts the file's; classes <= 0 takes
-  // the file's num_classes attribute (if any). Any problem throws wt::InputError(path, 0, key,
-  // message).
+  // sample shape `expected_sample_shape` (e.g. {1, 28, 28}); labels are integers [N] or
+  // [N, label dims...] (per-token labels), each in [0, classes). An empty expected shape accepts
+  // the file's; classes <= 0 takes the file's num_classes attribute (if any). Any problem throws
+  // wt::InputError(path, 0, key, message).
   DatasetReader(const std::string& path, const std::string& split,
                 const Shape& expected_sample_shape, int classes);
   ~DatasetReader();
@@ -30,6 +30,12 @@ class DatasetReader {
   int64_t size() const { return size_; }
   Shape sample_shape() const { return sample_shape_; }
   int64_t sample_numel() const { return sample_numel_; }
+  // Labels per sample: 1 for classification ([N] labels), T for per-token labels ([N, T]).
+  Shape label_shape() const { return label_shape_; }
+  int64_t labels_per_sample() const { return labels_per_sample_; }
+  // True when the file says its uint8 inputs are token ids (attribute token_ids = 1): read() then
+  // returns the ids themselves as floats, without normalisation.
+  bool token_ids() const { return token_ids_; }
   const std::string& path() const { return path_; }
   const std::string& split() const { return split_; }
 
@@ -40,7 +46,8 @@ class DatasetReader {
   const std::string& source() const { return source_; }
 
   // Reads the given rows (any order, repeats allowed) and writes normalised floats
-  // [rows.size(), sample_shape...] to `inputs` and their labels to `labels` (either may be null).
+  // [rows.size(), sample_shape...] to `inputs` and their labels, labels_per_sample() per row, to
+  // `labels` (either may be null).
   // uint8 inputs become (x/255 - mean)/std, float32 inputs (x - mean)/std.
   // Rows outside [0, size()) throw std::out_of_range. Not safe to call concurrently on one
   // reader; HDF5 calls take hdf5_mutex(), so different readers may run on different threads.
@@ -77,6 +84,9 @@ class DatasetReader {
   Shape sample_shape_;
   int64_t sample_numel_ = 0;
   std::vector<int32_t> labels_;  // validated once at open; small next to the inputs
+  Shape label_shape_;
+  int64_t labels_per_sample_ = 1;
+  bool token_ids_ = false;
   double mean_ = 0.0, std_ = 1.0;
   std::vector<std::string> class_names_;
   std::string source_;

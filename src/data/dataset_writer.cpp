@@ -24,7 +24,12 @@ void check_split(const DatasetSplit& split) {
   if (is_float && !split.inputs_u8.empty())
     throw std::invalid_argument("split " + split.name + ": give uint8 or float inputs, not both");
   const size_t values = is_float ? split.inputs_f32.size() : split.inputs_u8.size();
-  if (values != split.labels.size() * static_cast<size_t>(sample))
+  const size_t per_label = static_cast<size_t>(shape_numel(split.label_shape));
+  if (per_label == 0 || split.labels.size() % per_label != 0)
+    throw std::invalid_argument("split " + split.name + ": " + std::to_string(split.labels.size()) +
+                                " labels are not a whole number of label shapes " +
+                                shape_str(split.label_shape));
+  if (values != split.labels.size() / per_label * static_cast<size_t>(sample))
     throw std::invalid_argument("split " + split.name + ": " + std::to_string(values) +
                                 " input values for " + std::to_string(split.labels.size()) +
                                 " labels of sample shape " + shape_str(split.sample_shape));
@@ -32,7 +37,7 @@ void check_split(const DatasetSplit& split) {
 
 void write_split(hid_t file, const DatasetSplit& split) {
   const bool is_float = !split.inputs_f32.empty();
-  const int64_t n = static_cast<int64_t>(split.labels.size());
+  const int64_t n = static_cast<int64_t>(split.labels.size()) / shape_numel(split.label_shape);
   const int64_t sample = shape_numel(split.sample_shape);
   const int64_t value_bytes = is_float ? 4 : 1;
 
@@ -65,8 +70,10 @@ void write_split(hid_t file, const DatasetSplit& split) {
   if (n > 0 && H5Dwrite(inputs.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
     throw std::runtime_error("cannot write /" + split.name + "/inputs");
 
-  hsize_t label_dims = static_cast<hsize_t>(n);
-  H5Handle label_space(H5Screate_simple(1, &label_dims, nullptr), H5Sclose);
+  std::vector<hsize_t> label_dims{static_cast<hsize_t>(n)};
+  for (int64_t d : split.label_shape) label_dims.push_back(static_cast<hsize_t>(d));
+  H5Handle label_space(
+      H5Screate_simple(static_cast<int>(label_dims.size()), label_dims.data(), nullptr), H5Sclose);
   H5Handle labels(H5Dcreate2(group.get(), "labels", H5T_STD_I32LE, label_space.get(), H5P_DEFAULT,
                              H5P_DEFAULT, H5P_DEFAULT),
                   H5Dclose);
@@ -107,6 +114,7 @@ void write_dataset(const std::string& path, const std::vector<DatasetSplit>& spl
     h5_write_attr_double(file.get(), "mean", info.mean);
     h5_write_attr_double(file.get(), "std", info.std);
     h5_write_attr_string(file.get(), "source", info.source);
+    if (info.token_ids) h5_write_attr_int(file.get(), "token_ids", 1);
     if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0)
       throw std::runtime_error("cannot flush " + temp);
     file.reset();

@@ -34,7 +34,7 @@ bool EvalLoader::next(Tensor& inputs, std::vector<int32_t>& labels) {
   Shape shape = reader_.sample_shape();
   shape.insert(shape.begin(), static_cast<int64_t>(rows.size()));
   inputs = Tensor::empty(shape);
-  labels.resize(rows.size());
+  labels.resize(rows.size() * size_t(reader_.labels_per_sample()));
   reader_.read(rows, inputs.data(), labels.data());
   return true;
 }

@@ -13,7 +13,7 @@ class BatchSource {
  public:
   virtual ~BatchSource() = default;
   virtual int64_t global_batch() const = 0;
-  // inputs: [n, sample shape...] float; labels: n entries.
+  // inputs: [n, sample shape...] float; labels: n * labels per sample entries.
   virtual void fetch(int64_t sequence, int part, int parts, Tensor& inputs,
                      std::vector<int32_t>& labels) = 0;
 };

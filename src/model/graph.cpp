@@ -130,14 +130,14 @@ Graph Graph::load(const std::string& path) {
   }
   if (!g.nodes.back().layer->is_loss())
     throw InputError(path, g.nodes.back().line, "layer '" + g.nodes.back().name + "'",
-                     "the last layer must be a loss layer (softmax_xent)");
+                     "the last layer must be a loss layer (softmax_xent, token_softmax_xent)");
   for (size_t i = 0; i + 1 < g.nodes.size(); ++i)
     if (g.nodes[i].layer->is_loss())
       throw InputError(path, g.nodes[i].line, "layer '" + g.nodes[i].name + "'",
                        "a loss layer must be the last layer");
   const Shape& logits =
       shapes[g.nodes.back().inputs.at(0) == kGraphInput ? 0 : g.nodes.back().inputs[0]];
-  if (logits.size() != 1 || logits[0] != g.classes)
+  if (logits.empty() || logits.back() != g.classes)
     throw InputError(path, g.nodes.back().line, "layer '" + g.nodes.back().name + "'",
                      "loss input has shape " + shape_str(logits) + " but the model has " +
                          std::to_string(g.classes) + " classes");

@@ -29,7 +29,7 @@ struct Buffer {
 struct LayerContext {
   Mode mode = Mode::Train;
   Rng* rng = nullptr;               // dropout masks; advanced deterministically per batch
-  const int32_t* labels = nullptr;  // the batch's labels (loss layers only)
+  const int32_t* labels = nullptr;  // the batch's labels, labels_per_sample() each (loss layers)
   float loss_scale = 1.0f;          // 1 / global batch: per-rank loss sums to the global mean
   int stream = 0;                   // allocation stream for temporaries
 };
@@ -77,6 +77,8 @@ class Layer {
   // Forward+backward multiply-adds*2 per sample, for FLOP-balanced stage cuts and the simulator.
   virtual double flops_per_sample() const { return 0.0; }
   virtual bool is_loss() const { return false; }
+  // Loss layers: how many int32 labels each sample carries (T for per-token losses).
+  virtual int64_t labels_per_sample() const { return 1; }
 
   const std::vector<Param*>& params() const { return params_; }
   const std::vector<Buffer*>& buffers() const { return buffers_; }

@@ -73,6 +73,8 @@ struct GradCheckOptions {
   Mode mode = Mode::Train;
   std::vector<int32_t> labels;  // for loss layers
   float input_scale = 1.0f;
+  // > 0: inputs are integer token ids in [0, integer_inputs), which have no gradient to check.
+  int64_t integer_inputs = 0;
 };
 
 inline void check_layer_gradients(const std::string& toml_text,
@@ -81,8 +83,12 @@ inline void check_layer_gradients(const std::string& toml_text,
   StandaloneLayer s = make_layer(toml_text, sample_shapes);
   Rng rng(123);
   std::vector<Tensor> inputs;
-  for (const auto& shp : sample_shapes)
+  for (const auto& shp : sample_shapes) {
     inputs.push_back(random_tensor(with_batch(batch, shp), rng, opt.input_scale));
+    if (opt.integer_inputs > 0)
+      for (int64_t i = 0; i < inputs.back().numel(); ++i)
+        inputs.back().data()[i] = float(rng.below(uint64_t(opt.integer_inputs)));
+  }
   std::vector<const Tensor*> in_ptrs;
   for (auto& t : inputs) in_ptrs.push_back(&t);
 
@@ -142,7 +148,7 @@ inline void check_layer_gradients(const std::string& toml_text,
     (void)worst;  // ASSERT_EQ above makes this lambda return void
   };
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (opt.labels.empty() || i == 0)
+    if ((opt.labels.empty() || i == 0) && opt.integer_inputs == 0)
       check_tensor(inputs[i], din[i], "d input " + std::to_string(i));
   for (auto& p : s.params) {
     Tensor g = Tensor::empty(p.grad.shape());

@@ -15,6 +15,17 @@ TEST(LayerLinear, GradientsWithoutBias) {
   check_layer_gradients("type = \"linear\"\nout_features = 4\nbias = false", {{6}}, 2);
 }
 
+TEST(LayerLinear, GradientsOverSequence) {
+  // [T, F] -> [T, out]: the same weights applied to every token.
+  check_layer_gradients("type = \"linear\"\nout_features = 3", {{4, 5}}, 2);
+}
+
+TEST(LayerLinear, SequenceShape) {
+  StandaloneLayer s = make_layer("type = \"linear\"\nout_features = 3", {{4, 5}});
+  EXPECT_EQ(s.out_shape, (Shape{4, 3}));
+  EXPECT_DOUBLE_EQ(s.layer->flops_per_sample(), 4 * 3.0 * 2.0 * 5 * 3);
+}
+
 TEST(LayerLinear, ForwardMatchesHandComputedValues) {
   StandaloneLayer s = make_layer("type = \"linear\"\nout_features = 2", {{3}});
   ASSERT_EQ(s.params.size(), 2u);

@@ -3,6 +3,8 @@
 // model files that use only always-present layer types.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "model/graph.hpp"
 #include "model/layer_registry.hpp"
 #include "model/model.hpp"
+#include "model_runner.hpp"
 
 namespace wt {
 namespace {
@@ -116,6 +119,166 @@ TEST(Models, ResNet) {
   size_t buffers = 0;
   for (const auto& st : m.stages) buffers += st.buffers.size();
   EXPECT_EQ(buffers, 2u * 9);  // running_mean and running_var of 9 batchnorms
+}
+
+TEST(Models, VggSmall) {
+  SKIP_UNLESS_REGISTERED("conv2d", "batchnorm2d", "maxpool2d", "linear", "dropout");
+  Graph g = Graph::load(model_path("vgg_small"));
+  EXPECT_EQ(g.name, "vgg_small");
+  EXPECT_EQ(node_named(g, "b1_relu2").out_shape, (Shape{32, 28, 28}));
+  EXPECT_EQ(node_named(g, "b1_pool").out_shape, (Shape{32, 14, 14}));
+  EXPECT_EQ(node_named(g, "b2_pool").out_shape, (Shape{64, 7, 7}));
+  EXPECT_EQ(node_named(g, "b3_pool").out_shape, (Shape{128, 3, 3}));
+  EXPECT_EQ(node_named(g, "flatten").out_shape, (Shape{1152}));
+  EXPECT_EQ(node_named(g, "fc2").out_shape, (Shape{10}));
+  const double macs = 784.0 * 9 * (1 * 32 + 32 * 32) + 196.0 * 9 * (32 * 64 + 64 * 64) +
+                      49.0 * 9 * 64 * 128 + 1152.0 * 256 + 256.0 * 10;
+  EXPECT_GE(g.flops_per_sample(), 0.9 * 3 * 2 * macs);
+  EXPECT_LT(g.flops_per_sample(), 1.1 * 3 * 2 * macs);
+  Model m(std::move(g));
+  const int64_t bn = 2;
+  const int64_t want = conv_params(1, 32, 3, false) + conv_params(32, 32, 3, false) +
+                       conv_params(32, 64, 3, false) + conv_params(64, 64, 3, false) +
+                       conv_params(64, 128, 3, false) + bn * (32 + 32 + 64 + 64 + 128) +
+                       linear_params(1152, 256) + linear_params(256, 10);
+  EXPECT_EQ(want, 436906);
+  EXPECT_EQ(m.param_count(), want);
+
+  // Forward and backward on a tiny batch: a loss near ln(10) at initialisation, and every
+  // parameter tensor receives a gradient.
+  m.init(3);
+  m.zero_grads();
+  Rng rng(8);
+  Tensor x = Tensor::empty({3, 1, 28, 28});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] = rng.uniform(-1.0f, 1.0f);
+  const double loss = testing::run_model(m, x, {1, 7, 3}, true);
+  EXPECT_GT(loss, 1.5);
+  EXPECT_LT(loss, 3.5);
+  for (const Stage& st : m.stages)
+    for (const Param& p : st.params) {
+      double norm = 0;
+      for (int64_t i = 0; i < p.grad.numel(); ++i) norm += std::abs(p.grad.data()[i]);
+      EXPECT_GT(norm, 0.0) << p.name;
+    }
+}
+
+TEST(Models, TransformerSmall) {
+  SKIP_UNLESS_REGISTERED("embedding", "position_embedding", "layernorm", "causal_self_attention",
+                         "linear", "gelu", "token_softmax_xent");
+  Graph g = Graph::load(model_path("transformer_small"));
+  EXPECT_EQ(g.name, "transformer_small");
+  EXPECT_EQ(g.input_shape, (Shape{64}));
+  EXPECT_EQ(g.classes, 73);
+  EXPECT_EQ(node_named(g, "tok_emb").out_shape, (Shape{64, 128}));
+  EXPECT_EQ(node_named(g, "b0_fc1").out_shape, (Shape{64, 512}));
+  EXPECT_EQ(node_named(g, "b3_add2").out_shape, (Shape{64, 128}));
+  EXPECT_EQ(node_named(g, "head").out_shape, (Shape{64, 73}));
+  EXPECT_EQ(g.nodes.back().layer->labels_per_sample(), 64);
+  Model m(std::move(g));
+  const int64_t d = 128, block = 2 * 2 * d + (3 * d * d + 3 * d) + (d * d + d) +
+                                 linear_params(d, 4 * d) + linear_params(4 * d, d);
+  const int64_t want = 73 * d + 64 * d + 4 * block + 2 * d + linear_params(d, 73);
+  EXPECT_EQ(want, 820297);
+  EXPECT_EQ(m.param_count(), want);
+}
+
+// The whole transformer stack, finite differences against backward, on a tiny configuration
+// (vocab 7, T 5, d 8, 2 heads, one block): embedding, position embedding, layer norms,
+// attention, GELU MLP, residual adds and the per-token loss together.
+TEST(Models, TinyTransformerGradientsMatchFiniteDifferences) {
+  SKIP_UNLESS_REGISTERED("embedding", "position_embedding", "layernorm", "causal_self_attention",
+                         "linear", "gelu", "token_softmax_xent");
+  const std::string path = ::testing::TempDir() + "wt_tiny_transformer.toml";
+  std::ofstream(path) << R"(
+[model]
+name = "tiny"
+input = [5]
+classes = 7
+[[layer]]
+name = "tok"
+type = "embedding"
+vocab = 7
+dim = 8
+[[layer]]
+name = "pos"
+type = "position_embedding"
+[[layer]]
+name = "ln1"
+type = "layernorm"
+[[layer]]
+name = "attn"
+type = "causal_self_attention"
+heads = 2
+[[layer]]
+name = "add1"
+type = "add"
+inputs = ["attn", "pos"]
+[[layer]]
+name = "ln2"
+type = "layernorm"
+[[layer]]
+name = "fc1"
+type = "linear"
+out_features = 16
+[[layer]]
+name = "gelu"
+type = "gelu"
+[[layer]]
+name = "fc2"
+type = "linear"
+out_features = 8
+[[layer]]
+name = "add2"
+type = "add"
+inputs = ["fc2", "add1"]
+[[layer]]
+name = "lnf"
+type = "layernorm"
+[[layer]]
+name = "head"
+type = "linear"
+out_features = 7
+[[layer]]
+name = "loss"
+type = "token_softmax_xent"
+)";
+  Model m(Graph::load(path));
+  m.init(5);
+  // Embeddings start at N(0, 0.02); larger values make every path's gradient well above noise.
+  Rng rng(6);
+  for (Stage& st : m.stages)
+    for (int64_t i = 0; i < st.values.numel(); ++i) st.values.data()[i] += rng.uniform(-0.3f, 0.3f);
+  Tensor x = Tensor::empty({2, 5});
+  std::vector<int32_t> y;
+  for (int64_t i = 0; i < 10; ++i) {
+    x.data()[i] = float(rng.below(7));
+    y.push_back(int32_t(rng.below(7)));
+  }
+  m.zero_grads();
+  testing::run_model(m, x, y, true);
+  Stage& st = m.stages.at(0);
+  std::vector<float> analytic(st.grads.data(), st.grads.data() + st.grads.numel());
+  const double eps = 1e-2;
+  int checked = 0, large = 0;
+  for (Param& p : st.params) {
+    const int64_t step = std::max<int64_t>(1, p.value.numel() / 6);
+    for (int64_t i = 0; i < p.value.numel(); i += step) {
+      float* v = p.value.data() + i;
+      const float orig = *v;
+      *v = orig + float(eps);
+      const double lp = testing::run_model(m, x, y, false);
+      *v = orig - float(eps);
+      const double lm = testing::run_model(m, x, y, false);
+      *v = orig;
+      const double numeric = (lp - lm) / (2 * eps);
+      const double a = analytic[size_t(p.grad.data() + i - st.grads.data())];
+      EXPECT_NEAR(a, numeric, 2e-3 + 0.05 * std::abs(numeric)) << p.name << "[" << i << "]";
+      ++checked;
+      large += std::abs(numeric) > 1e-2;
+    }
+  }
+  EXPECT_GT(checked, 80);
+  EXPECT_GT(large, checked / 4) << "too few gradients above noise for the check to mean much";
 }
 
 // ---- Graph::load error reporting --------------------------------------------------------------

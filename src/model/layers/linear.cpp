@@ -14,11 +14,18 @@ Linear::Linear(const LayerArgs& args)
 
 Shape Linear::infer(const std::vector<Shape>& inputs) {
   if (inputs.size() != 1) throw std::invalid_argument("linear takes exactly one input");
-  if (inputs[0].size() != 1)
-    throw std::invalid_argument("linear expects a flat input [features], got " +
-                                shape_str(inputs[0]) + " (add a flatten layer before it)");
-  in_features_ = inputs[0][0];
-  return {out_features_};
+  // A sequence [T, features] is projected token by token; an image [C, H, W] must be flattened
+  // explicitly, so a forgotten flatten is an error rather than a projection over W.
+  if (inputs[0].size() != 1 && inputs[0].size() != 2)
+    throw std::invalid_argument(
+        "linear expects a flat input [features] or a sequence [T, features], "
+        "got " +
+        shape_str(inputs[0]) + " (add a flatten layer before it)");
+  in_features_ = inputs[0].back();
+  rows_per_sample_ = inputs[0].size() == 2 ? inputs[0][0] : 1;
+  Shape out = inputs[0];
+  out.back() = out_features_;
+  return out;
 }
 
 std::vector<Layer::ParamSpec> Linear::param_specs() const {
@@ -41,8 +48,10 @@ void Linear::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& s
                      const LayerContext& ctx) {
   (void)saved;
   const Tensor& x = *in[0];
-  const int64_t n = x.dim(0);
-  out = Tensor::empty({n, out_features_}, ctx.stream);
+  const int64_t n = x.numel() / in_features_;  // rows: samples x tokens
+  Shape shape = x.shape();
+  shape.back() = out_features_;
+  out = Tensor::empty(shape, ctx.stream);
   float* y = out.data();
   if (has_bias_) {
     const float* b = params_[1]->value.data();
@@ -59,7 +68,7 @@ void Linear::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
   (void)out;
   (void)saved;
   const Tensor& x = *in[0];
-  const int64_t n = x.dim(0);
+  const int64_t n = x.numel() / in_features_;
   const float* dy = dout.data();
   // dW[out, F] += dy[N, out]^T * x[N, F]
   ops::gemm(true, false, out_features_, in_features_, n, 1.0f, dy, x.data(), 1.0f,
@@ -78,7 +87,7 @@ void Linear::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
 }
 
 double Linear::flops_per_sample() const {
-  return 3.0 * 2.0 * double(in_features_) * double(out_features_);
+  return 3.0 * 2.0 * double(rows_per_sample_) * double(in_features_) * double(out_features_);
 }
 
 WT_REGISTER_LAYER("linear", Linear);

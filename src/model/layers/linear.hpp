@@ -1,5 +1,6 @@
 #pragma once
-// Fully connected layer: [N, F] -> [N, out_features], weight [out, F] and bias [out] as in PyTorch.
+// Fully connected layer: [F] -> [out_features] per sample, weight [out, F] and bias [out] as in
+// PyTorch; a sequence [T, F] -> [T, out_features] is projected token by token.
 #include "model/layer.hpp"
 #include "model/layer_args.hpp"
 
@@ -22,6 +23,7 @@ class Linear : public Layer {
   int64_t out_features_;
   bool has_bias_;
   int64_t in_features_ = 0;
+  int64_t rows_per_sample_ = 1;  // T for a sequence input
 };
 
 }  // namespace wt

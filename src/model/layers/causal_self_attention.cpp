@@ -1,0 +1,177 @@
+#include "model/layers/causal_self_attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "model/layer_registry.hpp"
+#include "ops/host/gemm.hpp"
+
+namespace wt {
+
+namespace {
+
+// y[rows, out] = x[rows, in] * W[out, in]^T + b
+void project(const float* x, const float* w, const float* b, int64_t rows, int64_t in, int64_t out,
+             float* y) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < out; ++j) y[r * out + j] = b[j];
+  ops::gemm(false, true, rows, out, in, 1.0f, x, w, 1.0f, y);
+}
+
+// dW += dy^T x, db += column sums of dy, dx = dy W (when dx is not null).
+void project_backward(const float* x, const float* w, const float* dy, int64_t rows, int64_t in,
+                      int64_t out, float* dw, float* db, float* dx) {
+  ops::gemm(true, false, out, in, rows, 1.0f, dy, x, 1.0f, dw);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < out; ++j) db[j] += dy[r * out + j];
+  if (dx) ops::gemm(false, false, rows, in, out, 1.0f, dy, w, 0.0f, dx);
+}
+
+}  // namespace
+
+CausalSelfAttention::CausalSelfAttention(const LayerArgs& args)
+    : heads_(args.get_int("heads", 1, 4096)) {}
+
+Shape CausalSelfAttention::infer(const std::vector<Shape>& inputs) {
+  if (inputs.size() != 1)
+    throw std::invalid_argument("causal_self_attention takes exactly one input");
+  if (inputs[0].size() != 2)
+    throw std::invalid_argument("causal_self_attention expects a sequence [T, d] per sample, got " +
+                                shape_str(inputs[0]));
+  tokens_ = inputs[0][0];
+  dim_ = inputs[0][1];
+  if (dim_ % heads_ != 0)
+    throw std::invalid_argument("causal_self_attention: heads = " + std::to_string(heads_) +
+                                " does not divide the model dimension " + std::to_string(dim_));
+  head_dim_ = dim_ / heads_;
+  return inputs[0];
+}
+
+std::vector<Layer::ParamSpec> CausalSelfAttention::param_specs() const {
+  return {{"qkv_weight", {3 * dim_, dim_}},
+          {"qkv_bias", {3 * dim_}},
+          {"out_weight", {dim_, dim_}},
+          {"out_bias", {dim_}}};
+}
+
+void CausalSelfAttention::init(Rng& rng) {
+  const float bound = 1.0f / std::sqrt(float(dim_));
+  for (int p : {0, 2}) {
+    float* w = params_[p]->value.data();
+    for (int64_t i = 0; i < params_[p]->value.numel(); ++i) w[i] = rng.uniform(-bound, bound);
+  }
+  params_[1]->value.fill(0.0f);
+  params_[3]->value.fill(0.0f);
+}
+
+void CausalSelfAttention::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
+                                  const LayerContext& ctx) {
+  const Tensor& x = *in[0];
+  const int64_t n = x.dim(0), T = tokens_, d = dim_, dh = head_dim_, ld = 3 * d;
+  const float scale = 1.0f / std::sqrt(float(dh));
+  Tensor qkv = Tensor::empty({n, T, 3 * d}, ctx.stream);
+  Tensor probs = Tensor::empty({n, heads_, T, T}, ctx.stream);
+  Tensor context = Tensor::empty({n, T, d}, ctx.stream);
+  project(x.data(), params_[0]->value.data(), params_[1]->value.data(), n * T, d, 3 * d,
+          qkv.data());
+  for (int64_t s = 0; s < n; ++s) {
+    const float* q_rows = qkv.data() + s * T * ld;
+    for (int64_t h = 0; h < heads_; ++h) {
+      const float* q = q_rows + h * dh;
+      const float* k = q_rows + d + h * dh;
+      const float* v = q_rows + 2 * d + h * dh;
+      float* p = probs.data() + (s * heads_ + h) * T * T;
+      // scores[T, T] = q k^T / sqrt(dh); the masked upper triangle is computed and discarded,
+      // which is cheaper than T small GEMMs at these sizes.
+      ops::gemm(false, true, T, T, dh, scale, q, ld, k, ld, 0.0f, p, T);
+      for (int64_t i = 0; i < T; ++i) {
+        float* row = p + i * T;
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j <= i; ++j) mx = std::max(mx, row[j]);
+        float sum = 0;
+        for (int64_t j = 0; j <= i; ++j) {
+          row[j] = std::exp(row[j] - mx);
+          sum += row[j];
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t j = 0; j <= i; ++j) row[j] *= inv;
+        for (int64_t j = i + 1; j < T; ++j) row[j] = 0.0f;
+      }
+      // context[:, h] = probs v
+      ops::gemm(false, false, T, dh, T, 1.0f, p, T, v, ld, 0.0f,
+                context.data() + s * T * d + h * dh, d);
+    }
+  }
+  out = Tensor::empty(x.shape(), ctx.stream);
+  project(context.data(), params_[2]->value.data(), params_[3]->value.data(), n * T, d, d,
+          out.data());
+  saved.tensors.clear();
+  saved.tensors.push_back(std::move(qkv));
+  saved.tensors.push_back(std::move(probs));
+  saved.tensors.push_back(std::move(context));
+}
+
+void CausalSelfAttention::backward(const std::vector<const Tensor*>& in, const Tensor& out,
+                                   const Tensor& dout, const std::vector<Tensor*>& din,
+                                   Saved& saved, const LayerContext& ctx) {
+  (void)out;
+  const Tensor& x = *in[0];
+  const Tensor& qkv = saved.tensors.at(0);
+  const Tensor& probs = saved.tensors.at(1);
+  const Tensor& context = saved.tensors.at(2);
+  const int64_t n = x.dim(0), T = tokens_, d = dim_, dh = head_dim_, ld = 3 * d;
+  const float scale = 1.0f / std::sqrt(float(dh));
+
+  Tensor dcontext = Tensor::empty({n, T, d}, ctx.stream);
+  project_backward(context.data(), params_[2]->value.data(), dout.data(), n * T, d, d,
+                   params_[2]->grad.data(), params_[3]->grad.data(), dcontext.data());
+
+  Tensor dqkv = Tensor::empty({n, T, 3 * d}, ctx.stream);
+  Tensor dp = Tensor::empty({T, T}, ctx.stream);
+  for (int64_t s = 0; s < n; ++s) {
+    const float* rows = qkv.data() + s * T * ld;
+    float* drows = dqkv.data() + s * T * ld;
+    for (int64_t h = 0; h < heads_; ++h) {
+      const float* q = rows + h * dh;
+      const float* k = rows + d + h * dh;
+      const float* v = rows + 2 * d + h * dh;
+      const float* p = probs.data() + (s * heads_ + h) * T * T;
+      const float* dc = dcontext.data() + s * T * d + h * dh;
+      // dprobs = dcontext v^T; dv = probs^T dcontext
+      ops::gemm(false, true, T, T, dh, 1.0f, dc, d, v, ld, 0.0f, dp.data(), T);
+      ops::gemm(true, false, T, dh, T, 1.0f, p, T, dc, d, 0.0f, drows + 2 * d + h * dh, ld);
+      // Softmax backward: dscores = p * (dprobs - sum_j p dprobs); masked entries have p = 0.
+      for (int64_t i = 0; i < T; ++i) {
+        const float* pr = p + i * T;
+        float* g = dp.data() + i * T;
+        float dot = 0;
+        for (int64_t j = 0; j <= i; ++j) dot += pr[j] * g[j];
+        for (int64_t j = 0; j <= i; ++j) g[j] = pr[j] * (g[j] - dot);
+        for (int64_t j = i + 1; j < T; ++j) g[j] = 0.0f;
+      }
+      // dq = dscores k / sqrt(dh); dk = dscores^T q / sqrt(dh)
+      ops::gemm(false, false, T, dh, T, scale, dp.data(), T, k, ld, 0.0f, drows + h * dh, ld);
+      ops::gemm(true, false, T, dh, T, scale, dp.data(), T, q, ld, 0.0f, drows + d + h * dh, ld);
+    }
+  }
+  float* dx = nullptr;
+  if (din[0]) {
+    *din[0] = Tensor::empty(x.shape(), ctx.stream);
+    dx = din[0]->data();
+  }
+  project_backward(x.data(), params_[0]->value.data(), dqkv.data(), n * T, d, 3 * d,
+                   params_[0]->grad.data(), params_[1]->grad.data(), dx);
+}
+
+// Multiply-adds per sample forward: projections 4 T d^2, scores and context 2 T^2 d (full
+// squares, as computed). Backward costs twice forward; 2 flops per multiply-add.
+double CausalSelfAttention::flops_per_sample() const {
+  const double T = double(tokens_), d = double(dim_);
+  return 3.0 * 2.0 * (4.0 * T * d * d + 2.0 * T * T * d);
+}
+
+WT_REGISTER_LAYER("causal_self_attention", CausalSelfAttention);
+
+}  // namespace wt

@@ -1,0 +1,59 @@
+// Converts a plain text corpus into a character-level language-modelling HDF5 dataset
+// (see src/data/text_convert.hpp). Exit status: 0 done, 2 bad input, 1 other.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "data/text_convert.hpp"
+#include "deck/input_error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Convert a text file into a character-level language-modelling dataset: /train and /test "
+      "splits of inputs [N, T] (uint8 character ids) and labels [N, T] (the next character)."};
+  std::string input, output;
+  wt::TextConvertOptions options;
+  app.add_option("--input", input, "text file (any bytes)")->required();
+  app.add_option("--output", output, "HDF5 file to write (replaced atomically)")->required();
+  app.add_option("--seq-len", options.seq_len, "characters per sequence (T)")
+      ->capture_default_str();
+  app.add_option("--test-fraction", options.test_fraction,
+                 "share of the text, taken from its end, for the test split")
+      ->capture_default_str();
+  app.add_flag("--byte-vocab", options.byte_vocab,
+               "use all 256 byte values as the vocabulary instead of the text's character set");
+  app.add_option("--source", options.source, "provenance string stored in the file");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    const auto started = std::chrono::steady_clock::now();
+    const std::filesystem::path out_path(output);
+    const std::filesystem::path parent =
+        out_path.has_parent_path() ? out_path.parent_path() : std::filesystem::path(".");
+    if (!std::filesystem::is_directory(parent))
+      throw wt::InputError("", 0, "--output", "directory " + parent.string() + " does not exist");
+    if (options.source.empty())
+      options.source = std::filesystem::absolute(input).string() + ", converted by text_to_hdf5";
+    const wt::TextConvertResult r = wt::convert_text_to_hdf5(input, output, options);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::printf(
+        "wrote %s: %lld characters, vocabulary %lld, train %lld, test %lld sequences of %lld, "
+        "%.1f MB in %.2f s\n",
+        output.c_str(), (long long)r.characters, (long long)r.vocab_size,
+        (long long)r.train_sequences, (long long)r.test_sequences, (long long)options.seq_len,
+        std::filesystem::file_size(output) / 1e6, seconds);
+    return 0;
+  } catch (const wt::InputError& e) {
+    std::fprintf(stderr, "text_to_hdf5: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "text_to_hdf5: error: %s\n", e.what());
+    return 1;
+  }
+}
