@@ -45,6 +45,7 @@ void RunControl::checkpoint_written(double seconds) {
 RunAction RunControl::after_step(int64_t steps_done, double step_seconds) {
   RunAction action;
   slowest_step_ = std::max(slowest_step_, step_seconds);
+  seconds_since_sync_ += step_seconds;
   const int64_t every = config_.checkpoint.every_steps;
   if (every > 0 && steps_done % every == 0) action.checkpoint = true;
   if (steps_done < next_sync_) return action;
@@ -67,6 +68,7 @@ RunAction RunControl::after_step(int64_t steps_done, double step_seconds) {
   }
   comm_.allreduce_sum(v, 4, 0);
   sync_interval_ = int64_t(v[3]);
+  seconds_since_sync_ = 0;
   next_sync_ = steps_done + sync_interval_;
   if (v[0] > 0) {
     action.checkpoint = action.stop = true;

@@ -44,6 +44,7 @@ class RunControl {
   std::chrono::steady_clock::time_point start_;
   double last_checkpoint_time_ = 0;  // elapsed() at the last checkpoint
   double slowest_step_ = 0;
+  double seconds_since_sync_ = 0;  // training time since the last control allreduce
   double checkpoint_seconds_ = 0;
   int64_t sync_interval_ = 1;
   int64_t next_sync_ = 1;

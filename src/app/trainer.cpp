@@ -19,6 +19,7 @@
 #include "exec/executor.hpp"
 #include "exec/nonfinite_guard.hpp"
 #include "io/metrics_writer.hpp"
+#include "io/trace_recorder.hpp"
 #include "model/model.hpp"
 #include "ops/host/lr_schedule.hpp"
 #include "ops/host/optimizers.hpp"
@@ -93,10 +94,9 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
 
   // Everything that can reject the input happens before the run directory is touched.
   if (cfg.device.kind == "cuda")
-    throw InputError(
-        cfg.deck_path, 0, "device.kind",
-        "'cuda': the CUDA operators are built but the executor runs layers on the host "
-        "in this version; use \"cpu\" or \"auto\"");
+    throw InputError(cfg.deck_path, 0, "device.kind",
+                     "'cuda': the CUDA operators are built but the executor runs layers on the host "
+                     "in this version; use \"cpu\" or \"auto\"");
   // On a CPU rank the device-memory budget is enforced by the caching allocator.
   device_allocator().set_limit(static_cast<size_t>(cfg.device.memory_limit));
   Graph graph = Graph::load(cfg.model.file);
@@ -171,10 +171,13 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
     wall_offset = truncate_metrics_after(run_dir + "/metrics.csv", start_step);
   RunControl control(cfg, options.walltime_s, comm, t_start);
   int64_t last_checkpoint = start_step > 0 ? start_step : -1;
+  std::unique_ptr<TraceRecorder> trace;  // steps [trace.start_step, trace.end_step) -> trace.h5
   if (cfg.trace.enabled)
-    log.line(
-        "wavetrain: warning: trace.enabled is accepted but traces are not written in this "
-        "version yet");
+    trace =
+        std::make_unique<TraceRecorder>(comm, exec, device_allocator(),
+                                        TraceInfo{comm.size(), cfg.schedule.kind, model.graph.name,
+                                                  cfg.trace.start_step, cfg.trace.end_step},
+                                        run_dir + "/trace.h5");
 
   std::unique_ptr<MetricsWriter> metrics;
   if (root) metrics = std::make_unique<MetricsWriter>(run_dir + "/metrics.csv", start_step > 0);
@@ -193,7 +196,9 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
     const double lr = learning_rate(cfg, step, total_steps);
     if (options.on_step) options.on_step(step);
     const auto t0 = std::chrono::steady_clock::now();
+    if (trace) trace->begin_step(step);
     StepStats s = exec.run_step(step, lr);
+    if (trace) trace->end_step(step);
     const double step_seconds = seconds_since(t0);
     step_times.push_back(step_seconds);
     if (guard.skipped(step)) {
@@ -303,6 +308,7 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
     }
   }
   source.quiesce();
+  if (trace) trace->finish();
   if (!result.stopped_early && last_checkpoint != total_steps && total_steps > start_step)
     checkpointer.save(total_steps);  // the end of the run is always checkpointed
 

@@ -68,6 +68,7 @@ Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, Batch
       may_block_[s][k] = waited;
     }
   }
+  wait_since_.assign(streams.size(), -1.0);
   loss_seed_ = Tensor::empty({1});
   loss_seed_.fill(1.0f);
 }
@@ -79,6 +80,7 @@ bool Executor::event_done(int event) {
   if (pending_[event] && pending_[event]->test()) {
     pending_[event].reset();
     done_[event] = 1;
+    if (observer_) observer_->completed(event, now_seconds());
   }
   return done_[event] != 0;
 }
@@ -98,10 +100,15 @@ StepStats Executor::run_step(int64_t step, double lr) {
     for (size_t s = 0; s < streams.size(); ++s) {
       while (pos[s] < streams[s].size()) {
         const Instruction& ins = streams[s][pos[s]];
-        if (ins.op == OpCode::Wait && !event_done(ins.event)) break;
-        const double t0 = observer_ ? now_seconds() : 0;
+        if (ins.op == OpCode::Wait && !event_done(ins.event)) {
+          if (observer_ && wait_since_[s] < 0) wait_since_[s] = now_seconds();
+          break;
+        }
+        const double t0 = !observer_ ? 0 : wait_since_[s] >= 0 ? wait_since_[s] : now_seconds();
+        wait_since_[s] = -1;
         execute(ins, step, lr, stats, may_block_[s][pos[s]] != 0);
-        if (observer_) observer_(static_cast<int>(s), ins, t0, now_seconds());
+        if (observer_)
+          observer_->executed(static_cast<int>(s), ins, t0, now_seconds(), bytes_moved(ins));
         ++pos[s];
         progressed = true;
       }
@@ -172,6 +179,22 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       }
       break;
     }
+  }
+}
+
+int64_t Executor::bytes_moved(const Instruction& ins) const {
+  switch (ins.op) {
+    case OpCode::LoadBatch: {
+      const Tensor& x = slots_[ins.slot]->input;
+      return x.defined() ? static_cast<int64_t>(x.bytes()) : 0;
+    }
+    case OpCode::AllReduce: {
+      int64_t offset = 0, count = 0;
+      model_.stages[ins.stage].span_of(ins.node_begin, ins.node_end, &offset, &count);
+      return count * static_cast<int64_t>(sizeof(float));
+    }
+    default:
+      return 0;
   }
 }
 

@@ -3,7 +3,6 @@
 // schedule. On a CPU the program's streams are interleaved on one thread in dependency order: a
 // stream runs until it must wait for an event, then the next stream gets its turn; outstanding
 // communication is polled between instructions and between layers so it overlaps compute.
-#include <functional>
 #include <memory>
 #include <vector>
 
@@ -21,9 +20,18 @@ struct StepStats {
   int64_t samples = 0;  // samples whose loss this rank computed
 };
 
-// Called after each executed instruction (for traces): stream, instruction, begin/end seconds.
-using InstructionObserver =
-    std::function<void(int stream, const Instruction&, double t_begin, double t_end)>;
+// Told about every executed instruction (traces). Times are steady_clock seconds.
+class InstructionObserver {
+ public:
+  virtual ~InstructionObserver() = default;
+  // After each instruction. A Wait begins when its stream first found the event pending, so its
+  // row shows the time the stream was blocked. bytes: LoadBatch input bytes, communication
+  // payload bytes, else 0.
+  virtual void executed(int stream, const Instruction& ins, double t_begin, double t_end,
+                        int64_t bytes) = 0;
+  // When the executor sees the asynchronous communication that completes `event` finish.
+  virtual void completed(int event, double t) = 0;
+};
 // Called with a stage's summed gradient before its optimizer step; false skips the step (the
 // gradient is still cleared). See NonFiniteGuard.
 using StepGuard = std::function<bool(int64_t step, int stage, const Tensor& grads)>;
@@ -40,7 +48,8 @@ class Executor {
   StepStats evaluate(const Tensor& inputs, const std::vector<int32_t>& labels);
 
   const Program& program() const { return program_; }
-  void set_observer(InstructionObserver observer) { observer_ = std::move(observer); }
+  // nullptr detaches; unobserved execution reads no clock.
+  void set_observer(InstructionObserver* observer) { observer_ = observer; }
   void set_step_guard(StepGuard guard) { step_guard_ = std::move(guard); }
 
  private:
@@ -51,6 +60,7 @@ class Executor {
   void backward_nodes(Slot& slot, int begin, int end);
   void poll();
   bool event_done(int event);
+  int64_t bytes_moved(const Instruction& ins) const;
 
   Model& model_;
   Communicator& comm_;
@@ -71,7 +81,8 @@ class Executor {
   std::vector<const Tensor*> in_scratch_;
   std::vector<Tensor> din_scratch_;
   std::vector<Tensor*> din_ptr_scratch_;
-  InstructionObserver observer_;
+  InstructionObserver* observer_ = nullptr;
+  std::vector<double> wait_since_;  // per stream: when an observed Wait first blocked, else -1
   StepGuard step_guard_;
 };
 

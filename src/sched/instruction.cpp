@@ -20,6 +20,24 @@ const char* opcode_name(OpCode op) {
   return "?";
 }
 
+const char* opcode_enum_name(OpCode op) {
+  switch (op) {
+    case OpCode::LoadBatch:
+      return "LoadBatch";
+    case OpCode::Forward:
+      return "Forward";
+    case OpCode::Backward:
+      return "Backward";
+    case OpCode::AllReduce:
+      return "AllReduce";
+    case OpCode::Wait:
+      return "Wait";
+    case OpCode::Step:
+      return "Step";
+  }
+  return "?";
+}
+
 std::string Instruction::str() const {
   std::string s = opcode_name(op);
   auto add = [&](const char* k, int v) { s += std::string(" ") + k + "=" + std::to_string(v); };

@@ -18,6 +18,8 @@ enum class OpCode {
 };
 
 const char* opcode_name(OpCode op);
+// The enumerator as spelled in the source ("LoadBatch", "AllReduce"): the name traces record.
+const char* opcode_enum_name(OpCode op);
 
 struct Instruction {
   OpCode op;

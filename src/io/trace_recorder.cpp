@@ -1,0 +1,147 @@
+#include "io/trace_recorder.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+#include "comm/mpi_communicator.hpp"
+#include "io/trace_gather.hpp"
+#include "io/trace_writer.hpp"
+
+namespace wt {
+
+namespace {
+
+// The executor's clock: steady_clock seconds since its epoch.
+double steady_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+// Reservations cover the whole window up to this many records; a wider window grows the vectors.
+constexpr int64_t kMaxReservedRecords = int64_t(1) << 18;
+constexpr int64_t kReservedMemorySamplesPerStep = 256;
+
+}  // namespace
+
+TraceRecorder::TraceRecorder(Communicator& comm, Executor& executor, CachingAllocator& allocator,
+                             TraceInfo info, std::string path)
+    : comm_(comm),
+      executor_(executor),
+      allocator_(allocator),
+      info_(std::move(info)),
+      path_(std::move(path)) {
+  if (info_.end_step <= info_.start_step)
+    throw std::logic_error("trace window is empty: end_step <= start_step");
+  trace_.rank = comm_.rank();
+  event_row_.assign(std::max(executor_.program().events, 0), -1);
+  slot_batch_.assign(std::max(executor_.program().slots, 0), -1);
+  comm_.barrier();
+  origin_ = steady_seconds();
+}
+
+TraceRecorder::~TraceRecorder() {
+  if (recording_) detach();
+}
+
+void TraceRecorder::begin_step(int64_t step) {
+  // A run resumed inside the window starts recording at its first step.
+  if (!recording_ && !written_ && step >= info_.start_step && step < info_.end_step) attach();
+  if (!recording_) return;
+  step_ = step;
+  step_begin_ = since_origin(steady_seconds());
+}
+
+void TraceRecorder::end_step(int64_t step) {
+  if (!recording_) return;
+  trace_.steps.push_back({step, step_begin_, since_origin(steady_seconds())});
+  if (step + 1 >= info_.end_step) write();
+}
+
+void TraceRecorder::finish() {
+  if (recording_) write();
+}
+
+void TraceRecorder::attach() {
+  recording_ = true;
+  int64_t per_step = 0;
+  for (const auto& stream : executor_.program().ranks[comm_.rank()].streams)
+    per_step += static_cast<int64_t>(stream.size());
+  const int64_t steps = std::min(info_.end_step - info_.start_step, kMaxReservedRecords);
+  trace_.events.reserve(std::min(per_step * steps, kMaxReservedRecords));
+  trace_.steps.reserve(steps);
+  trace_.memory.reserve(std::min(kReservedMemorySamplesPerStep * steps, kMaxReservedRecords));
+  std::fill(event_row_.begin(), event_row_.end(), -1);
+  const MemoryStats now = allocator_.stats();
+  trace_.memory.push_back(
+      {since_origin(steady_seconds()), int64_t(now.in_use), int64_t(now.reserved)});
+  // The allocator calls this under its own lock, so samples from the preload thread and the
+  // main thread never race on the vector.
+  allocator_.set_observer([this](const MemoryStats& s) {
+    trace_.memory.push_back(
+        {since_origin(steady_seconds()), int64_t(s.in_use), int64_t(s.reserved)});
+  });
+  executor_.set_observer(this);
+}
+
+void TraceRecorder::detach() {
+  executor_.set_observer(nullptr);
+  allocator_.set_observer(nullptr);  // takes the allocator's lock: no sample is in flight after
+  recording_ = false;
+}
+
+void TraceRecorder::write() {
+  detach();
+  written_ = true;
+  std::vector<RankTrace> all;
+  if (auto* mpi = dynamic_cast<MpiCommunicator*>(&comm_))
+    all = gather_rank_traces(trace_, mpi->world(), 0);
+  else if (comm_.size() == 1)
+    all.push_back(trace_);
+  else
+    throw std::logic_error("traces on several ranks need the MPI communicator");
+  if (comm_.rank() == 0) write_trace_file(path_, info_, all);
+  trace_ = RankTrace{comm_.rank(), {}, {}, {}};  // release the records
+}
+
+const char* TraceRecorder::name_of(OpCode op) {
+  const size_t i = static_cast<size_t>(op);
+  if (i >= names_.size()) names_.resize(i + 1, std::array<char, kTraceNameBytes>{});
+  if (names_[i][0] == 0) {  // longer names are cut at 16 bytes (the file's fixed width)
+    const char* name = opcode_enum_name(op);
+    std::memcpy(names_[i].data(), name, strnlen(name, kTraceNameBytes));
+  }
+  return names_[i].data();
+}
+
+void TraceRecorder::executed(int stream, const Instruction& ins, double t_begin, double t_end,
+                             int64_t bytes) {
+  TraceEvent e;
+  std::memcpy(e.name, name_of(ins.op), kTraceNameBytes);
+  e.stage = ins.stage;
+  // Forward and Backward name a slot; the batch is the one last loaded into it.
+  if (ins.op == OpCode::LoadBatch && ins.slot >= 0 && size_t(ins.slot) < slot_batch_.size())
+    slot_batch_[ins.slot] = ins.batch;
+  e.batch = ins.batch >= 0 || ins.slot < 0 || size_t(ins.slot) >= slot_batch_.size()
+                ? ins.batch
+                : slot_batch_[ins.slot];
+  e.wave = ins.wave;
+  e.stream = stream;
+  e.step = step_;
+  e.begin = since_origin(t_begin);
+  e.end = since_origin(t_end);
+  e.bytes = bytes;
+  // Communication that completes an event ends when the executor sees it complete.
+  if (ins.op != OpCode::Wait && ins.event >= 0 && size_t(ins.event) < event_row_.size())
+    event_row_[ins.event] = static_cast<int64_t>(trace_.events.size());
+  trace_.events.push_back(e);
+}
+
+void TraceRecorder::completed(int event, double t) {
+  if (event < 0 || size_t(event) >= event_row_.size() || event_row_[event] < 0) return;
+  trace_.events[event_row_[event]].end = since_origin(t);
+  event_row_[event] = -1;
+}
+
+}  // namespace wt
