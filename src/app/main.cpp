@@ -1,6 +1,8 @@
 // wavetrain: one MPI rank per device. Exit status: 0 success, 2 bad input (deck, model file,
-// dataset, checkpoint or command line: one message naming file, line and key), 3 out of device
-// memory, 75 stopped early with a checkpoint (signal or --walltime), 1 internal error.
+// dataset, checkpoint or command line: one message naming file, line and key), 1 internal error,
+// 3 out of device memory, 4 diverged (non-finite loss/gradient, failure.on_nonfinite = "stop"),
+// 5 stalled or lost a peer (the stall watchdog, src/comm/stall_watchdog.hpp, exits the process),
+// 75 stopped early with a checkpoint (signal or --walltime).
 #include <malloc.h>
 #include <mpi.h>
 
@@ -12,10 +14,12 @@
 #include "app/command_line.hpp"
 #include "app/inspect.hpp"
 #include "app/run_control.hpp"
+#include "app/stall_watch.hpp"
 #include "app/trainer.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "deck/deck_parser.hpp"
 #include "deck/input_error.hpp"
+#include "exec/nonfinite_guard.hpp"
 #include "mem/caching_allocator.hpp"
 
 // OpenBLAS's own thread pool would fight the other ranks for cores: one rank owns one core.
@@ -41,15 +45,21 @@ int run(int argc, char** argv, int world_rank) {
       if (world_rank == 0 && cli.show_schedule) wt::show_schedule(config, ranks, std::cout);
       return 0;
     }
-    wt::MpiCommunicator comm(MPI_COMM_WORLD);
+    wt::MpiCommunicator mpi(MPI_COMM_WORLD);
+    wt::StallWatch watch(mpi, config.failure.stall_seconds);
     wt::TrainOptions options;
     options.run_dir = cli.run_dir;
     options.max_steps = cli.steps;
     options.quiet = cli.quiet;
     options.restart = cli.restart;
     options.walltime_s = cli.walltime_s;
-    const wt::TrainResult result = wt::train(config, options, comm);
+    options.on_step = [&watch](int64_t step) { watch.set_step(step); };
+    const wt::TrainResult result = wt::train(config, options, watch.comm());
     return result.stopped_early ? kExitResumable : 0;
+  } catch (const wt::Diverged& e) {
+    // Every rank sees the same summed gradient, so all stop at the same step: report once.
+    if (world_rank == 0) std::fprintf(stderr, "wavetrain: diverged: %s\n", e.what());
+    return 4;
   } catch (const wt::InputError& e) {
     // Every rank reads the same deck, model and dataset, so every rank fails the same way: rank 0
     // reports it once and all ranks exit 2 cleanly.

@@ -17,6 +17,7 @@
 #include "deck/deck_parser.hpp"
 #include "deck/input_error.hpp"
 #include "exec/executor.hpp"
+#include "exec/nonfinite_guard.hpp"
 #include "exec/schedule_input.hpp"
 #include "io/metrics_writer.hpp"
 #include "io/trace_recorder.hpp"
@@ -95,9 +96,10 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
 
   // Everything that can reject the input happens before the run directory is touched.
   if (cfg.device.kind == "cuda")
-    throw InputError(cfg.deck_path, 0, "device.kind",
-                     "'cuda': the CUDA operators are built but the executor runs layers on the host "
-                     "in this version; use \"cpu\" or \"auto\"");
+    throw InputError(
+        cfg.deck_path, 0, "device.kind",
+        "'cuda': the CUDA operators are built but the executor runs layers on the host "
+        "in this version; use \"cpu\" or \"auto\"");
   // On a CPU rank the device-memory budget is enforced by the caching allocator.
   device_allocator().set_limit(static_cast<size_t>(cfg.device.memory_limit));
   Graph graph = Graph::load(cfg.model.file);
@@ -149,6 +151,10 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
     replica_ptrs.push_back(more_replicas.back().get());
   }
   Executor exec(model, comm, *optimizer, source, program, cfg.run.seed, replica_ptrs);
+  NonFiniteGuard guard(cfg.failure.on_nonfinite);
+  exec.set_step_guard([&guard](int64_t step, int stage, const Tensor& grads) {
+    return guard.allow_step(step, stage, grads);
+  });
 
   int64_t total_steps = cfg.train.epochs * per_epoch;
   if (cfg.train.max_steps > 0) total_steps = std::min(total_steps, cfg.train.max_steps);
@@ -199,12 +205,18 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
 
   for (int64_t step = start_step; step < total_steps; ++step) {
     const double lr = learning_rate(cfg, step, total_steps);
+    if (options.on_step) options.on_step(step);
     const auto t0 = std::chrono::steady_clock::now();
     if (trace) trace->begin_step(step);
     StepStats s = exec.run_step(step, lr);
     if (trace) trace->end_step(step);
     const double step_seconds = seconds_since(t0);
     step_times.push_back(step_seconds);
+    if (guard.skipped(step)) {
+      log.line("wavetrain: skipped step %lld: %s (%lld skipped so far)", (long long)(step + 1),
+               guard.last_reason().c_str(), (long long)guard.skipped_steps());
+      s = StepStats{};  // its loss is not part of the metrics
+    }
     for (StepStats* w : {&window, &progress_window}) {
       w->loss_sum += s.loss_sum;
       w->correct += s.correct;
@@ -233,6 +245,11 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
     if ((step + 1) % cfg.train.log_every_steps == 0 || epoch_end) {
       double v[3] = {window.loss_sum, window.correct, double(window.samples)};
       comm.allreduce_sum(v, 3, 0);
+      // A non-finite loss whose gradient stayed finite; the sum is the same on every rank.
+      if (!std::isfinite(v[0]) && cfg.failure.on_nonfinite == "stop")
+        throw Diverged("non-finite loss/gradient at step " + std::to_string(step + 1) +
+                       " (training loss summed over the last " + std::to_string(window_steps) +
+                       " steps is not finite)");
       if (metrics) {
         MetricsRow row;
         row.kind = "train";
@@ -308,6 +325,7 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
     checkpointer.save(total_steps);  // the end of the run is always checkpointed
 
   result.steps = total_steps;
+  result.skipped_steps = guard.skipped_steps();
   result.wall_s = seconds_since(t_start);
   // The first steps warm caches and the allocator; the median of the rest is the steady rate.
   std::vector<double> steady(step_times.begin() + std::min<size_t>(step_times.size() / 10, 10),
@@ -329,6 +347,7 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
     summary << "{\n  \"model\": \"" << model.graph.name << "\",\n  \"schedule\": \""
             << cfg.schedule.kind << "\",\n  \"ranks\": " << comm.size()
             << ",\n  \"steps\": " << total_steps << ",\n  \"resumed_from_step\": " << start_step
+            << ",\n  \"skipped_steps\": " << result.skipped_steps
             << ",\n  \"global_batch\": " << cfg.train.global_batch
             << ",\n  \"samples_per_s_median\": " << result.samples_per_s_median
             << ",\n  \"wall_s\": " << result.wall_s

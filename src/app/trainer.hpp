@@ -1,6 +1,7 @@
 #pragma once
 // One training run: builds the model, data path, schedule program and executor from a validated
 // deck, then steps, logs, evaluates and writes the run directory.
+#include <functional>
 #include <string>
 
 #include "comm/communicator.hpp"
@@ -14,6 +15,7 @@ struct TrainOptions {
   bool quiet = false;
   bool restart = false;   // --restart: resume from the newest checkpoint (one must exist)
   double walltime_s = 0;  // --walltime: checkpoint and stop before this many seconds pass
+  std::function<void(int64_t step)> on_step;  // called before each step (the stall detector)
 };
 
 struct TrainResult {
@@ -24,6 +26,7 @@ struct TrainResult {
   double samples_per_s_median = 0;
   int64_t start_step = 0;      // > 0 when resumed from a checkpoint
   bool stopped_early = false;  // a signal or the walltime stopped it after a checkpoint: resumable
+  int64_t skipped_steps = 0;   // non-finite gradient, failure.on_nonfinite = "skip"
 };
 
 TrainResult train(const RunConfig& config, const TrainOptions& options, Communicator& comm);

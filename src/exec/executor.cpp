@@ -182,7 +182,8 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       if (st.param_count() > 0) {
         // Each replica has its own optimizer state.
         const int key = ins.replica * static_cast<int>(model_.stages.size()) + ins.stage;
-        optimizer_.step(key, st.values, st.grads, lr);
+        if (!step_guard_ || step_guard_(step, ins.stage, st.grads))
+          optimizer_.step(key, st.values, st.grads, lr);
         st.grads.fill(0.0f);
       }
       break;

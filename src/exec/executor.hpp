@@ -32,6 +32,9 @@ class InstructionObserver {
   // When the executor sees the asynchronous communication that completes `event` finish.
   virtual void completed(int event, double t) = 0;
 };
+// Called with a stage's summed gradient before its optimizer step; false skips the step (the
+// gradient is still cleared). See NonFiniteGuard.
+using StepGuard = std::function<bool(int64_t step, int stage, const Tensor& grads)>;
 
 class Executor {
  public:
@@ -52,6 +55,7 @@ class Executor {
   const Program& program() const { return program_; }
   // nullptr detaches; unobserved execution reads no clock.
   void set_observer(InstructionObserver* observer) { observer_ = observer; }
+  void set_step_guard(StepGuard guard) { step_guard_ = std::move(guard); }
 
  private:
   struct Slot;
@@ -94,6 +98,7 @@ class Executor {
   std::vector<Tensor*> din_ptr_scratch_;
   InstructionObserver* observer_ = nullptr;
   std::vector<double> wait_since_;  // per stream: when an observed Wait first blocked, else -1
+  StepGuard step_guard_;
 };
 
 }  // namespace wt

@@ -1,0 +1,38 @@
+#pragma once
+// The stall detector as main() wires it: a heartbeat board shared by the ranks of a node, the
+// communicator decorator that marks every communication call on it, and the watchdog thread.
+// With failure.stall_seconds = 0 it is off and comm() is the plain communicator.
+#include <memory>
+
+#include "comm/heartbeat_board.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "comm/stall_watchdog.hpp"
+#include "comm/watched_communicator.hpp"
+
+namespace wt {
+
+class StallWatch {
+ public:
+  // Collective over mpi's world when stall_seconds > 0 (main thread, before training).
+  StallWatch(MpiCommunicator& mpi, double stall_seconds) : mpi_(mpi) {
+    if (stall_seconds <= 0) return;
+    board_ = std::make_unique<HeartbeatBoard>(mpi.world());
+    watched_ = std::make_unique<WatchedCommunicator>(mpi, *board_);
+    watchdog_ = std::make_unique<StallWatchdog>(*board_, *watched_, stall_seconds);
+  }
+
+  Communicator& comm() { return watched_ ? static_cast<Communicator&>(*watched_) : mpi_; }
+  // The training loop's progress: the step about to run.
+  void set_step(int64_t step) {
+    if (watched_) watched_->set_step(step);
+  }
+
+ private:
+  MpiCommunicator& mpi_;
+  // Destroyed in reverse: the watchdog stops before what it reads goes away.
+  std::unique_ptr<HeartbeatBoard> board_;
+  std::unique_ptr<WatchedCommunicator> watched_;
+  std::unique_ptr<StallWatchdog> watchdog_;
+};
+
+}  // namespace wt

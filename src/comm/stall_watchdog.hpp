@@ -1,0 +1,45 @@
+#pragma once
+// A per-rank thread that ends the process when this rank has waited in one communication call
+// longer than failure.stall_seconds: it prints one line naming this rank, what it waits in, and
+// the late rank(s) with their last step and progress ("process gone" when the process no longer
+// exists, "not responding" when its own watchdog stopped ticking, i.e. it is stopped or frozen),
+// then _exit(5); the launcher (mpirun, srun) then ends the job. It makes no MPI call (MPI runs
+// with MPI_THREAD_FUNNELED), only reads the HeartbeatBoard and calls kill(pid, 0).
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "comm/heartbeat_board.hpp"
+#include "comm/watched_communicator.hpp"
+
+namespace wt {
+
+class StallWatchdog {
+ public:
+  static constexpr int kExitStatus = 5;
+
+  StallWatchdog(HeartbeatBoard& board, const WatchedCommunicator& comm, double stall_seconds);
+  ~StallWatchdog();  // stops and joins the thread
+  StallWatchdog(const StallWatchdog&) = delete;
+  StallWatchdog& operator=(const StallWatchdog&) = delete;
+
+  // The report the watchdog would print if this rank's current wait had gone on too long
+  // (exposed for tests). `now_ns` is monotonic_ns().
+  std::string describe_stall(const Heartbeat& self, int64_t now_ns) const;
+
+ private:
+  void run();
+
+  HeartbeatBoard& board_;
+  const WatchedCommunicator& comm_;
+  const int64_t stall_ns_;
+  const int64_t tick_ns_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace wt

@@ -1,0 +1,96 @@
+// The stall detector's parts on 2 real ranks: WatchedCommunicator publishes a request on the
+// node-shared HeartbeatBoard from its start until it completes, and the watchdog's report names a
+// peer that is not in the collective as late, with its pid and step, but not one that is in it.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "comm/heartbeat_board.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "comm/stall_watchdog.hpp"
+#include "comm/watched_communicator.hpp"
+
+namespace {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+TEST(StallDetector, RequestIsMarkedUntilItCompletes) {
+  wt::MpiCommunicator mpi(MPI_COMM_WORLD);
+  if (mpi.size() != 2) GTEST_SKIP() << "needs 2 ranks";
+  wt::HeartbeatBoard board(mpi.world());
+  wt::WatchedCommunicator comm(mpi, board);
+  const int me = world_rank(), peer = 1 - me;
+  comm.set_step(41);
+  float x[4] = {1, 2, 3, float(me)};
+  std::unique_ptr<wt::CommRequest> req;
+  if (me == 0) req = comm.iallreduce_sum(x, 4, 0);
+  MPI_Barrier(MPI_COMM_WORLD);  // rank 0's request is published before rank 1 looks
+  wt::Heartbeat h;
+  ASSERT_TRUE(board.find(0, &h));
+  EXPECT_EQ(h.op, wt::CommOp::Iallreduce);
+  EXPECT_EQ(h.group, 0);
+  EXPECT_EQ(h.seq, 1);
+  EXPECT_EQ(h.step, 41);
+  ASSERT_TRUE(board.find(1, &h));
+  EXPECT_EQ(h.op, wt::CommOp::None);
+  if (me == 1) req = comm.iallreduce_sum(x, 4, 0);
+  req->wait();
+  EXPECT_EQ(x[3], 1.0f);
+  EXPECT_EQ(board.own().op, wt::CommOp::None);
+  MPI_Barrier(MPI_COMM_WORLD);
+  ASSERT_TRUE(board.find(peer, &h));
+  EXPECT_EQ(h.op, wt::CommOp::None);
+  EXPECT_EQ(h.pid > 0, true);
+  // A blocking call leaves the mark cleared too, and counts as the next collective.
+  comm.barrier();
+  EXPECT_EQ(board.own().op, wt::CommOp::None);
+  EXPECT_GE(board.own().progress_ns, h.progress_ns - 1);
+}
+
+TEST(StallDetector, ReportNamesPeerNotInTheCollective) {
+  wt::MpiCommunicator mpi(MPI_COMM_WORLD);
+  if (mpi.size() != 2) GTEST_SKIP() << "needs 2 ranks";
+  wt::HeartbeatBoard board(mpi.world());
+  wt::WatchedCommunicator comm(mpi, board);
+  wt::StallWatchdog watchdog(board, comm, 1000);  // never fires during the test
+  const int me = world_rank();
+  comm.set_step(6);  // the report counts steps from 1
+  int peer_pid = 0;
+  const int my_pid = ::getpid();
+  MPI_Sendrecv(&my_pid, 1, MPI_INT, 1 - me, 0, &peer_pid, 1, MPI_INT, 1 - me, 0, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+  // Rank 0 claims to wait in allreduce #7 of the world group; rank 1 is computing.
+  if (me == 0) board.enter(wt::CommOp::Allreduce, 0, 7, wt::monotonic_ns());
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) {
+    const std::string report = watchdog.describe_stall(board.own(), wt::monotonic_ns());
+    EXPECT_NE(report.find("wavetrain: rank 0: stalled: waited"), std::string::npos) << report;
+    EXPECT_NE(report.find("in allreduce (group 0, collective #7) at step 7"), std::string::npos)
+        << report;
+    EXPECT_NE(report.find("late: rank 1 (pid " + std::to_string(peer_pid) +
+                          "): in compute, last progress at step 7"),
+              std::string::npos)
+        << report;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  // Now rank 1 is in the same collective: nobody on the node is late.
+  if (me == 1) board.enter(wt::CommOp::Allreduce, 0, 7, wt::monotonic_ns());
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) {
+    const std::string report = watchdog.describe_stall(board.own(), wt::monotonic_ns());
+    EXPECT_EQ(report.find("late:"), std::string::npos) << report;
+    EXPECT_NE(report.find("no rank on this node is late (ranks 1 wait in the same call)"),
+              std::string::npos)
+        << report;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // rank 1 stays in the call until rank 0 has looked
+  board.leave();
+}
+
+}  // namespace
