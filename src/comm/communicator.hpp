@@ -36,6 +36,9 @@ class Communicator {
                                              int tag) = 0;
   virtual std::unique_ptr<CommRequest> irecv(float* data, int64_t count, int peer, int tag) = 0;
   virtual void barrier() = 0;
+  // The communicator a decorator (WatchedCommunicator) forwards to; itself for a real one. Code
+  // that needs the concrete backend (the MPI_Comm, say) looks through decorators with this.
+  virtual Communicator& underlying() { return *this; }
 };
 
 }  // namespace wt

@@ -32,6 +32,7 @@ class WatchedCommunicator : public Communicator {
   std::unique_ptr<CommRequest> isend(const float* data, int64_t count, int peer, int tag) override;
   std::unique_ptr<CommRequest> irecv(float* data, int64_t count, int peer, int tag) override;
   void barrier() override;
+  Communicator& underlying() override { return inner_.underlying(); }
 
  private:
   class Request;
