@@ -21,6 +21,12 @@ class StallWatch {
     watchdog_ = std::make_unique<StallWatchdog>(*board_, *watched_, stall_seconds);
   }
 
+  // Training is over on this rank (normally or by an exception every rank shares): its process
+  // may now end without the other ranks' watchdogs taking that for a crash.
+  ~StallWatch() {
+    if (board_) board_->mark_finished();
+  }
+
   Communicator& comm() { return watched_ ? static_cast<Communicator&>(*watched_) : mpi_; }
   // The training loop's progress: the step about to run.
   void set_step(int64_t step) {

@@ -52,6 +52,9 @@ class Communicator {
                                                   int group);
   virtual std::unique_ptr<CommRequest> ireduce_sum(float* data, int64_t count, int root_world_rank,
                                                    int group);
+  // The communicator a decorator (WatchedCommunicator) forwards to; itself for a real one. Code
+  // that needs the concrete backend (the MPI_Comm, say) looks through decorators with this.
+  virtual Communicator& underlying() { return *this; }
 };
 
 inline std::unique_ptr<CommRequest> Communicator::ibroadcast(float* data, int64_t count,

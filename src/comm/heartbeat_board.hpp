@@ -36,10 +36,11 @@ struct Heartbeat {
   int64_t step = -1;
   int64_t progress_ns = 0;  // last step start or completed communication call
   CommOp op = CommOp::None;
-  int64_t group = 0;     // group id, or the peer's world rank for Send/Recv
-  int64_t seq = 0;       // per group: how many collectives this rank has entered on it
-  int64_t since_ns = 0;  // when it entered `op`
-  int64_t alive_ns = 0;  // the watchdog thread's last tick
+  int64_t group = 0;      // group id, or the peer's world rank for Send/Recv
+  int64_t seq = 0;        // per group: how many collectives this rank has entered on it
+  int64_t since_ns = 0;   // when it entered `op`
+  int64_t alive_ns = 0;   // the watchdog thread's last tick
+  bool finished = false;  // left training normally: its process may end without alarm
 };
 
 class HeartbeatBoard {
@@ -56,11 +57,16 @@ class HeartbeatBoard {
   void enter(CommOp op, int64_t group, int64_t seq, int64_t since_ns);
   void leave();  // back to computing; counts as progress
   void tick();   // watchdog liveness
+  void mark_finished();
 
   // Readers (any thread).
   Heartbeat own() const { return read(local_rank_); }
   // The slot of `world_rank` if it runs on this node.
   bool find(int world_rank, Heartbeat* out) const;
+  // Every slot of this node, by node-local index.
+  int local_size() const { return local_size_; }
+  int local_rank() const { return local_rank_; }
+  Heartbeat local(int index) const { return read(index); }
 
  private:
   struct Slot;

@@ -94,6 +94,22 @@ std::string StallWatchdog::describe_stall(const Heartbeat& self, int64_t now) co
   return line;
 }
 
+std::string StallWatchdog::describe_lost_peer(int64_t now) const {
+  const Heartbeat self = board_.own();
+  for (int i = 0; i < board_.local_size(); ++i) {
+    if (i == board_.local_rank()) continue;
+    const Heartbeat h = board_.local(i);
+    if (h.finished || h.pid <= 0 || ::kill(h.pid, 0) == 0 || errno != ESRCH) continue;
+    return "wavetrain: rank " + std::to_string(self.world_rank) + ": rank " +
+           std::to_string(h.world_rank) + " (pid " + std::to_string(h.pid) +
+           ") is gone: its process ended without finishing (killed or crashed), in " + where(h) +
+           ", last progress at step " + std::to_string(h.step + 1) + ", " +
+           format("%.1f", seconds(now - h.progress_ns)) + " s ago; this rank was at step " +
+           std::to_string(self.step + 1) + " in " + where(self);
+  }
+  return "";
+}
+
 void StallWatchdog::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   int64_t last_tick = monotonic_ns();
@@ -108,13 +124,19 @@ void StallWatchdog::run() {
     // debugger, a frozen VM): the time it spent stopped is not time its peers kept it waiting.
     if (now - last_tick > 4 * tick_ns_) resumed = now;
     last_tick = now;
+    const std::string lost = describe_lost_peer(now);
+    if (!lost.empty()) stop(lost);
     if (self.op == CommOp::None || now - std::max(self.since_ns, resumed) <= stall_ns_) continue;
-    const std::string line = describe_stall(self, now) + "; stopping (exit status 5)\n";
-    std::fputs(line.c_str(), stderr);
-    std::fflush(stderr);
-    // No unwinding, no MPI_Finalize (the peer it would wait for is the problem).
-    ::_exit(kExitStatus);
+    stop(describe_stall(self, now));
   }
+}
+
+void StallWatchdog::stop(const std::string& report) {
+  const std::string line = report + "; stopping (exit status 5)\n";
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+  // No unwinding, no MPI_Finalize (the peer it would wait for is the problem).
+  ::_exit(kExitStatus);
 }
 
 }  // namespace wt

@@ -1,5 +1,8 @@
 #pragma once
-// A per-rank thread that ends the process when this rank has waited in one communication call
+// A per-rank thread that ends the process (1) as soon as the process of another rank on this node
+// has ended without finishing training (killed, crashed: whatever this rank waits in next, even
+// collective file I/O that is not a marked call, would wait for ever), or (2) when this rank has
+// waited in one communication call
 // longer than failure.stall_seconds: it prints one line naming this rank, what it waits in, and
 // the late rank(s) with their last step and progress ("process gone" when the process no longer
 // exists, "not responding" when its own watchdog stopped ticking, i.e. it is stopped or frozen),
@@ -28,9 +31,12 @@ class StallWatchdog {
   // The report the watchdog would print if this rank's current wait had gone on too long
   // (exposed for tests). `now_ns` is monotonic_ns().
   std::string describe_stall(const Heartbeat& self, int64_t now_ns) const;
+  // The report for (1) if a node-local peer's process has gone without finishing, else "".
+  std::string describe_lost_peer(int64_t now_ns) const;
 
  private:
   void run();
+  [[noreturn]] void stop(const std::string& report);
 
   HeartbeatBoard& board_;
   const WatchedCommunicator& comm_;

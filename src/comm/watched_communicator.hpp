@@ -36,6 +36,7 @@ class WatchedCommunicator : public Communicator {
   std::unique_ptr<CommRequest> ireduce_sum(float* data, int64_t count, int root_world_rank,
                                            int group) override;
   void barrier() override;
+  Communicator& underlying() override { return inner_.underlying(); }
 
  private:
   class Request;

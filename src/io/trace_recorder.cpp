@@ -95,7 +95,7 @@ void TraceRecorder::write() {
   detach();
   written_ = true;
   std::vector<RankTrace> all;
-  if (auto* mpi = dynamic_cast<MpiCommunicator*>(&comm_))
+  if (auto* mpi = dynamic_cast<MpiCommunicator*>(&comm_.underlying()))
     all = gather_rank_traces(trace_, mpi->world(), 0);
   else if (comm_.size() == 1)
     all.push_back(trace_);
