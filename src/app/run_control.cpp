@@ -1,33 +1,49 @@
 #include "app/run_control.hpp"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <ctime>
 
 namespace wt {
 
 namespace {
 
-volatile std::sig_atomic_t g_stop_signal = 0;
+int g_stop_signal = 0;  // main thread only
 
-extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);
+  return set;
+}
 
 // Aim for one control allreduce per this many seconds of training.
 constexpr double kSyncPeriod = 0.5;
 
 }  // namespace
 
+// The stop signals are blocked, not handled: every thread created afterwards (MPI's, oneDNN's,
+// the preloader) inherits the mask, so no library call is ever interrupted by them, and the
+// main thread collects a pending one synchronously at the next control point. (An asynchronous
+// handler corrupted the heap intermittently: a library interrupted mid-call.)
 void install_stop_signal_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGUSR1, &sa, nullptr);
+  sigset_t set = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-int stop_signal_received() { return g_stop_signal; }
+int stop_signal_received() {
+  if (g_stop_signal) return g_stop_signal;
+  sigset_t set = stop_signals();
+  const timespec no_wait{0, 0};
+  const int sig = sigtimedwait(&set, nullptr, &no_wait);
+  if (sig > 0) g_stop_signal = sig;
+  return g_stop_signal;
+}
 
 RunControl::RunControl(const RunConfig& config, double walltime_s, Communicator& comm,
                        std::chrono::steady_clock::time_point start)

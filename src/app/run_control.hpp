@@ -13,9 +13,9 @@
 
 namespace wt {
 
-// Installs the SIGTERM/SIGUSR1 handlers (idempotent). The handler only sets a flag.
+// Blocks SIGTERM/SIGUSR1 in this thread and every thread it starts later (call first in main).
 void install_stop_signal_handlers();
-// The last stop signal received (0 = none).
+// The stop signal received so far (0 = none); collects a pending one. Main thread only.
 int stop_signal_received();
 
 struct RunAction {

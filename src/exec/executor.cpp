@@ -242,8 +242,10 @@ void Executor::execute_gradient_exchange(const Instruction& ins) {
 void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode,
                              float loss_scale, StepStats& stats, bool free_dead) {
   const auto& nodes = model.graph.nodes;
-  // Labels, not the input: a later stage's input arrives from another rank.
-  const int64_t n = static_cast<int64_t>(slot.labels.size());
+  // Labels, not the input: a later stage's input arrives from another rank. A per-token loss
+  // has several labels per sample.
+  const int64_t n = static_cast<int64_t>(slot.labels.size()) /
+                    std::max<int64_t>(1, nodes.back().layer->labels_per_sample());
   for (int i = begin; i < end; ++i) {
     const Node& node = nodes[i];
     auto& in = in_scratch_;
