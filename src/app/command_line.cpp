@@ -29,7 +29,8 @@ const char* kFooter =
     "Example:\n"
     "  mpirun -n 4 wavetrain inputs/fashion_lenet.toml --set optimizer.lr=0.03 --run-dir "
     "runs/lenet_lr03\n"
-    "\n"
+    "  wavetrain inputs/text_transformer.toml --simulate --ranks 8 --device v100 --set "
+    "schedule.kind=waves\n"
     "\n"
     "Batch jobs: checkpoints go to <run dir>/checkpoints. SIGTERM or SIGUSR1 (what schedulers "
     "send\n"
@@ -111,9 +112,25 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
   app.add_flag("--show-schedule", cl.show_schedule,
                "Print the schedule's per-rank instruction table, then exit");
   app.add_option("--ranks", cl.ranks,
-                 "Rank count for --show-schedule (default: the MPI world size)")
+                 "Rank count for --show-stages, --show-schedule and --simulate (default: the MPI "
+                 "world size)")
       ->type_name("N")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--simulate", cl.simulate,
+               "Predict step time, throughput, busy fraction and memory per rank of the deck's "
+               "schedule on --ranks ranks of --device, without running the model, then exit");
+  app.add_option("--device", cl.device,
+                 "Device model for --simulate: v100, a100, h100 or a device file (TOML; see "
+                 "bench/devices/)")
+      ->type_name("NAME|FILE");
+  app.add_option("--profile", cl.profile,
+                 "Layer times measured by the profiling step (profile.h5 in a run directory) for "
+                 "--simulate, instead of the device's roofline estimate")
+      ->type_name("FILE");
+  app.add_option("--simulate-trace", cl.simulate_trace,
+                 "With --simulate: write the simulated step as a trace file (trace.h5 format) for "
+                 "analysis/timeline.py and analysis/memory.py")
+      ->type_name("FILE");
   app.add_flag("--help-deck", help_deck, "List every deck key with type, default and meaning");
   app.add_flag("--version", version, "Print the version and exit");
 
@@ -142,6 +159,15 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
     throw InputError("", 0, "DECK",
                      "missing the input deck: wavetrain DECK [options] (wavetrain --help)");
   for (const std::string& o : cl.overrides) check_override_shape(o);
+  if (cl.simulate && cl.device.empty())
+    throw InputError("", 0, "--device",
+                     "--simulate needs a device model: --device v100|a100|h100|FILE");
+  if (!cl.simulate && (!cl.device.empty() || !cl.profile.empty() || !cl.simulate_trace.empty()))
+    throw InputError("", 0,
+                     !cl.device.empty()    ? "--device"
+                     : !cl.profile.empty() ? "--profile"
+                                           : "--simulate-trace",
+                     "only applies with --simulate");
   if (!walltime.empty()) cl.walltime_s = parse_walltime(walltime);
   return cl;
 }

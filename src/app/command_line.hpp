@@ -3,6 +3,7 @@
 //   wavetrain DECK [--set section.key=value]... [--run-dir DIR] [--restart] [--walltime T]
 //             [--steps N] [--quiet]
 //             [--show-stages] [--show-schedule] [--help-deck] [--version]
+//   wavetrain DECK --simulate --ranks R --device v100|a100|h100|FILE [--profile FILE]
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -20,7 +21,11 @@ struct CommandLine {
   bool quiet = false;                  // --quiet: no progress lines
   bool show_stages = false;            // --show-stages: print the stage split and exit
   bool show_schedule = false;          // --show-schedule: print the schedule table and exit
-  int ranks = 0;                       // --ranks N for --show-schedule; 0 = the MPI world size
+  int ranks = 0;                       // --ranks N for --show-*/--simulate; 0 = the MPI world size
+  bool simulate = false;               // --simulate: predict the schedule with the cost model
+  std::string device;                  // --device for --simulate: a built-in name or a file
+  std::string profile;                 // --profile FILE: measured layer times for --simulate
+  std::string simulate_trace;          // --simulate-trace FILE: the simulated run as a trace.h5
   // --help, --help-deck or --version was printed to `out`: main should return 0 right away.
   bool exit_now = false;
 };

@@ -14,6 +14,7 @@
 #include "app/command_line.hpp"
 #include "app/inspect.hpp"
 #include "app/run_control.hpp"
+#include "app/simulate_command.hpp"
 #include "app/stall_watch.hpp"
 #include "app/trainer.hpp"
 #include "comm/mpi_communicator.hpp"
@@ -37,6 +38,19 @@ int run(int argc, char** argv, int world_rank) {
     wt::CommandLine cli = wt::parse_command_line(argc, argv);
     if (cli.exit_now) return 0;
     wt::RunConfig config = wt::parse_deck(cli.deck, cli.overrides);
+    if (cli.simulate) {
+      if (world_rank == 0) {
+        wt::SimulateRequest request;
+        int world = 1;
+        MPI_Comm_size(MPI_COMM_WORLD, &world);
+        request.ranks = cli.ranks > 0 ? cli.ranks : world;
+        request.device = cli.device;
+        request.profile = cli.profile;
+        request.trace_path = cli.simulate_trace;
+        wt::run_simulate_command(config, request, std::cout);
+      }
+      return 0;
+    }
     if (cli.show_stages || cli.show_schedule) {
       int world = 1;
       MPI_Comm_size(MPI_COMM_WORLD, &world);

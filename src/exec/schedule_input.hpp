@@ -1,6 +1,8 @@
 #pragma once
-// What a schedule generator is told about a built model: its stages (nodes, parameter bytes,
+// What a schedule generator is told about a model: its stages (nodes, parameter bytes,
 // activation bytes at the cuts), the deck's [schedule] table, the global batch and the world.
+#include <vector>
+
 #include "deck/run_config.hpp"
 #include "model/model.hpp"
 #include "sched/schedule_registry.hpp"
@@ -8,5 +10,8 @@
 namespace wt {
 
 ScheduleInput make_schedule_input(const Model& model, const RunConfig& config, int world_size);
+// The same from the graph and its cuts alone, without allocating the model (the simulator).
+ScheduleInput make_schedule_input(const Graph& graph, const std::vector<int>& cuts,
+                                  const RunConfig& config, int world_size);
 
 }  // namespace wt

@@ -17,9 +17,9 @@ struct LayerTiming {
 };
 
 struct LayerProfile {
-  std::string model;               // Graph::name it was measured on
-  std::string device;              // where, in words ("cpu: AMD EPYC, 1 thread")
-  std::vector<std::string> nodes;  // node names in graph order
+  std::string model;                // Graph::name it was measured on
+  std::string device;               // where, in words ("cpu: AMD EPYC, 1 thread")
+  std::vector<std::string> nodes;   // node names in graph order
   std::vector<LayerTiming> timing;  // one per node
 
   double forward_s(int node, int64_t samples) const {

@@ -1,0 +1,293 @@
+#include "sim/simulator.hpp"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <stdexcept>
+#include <tuple>
+
+#include "sched/schedule_registry.hpp"
+
+namespace wt {
+
+namespace {
+
+class Simulation {
+ public:
+  Simulation(const Program& p, const CostModel& c, const SimOptions& o)
+      : p_(p), costs_(c), opt_(o), world_(p.world_size) {
+    compute_free_.assign(world_, 0.0);
+    link_free_.assign(world_, 0.0);
+    result_.compute_s.assign(world_, 0.0);
+    result_.comm_s.assign(world_, 0.0);
+    event_time_.assign(world_, std::vector<double>(p.events, -1.0));
+    waiters_.assign(world_, std::vector<std::vector<int>>(p.events));
+    slot_samples_.assign(world_, std::vector<int64_t>(std::max(1, p.slots), 0));
+    streams_.resize(world_);
+    collectives_issued_.assign(world_, std::vector<int>(p.groups.size(), 0));
+    for (int r = 0; r < world_; ++r)
+      for (size_t s = 0; s < p.ranks[r].streams.size(); ++s) {
+        stream_ids_.push_back({r, int(s)});
+        streams_[r].push_back({0.0, 0});
+      }
+  }
+
+  SimResult run() {
+    add_resident_weights();
+    for (size_t id = 0; id < stream_ids_.size(); ++id) ready_.push({0.0, int(id)});
+    while (!ready_.empty()) {
+      const auto [t, id] = ready_.top();
+      ready_.pop();
+      advance(id);
+    }
+    for (int r = 0; r < world_; ++r)
+      for (size_t s = 0; s < streams_[r].size(); ++s) {
+        if (streams_[r][s].pc < p_.ranks[r].streams[s].size())
+          throw std::logic_error("simulated schedule '" + p_.schedule + "' deadlocks: rank " +
+                                 std::to_string(r) + " stream " + std::to_string(s) +
+                                 " waits forever at " +
+                                 p_.ranks[r].streams[s][streams_[r][s].pc].str());
+        result_.step_s = std::max(result_.step_s, streams_[r][s].time);
+      }
+    for (int r = 0; r < world_; ++r) result_.step_s = std::max(result_.step_s, link_free_[r]);
+    result_.samples_per_step = opt_.global_batch * p_.global_batches;
+    finish_memory();
+    return std::move(result_);
+  }
+
+ private:
+  struct StreamState {
+    double time;
+    size_t pc;
+  };
+  struct Issue {
+    int rank, stream;
+    double t;
+    const Instruction* ins;
+  };
+
+  // Parameters, gradients and optimizer state of every (replica, stage) a rank steps stay
+  // resident all step.
+  void add_resident_weights() {
+    for (int r = 0; r < world_; ++r) {
+      std::map<std::pair<int, int>, bool> stepped;
+      for (const auto& stream : p_.ranks[r].streams)
+        for (const Instruction& ins : stream)
+          if (ins.op == OpCode::Step) stepped[{ins.replica, ins.stage}] = true;
+      int64_t bytes = 0;
+      for (const auto& [key, unused] : stepped)
+        bytes += costs_.param_bytes(key.second) + costs_.grad_bytes(key.second) +
+                 costs_.optimizer_bytes(key.second);
+      memory_delta(r, 0.0, bytes);
+    }
+  }
+
+  void memory_delta(int rank, double t, int64_t delta) { deltas_.push_back({rank, t, delta}); }
+
+  void finish_memory() {
+    std::sort(deltas_.begin(), deltas_.end(), [](const Delta& a, const Delta& b) {
+      // Frees before allocations at the same instant: a buffer handed over is not counted twice.
+      return std::tie(a.rank, a.t, a.bytes) < std::tie(b.rank, b.t, b.bytes);
+    });
+    result_.peak_bytes.assign(world_, 0);
+    std::vector<int64_t> now(world_, 0);
+    for (const Delta& d : deltas_) {
+      now[d.rank] += d.bytes;
+      result_.peak_bytes[d.rank] = std::max(result_.peak_bytes[d.rank], now[d.rank]);
+      if (opt_.record_spans) result_.memory.push_back({d.rank, d.t, now[d.rank]});
+    }
+  }
+
+  void wake(int rank, int event, double t) {
+    event_time_[rank][event] = t;
+    for (int id : waiters_[rank][event]) ready_.push({t, id});
+    waiters_[rank][event].clear();
+  }
+
+  void span(int rank, int stream, const Instruction& ins, double t0, double t1) {
+    if (opt_.record_spans) result_.spans.push_back({rank, stream, ins, t0, t1});
+  }
+
+  // A compute instruction occupies the rank's compute engine from when both it and the stream
+  // are free.
+  double run_compute(int rank, int stream, const Instruction& ins, double t, double cost) {
+    const double begin = std::max(t, compute_free_[rank]);
+    compute_free_[rank] = begin + cost;
+    result_.compute_s[rank] += cost;
+    span(rank, stream, ins, begin, begin + cost);
+    return begin + cost;
+  }
+
+  // A transfer among `ranks` that may start at `ready`: it waits for every member's link (or
+  // compute engine, on hosts) and occupies them for `cost`.
+  double run_transfer(const std::vector<int>& ranks, double ready, double cost) {
+    std::vector<double>& engine = costs_.device().comm_uses_compute ? compute_free_ : link_free_;
+    double begin = ready;
+    for (int r : ranks) begin = std::max(begin, engine[r]);
+    for (int r : ranks) {
+      engine[r] = begin + cost;
+      result_.comm_s[r] += cost;
+    }
+    return begin + cost;
+  }
+
+  int64_t slot_samples(int rank, const Instruction& ins) const {
+    return ins.slot >= 0 ? slot_samples_[rank][ins.slot] : 0;
+  }
+
+  void issue_message(int rank, int stream, double t, const Instruction& ins) {
+    const bool send = ins.op == OpCode::SendActivation || ins.op == OpCode::SendGradient;
+    const int from = send ? rank : ins.peer, to = send ? ins.peer : rank;
+    auto& [sends, recvs] = messages_[{from, to, ins.tag}];
+    (send ? sends : recvs).push_back({rank, stream, t, &ins});
+    if (sends.empty() || recvs.empty()) return;
+    const Issue s = sends.front(), r = recvs.front();
+    sends.erase(sends.begin());
+    recvs.erase(recvs.begin());
+    const double end =
+        run_transfer({from, to}, std::max(s.t, r.t), costs_.message_s(ins.bytes, from, to));
+    // Traces show communication from its issue to its completion, as the executor records it.
+    span(from, s.stream, *s.ins, s.t, end);
+    span(to, r.stream, *r.ins, r.t, end);
+    wake(from, s.ins->event, end);
+    wake(to, r.ins->event, end);
+  }
+
+  void issue_collective(int rank, int stream, double t, const Instruction& ins) {
+    const int sequence = collectives_issued_[rank][ins.group]++;
+    std::vector<Issue>& members = collectives_[{ins.group, sequence}];
+    members.push_back({rank, stream, t, &ins});
+    const std::vector<int>& group = p_.groups.at(ins.group);
+    if (ins.op == OpCode::Broadcast && rank != ins.root)  // the stage's weights arrive here
+      memory_delta(rank, t, costs_.param_bytes(ins.stage) + costs_.grad_bytes(ins.stage));
+    if (members.size() < group.size()) return;
+    double ready = 0;
+    for (const Issue& m : members) ready = std::max(ready, m.t);
+    double cost = 0;
+    if (ins.op == OpCode::AllReduce)
+      cost = costs_.allreduce_s(costs_.grad_bytes(ins.stage, ins.node_begin, ins.node_end), group);
+    else if (ins.op == OpCode::Broadcast)
+      cost = costs_.broadcast_s(costs_.param_bytes(ins.stage), group);
+    else
+      cost = costs_.broadcast_s(costs_.grad_bytes(ins.stage), group);
+    const double end = run_transfer(group, ready, cost);
+    for (const Issue& m : members) {
+      span(m.rank, m.stream, *m.ins, m.t, end);
+      if (m.ins->op == OpCode::Reduce && m.rank != m.ins->root)  // weights no longer needed
+        memory_delta(m.rank, end,
+                     -(costs_.param_bytes(m.ins->stage) + costs_.grad_bytes(m.ins->stage)));
+      wake(m.rank, m.ins->event, end);
+    }
+    collectives_.erase({ins.group, sequence});
+  }
+
+  // Runs stream `id` until it blocks on an event or ends; compute instructions yield after each
+  // one so the engines are handed out in time order.
+  void advance(int id) {
+    const auto [rank, stream] = stream_ids_[id];
+    StreamState& st = streams_[rank][stream];
+    const auto& list = p_.ranks[rank].streams[stream];
+    while (st.pc < list.size()) {
+      const Instruction& ins = list[st.pc];
+      switch (ins.op) {
+        case OpCode::Wait: {
+          const double done = event_time_[rank][ins.event];
+          if (done < 0) {
+            waiters_[rank][ins.event].push_back(id);
+            return;
+          }
+          st.time = std::max(st.time, done);
+          ++st.pc;
+          continue;
+        }
+        case OpCode::Record:
+          wake(rank, ins.event, st.time);
+          ++st.pc;
+          continue;
+        case OpCode::SendActivation:
+        case OpCode::SendGradient:
+        case OpCode::RecvActivation:
+        case OpCode::RecvGradient:
+          if (ins.op == OpCode::RecvActivation || ins.op == OpCode::RecvGradient)
+            slot_samples_[rank][ins.slot] = part_samples(opt_.global_batch, ins.part, ins.parts);
+          ++st.pc;
+          issue_message(rank, stream, st.time, ins);
+          continue;
+        case OpCode::AllReduce:
+        case OpCode::Broadcast:
+        case OpCode::Reduce:
+          ++st.pc;
+          issue_collective(rank, stream, st.time, ins);
+          continue;
+        default:
+          break;
+      }
+      // Compute on this rank's engine.
+      double cost = 0;
+      const int64_t n = slot_samples(rank, ins);
+      switch (ins.op) {
+        case OpCode::LoadBatch:
+          slot_samples_[rank][ins.slot] = part_samples(opt_.global_batch, ins.part, ins.parts);
+          break;  // the preloader has it ready: no cost on the critical path
+        case OpCode::Forward: {
+          cost = costs_.forward_s(ins.stage, n);
+          const int64_t held = costs_.saved_bytes(ins.stage, -1, -1, n);
+          memory_delta(rank, std::max(st.time, compute_free_[rank]), held);
+          break;
+        }
+        case OpCode::Backward:
+          cost = costs_.backward_s(ins.stage, ins.node_begin, ins.node_end, n);
+          break;
+        case OpCode::Step:
+          cost = costs_.step_s(ins.stage);
+          break;
+        case OpCode::KeepGradient:
+        case OpCode::AddKeptGradient:
+          cost = costs_.gradient_copy_s(ins.stage);
+          break;
+        default:
+          throw std::logic_error("simulator: unhandled " + ins.str());
+      }
+      st.time = run_compute(rank, stream, ins, st.time, cost);
+      if (ins.op == OpCode::Backward)  // its part of the saved activations is released
+        memory_delta(rank, st.time,
+                     -costs_.saved_bytes(ins.stage, ins.node_begin, ins.node_end, n));
+      ++st.pc;
+      ready_.push({st.time, id});
+      return;
+    }
+  }
+
+  struct Delta {
+    int rank;
+    double t;
+    int64_t bytes;
+  };
+
+  const Program& p_;
+  const CostModel& costs_;
+  const SimOptions& opt_;
+  const int world_;
+  SimResult result_;
+  std::vector<double> compute_free_, link_free_;
+  std::vector<std::vector<double>> event_time_;
+  std::vector<std::vector<std::vector<int>>> waiters_;
+  std::vector<std::vector<int64_t>> slot_samples_;
+  std::vector<std::vector<StreamState>> streams_;
+  std::vector<std::pair<int, int>> stream_ids_;
+  std::vector<std::vector<int>> collectives_issued_;
+  std::map<std::tuple<int, int, int>, std::pair<std::vector<Issue>, std::vector<Issue>>> messages_;
+  std::map<std::pair<int, int>, std::vector<Issue>> collectives_;
+  std::vector<Delta> deltas_;
+  using Ready = std::pair<double, int>;  // (stream time, stream id): earliest first
+  std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_;
+};
+
+}  // namespace
+
+SimResult simulate(const Program& program, const CostModel& costs, const SimOptions& options) {
+  if (options.global_batch <= 0) throw std::invalid_argument("simulate: global batch must be > 0");
+  return Simulation(program, costs, options).run();
+}
+
+}  // namespace wt

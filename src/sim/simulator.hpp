@@ -1,0 +1,51 @@
+#pragma once
+// Runs a schedule's instruction lists against a cost model instead of tensors: the same Program
+// the executor runs, priced by CostModel. Each rank has one compute engine (its streams'
+// compute instructions take turns on it) and one link engine (its communication takes turns on
+// it, beside compute unless the device says communication uses compute). A message starts when
+// both ends have issued it and both links are free; a collective when every member has. Memory
+// per rank: the parameters, gradients and optimizer state of every stage it steps, stage weights
+// it receives by Broadcast from the issue until its Reduce completes, and the activations each
+// forward keeps until the matching backward frees them.
+#include <cstdint>
+#include <vector>
+
+#include "sched/instruction.hpp"
+#include "sim/cost_model.hpp"
+
+namespace wt {
+
+struct SimulatedSpan {  // one instruction as the simulator ran it (traces, tests)
+  int rank = 0, stream = 0;
+  Instruction ins;
+  double begin_s = 0, end_s = 0;
+};
+
+struct SimulatedMemory {
+  int rank = 0;
+  double t_s = 0;
+  int64_t bytes = 0;  // in use on the rank from t_s on
+};
+
+struct SimResult {
+  double step_s = 0;  // one step: from all ranks starting to the last instruction's end
+  int64_t samples_per_step = 0;
+  std::vector<double> compute_s;        // per rank: time its compute engine was busy
+  std::vector<double> comm_s;           // per rank: time its link was busy
+  std::vector<int64_t> peak_bytes;      // per rank
+  std::vector<SimulatedSpan> spans;     // only with record_spans
+  std::vector<SimulatedMemory> memory;  // only with record_spans, in time order per rank
+
+  double samples_per_s() const { return step_s > 0 ? double(samples_per_step) / step_s : 0; }
+  double busy_fraction(int rank) const { return step_s > 0 ? compute_s[rank] / step_s : 0; }
+};
+
+struct SimOptions {
+  int64_t global_batch = 0;  // samples per global batch (LoadBatch parts are shares of it)
+  bool record_spans = false;
+};
+
+// Throws std::logic_error if the program deadlocks (validate_program rejects those first).
+SimResult simulate(const Program& program, const CostModel& costs, const SimOptions& options);
+
+}  // namespace wt

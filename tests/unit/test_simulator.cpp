@@ -1,0 +1,163 @@
+// The simulator checked against step times that follow by hand from the schedules' shapes, with
+// layer times given by a synthetic profile and links made free or costly on purpose.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "deck/input_error.hpp"
+#include "exec/schedule_input.hpp"
+#include "sched/schedule_registry.hpp"
+#include "sim/simulator.hpp"
+
+namespace {
+
+// models/mlp.toml has 7 nodes: flatten fc1 relu1 | fc2 relu2 fc3 xent. Nodes 0-5 take 1 ms
+// forward and 2 ms backward whatever the batch, the loss nothing, so with the cut before node 3
+// both stages take f = 3 ms forward and b = 6 ms backward.
+constexpr double kF = 3e-3, kB = 6e-3;
+
+wt::LayerProfile fixed_profile(const wt::Graph& g) {
+  wt::LayerProfile p;
+  p.model = g.name;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const bool loss = n + 1 == g.nodes.size();
+    p.nodes.push_back(g.nodes[n].name);
+    p.timing.push_back({loss ? 0 : 1e-3, 0, loss ? 0 : 2e-3, 0});
+  }
+  return p;
+}
+
+// Links cost nothing unless asked; optimizer steps are free (infinite memory bandwidth).
+wt::DeviceModel free_device() {
+  wt::DeviceModel d;
+  d.name = "test";
+  d.peak_flops = 1e12;
+  d.memory_bandwidth = 1e30;
+  d.ranks_per_node = 8;
+  d.intra_bytes_per_s = d.inter_bytes_per_s = 1e30;
+  return d;
+}
+
+struct SimulatedMlp {
+  wt::Graph graph = wt::Graph::load(WT_SOURCE_DIR "/models/mlp.toml");
+  wt::LayerProfile profile = fixed_profile(graph);
+  wt::RunConfig config;
+
+  wt::SimResult run(const std::string& kind, int ranks, const wt::DeviceModel& device,
+                    int microbatches = 1) {
+    config.schedule.kind = kind;
+    config.schedule.microbatches = microbatches;
+    config.train.global_batch = 32;
+    const int stages = wt::ScheduleRegistry::stage_count(kind, ranks);
+    std::vector<int> cuts;
+    if (stages == 2) cuts = {3};
+    const wt::Program p =
+        wt::ScheduleRegistry::generate(kind, wt::make_schedule_input(graph, cuts, config, ranks));
+    const wt::CostModel costs(graph, cuts, device, &profile, 1);
+    wt::SimOptions o;
+    o.global_batch = 32;
+    o.record_spans = true;
+    return wt::simulate(p, costs, o);
+  }
+};
+
+TEST(Simulator, VanillaModelParallelRunsStagesOneAfterAnother) {
+  SimulatedMlp s;
+  const wt::SimResult r = s.run("pipeline", 2, free_device());
+  EXPECT_NEAR(r.step_s, 2 * kF + 2 * kB, 1e-9);
+  EXPECT_EQ(r.samples_per_step, 32);
+  EXPECT_NEAR(r.busy_fraction(0), 0.5, 1e-6);  // each rank idles while the other computes
+}
+
+TEST(Simulator, GPipeFillDrainTakesMPlusNMinusOneCycles) {
+  SimulatedMlp s;
+  const wt::SimResult r = s.run("pipeline", 2, free_device(), 4);
+  EXPECT_NEAR(r.step_s, (4 + 2 - 1) * (kF + kB), 1e-9);
+}
+
+TEST(Simulator, WavesKeepsEveryRankBusyWithNBatchesInFlight) {
+  SimulatedMlp s;
+  const wt::SimResult waves = s.run("waves", 2, free_device());
+  const wt::SimResult vanilla = s.run("pipeline", 2, free_device());
+  EXPECT_NEAR(waves.step_s, 2 * kF + 2 * kB, 1e-9);
+  EXPECT_EQ(waves.samples_per_step, 64);
+  EXPECT_NEAR(waves.busy_fraction(0), 1.0, 1e-6);
+  EXPECT_NEAR(waves.samples_per_s() / vanilla.samples_per_s(), 2.0, 1e-6);
+}
+
+TEST(Simulator, MessagesCostAlphaPlusBytesOverBeta) {
+  SimulatedMlp s;
+  wt::DeviceModel d = free_device();
+  d.intra_alpha_s = 1e-3;
+  const double free = s.run("pipeline", 2, free_device()).step_s;
+  // One activation forward, one gradient back: two latencies on the critical path.
+  EXPECT_NEAR(s.run("pipeline", 2, d).step_s - free, 2e-3, 1e-9);
+  d.intra_alpha_s = 0;
+  d.intra_bytes_per_s = 1e9;
+  const int64_t activation = 32 * 256 * 4;  // fc1's output after relu1, 32 samples
+  EXPECT_NEAR(s.run("pipeline", 2, d).step_s - free, 2 * activation / 1e9, 1e-9);
+  // Different nodes: the inter-node figures apply.
+  d.ranks_per_node = 1;
+  d.inter_bytes_per_s = 0.5e9;
+  EXPECT_NEAR(s.run("pipeline", 2, d).step_s - free, 2 * activation / 0.5e9, 1e-9);
+}
+
+TEST(Simulator, GangAllReduceWaitsForTheRingTime) {
+  SimulatedMlp s;
+  wt::DeviceModel d = free_device();
+  const double free = s.run("gang", 4, d).step_s;
+  EXPECT_NEAR(free, 2 * kF + 2 * kB, 1e-9);
+  d.intra_alpha_s = 1e-4;
+  const wt::SimResult r = s.run("gang", 4, d);
+  // The last bucket's allreduce (the first layers' gradients) cannot overlap any backward:
+  // 2(p-1) latency steps at least.
+  EXPECT_GE(r.step_s - free, 2 * 3 * 1e-4 - 1e-9);
+  EXPECT_GT(r.comm_s[0], 0);
+}
+
+TEST(Simulator, PeakMemoryIsWeightsStateAndOneBatchOfActivations) {
+  SimulatedMlp s;
+  const wt::SimResult r = s.run("gang", 1, free_device());
+  int64_t params = 0, activations = 0;
+  for (const auto& node : s.graph.nodes) {
+    for (const auto& spec : node.layer->param_specs()) params += wt::shape_numel(spec.shape) * 4;
+    activations += wt::shape_numel(node.out_shape) * 4 * 32;
+  }
+  // SGD with momentum: parameters, gradients and one state float per parameter.
+  EXPECT_EQ(r.peak_bytes[0], 3 * params + activations);
+  // Two replicas of tick-tock hold twice the weights.
+  const wt::SimResult tt = s.run("ticktock", 1, free_device());
+  EXPECT_GE(tt.peak_bytes[0], 6 * params);
+}
+
+TEST(Simulator, ScalesToAThousandRanks) {
+  SimulatedMlp s;
+  const wt::SimResult r = s.run("gang", 1024, wt::load_device_model("a100"));
+  EXPECT_GT(r.step_s, 0);
+  EXPECT_EQ(r.peak_bytes.size(), 1024u);
+}
+
+TEST(DeviceModel, BuiltInsAndFilesWithClearErrors) {
+  EXPECT_EQ(wt::load_device_model("v100").ranks_per_node, 8);
+  EXPECT_THROW(wt::load_device_model("tpu"), wt::InputError);
+  const std::string path = ::testing::TempDir() + "/device.toml";
+  std::ofstream(path) << "base = \"a100\"\nname = \"mine\"\nintra_bytes_per_s = 1e9\n";
+  const wt::DeviceModel d = wt::load_device_model(path);
+  EXPECT_EQ(d.name, "mine");
+  EXPECT_EQ(d.intra_bytes_per_s, 1e9);
+  EXPECT_EQ(d.peak_flops, wt::load_device_model("a100").peak_flops);
+  std::ofstream(path) << "base = \"a100\"\n\nflops = 3\n";
+  try {
+    wt::load_device_model(path);
+    FAIL() << "accepted an unknown key";
+  } catch (const wt::InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.key(), "flops");
+  }
+  std::ofstream(path) << "base = \"a100\"\nranks_per_node = 2.5\n";
+  EXPECT_THROW(wt::load_device_model(path), wt::InputError);
+  std::ofstream(path) << "peak_flops = 1e12\n";  // bandwidths missing
+  EXPECT_THROW(wt::load_device_model(path), wt::InputError);
+}
+
+}  // namespace
