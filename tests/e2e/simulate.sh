@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# wavetrain --simulate: every schedule on 2 ranks of a device file, gang on 1024 ranks of a
+# built-in device, the simulated step written as a trace the analysis scripts read, and bad
+# devices refused with exit 2 and a message naming the file, line and key.
+source "$(dirname "$0")/lib/common.bash"
+deck="$WT_SOURCE_DIR/inputs/fashion_vgg.toml"
+data=$(fashion_mnist_h5)
+sim() { "$WAVETRAIN" "$deck" --set "data.path=\"$data\"" --simulate "$@"; }
+cat > "$dir/dev.toml" <<'TOML'
+base = "v100"
+name = "v100-slower-latency"
+intra_alpha_s = 2e-5
+TOML
+declare -A rate
+for kind in gang pipeline pipeline4 waves ticktock; do
+  extra=()
+  [[ $kind == pipeline4 ]] && extra=(--set schedule.microbatches=4)
+  sim --ranks 2 --device "$dir/dev.toml" --set "schedule.kind=\"${kind%4}\"" "${extra[@]}" \
+    --set train.global_batch=1024 \
+    > "$dir/$kind.txt" || fail "simulate $kind exited $?"
+  grep -q "2 rank(s) of v100-slower-latency" "$dir/$kind.txt" || fail "$kind: device not named"
+  rate[$kind]=$(awk '/throughput:/ {print $2}' "$dir/$kind.txt")
+  for r in 0 1; do grep -Eq "^  $r +[0-9.]+% +[0-9.]+% +[0-9.]+ [KMG]iB" "$dir/$kind.txt" ||
+    fail "$kind: no row for rank $r"; done
+done
+cat "$dir/waves.txt"
+# Schedule shapes the simulator must reproduce: GPipe beats vanilla MP, waves beats both.
+awk -v mp="${rate[pipeline]}" -v gp="${rate[pipeline4]}" -v wv="${rate[waves]}" \
+  'BEGIN { exit !(gp > mp && wv > gp) }' || fail "waves ${rate[waves]}, GPipe ${rate[pipeline4]}, MP ${rate[pipeline]}"
+
+# A thousand ranks: a summary instead of a row per rank.
+sim --ranks 1024 --device a100 --set 'schedule.kind="gang"' --set train.global_batch=4096 \
+  > "$dir/big.txt"
+grep -q "1024 rank(s) of a100" "$dir/big.txt" && grep -q "^  max " "$dir/big.txt" ||
+  fail "1024-rank summary missing: $(cat "$dir/big.txt")"
+
+# The simulated step as a trace: the timeline and memory scripts draw it.
+sim --ranks 2 --device v100 --set 'schedule.kind="waves"' --simulate-trace "$dir/sim.h5" > /dev/null
+"$WT_PYTHON" "$WT_SOURCE_DIR/analysis/timeline.py" "$dir/sim.h5" -o "$dir/t.png" > /dev/null
+[[ -s "$dir/t.png" ]] || fail "timeline of the simulated trace not drawn"
+
+# Bad input: exit 2, one message naming what is wrong.
+expect_error() {  # pattern, command...
+  local pattern=$1; shift
+  set +e; "$@" > "$dir/out" 2> "$dir/err"; local rc=$?; set -e
+  [[ $rc == 2 ]] || fail "exit $rc (want 2) for: $* ($(cat "$dir/err"))"
+  grep -q -- "$pattern" "$dir/err" || fail "message '$(cat "$dir/err")' lacks '$pattern'"
+}
+expect_error "command line: --device: 'tpu'" sim --ranks 2 --device tpu
+printf 'base = "v100"\n\npeak_flop = 1e12\n' > "$dir/bad.toml"
+expect_error "bad.toml:3: peak_flop: unknown key" sim --ranks 2 --device "$dir/bad.toml"
+printf 'efficiency = "high"\n' > "$dir/bad.toml"
+expect_error "bad.toml:1: efficiency: must be a non-negative number" sim --ranks 2 --device "$dir/bad.toml"
+expect_error "command line: --device: --simulate needs" sim --ranks 2
+expect_error "only applies with --simulate" "$WAVETRAIN" "$deck" --device v100
+echo "simulate: ok"
