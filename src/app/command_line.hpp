@@ -20,7 +20,7 @@ struct CommandLine {
   bool quiet = false;                  // --quiet: no progress lines
   bool show_stages = false;            // --show-stages: print the stage split and exit
   bool show_schedule = false;          // --show-schedule: print the schedule table and exit
-  int ranks = 0;                       // --ranks N for --show-schedule; 0 = the MPI world size
+  int ranks = 0;  // --ranks N for --show-stages / --show-schedule; 0 = the MPI world size
   // --help, --help-deck or --version was printed to `out`: main should return 0 right away.
   bool exit_now = false;
 };
