@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "deck/input_error.hpp"
 #include "exec/schedule_input.hpp"
 #include "model/model.hpp"
+#include "plan/layer_profile_file.hpp"
 #include "plan/stage_planner.hpp"
 #include "sched/cycle_table.hpp"
 #include "sched/schedule_registry.hpp"
@@ -118,6 +120,20 @@ void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
       time_source = p.measured ? "measured now" : "profile.h5, cached";
     } catch (const std::exception& e) {
       plan.warnings.push_back(std::string("layer profiling failed: ") + e.what());
+    }
+  } else if (plan.node_seconds.empty()) {
+    // Balanced by FLOPs: a cached profile still prices the cut, for comparison; none is measured.
+    const std::string cached = (std::filesystem::path(run_dir) / "profile.h5").string();
+    try {
+      if (!run_dir.empty() && std::filesystem::exists(cached)) {
+        const LayerProfile p = load_layer_profile(cached);
+        if (profile_mismatch(p, graph).empty()) {
+          plan.node_seconds = node_seconds(p, stage_batch(config));
+          time_source = "profile.h5, cached; not used for the cut";
+        }
+      }
+    } catch (const InputError& e) {
+      plan.warnings.push_back(std::string("unusable cached layer profile: ") + e.what());
     }
   }
   const bool timed = !plan.node_seconds.empty();
