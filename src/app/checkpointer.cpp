@@ -46,7 +46,8 @@ Checkpointer::Checkpointer(const RunConfig& config, const std::string& run_dir,
   info_.schedule = config.schedule.kind;
   info_.model = model.graph.name;
   info_.optimizer = config.optimizer.kind;
-  info_.cuts.assign(config.schedule.cuts.begin(), config.schedule.cuts.end());
+  // The cuts in use, automatic ones included: a resumed run keeps them (app/stage_choice.hpp).
+  for (size_t s = 1; s < model.stages.size(); ++s) info_.cuts.push_back(model.stages[s].node_begin);
   info_.deck_toml = to_toml(config);
   if (comm.rank() == 0) std::filesystem::create_directories(store_.dir());
   comm.barrier();

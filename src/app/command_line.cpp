@@ -107,8 +107,10 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
       ->type_name("N")
       ->check(CLI::PositiveNumber);
   app.add_flag("--quiet", cl.quiet, "No progress lines (errors and the final summary only)");
-  app.add_flag("--show-stages", cl.show_stages,
-               "Print the model's layers and stage split, then exit");
+  app.add_flag(
+      "--show-stages", cl.show_stages,
+      "Print the model's layers and stage split with time, parameters and activation bytes per "
+      "stage (profiling now unless the run directory caches profile.h5), then exit");
   app.add_flag("--show-schedule", cl.show_schedule,
                "Print the schedule's per-rank instruction table, then exit");
   app.add_option("--ranks", cl.ranks,

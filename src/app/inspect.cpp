@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -9,7 +10,8 @@
 #include "deck/input_error.hpp"
 #include "exec/schedule_input.hpp"
 #include "model/model.hpp"
-#include "model/stage_cuts.hpp"
+#include "plan/layer_profile_file.hpp"
+#include "plan/stage_planner.hpp"
 #include "sched/cycle_table.hpp"
 #include "sched/schedule_registry.hpp"
 
@@ -23,12 +25,14 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-// The model cut as the deck's schedule would cut it on `ranks` ranks.
-Model load_model(const RunConfig& config, int ranks) {
+// The model cut as the deck's schedule would cut it on `ranks` ranks, with the run directory's
+// cached layer profile (or one measured now; nothing is written).
+Model load_model(const RunConfig& config, int ranks, const std::string& run_dir) {
   Graph graph = Graph::load(config.model.file);
-  const std::vector<int> cuts =
-      resolve_cuts(config, graph, ScheduleRegistry::stage_count(config.schedule.kind, ranks));
-  return Model(std::move(graph), cuts);
+  const StagePlan plan =
+      plan_stages(config, graph, ScheduleRegistry::stage_count(config.schedule.kind, ranks),
+                  run_dir, ProfileCache::ReadOnly);
+  return Model(std::move(graph), plan.cuts);
 }
 
 // "F1.3": forward of stage 1 on batch 3; "B0.0.2": backward of stage 0 on part 2 of batch 0.
@@ -101,41 +105,104 @@ void print_cycle_table(const Program& p, std::ostream& out) {
 
 }  // namespace
 
-void show_stages(const RunConfig& config, int ranks, std::ostream& out) {
-  Model model = load_model(config, ranks);
+void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
+                 std::ostream& out) {
+  const int stage_count = ScheduleRegistry::stage_count(config.schedule.kind, ranks);
+  Graph graph = Graph::load(config.model.file);
+  StagePlan plan = plan_stages(config, graph, stage_count, run_dir, ProfileCache::ReadOnly);
+  // Times are shown whenever the deck balances by profile, whatever decided the cut.
+  std::string time_source = plan.basis == "profile" ? "profiled" : "";
+  if (plan.node_seconds.empty() && config.schedule.balance == "profile") {
+    try {
+      ObtainedProfile p = obtain_layer_profile(config, graph, run_dir, ProfileCache::ReadOnly);
+      plan.warnings.insert(plan.warnings.end(), p.warnings.begin(), p.warnings.end());
+      plan.node_seconds = node_seconds(p.profile, stage_batch(config));
+      time_source = p.measured ? "measured now" : "profile.h5, cached";
+    } catch (const std::exception& e) {
+      plan.warnings.push_back(std::string("layer profiling failed: ") + e.what());
+    }
+  } else if (plan.node_seconds.empty()) {
+    // Balanced by FLOPs: a cached profile still prices the cut, for comparison; none is measured.
+    const std::string cached = (std::filesystem::path(run_dir) / "profile.h5").string();
+    try {
+      if (!run_dir.empty() && std::filesystem::exists(cached)) {
+        const LayerProfile p = load_layer_profile(cached);
+        if (profile_mismatch(p, graph).empty()) {
+          plan.node_seconds = node_seconds(p, stage_batch(config));
+          time_source = "profile.h5, cached; not used for the cut";
+        }
+      }
+    } catch (const InputError& e) {
+      plan.warnings.push_back(std::string("unusable cached layer profile: ") + e.what());
+    }
+  }
+  const bool timed = !plan.node_seconds.empty();
+  for (const std::string& w : plan.warnings) out << "warning: " << w << "\n";
+  Model model(std::move(graph), plan.cuts);
   const auto& nodes = model.graph.nodes;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-4s %-14s %-14s %-18s %10s %12s %12s\n", "#", "layer", "type",
-                "output", "params", "MFLOP/sample", "act KB/smp");
   out << "model " << model.graph.name << " (" << config.model.file << "), input "
       << shape_str(model.graph.input_shape) << "\n"
-      << line;
+      << plan.description << "; schedule " << config.schedule.kind << " on " << ranks
+      << " rank(s): " << model.stages.size() << " stage(s)\n";
+  if (timed)
+    out << "times: forward+backward of " << stage_batch(config) << " samples ("
+        << (time_source.empty() ? "profiled" : time_source) << ")\n";
+  char line[320];
+  std::snprintf(line, sizeof line, "%-4s %-14s %-22s %-14s %10s %12s %10s %10s\n", "#", "layer",
+                "type", "output", "params", "MFLOP/sample", "act KB/smp", timed ? "ms" : "");
+  out << line;
   for (size_t s = 0; s < model.stages.size(); ++s) {
     const Stage& st = model.stages[s];
-    double flops = 0, act = 0;
     for (int n = st.node_begin; n < st.node_end; ++n) {
       const Node& node = nodes[n];
-      const double f = node.layer->flops_per_sample() / 1e6;
-      const double a = shape_numel(node.out_shape) * 4.0 / 1024.0;
-      flops += f;
-      act += a;
-      std::snprintf(line, sizeof line, "%-4d %-14s %-14s %-18s %10lld %12s %12s\n", n,
+      std::snprintf(line, sizeof line, "%-4d %-14s %-22s %-14s %10lld %12.3f %10.1f %10s\n", n,
                     node.name.c_str(), node.type.c_str(), shape_str(node.out_shape).c_str(),
                     static_cast<long long>(st.node_count[n - st.node_begin]),
-                    fmt("%.3f", f).c_str(), fmt("%.1f", a).c_str());
+                    node.layer->flops_per_sample() / 1e6,
+                    shape_numel(node.out_shape) * 4.0 / 1024.0,
+                    timed ? fmt("%.3f", plan.node_seconds[n] * 1e3).c_str() : "");
       out << line;
     }
-    std::snprintf(line, sizeof line,
-                  "stage %zu: layers %d-%d, %lld parameters, %.2f MFLOP/sample (fwd+bwd), %.1f KB "
-                  "activations/sample\n",
-                  s, st.node_begin, st.node_end - 1, static_cast<long long>(st.param_count()),
-                  flops, act);
+  }
+  // Per stage: what the cut balances (time, else FLOPs), what it holds and what it sends on.
+  out << "\n";
+  std::snprintf(line, sizeof line, "%-6s %-8s %-26s %10s %12s %12s %10s %16s\n", "stage", "nodes",
+                "layers", timed ? "ms" : "", "MFLOP/smp", "params", "param MB", "out act B/smp");
+  out << line;
+  std::vector<double> cost;
+  for (size_t s = 0; s < model.stages.size(); ++s) {
+    const Stage& st = model.stages[s];
+    double seconds = 0, flops = 0;
+    for (int n = st.node_begin; n < st.node_end; ++n) {
+      flops += nodes[n].layer->flops_per_sample();
+      if (timed) seconds += plan.node_seconds[n];
+    }
+    cost.push_back(timed ? seconds : flops);
+    const bool last = s + 1 == model.stages.size();
+    const std::string range = std::to_string(st.node_begin) + "-" + std::to_string(st.node_end - 1);
+    const std::string names =
+        nodes[st.node_begin].name +
+        (st.node_end - st.node_begin > 1 ? ".." + nodes[st.node_end - 1].name : std::string());
+    std::snprintf(
+        line, sizeof line, "%-6zu %-8s %-26s %10s %12.2f %12lld %10.2f %16s\n", s, range.c_str(),
+        names.c_str(), timed ? fmt("%.2f", seconds * 1e3).c_str() : "", flops / 1e6,
+        static_cast<long long>(st.param_count()), st.param_count() * 4.0 / 1048576.0,
+        last ? "-" : fmt("%.0f", shape_numel(nodes[st.node_end - 1].out_shape) * 4.0).c_str());
     out << line;
   }
+  double max_cost = 0, sum = 0;
+  for (double c : cost) {
+    max_cost = std::max(max_cost, c);
+    sum += c;
+  }
+  const double mean = sum / double(cost.size());
+  out << "imbalance (max/mean stage " << (timed ? "time" : "FLOPs")
+      << "): " << fmt("%.3f", mean > 0 ? max_cost / mean : 1.0) << "\n";
 }
 
-void show_schedule(const RunConfig& config, int ranks, std::ostream& out) {
-  Model model = load_model(config, ranks);
+void show_schedule(const RunConfig& config, int ranks, const std::string& run_dir,
+                   std::ostream& out) {
+  Model model = load_model(config, ranks, run_dir);
   const ScheduleInput in = make_schedule_input(model, config, ranks);
   Program p;
   try {

@@ -55,8 +55,12 @@ int run(int argc, char** argv, int world_rank) {
       int world = 1;
       MPI_Comm_size(MPI_COMM_WORLD, &world);
       const int ranks = cli.ranks > 0 ? cli.ranks : world;
-      if (world_rank == 0 && cli.show_stages) wt::show_stages(config, ranks, std::cout);
-      if (world_rank == 0 && cli.show_schedule) wt::show_schedule(config, ranks, std::cout);
+      wt::TrainOptions where;
+      where.run_dir = cli.run_dir;
+      const std::string run_dir = wt::run_directory(config, where);
+      if (world_rank == 0 && cli.show_stages) wt::show_stages(config, ranks, run_dir, std::cout);
+      if (world_rank == 0 && cli.show_schedule)
+        wt::show_schedule(config, ranks, run_dir, std::cout);
       return 0;
     }
     wt::MpiCommunicator mpi(MPI_COMM_WORLD);

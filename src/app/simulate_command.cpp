@@ -9,6 +9,8 @@
 #include "exec/schedule_input.hpp"
 #include "io/trace_writer.hpp"
 #include "model/stage_cuts.hpp"
+#include "plan/layer_profile_file.hpp"
+#include "plan/stage_planner.hpp"
 #include "sched/schedule_registry.hpp"
 #include "sim/simulator.hpp"
 
@@ -88,8 +90,26 @@ void run_simulate_command(const RunConfig& config, const SimulateRequest& reques
                           std::ostream& out) {
   const DeviceModel device = load_device_model(request.device);
   Graph graph = Graph::load(config.model.file);
+  // Measured layer times, when given, price the layers and balance the stages as a run would.
+  LayerProfile profile;
+  if (!request.profile.empty()) {
+    profile = load_layer_profile(request.profile);
+    const std::string mismatch = profile_mismatch(profile, graph);
+    if (!mismatch.empty()) throw InputError(request.profile, 0, "--profile", mismatch);
+  }
+  const bool profiled = !request.profile.empty();
   const int stages = ScheduleRegistry::stage_count(config.schedule.kind, request.ranks);
-  const std::vector<int> cuts = resolve_cuts(config, graph, stages);
+  std::vector<int> cuts;
+  if (profiled && config.schedule.cuts.empty() && config.schedule.balance == "profile" &&
+      stages > 1)
+    try {
+      cuts = balanced_cuts(graph, stages, node_seconds(profile, stage_batch(config)));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(config.deck_path, 0, "schedule.kind",
+                       "'" + config.schedule.kind + "': " + e.what());
+    }
+  else
+    cuts = resolve_cuts(config, graph, stages);
   Program program;
   try {
     program = ScheduleRegistry::generate(config.schedule.kind,
@@ -98,8 +118,7 @@ void run_simulate_command(const RunConfig& config, const SimulateRequest& reques
     throw InputError(config.deck_path, 0, "schedule.kind",
                      "'" + config.schedule.kind + "': " + e.what());
   }
-  const LayerProfile* profile = nullptr;  // measured layer times: see --profile
-  const CostModel costs(graph, cuts, device, profile,
+  const CostModel costs(graph, cuts, device, profiled ? &profile : nullptr,
                         optimizer_state_floats(config.optimizer.kind, config.optimizer.momentum));
   SimOptions options;
   options.global_batch = config.train.global_batch;

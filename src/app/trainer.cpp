@@ -11,6 +11,7 @@
 #include "app/checkpointer.hpp"
 #include "app/run_control.hpp"
 #include "app/run_log.hpp"
+#include "app/stage_choice.hpp"
 #include "data/batch_sampler.hpp"
 #include "data/dataset_batch_source.hpp"
 #include "data/dataset_reader.hpp"
@@ -22,7 +23,6 @@
 #include "io/metrics_writer.hpp"
 #include "io/trace_recorder.hpp"
 #include "model/model.hpp"
-#include "model/stage_cuts.hpp"
 #include "ops/host/lr_schedule.hpp"
 #include "ops/host/optimizers.hpp"
 #include "sched/schedule_registry.hpp"
@@ -124,7 +124,8 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   log.open(run_dir + "/log.txt");
 
   const std::vector<int> cuts =
-      resolve_cuts(cfg, graph, ScheduleRegistry::stage_count(cfg.schedule.kind, comm.size()));
+      choose_stage_cuts(cfg, graph, ScheduleRegistry::stage_count(cfg.schedule.kind, comm.size()),
+                        run_dir, options.restart || cfg.checkpoint.restart == "auto", comm, log);
   Model model(std::move(graph), cuts);
   model.init(cfg.run.seed);
 

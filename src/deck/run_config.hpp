@@ -52,7 +52,8 @@ struct RunConfig {
     std::string kind = "gang";  // gang (later: pipeline, waves, ticktock, burst, colocate, auto)
     int64_t bucket_bytes = 4 << 20;  // gradient allreduce bucket size (gang)
     int64_t microbatches = 1;
-    std::vector<int64_t> cuts;  // explicit stage cut points (node indices); empty = automatic
+    std::vector<int64_t> cuts;        // explicit stage cut points (node indices); empty = automatic
+    std::string balance = "profile";  // automatic cuts balance: profile (measured time) | flops
   } schedule;
 
   struct Train {

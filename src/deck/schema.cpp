@@ -112,6 +112,10 @@ const std::vector<KeyDef>& deck_schema() {
       key("schedule", "cuts", WT_FIELD(schedule.cuts),
           "first node index of every stage after the first, increasing; [] = automatic")
           .in(Range::at_least(1)),
+      key("schedule", "balance", WT_FIELD(schedule.balance),
+          "automatic cuts balance the profiled forward+backward time per stage (profile; cached "
+          "as profile.h5 in the run directory) or the FLOPs (flops)")
+          .one_of({"profile", "flops"}),
       // [train]
       key("train", "epochs", WT_FIELD(train.epochs), "passes over the training set")
           .in(Range::at_least(1)),

@@ -172,6 +172,18 @@ struct Reader {
     return v;
   }
 
+  std::vector<int64_t> int_array_attr(hid_t obj, const char* name) const {
+    if (H5Aexists(obj, name) <= 0) fail(name, "attribute missing");
+    H5Handle attr(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
+    H5Handle space(attr.valid() ? H5Aget_space(attr.get()) : -1, H5Sclose);
+    const hssize_t n = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
+    if (n < 0) fail(name, "unreadable attribute (corrupted file?)");
+    std::vector<int64_t> v(static_cast<size_t>(n));
+    if (n > 0 && H5Aread(attr.get(), H5T_NATIVE_INT64, v.data()) < 0)
+      fail(name, "unreadable attribute (corrupted file?)");
+    return v;
+  }
+
   std::string string_attr(hid_t obj, const char* name) const {
     std::string v;
     try {
@@ -280,6 +292,7 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   const int64_t stages = r.int_attr(f, "stages");
   if (info.step < 0 || info.world_size < 1 || stages < 1)
     r.fail("step", "header values out of range (corrupted file)");
+  info.cuts = r.int_array_attr(f, "cuts");
   for (int64_t s = 0; s < stages; ++s) {
     H5Handle ds = r.open_dataset("/stages/" + std::to_string(s) + "/values");
     std::vector<hsize_t> d = r.dims(ds.get());

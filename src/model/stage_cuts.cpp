@@ -24,22 +24,35 @@ std::vector<int> clean_cut_points(const Graph& graph) {
   return points;
 }
 
-std::vector<int> balanced_cuts(const Graph& graph, int stages) {
-  if (stages <= 1) return {};
-  const int n = static_cast<int>(graph.nodes.size());
-  std::vector<int> points = clean_cut_points(graph);
-  if (static_cast<int>(points.size()) < stages - 1)
-    throw std::invalid_argument("model '" + graph.name + "' has " +
-                                std::to_string(points.size() + 1) +
+void check_stage_count(const Graph& graph, int stages) {
+  const size_t points = clean_cut_points(graph).size();
+  if (stages > 1 && points < size_t(stages - 1))
+    throw std::invalid_argument("model '" + graph.name + "' has " + std::to_string(points + 1) +
                                 " places to cut it into stages at most; " + std::to_string(stages) +
                                 " stages were asked for");
-  // Cost prefix sums; every layer costs a little even without FLOPs (launch, memory traffic).
-  std::vector<double> prefix(n + 1, 0.0);
+}
+
+std::vector<int> balanced_cuts(const Graph& graph, int stages) {
+  // Every layer costs a little even without FLOPs (launch, memory traffic).
   double total = 0;
-  for (int i = 0; i < n; ++i) total += graph.nodes[i].layer->flops_per_sample();
+  for (const Node& node : graph.nodes) total += node.layer->flops_per_sample();
   const double floor_cost = std::max(total, 1.0) * 1e-3;
-  for (int i = 0; i < n; ++i)
-    prefix[i + 1] = prefix[i] + graph.nodes[i].layer->flops_per_sample() + floor_cost;
+  std::vector<double> cost;
+  for (const Node& node : graph.nodes) cost.push_back(node.layer->flops_per_sample() + floor_cost);
+  return balanced_cuts(graph, stages, cost);
+}
+
+std::vector<int> balanced_cuts(const Graph& graph, int stages,
+                               const std::vector<double>& node_cost) {
+  if (stages <= 1) return {};
+  check_stage_count(graph, stages);
+  const int n = static_cast<int>(graph.nodes.size());
+  if (node_cost.size() != graph.nodes.size())
+    throw std::invalid_argument("balanced_cuts: " + std::to_string(node_cost.size()) +
+                                " costs for " + std::to_string(n) + " nodes");
+  const std::vector<int> points = clean_cut_points(graph);
+  std::vector<double> prefix(n + 1, 0.0);
+  for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + node_cost[i];
   // bounds: 0, the clean points, n. best[k][j]: the smallest maximum stage cost covering nodes
   // [0, bounds[j]) with k stages.
   std::vector<int> bounds{0};

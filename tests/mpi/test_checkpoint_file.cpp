@@ -103,6 +103,7 @@ TEST(CheckpointFile, RoundTripsOwnersAndPerRankBuffers) {
   EXPECT_EQ(info.world_size, world);
   EXPECT_EQ(info.model, model.graph.name);
   EXPECT_EQ(info.deck_toml, w.info.deck_toml);
+  EXPECT_EQ(info.cuts, w.info.cuts);  // a resumed run keeps its stage cut
   ASSERT_EQ(info.stage_params.size(), 2u);
 
   // Load into a fresh model on every rank: values and optimizer state are the owner's copy,

@@ -149,6 +149,8 @@ TEST_F(DeckTest, UnknownStringValuesListTheKnownOnes) {
                {"unknown schedule kind 'foo' (known: gang, pipeline, ticktock, waves)"});
   expect_error(deck("[optimizer]\nkind = \"adam\"\n"), 6, "optimizer.kind",
                {"unknown optimizer kind 'adam' (known: sgd, adamw)"});
+  expect_error(deck("[schedule]\nbalance = \"time\"\n"), 6, "schedule.balance",
+               {"'time'", "known: profile, flops"});
   expect_error(deck("[checkpoint]\nrestart = \"yes\"\n"), 6, "checkpoint.restart",
                {"unknown restart 'yes' (known: never, auto)"});
   expect_error(deck("[run]\nname = \"a/b\"\n"), 6, "run.name", {"without '/'"});

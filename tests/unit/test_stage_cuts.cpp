@@ -1,5 +1,6 @@
 // Stage cuts for model-parallel schedules: only clean cuts (one tensor crosses), balanced by
-// FLOPs, and the deck's own cuts checked against what the schedule needs.
+// FLOPs or by a given cost per node (profiled time), and the deck's own cuts checked against what
+// the schedule needs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -48,6 +49,32 @@ TEST(StageCuts, TwoStagesAreBalancedByFlops) {
     for (int c : wt::clean_cut_points(g))
       EXPECT_LE(worst(cuts[0]), worst(c) * 1.01 + 1e-3 * prefix.back()) << name << " cut " << c;
   }
+}
+
+// Where measured time and FLOPs disagree, the cut follows the costs it is given: here the last
+// layer (a loss over many classes, say) is slow for its FLOPs, so the time-balanced cut moves
+// towards the end and no other clean cut has a cheaper worst stage.
+TEST(StageCuts, GivenCostsOverrideFlops) {
+  const wt::Graph g = load("mlp");
+  const size_t n = g.nodes.size();
+  std::vector<double> seconds(n, 1e-3);
+  seconds[n - 1] = 0.5;  // the loss layer
+  seconds[1] = 0.2;      // fc1
+  const std::vector<int> by_flops = wt::balanced_cuts(g, 2);
+  const std::vector<int> by_time = wt::balanced_cuts(g, 2, seconds);
+  ASSERT_EQ(by_time.size(), 1u);
+  EXPECT_NE(by_flops, by_time);
+  std::vector<double> prefix{0};
+  for (double c : seconds) prefix.push_back(prefix.back() + c);
+  auto worst = [&](int c) { return std::max(prefix[c], prefix.back() - prefix[c]); };
+  for (int c : wt::clean_cut_points(g)) EXPECT_LE(worst(by_time[0]), worst(c)) << "cut " << c;
+  EXPECT_EQ(by_time[0], static_cast<int>(n) - 1);  // the loss alone is the slower half
+  // Three stages: the two expensive layers land in different stages.
+  const std::vector<int> three = wt::balanced_cuts(g, 3, seconds);
+  ASSERT_EQ(three.size(), 2u);
+  EXPECT_GT(three[0], 1);
+  EXPECT_EQ(three[1], static_cast<int>(n) - 1);
+  EXPECT_THROW(wt::balanced_cuts(g, 2, std::vector<double>(n - 1, 1.0)), std::invalid_argument);
 }
 
 TEST(StageCuts, TooManyStagesIsAnInputError) {

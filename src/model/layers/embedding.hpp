@@ -20,6 +20,7 @@ class Embedding : public Layer {
   void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
                 const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) override;
   double flops_per_sample() const override;
+  int64_t vocab() const { return vocab_; }
 
  private:
   int64_t token_id(float value, int64_t position) const;  // checked: an integer in [0, vocab)

@@ -1,0 +1,76 @@
+#include "app/stage_choice.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "deck/input_error.hpp"
+#include "io/checkpoint_file.hpp"
+#include "io/checkpoint_store.hpp"
+#include "model/stage_cuts.hpp"
+#include "plan/stage_planner.hpp"
+
+namespace wt {
+
+namespace {
+
+// The cuts recorded in the newest readable checkpoint header of the run directory; empty when
+// there is none (or it predates recording automatic cuts).
+std::vector<int64_t> newest_checkpoint_cuts(const RunConfig& config, const std::string& run_dir) {
+  const CheckpointStore store((std::filesystem::path(run_dir) / config.checkpoint.dir).string(),
+                              config.checkpoint.keep);
+  for (const std::string& path : store.candidates()) {
+    try {
+      return read_checkpoint_info(path).cuts;
+    } catch (const InputError&) {
+      // Damaged: Checkpointer::resume skips it too and says so.
+    }
+  }
+  return {};
+}
+
+// Ranks other than 0 wait for rank 0's planning asleep instead of spinning in a blocking
+// collective: where ranks share cores, a spinning neighbour slows the profiled layers and so
+// skews the cut (measured: identical transformer blocks differed by 50%).
+void wait_for_root_quietly(Communicator& comm) {
+  float token = 0;
+  std::unique_ptr<CommRequest> done = comm.iallreduce_sum(&token, 1, 0);
+  while (!done->test()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
+}  // namespace
+
+std::vector<int> choose_stage_cuts(const RunConfig& config, const Graph& graph, int stages,
+                                   const std::string& run_dir, bool resuming, Communicator& comm,
+                                   RunLog& log) {
+  // Whatever can reject the deck is decided on every rank alike, so every rank throws the same.
+  if (!config.schedule.cuts.empty() || stages <= 1) {
+    const StagePlan plan = plan_stages(config, graph, stages, run_dir, ProfileCache::ReadWrite);
+    if (stages > 1) log.line("wavetrain: %s", plan.description.c_str());
+    return plan.cuts;
+  }
+  try {
+    check_stage_count(graph, stages);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(config.deck_path, 0, "schedule.kind",
+                     "'" + config.schedule.kind + "': " + e.what());
+  }
+  std::vector<int64_t> cuts(size_t(stages - 1), 0);
+  if (comm.rank() == 0) {
+    const std::vector<int64_t> resumed =
+        resuming ? newest_checkpoint_cuts(config, run_dir) : std::vector<int64_t>{};
+    const StagePlan plan =
+        plan_stages(config, graph, stages, run_dir, ProfileCache::ReadWrite, resumed);
+    for (const std::string& w : plan.warnings) log.line("wavetrain: warning: %s", w.c_str());
+    std::string cut_list;
+    for (int c : plan.cuts) cut_list += (cut_list.empty() ? "" : ", ") + std::to_string(c);
+    log.line("wavetrain: %s: stages start at nodes [0, %s]", plan.description.c_str(),
+             cut_list.c_str());
+    cuts.assign(plan.cuts.begin(), plan.cuts.end());
+  }
+  wait_for_root_quietly(comm);
+  comm.broadcast_bytes(cuts.data(), int64_t(cuts.size() * sizeof(int64_t)), 0);
+  return std::vector<int>(cuts.begin(), cuts.end());
+}
+
+}  // namespace wt

@@ -1,0 +1,160 @@
+#include "plan/layer_profile_file.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "data/hdf5_util.hpp"
+#include "deck/input_error.hpp"
+
+namespace wt {
+
+namespace {
+
+constexpr const char* kFormat = "wavetrain-layer-profile";
+constexpr int64_t kVersion = 1;
+constexpr const char* kTimingNames[4] = {"forward_fixed_s", "forward_per_sample_s",
+                                         "backward_fixed_s", "backward_per_sample_s"};
+
+double* timing_field(LayerTiming& t, int which) {
+  double* fields[4] = {&t.forward_fixed_s, &t.forward_per_sample_s, &t.backward_fixed_s,
+                       &t.backward_per_sample_s};
+  return fields[which];
+}
+
+H5Handle string_type() {
+  H5Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  return type;
+}
+
+void write_dataset(hid_t file, const char* name, hid_t file_type, hid_t mem_type, hsize_t n,
+                   const void* data) {
+  H5Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  H5Handle ds(H5Dcreate2(file, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+              H5Dclose);
+  if (!ds.valid() ||
+      (n > 0 && H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
+    throw std::runtime_error(std::string("cannot write dataset ") + name);
+}
+
+// Opens a 1-d dataset of `n` elements (n < 0: any length, returned in *n).
+H5Handle open_vector(hid_t file, const std::string& path, const char* name, int64_t* n) {
+  if (H5Lexists(file, name, H5P_DEFAULT) <= 0)
+    throw InputError(path, 0, name, "missing dataset (not a complete layer profile)");
+  H5Handle ds(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+  H5Handle space(H5Dget_space(ds.get()), H5Sclose);
+  hsize_t dims[2] = {0, 0};
+  if (!ds.valid() || H5Sget_simple_extent_ndims(space.get()) != 1 ||
+      H5Sget_simple_extent_dims(space.get(), dims, nullptr) != 1)
+    throw InputError(path, 0, name, "unreadable or not one-dimensional (damaged file?)");
+  if (*n >= 0 && int64_t(dims[0]) != *n)
+    throw InputError(path, 0, name,
+                     "has " + std::to_string(dims[0]) + " entries, /nodes has " +
+                         std::to_string(*n) + " (damaged file?)");
+  *n = int64_t(dims[0]);
+  return ds;
+}
+
+}  // namespace
+
+void save_layer_profile(const std::string& path, const LayerProfile& profile) {
+  const std::string temp = path + ".tmp";
+  {
+    std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+    hdf5_silence_errors();
+    H5Handle file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    if (!file.valid()) throw std::runtime_error("cannot create layer profile " + temp);
+    const hid_t f = file.get();
+    h5_write_attr_string(f, "format", kFormat);
+    h5_write_attr_int(f, "version", kVersion);
+    h5_write_attr_string(f, "model", profile.model);
+    h5_write_attr_string(f, "device", profile.device);
+    const hsize_t n = profile.nodes.size();
+    std::vector<const char*> names;
+    for (const std::string& s : profile.nodes) names.push_back(s.c_str());
+    H5Handle type = string_type();
+    write_dataset(f, "nodes", type.get(), type.get(), n, names.data());
+    for (int k = 0; k < 4; ++k) {
+      std::vector<double> column;
+      for (LayerTiming t : profile.timing) column.push_back(*timing_field(t, k));
+      if (column.size() != n) throw std::runtime_error("layer profile: one timing per node");
+      write_dataset(f, kTimingNames[k], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, column.data());
+    }
+    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error("cannot flush " + temp);
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + temp + " to " + path);
+}
+
+LayerProfile load_layer_profile(const std::string& path) {
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  hdf5_silence_errors();
+  if (H5Fis_hdf5(path.c_str()) <= 0)
+    throw InputError(path, 0, "", "not an HDF5 file (damaged layer profile?)");
+  H5Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.valid()) throw InputError(path, 0, "", "cannot open the layer profile");
+  const hid_t f = file.get();
+  LayerProfile p;
+  std::string format;
+  int64_t version = 0;
+  try {
+    h5_read_attr_string(f, "format", &format);
+    h5_read_attr_int(f, "version", &version);
+    if (format == kFormat && !h5_read_attr_string(f, "model", &p.model))
+      throw InputError(path, 0, "model", "missing attribute");
+    if (format == kFormat) h5_read_attr_string(f, "device", &p.device);
+  } catch (const std::runtime_error& e) {
+    throw InputError(path, 0, "", std::string("unreadable header: ") + e.what());
+  }
+  if (format != kFormat) throw InputError(path, 0, "format", "not a wavetrain layer profile");
+  if (version != kVersion)
+    throw InputError(path, 0, "version",
+                     "layer profile version " + std::to_string(version) +
+                         " is not supported (this build reads version " + std::to_string(kVersion) +
+                         ")");
+
+  int64_t n = -1;
+  {
+    H5Handle ds = open_vector(f, path, "nodes", &n);
+    H5Handle type = string_type();
+    std::vector<char*> names(static_cast<size_t>(n), nullptr);
+    if (n > 0 && H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, names.data()) < 0)
+      throw InputError(path, 0, "nodes", "cannot read the node names (damaged file?)");
+    for (char* s : names) p.nodes.emplace_back(s ? s : "");
+    H5Handle space(H5Dget_space(ds.get()), H5Sclose);
+    if (n > 0) H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, names.data());
+  }
+  p.timing.resize(size_t(n));
+  for (int k = 0; k < 4; ++k) {
+    H5Handle ds = open_vector(f, path, kTimingNames[k], &n);
+    std::vector<double> column(static_cast<size_t>(n));
+    if (n > 0 &&
+        H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, column.data()) < 0)
+      throw InputError(path, 0, kTimingNames[k], "cannot read (damaged file?)");
+    for (int64_t i = 0; i < n; ++i) {
+      if (!std::isfinite(column[size_t(i)]) || column[size_t(i)] < 0)
+        throw InputError(path, 0, kTimingNames[k],
+                         "entry " + std::to_string(i) + " is not a time in seconds (" +
+                             std::to_string(column[size_t(i)]) + ")");
+      *timing_field(p.timing[size_t(i)], k) = column[size_t(i)];
+    }
+  }
+  return p;
+}
+
+std::string profile_mismatch(const LayerProfile& profile, const Graph& graph) {
+  if (profile.model != graph.name)
+    return "it was measured on model '" + profile.model + "', not '" + graph.name + "'";
+  if (profile.nodes.size() != graph.nodes.size() || profile.timing.size() != graph.nodes.size())
+    return "it has " + std::to_string(profile.nodes.size()) + " layers, the model " +
+           std::to_string(graph.nodes.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    if (profile.nodes[i] != graph.nodes[i].name)
+      return "layer " + std::to_string(i) + " is '" + profile.nodes[i] + "' there, '" +
+             graph.nodes[i].name + "' in the model";
+  return "";
+}
+
+}  // namespace wt

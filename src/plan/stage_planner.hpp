@@ -1,0 +1,58 @@
+#pragma once
+// Where a run cuts its model into stages, and why: the deck's explicit cuts, the cuts of the
+// checkpoint being resumed, or cuts balanced by profiled forward+backward time per stage
+// (schedule.balance = "profile": the layer profile cached as <run dir>/profile.h5, measured when
+// missing) or by FLOPs (schedule.balance = "flops", and the fallback when profiling fails).
+// Not collective: the trainer plans on rank 0 and broadcasts the cuts.
+#include <string>
+#include <vector>
+
+#include "deck/run_config.hpp"
+#include "model/graph.hpp"
+#include "plan/layer_profile.hpp"
+
+namespace wt {
+
+enum class ProfileCache {
+  ReadWrite,  // a measured profile is written to the run directory (training)
+  ReadOnly,   // never written (--show-stages, --show-schedule)
+};
+
+// A layer profile for the deck's model: the cached one when it matches the model, else a fresh
+// measurement at stage_batch(config).
+struct ObtainedProfile {
+  LayerProfile profile;
+  std::string path;                   // <run dir>/profile.h5
+  bool measured = false;              // false: loaded from `path`
+  bool saved = false;                 // measured and written to `path`
+  double seconds = 0;                 // time spent measuring
+  std::vector<std::string> warnings;  // a cached profile that was unusable, a failed write
+};
+// Throws OutOfMemory when the device budget cannot hold the model's activations for profiling.
+ObtainedProfile obtain_layer_profile(const RunConfig& config, const Graph& graph,
+                                     const std::string& run_dir, ProfileCache cache);
+
+// Samples one forward of one stage processes: the microbatch for pipeline schedules
+// (global_batch / microbatches), the global batch otherwise. Profiles are measured and priced at
+// it.
+int64_t stage_batch(const RunConfig& config);
+
+// Forward+backward seconds of every node at `batch` samples.
+std::vector<double> node_seconds(const LayerProfile& profile, int64_t batch);
+
+struct StagePlan {
+  std::vector<int> cuts;             // first node of every stage after the first
+  std::string basis;                 // deck | checkpoint | profile | flops | single
+  std::string description;           // one line for the run log
+  std::vector<double> node_seconds;  // at stage_batch(config); empty when nothing was profiled
+  std::vector<std::string> warnings;
+};
+
+// checkpoint_cuts: the cuts of the checkpoint the run resumes from (empty: none); they are used
+// when they fit `stages` and the graph, so a resumed run never re-balances into another cut.
+// Throws InputError (schedule.kind / schedule.cuts) when the graph cannot be cut as asked.
+StagePlan plan_stages(const RunConfig& config, const Graph& graph, int stages,
+                      const std::string& run_dir, ProfileCache cache,
+                      const std::vector<int64_t>& checkpoint_cuts = {});
+
+}  // namespace wt

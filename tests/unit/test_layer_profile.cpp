@@ -1,0 +1,140 @@
+// The layer profiler (real forward and backward of every layer on a synthetic batch, fitted as a
+// line in the batch size) and its cache file profile.h5: a round trip keeps every number, a
+// damaged file is an InputError naming it, and a profile of another model is recognised.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "dataset_test_util.hpp"
+#include "deck/input_error.hpp"
+#include "model/stage_cuts.hpp"
+#include "plan/layer_profile_file.hpp"
+#include "plan/layer_profiler.hpp"
+#include "plan/stage_planner.hpp"
+
+namespace {
+
+wt::Graph load(const std::string& name) {
+  return wt::Graph::load(std::string(WT_SOURCE_DIR) + "/models/" + name + ".toml");
+}
+
+wt::LayerProfile sample_profile(const wt::Graph& g) {
+  wt::LayerProfile p;
+  p.model = g.name;
+  p.device = "cpu: test, 1 thread";
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    p.nodes.push_back(g.nodes[i].name);
+    p.timing.push_back({1e-6 * double(i), 2e-5 + double(i) * 1e-7, 3e-6, 4e-5 * double(i + 1)});
+  }
+  return p;
+}
+
+}  // namespace
+
+// Every layer of a token model runs (the embedding gets valid ids, the per-token loss valid
+// labels); the fitted lines give more time to more samples, and the big layers dominate.
+TEST(LayerProfiler, MeasuresEveryLayerOfATokenModel) {
+  wt::Model model(load("transformer_small"));
+  model.init(1);
+  const wt::LayerProfile p = wt::measure_layer_profile(model, 8, 2);
+  ASSERT_EQ(p.nodes.size(), model.graph.nodes.size());
+  ASSERT_EQ(p.timing.size(), model.graph.nodes.size());
+  EXPECT_EQ(p.model, "transformer_small");
+  EXPECT_EQ(p.device.rfind("cpu: ", 0), 0u) << p.device;
+  double total_small = 0, total_large = 0, attention = 0, adds = 0;
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    EXPECT_EQ(p.nodes[i], model.graph.nodes[i].name);
+    const wt::LayerTiming& t = p.timing[i];
+    for (double v :
+         {t.forward_fixed_s, t.forward_per_sample_s, t.backward_fixed_s, t.backward_per_sample_s})
+      EXPECT_GE(v, 0.0) << p.nodes[i];
+    const double s = p.forward_s(int(i), 8) + p.backward_s(int(i), 8);
+    EXPECT_GT(s, 0.0) << p.nodes[i];
+    total_small += p.forward_s(int(i), 2) + p.backward_s(int(i), 2);
+    total_large += s;
+    if (model.graph.nodes[i].type == "causal_self_attention") attention += s;
+    if (model.graph.nodes[i].type == "add") adds += s;
+  }
+  EXPECT_GT(total_large, total_small);
+  EXPECT_GT(attention, 5 * adds);  // 31 MFLOP per sample against a few element-wise adds
+  // Profiling leaves no gradient behind.
+  for (const wt::Stage& st : model.stages)
+    for (int64_t i = 0; i < st.grads.numel(); ++i) ASSERT_EQ(st.grads.data()[i], 0.0f);
+}
+
+TEST(LayerProfileFile, RoundTripKeepsEveryNumber) {
+  wt::testutil::TempDir tmp("profile");
+  const wt::Graph g = load("lenet");
+  const wt::LayerProfile p = sample_profile(g);
+  const std::string path = tmp.file("profile.h5");
+  wt::save_layer_profile(path, p);
+  const wt::LayerProfile q = wt::load_layer_profile(path);
+  EXPECT_EQ(q.model, p.model);
+  EXPECT_EQ(q.device, p.device);
+  EXPECT_EQ(q.nodes, p.nodes);
+  ASSERT_EQ(q.timing.size(), p.timing.size());
+  for (size_t i = 0; i < p.timing.size(); ++i) {
+    EXPECT_EQ(q.timing[i].forward_fixed_s, p.timing[i].forward_fixed_s);
+    EXPECT_EQ(q.timing[i].forward_per_sample_s, p.timing[i].forward_per_sample_s);
+    EXPECT_EQ(q.timing[i].backward_fixed_s, p.timing[i].backward_fixed_s);
+    EXPECT_EQ(q.timing[i].backward_per_sample_s, p.timing[i].backward_per_sample_s);
+  }
+  EXPECT_EQ(wt::profile_mismatch(q, g), "");
+  EXPECT_NE(wt::profile_mismatch(q, load("mlp")).find("'lenet', not 'mlp'"), std::string::npos);
+  wt::LayerProfile renamed = q;
+  renamed.nodes[2] = "other";
+  EXPECT_NE(wt::profile_mismatch(renamed, g).find("'other'"), std::string::npos);
+}
+
+TEST(LayerProfileFile, DamagedFileIsAnInputErrorNamingIt) {
+  wt::testutil::TempDir tmp("profile");
+  const std::string path = tmp.file("profile.h5");
+  wt::save_layer_profile(path, sample_profile(load("mlp")));
+  // Truncated: the header survives at most.
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(bytes.size(), 1000u);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), std::streamsize(bytes.size() / 2));
+  }
+  try {
+    wt::load_layer_profile(path);
+    FAIL() << "a truncated profile loaded";
+  } catch (const wt::InputError& e) {
+    EXPECT_EQ(e.file(), path);
+  }
+  // Not HDF5 at all.
+  std::ofstream(path, std::ios::trunc) << "not a profile\n";
+  EXPECT_THROW(wt::load_layer_profile(path), wt::InputError);
+}
+
+// Profiled time decides the cut when the deck asks for it; a cached profile is used as it is, so
+// a profile that says the loss layer is slow moves the cut, and a cut from a checkpoint wins.
+TEST(StagePlanner, UsesTheCachedProfileAndKeepsCheckpointCuts) {
+  wt::testutil::TempDir tmp("plan");
+  const wt::Graph g = load("mlp");
+  wt::LayerProfile p = sample_profile(g);
+  for (auto& t : p.timing) t = {0, 1e-5, 0, 1e-5};
+  p.timing.back() = {0, 1.0, 0, 1.0};  // the loss layer alone outweighs the rest
+  wt::save_layer_profile(tmp.file("profile.h5"), p);
+  wt::RunConfig cfg;
+  cfg.model.file = std::string(WT_SOURCE_DIR) + "/models/mlp.toml";
+  cfg.schedule.kind = "waves";
+  const std::string run_dir = tmp.file("");
+  wt::StagePlan plan = wt::plan_stages(cfg, g, 2, run_dir, wt::ProfileCache::ReadOnly);
+  EXPECT_EQ(plan.basis, "profile");
+  EXPECT_NE(plan.description.find("profile.h5, cached"), std::string::npos) << plan.description;
+  EXPECT_EQ(plan.cuts, std::vector<int>{static_cast<int>(g.nodes.size()) - 1});
+  cfg.schedule.balance = "flops";
+  plan = wt::plan_stages(cfg, g, 2, run_dir, wt::ProfileCache::ReadOnly);
+  EXPECT_EQ(plan.basis, "flops");
+  EXPECT_EQ(plan.cuts, wt::balanced_cuts(g, 2));
+  cfg.schedule.balance = "profile";
+  plan = wt::plan_stages(cfg, g, 2, run_dir, wt::ProfileCache::ReadOnly, {3});
+  EXPECT_EQ(plan.basis, "checkpoint");
+  EXPECT_EQ(plan.cuts, std::vector<int>{3});
+}
