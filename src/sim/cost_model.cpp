@@ -81,9 +81,10 @@ double CostModel::node_backward_s(int node, int64_t samples) const {
          device_.launch_s;
 }
 
-double CostModel::forward_s(int stage, int64_t samples) const {
+double CostModel::forward_s(int stage, int node_begin, int node_end, int64_t samples) const {
+  range(stage, &node_begin, &node_end);
   double t = 0;
-  for (int n = stage_begin_.at(stage); n < stage_end_.at(stage); ++n)
+  for (int n = node_begin; n < node_end; ++n)
     t += node_forward_s(n, samples);
   return t;
 }

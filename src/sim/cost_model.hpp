@@ -25,7 +25,7 @@ class CostModel {
   bool profiled() const { return profile_ != nullptr; }
 
   // Nodes [node_begin, node_end) of the stage; -1 for the whole stage.
-  double forward_s(int stage, int64_t samples) const;
+  double forward_s(int stage, int node_begin, int node_end, int64_t samples) const;
   double backward_s(int stage, int node_begin, int node_end, int64_t samples) const;
   double step_s(int stage) const;           // optimizer update: memory bound
   double gradient_copy_s(int stage) const;  // keep / add a stage's gradient (tick-tock)

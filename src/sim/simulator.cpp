@@ -230,8 +230,8 @@ class Simulation {
           slot_samples_[rank][ins.slot] = part_samples(opt_.global_batch, ins.part, ins.parts);
           break;  // the preloader has it ready: no cost on the critical path
         case OpCode::Forward: {
-          cost = costs_.forward_s(ins.stage, n);
-          const int64_t held = costs_.saved_bytes(ins.stage, -1, -1, n);
+          cost = costs_.forward_s(ins.stage, ins.node_begin, ins.node_end, n);
+          const int64_t held = costs_.saved_bytes(ins.stage, ins.node_begin, ins.node_end, n);
           memory_delta(rank, std::max(st.time, compute_free_[rank]), held);
           break;
         }
