@@ -53,6 +53,9 @@ struct RunConfig {
     int64_t bucket_bytes = 4 << 20;  // gradient allreduce bucket size (gang)
     int64_t microbatches = 1;
     std::vector<int64_t> cuts;  // explicit stage cut points (node indices); empty = automatic
+    // ticktock: the tock wave starts one forward pass after the tick (Wavelet). false runs both
+    // waves in lockstep (both forwards, then both backwards): the no-offset baseline.
+    bool wave_offset = true;
   } schedule;
 
   struct Train {

@@ -112,6 +112,9 @@ const std::vector<KeyDef>& deck_schema() {
       key("schedule", "cuts", WT_FIELD(schedule.cuts),
           "first node index of every stage after the first, increasing; [] = automatic")
           .in(Range::at_least(1)),
+      key("schedule", "wave_offset", WT_FIELD(schedule.wave_offset),
+          "ticktock: the tock wave's forward starts when the tick's ends, overlapping the tick's "
+          "backward (Wavelet); false = both waves in lockstep, forwards then backwards"),
       // [train]
       key("train", "epochs", WT_FIELD(train.epochs), "passes over the training set")
           .in(Range::at_least(1)),

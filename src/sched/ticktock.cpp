@@ -12,6 +12,10 @@
 // adds the tock's gradient kept in the previous step before the tock keeps this step's; the
 // tock adds the tick's gradient of this step. In the very first iteration nothing is kept yet and
 // the tick's gradient is used alone (Wavelet: "no need of averaging cross-wave" for g_0).
+//
+// schedule.wave_offset = false is the baseline Wavelet compares against: the same two replicas in
+// lockstep (gang, no offset), both forwards before either backward, so both waves' activations
+// are held at once. Only the launch order differs; the gradients (Eq. 1) are the same.
 #include <stdexcept>
 
 #include "sched/program_builder.hpp"
@@ -35,7 +39,15 @@ Program generate_ticktock(const ScheduleInput& in) {
   const std::vector<int> world = build::world_group(n);
   p.groups = {world, world, world};  // 0: world; 1: the tick wave's allreduce; 2: the tock wave's
   for (int r = 0; r < n; ++r) {
-    enum { kTickForwardDone, kTickGradientMixed, kTickReduced, kTockReduced, kEvents };
+    enum {
+      kTickForwardDone,
+      kTockForwardDone,  // no offset only
+      kTickGradientMixed,
+      kTickReduced,
+      kTockReduced,
+      kEvents
+    };
+    const bool offset = in.deck.wave_offset;
     std::vector<Instruction> tick, tock;
     auto wave = [&](std::vector<Instruction>& s, int w) {
       Instruction load = build::load(w, w, r, n);
@@ -44,11 +56,13 @@ Program generate_ticktock(const ScheduleInput& in) {
       fwd.replica = w;
       fwd.wave = w;
       s.push_back(fwd);
-      if (w == 0) {
+      if (w == 0 || !offset) {
         Instruction done{OpCode::Record};
-        done.event = kTickForwardDone;
+        done.event = w == 0 ? kTickForwardDone : kTockForwardDone;
         s.push_back(done);
       }
+      // No offset: a wave's backward starts only once both forwards have run (lockstep).
+      if (!offset) s.push_back(build::wait(w == 0 ? kTockForwardDone : kTickForwardDone));
       Instruction bwd = build::compute(OpCode::Backward, 0, w, w, r, n);
       bwd.replica = w;
       bwd.wave = w;
@@ -90,7 +104,7 @@ Program generate_ticktock(const ScheduleInput& in) {
       s.push_back(step);
     };
     wave(tick, 0);
-    tock.push_back(build::wait(kTickForwardDone));  // launch order: F1 after F0
+    if (offset) tock.push_back(build::wait(kTickForwardDone));  // launch order: F1 after F0
     wave(tock, 1);
     p.events = n > 1 ? kEvents : kTickReduced;
     p.ranks.push_back(RankProgram{{tick, tock}});
