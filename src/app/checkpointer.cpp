@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <stdexcept>
 
 #include "deck/deck_parser.hpp"
 #include "deck/input_error.hpp"
@@ -38,7 +39,7 @@ Checkpointer::Checkpointer(const RunConfig& config, const std::string& run_dir,
       comm_(comm),
       log_(log),
       stage_owner_(stage_owners(program, model.stages.size())),
-      replicas_(program.replicas) {
+      replica_count_(program.replicas) {
   info_.global_batch = config.train.global_batch;
   info_.batches_per_epoch = batches_per_epoch;
   info_.world_size = comm.size();
@@ -56,8 +57,8 @@ Checkpointer::Checkpointer(const RunConfig& config, const std::string& run_dir,
 double Checkpointer::save(int64_t step) {
   const auto t0 = std::chrono::steady_clock::now();
   info_.step = step;
-  write_checkpoint(store_.temp_path(step), info_, model_, optimizer_, stage_owner_,
-                   MPI_COMM_WORLD);  // returns after the collective close
+  write_checkpoint(store_.temp_path(step), info_, model_, optimizer_, stage_owner_, MPI_COMM_WORLD,
+                   replicas_);  // returns after the collective close
   if (comm_.rank() == 0) store_.commit(step);
   comm_.barrier();  // nobody starts the next checkpoint before `latest` names this one
   const double seconds =
@@ -79,6 +80,12 @@ void Checkpointer::check_against_deck(const std::string& path, const CheckpointI
                      "the checkpoint was trained with seed " + std::to_string(info.seed) +
                          ", the deck says " + std::to_string(config_.run.seed) +
                          "; the data order depends on it");
+  // Before the epoch length: a schedule with two waves per rank also has half the steps.
+  if (info.replicas != replica_count_)
+    throw InputError(path, 0, "schedule.kind",
+                     "the checkpoint holds " + std::to_string(info.replicas) +
+                         " model replica(s) per rank (schedule '" + info.schedule +
+                         "'), the deck's schedule needs " + std::to_string(replica_count_));
   if (info.batches_per_epoch != info_.batches_per_epoch)
     throw InputError(path, 0, "data.path",
                      "the checkpoint's epoch has " + std::to_string(info.batches_per_epoch) +
@@ -90,12 +97,16 @@ void Checkpointer::check_against_deck(const std::string& path, const CheckpointI
                          config_.optimizer.kind + "'");
 }
 
+void Checkpointer::set_replicas(const ReplicaState& replicas) {
+  if (int(replicas.more.size()) + 1 != replica_count_)
+    throw std::logic_error("checkpointer: the program has " + std::to_string(replica_count_) +
+                           " replicas, given " + std::to_string(replicas.more.size() + 1));
+  replicas_ = replicas;
+}
+
 int64_t Checkpointer::resume(bool required) {
-  if (replicas_ > 1)
-    throw InputError(config_.deck_path, 0, "schedule.kind",
-                     "resuming '" + config_.schedule.kind +
-                         "' is not supported yet: its checkpoints hold only the first of its " +
-                         std::to_string(replicas_) + " model replicas");
+  if (replica_count_ != int(replicas_.more.size()) + 1)
+    throw std::logic_error("checkpointer: resume before set_replicas");
   // Rank 0 finds the newest checkpoint that loads; the others then load that one.
   std::string chosen, first_error, error_file, error_key;
   int64_t step = -1, tried = 0;
@@ -107,7 +118,7 @@ int64_t Checkpointer::resume(bool required) {
       try {
         CheckpointInfo info = read_checkpoint_info(path);
         check_against_deck(path, info);
-        load_checkpoint(path, model_, optimizer_, 0);
+        load_checkpoint(path, model_, optimizer_, 0, replicas_, comm_.size());
         chosen = path;
         step = info.step;
         if (info.world_size != comm_.size())
@@ -126,7 +137,7 @@ int64_t Checkpointer::resume(bool required) {
         // A deck mismatch is the user's to fix, not a damaged file to skip.
         if (e.key() == "train.global_batch" || e.key() == "run.seed" ||
             e.key() == "optimizer.kind" || e.key() == "data.path" || e.key() == "model" ||
-            e.key() == "stages") {
+            e.key() == "stages" || e.key() == "schedule.kind") {
           mismatch = true;
           break;
         }
@@ -169,7 +180,7 @@ int64_t Checkpointer::resume(bool required) {
   int ok = 1;
   if (comm_.rank() != 0) {
     try {
-      load_checkpoint(chosen, model_, optimizer_, comm_.rank());
+      load_checkpoint(chosen, model_, optimizer_, comm_.rank(), replicas_, comm_.size());
     } catch (const InputError& e) {
       ok = 0;
       first_error = e.what();

@@ -31,6 +31,10 @@ class Checkpointer {
 
   const CheckpointStore& store() const { return store_; }
 
+  // Schedules with several replicas per rank (ticktock): every save writes them and the kept
+  // local gradients too, and resume loads them. Must agree with the program's replica count.
+  void set_replicas(const ReplicaState& replicas);
+
  private:
   void check_against_deck(const std::string& path, const CheckpointInfo& info) const;
   const RunConfig& config_;
@@ -41,7 +45,8 @@ class Checkpointer {
   RunLog& log_;
   CheckpointInfo info_;  // the header every save writes (step filled in per save)
   std::vector<int> stage_owner_;
-  int replicas_ = 1;  // > 1 (ticktock): only replica 0 is saved, so resuming is refused
+  int replica_count_ = 1;  // the program's
+  ReplicaState replicas_;  // replicas beyond the first, and kept gradients
 };
 
 }  // namespace wt

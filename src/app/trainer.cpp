@@ -171,6 +171,7 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   log.line("wavetrain: run directory %s", run_dir.c_str());
 
   Checkpointer checkpointer(cfg, run_dir, program, model, *optimizer, per_epoch, comm, log);
+  checkpointer.set_replicas({replica_ptrs, &exec.kept_gradients()});
   int64_t start_step = 0;
   if (options.restart || cfg.checkpoint.restart == "auto") {
     start_step = std::max<int64_t>(checkpointer.resume(options.restart), 0);

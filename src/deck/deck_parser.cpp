@@ -248,6 +248,11 @@ void check_cross_key_rules(const ParseState& state) {
       state.fail("schedule.cuts", "node indices must be strictly increasing, got " +
                                       std::to_string(c.schedule.cuts[i - 1]) + " then " +
                                       std::to_string(c.schedule.cuts[i]));
+  if (!c.schedule.wave_offset && c.schedule.kind != "ticktock")
+    state.fail("schedule.wave_offset",
+               "wave_offset = false needs schedule.kind = \"ticktock\" (the only schedule with two "
+               "waves per rank), got \"" +
+                   c.schedule.kind + "\"");
   if (c.trace.end_step <= c.trace.start_step)
     state.fail("trace.end_step",
                "must be > trace.start_step (" + std::to_string(c.trace.start_step) + ")");

@@ -54,6 +54,9 @@ struct RunConfig {
     int64_t microbatches = 1;
     std::vector<int64_t> cuts;        // explicit stage cut points (node indices); empty = automatic
     std::string balance = "profile";  // automatic cuts balance: profile (measured time) | flops
+    // ticktock: the tock wave starts one forward pass after the tick (Wavelet). false runs both
+    // waves in lockstep (both forwards, then both backwards): the no-offset baseline.
+    bool wave_offset = true;
   } schedule;
 
   struct Train {

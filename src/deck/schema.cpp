@@ -116,6 +116,9 @@ const std::vector<KeyDef>& deck_schema() {
           "automatic cuts balance the profiled forward+backward time per stage (profile; cached "
           "as profile.h5 in the run directory) or the FLOPs (flops)")
           .one_of({"profile", "flops"}),
+      key("schedule", "wave_offset", WT_FIELD(schedule.wave_offset),
+          "ticktock: the tock wave's forward starts when the tick's ends, overlapping the tick's "
+          "backward (Wavelet); false = both waves in lockstep, forwards then backwards"),
       // [train]
       key("train", "epochs", WT_FIELD(train.epochs), "passes over the training set")
           .in(Range::at_least(1)),

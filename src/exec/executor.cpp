@@ -148,8 +148,9 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
     case OpCode::Forward: {
       const Stage& st = model_.stages[ins.stage];
       const float scale = 1.0f / float(data_.global_batch() * program_.global_batches);
-      forward_nodes(replica(ins), *slots_[ins.slot], st.node_begin, st.node_end, Mode::Train, scale,
-                    stats, false);
+      const int b = ins.node_begin < 0 ? st.node_begin : ins.node_begin;
+      const int e = ins.node_end < 0 ? st.node_end : ins.node_end;
+      forward_nodes(replica(ins), *slots_[ins.slot], b, e, Mode::Train, scale, stats, false);
       break;
     }
     case OpCode::Backward: {

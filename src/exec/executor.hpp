@@ -56,6 +56,9 @@ class Executor {
   // nullptr detaches; unobserved execution reads no clock.
   void set_observer(InstructionObserver* observer) { observer_ = observer; }
   void set_step_guard(StepGuard guard) { step_guard_ = std::move(guard); }
+  // [replica][stage]: each wave's kept local gradient (Eq. 1 state carried between steps), for
+  // checkpoints; undefined until first kept.
+  std::vector<std::vector<Tensor>>& kept_gradients() { return kept_; }
 
  private:
   struct Slot;

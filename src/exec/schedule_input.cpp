@@ -24,6 +24,7 @@ ScheduleInput make_schedule_input(const Graph& graph, const std::vector<int>& cu
       int64_t count = 0;
       for (const auto& spec : nodes[n].layer->param_specs()) count += shape_numel(spec.shape);
       info.node_param_bytes.push_back(count * int64_t(sizeof(float)));
+      info.node_activation_bytes.push_back(shape_numel(nodes[n].out_shape) * sizeof(float));
     }
     if (s > 0)
       info.in_bytes_per_sample = shape_numel(nodes[info.node_begin - 1].out_shape) * sizeof(float);

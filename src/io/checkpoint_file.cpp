@@ -95,6 +95,31 @@ void write_rows(hid_t parent, const char* name, const float* data, int64_t n, in
   h5_write_attr_int(ds.get(), "checksum", int64_t(fnv1a(sums.data(), sums.size() * 8)));
 }
 
+// Writes one replica's /stages group under `parent`; its optimizer state is the optimizer's
+// stage key key_base + s.
+void write_stages(hid_t parent, Model& model, Optimizer& optimizer, int key_base,
+                  const std::vector<int>& stage_owner, int rank, int world, MPI_Comm comm) {
+  H5Handle stages = create_group(parent, "stages");
+  for (size_t s = 0; s < model.stages.size(); ++s) {
+    Stage& st = model.stages[s];
+    const int owner = stage_owner.at(s);
+    const int key = key_base + int(s);
+    H5Handle g = create_group(stages.get(), std::to_string(s));
+    write_owned(g.get(), "values", st.values.defined() ? st.values.data() : nullptr,
+                st.param_count(), owner, rank, comm);
+    const int64_t nb = st.buffer_values.defined() ? st.buffer_values.numel() : 0;
+    write_rows(g.get(), "buffers", nb ? st.buffer_values.data() : nullptr, nb, rank, world, comm);
+
+    H5Handle og = create_group(g.get(), "optimizer");
+    optimizer.prepare(key, st.param_count());  // the state names are the same on every rank
+    int64_t steps = optimizer.step_count(key);
+    MPI_Bcast(&steps, 1, MPI_INT64_T, owner, comm);
+    h5_write_attr_int(og.get(), "step_count", steps);
+    for (auto& [name, tensor] : optimizer.state(key))
+      write_owned(og.get(), name.c_str(), tensor->data(), tensor->numel(), owner, rank, comm);
+  }
+}
+
 // --- reading -----------------------------------------------------------------------------------
 
 struct Reader {
@@ -209,7 +234,8 @@ Reader open_reader(const std::string& path) {
 }  // namespace
 
 void write_checkpoint(const std::string& path, const CheckpointInfo& info, Model& model,
-                      Optimizer& optimizer, const std::vector<int>& stage_owner, MPI_Comm comm) {
+                      Optimizer& optimizer, const std::vector<int>& stage_owner, MPI_Comm comm,
+                      const ReplicaState& replicas) {
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   hdf5_silence_errors();
   int rank = 0, world = 1;
@@ -245,23 +271,28 @@ void write_checkpoint(const std::string& path, const CheckpointInfo& info, Model
                       int64_t(fnv1a(info.deck_toml.data(), info.deck_toml.size())));
   }
 
-  H5Handle stages = create_group(f, "stages");
-  for (size_t s = 0; s < model.stages.size(); ++s) {
-    Stage& st = model.stages[s];
-    const int owner = stage_owner.at(s);
-    H5Handle g = create_group(stages.get(), std::to_string(s));
-    write_owned(g.get(), "values", st.values.defined() ? st.values.data() : nullptr,
-                st.param_count(), owner, rank, comm);
-    const int64_t nb = st.buffer_values.defined() ? st.buffer_values.numel() : 0;
-    write_rows(g.get(), "buffers", nb ? st.buffer_values.data() : nullptr, nb, rank, world, comm);
-
-    H5Handle og = create_group(g.get(), "optimizer");
-    optimizer.prepare(int(s), st.param_count());  // the state names are the same on every rank
-    int64_t steps = optimizer.step_count(int(s));
-    MPI_Bcast(&steps, 1, MPI_INT64_T, owner, comm);
-    h5_write_attr_int(og.get(), "step_count", steps);
-    for (auto& [name, tensor] : optimizer.state(int(s)))
-      write_owned(og.get(), name.c_str(), tensor->data(), tensor->numel(), owner, rank, comm);
+  const int stage_count = int(model.stages.size());
+  write_stages(f, model, optimizer, 0, stage_owner, rank, world, comm);
+  if (!replicas.more.empty()) {
+    h5_write_attr_int(f, "replicas", int64_t(replicas.more.size() + 1));
+    H5Handle rg = create_group(f, "replicas");
+    for (size_t w = 1; w <= replicas.more.size(); ++w) {
+      H5Handle g = create_group(rg.get(), std::to_string(w));
+      write_stages(g.get(), *replicas.more[w - 1], optimizer, int(w) * stage_count, stage_owner,
+                   rank, world, comm);
+    }
+  }
+  if (replicas.kept) {
+    // Every rank keeps gradients at the same instructions, so definedness agrees across ranks.
+    H5Handle kg = create_group(f, "kept");
+    for (size_t w = 0; w < replicas.kept->size(); ++w) {
+      H5Handle g = create_group(kg.get(), std::to_string(w));
+      for (size_t s = 0; s < (*replicas.kept)[w].size(); ++s) {
+        const Tensor& t = (*replicas.kept)[w][s];
+        if (t.defined())
+          write_rows(g.get(), std::to_string(s).c_str(), t.data(), t.numel(), rank, world, comm);
+      }
+    }
   }
   if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error("cannot flush " + path);
 }
@@ -290,6 +321,10 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   info.model = r.string_attr(f, "model");
   info.optimizer = r.string_attr(f, "optimizer");
   const int64_t stages = r.int_attr(f, "stages");
+  int64_t replicas = 1;  // absent: one replica (files of single-replica schedules)
+  if (H5Aexists(f, "replicas") > 0) replicas = r.int_attr(f, "replicas");
+  if (replicas < 1) r.fail("replicas", "header values out of range (corrupted file)");
+  info.replicas = int(replicas);
   if (info.step < 0 || info.world_size < 1 || stages < 1)
     r.fail("step", "header values out of range (corrupted file)");
   info.cuts = r.int_array_attr(f, "cuts");
@@ -305,21 +340,16 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   return info;
 }
 
-void load_checkpoint(const std::string& path, Model& model, Optimizer& optimizer, int rank) {
-  CheckpointInfo info = read_checkpoint_info(path);
-  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
-  Reader r = open_reader(path);
-  if (info.stage_params.size() != model.stages.size())
-    r.fail("stages", "the checkpoint has " + std::to_string(info.stage_params.size()) +
-                         " stages, the deck's model and schedule.cuts give " +
-                         std::to_string(model.stages.size()));
-  if (info.model != model.graph.name)
-    r.fail("model", "the checkpoint is of model '" + info.model + "', the deck's model is '" +
-                        model.graph.name + "'");
+namespace {
+
+// Loads one replica's stages from `prefix` ("" or "/replicas/<w>"); optimizer key key_base + s.
+void load_stages(const Reader& r, const CheckpointInfo& info, const std::string& prefix,
+                 Model& model, Optimizer& optimizer, int key_base, int rank) {
   std::vector<float> scratch;
   for (size_t s = 0; s < model.stages.size(); ++s) {
     Stage& st = model.stages[s];
-    const std::string base = "/stages/" + std::to_string(s);
+    const int key = key_base + int(s);
+    const std::string base = prefix + "/stages/" + std::to_string(s);
     r.read_floats(base + "/values", scratch, st.param_count());
     if (st.param_count()) std::memcpy(st.values.data(), scratch.data(), scratch.size() * 4);
 
@@ -335,19 +365,82 @@ void load_checkpoint(const std::string& path, Model& model, Optimizer& optimizer
     if (nb)  // a rank of the new world takes the row of the old rank it stands in for
       std::memcpy(st.buffer_values.data(), scratch.data() + (rank % info.world_size) * nb, nb * 4);
 
-    optimizer.prepare(int(s), st.param_count());
+    optimizer.prepare(key, st.param_count());
     H5Handle og(H5Gopen2(r.file.get(), (base + "/optimizer").c_str(), H5P_DEFAULT), H5Gclose);
     if (!og.valid()) r.fail(base + "/optimizer", "missing group");
-    optimizer.set_step_count(int(s), r.int_attr(og.get(), "step_count"));
-    for (auto& [name, tensor] : optimizer.state(int(s))) {
-      const std::string key = base + "/optimizer/" + name;
-      if (H5Lexists(r.file.get(), key.c_str(), H5P_DEFAULT) <= 0)
-        r.fail(key, "missing dataset: the checkpoint was written with optimizer '" +
-                        info.optimizer + "'; the deck's optimizer needs '" + name + "'");
-      r.read_floats(key, scratch, tensor->numel());
+    optimizer.set_step_count(key, r.int_attr(og.get(), "step_count"));
+    for (auto& [name, tensor] : optimizer.state(key)) {
+      const std::string name_key = base + "/optimizer/" + name;
+      if (H5Lexists(r.file.get(), name_key.c_str(), H5P_DEFAULT) <= 0)
+        r.fail(name_key, "missing dataset: the checkpoint was written with optimizer '" +
+                             info.optimizer + "'; the deck's optimizer needs '" + name + "'");
+      r.read_floats(name_key, scratch, tensor->numel());
       std::memcpy(tensor->data(), scratch.data(), scratch.size() * 4);
     }
   }
+}
+
+bool has_link(const Reader& r, const std::string& name) {
+  return H5Lexists(r.file.get(), name.c_str(), H5P_DEFAULT) > 0;
+}
+
+// Kept local gradients: this rank's row, or (another world size) the rows' sum on rank 0.
+void load_kept(const Reader& r, const CheckpointInfo& info, const Model& model,
+               std::vector<std::vector<Tensor>>& kept, int rank, int world) {
+  std::vector<float> rows;
+  for (size_t w = 0; w < kept.size(); ++w)
+    for (size_t s = 0; s < kept[w].size(); ++s) {
+      const std::string group = "/kept/" + std::to_string(w);
+      const std::string name = group + "/" + std::to_string(s);
+      kept[w][s] = Tensor();
+      // Nothing kept yet when the checkpoint was written (H5Lexists needs every parent to exist).
+      if (!has_link(r, "/kept") || !has_link(r, group) || !has_link(r, name)) continue;
+      const int64_t n = model.stages[s].param_count();
+      H5Handle ds = r.open_dataset(name);
+      std::vector<hsize_t> d = r.dims(ds.get());
+      if (d.size() != 2 || int64_t(d[0]) != info.world_size || int64_t(d[1]) != n)
+        r.fail(name, "shape does not match the deck's model (" + std::to_string(n) +
+                         " gradient values per rank)");
+      rows.resize(d[0] * d[1]);
+      r.read_checked(name, H5T_NATIVE_FLOAT, rows.data(), rows.size() * 4, info.world_size);
+      Tensor t = Tensor::empty({n});
+      t.fill(0.0f);
+      float* out = t.data();
+      if (world == info.world_size) {
+        std::memcpy(out, rows.data() + int64_t(rank) * n, size_t(n) * 4);
+      } else if (rank == 0) {
+        for (int64_t row = 0; row < info.world_size; ++row)
+          for (int64_t i = 0; i < n; ++i) out[i] += rows[row * n + i];
+      }
+      kept[w][s] = std::move(t);
+    }
+}
+
+}  // namespace
+
+void load_checkpoint(const std::string& path, Model& model, Optimizer& optimizer, int rank,
+                     const ReplicaState& replicas, int world) {
+  CheckpointInfo info = read_checkpoint_info(path);
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  Reader r = open_reader(path);
+  if (info.stage_params.size() != model.stages.size())
+    r.fail("stages", "the checkpoint has " + std::to_string(info.stage_params.size()) +
+                         " stages, the deck's model and schedule.cuts give " +
+                         std::to_string(model.stages.size()));
+  if (info.model != model.graph.name)
+    r.fail("model", "the checkpoint is of model '" + info.model + "', the deck's model is '" +
+                        model.graph.name + "'");
+  const int want = int(replicas.more.size()) + 1;
+  if (info.replicas != want)
+    r.fail("schedule.kind", "the checkpoint holds " + std::to_string(info.replicas) +
+                                " model replica(s) per rank (schedule '" + info.schedule +
+                                "'), the deck's schedule needs " + std::to_string(want));
+  load_stages(r, info, "", model, optimizer, 0, rank);
+  const int stage_count = int(model.stages.size());
+  for (size_t w = 1; w <= replicas.more.size(); ++w)
+    load_stages(r, info, "/replicas/" + std::to_string(w), *replicas.more[w - 1], optimizer,
+                int(w) * stage_count, rank);
+  if (replicas.kept) load_kept(r, info, model, *replicas.kept, rank, world);
 }
 
 }  // namespace wt

@@ -9,6 +9,11 @@
 //   /stages/<s>/buffers           float[W, nb]   non-trained state (batchnorm running stats),
 //                                                one row per rank: ranks see different samples
 //   /stages/<s>/optimizer/<name>  float[n]       optimizer state; attr step_count
+// With several model replicas per rank (ticktock: one per wave; attr replicas = R > 1), replica
+// w >= 1 is stored the same way under /replicas/<w>/stages/<s>/..., its optimizer state being
+// the optimizer's stage key w * stages + s, and each wave's kept local gradient (Wavelet Eq. 1,
+// carried from one step to the next) as
+//   /kept/<w>/<s>                 float[W, n]    one row per rank (absent before the first step)
 // Every dataset carries a `checksum` attribute (FNV-1a over its bytes), so a corrupted file is
 // rejected instead of silently loaded.
 //
@@ -42,21 +47,33 @@ struct CheckpointInfo {
   std::vector<int64_t> stage_params;  // parameters per stage
   std::vector<int64_t> cuts;
   std::string deck_toml;
+  int replicas = 1;  // model replicas per rank
+};
+
+// What a rank holds beyond replica 0 when a schedule runs several replicas (ticktock).
+struct ReplicaState {
+  std::vector<Model*> more;  // replicas 1..R-1, built like replica 0
+  // [replica][stage]: each wave's kept local gradient (undefined until first kept); may be null
+  std::vector<std::vector<Tensor>>* kept = nullptr;
 };
 
 // Writes `path` (the caller renames it into place). stage_owner[s]: the world rank whose copy of
 // stage s is authoritative. Collective over `comm`; throws std::runtime_error on I/O failure.
 void write_checkpoint(const std::string& path, const CheckpointInfo& info, Model& model,
-                      Optimizer& optimizer, const std::vector<int>& stage_owner, MPI_Comm comm);
+                      Optimizer& optimizer, const std::vector<int>& stage_owner, MPI_Comm comm,
+                      const ReplicaState& replicas = {});
 
 // Reads the header. Throws wt::InputError naming the file and the dataset/attribute when the
 // file is not a readable wavetrain checkpoint. Not collective.
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
 // Loads parameters, buffers (row `rank` mod the writer's world size) and optimizer state into
-// `model`/`optimizer`, after checking that they match the checkpoint. Throws wt::InputError on
-// any mismatch, missing dataset or checksum failure; the model may then be partly overwritten.
-// Not collective.
-void load_checkpoint(const std::string& path, Model& model, Optimizer& optimizer, int rank);
+// `model`/`optimizer` (and every replica of `replicas`), after checking that they match the
+// checkpoint. Kept gradients: on the writer's world size each rank takes its own row; on another
+// one rank 0 takes the sum of the rows and the others zeros, which leaves the allreduced Eq. 1
+// update the same up to float rounding. Throws wt::InputError on any mismatch, missing dataset
+// or checksum failure; the model may then be partly overwritten. Not collective.
+void load_checkpoint(const std::string& path, Model& model, Optimizer& optimizer, int rank,
+                     const ReplicaState& replicas = {}, int world = 1);
 
 }  // namespace wt

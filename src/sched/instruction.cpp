@@ -85,10 +85,6 @@ std::string Instruction::str() const {
       if (labels_only) s += " labels";
       break;
     case OpCode::Forward:
-      add("stage", stage);
-      add("slot", slot);
-      if (batch >= 0) add("batch", batch);
-      break;
     case OpCode::Backward:
       add("stage", stage);
       add("slot", slot);

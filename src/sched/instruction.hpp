@@ -10,8 +10,9 @@ namespace wt {
 
 enum class OpCode {
   LoadBatch,  // slot <- part `part` of `parts` of global batch `batch` of this step
-  Forward,    // stage on slot (the last stage includes the loss)
-  Backward,   // stage on slot, nodes [node_begin, node_end) in reverse order
+  Forward,    // stage on slot (the last stage includes the loss); nodes [node_begin, node_end)
+              // in order if given
+  Backward,   // stage on slot, nodes [node_begin, node_end) in reverse order if given
   AllReduce,  // start summing the gradients of nodes [node_begin, node_end) of stage over group;
               // completes `event`
   Wait,       // block this stream until `event` has completed

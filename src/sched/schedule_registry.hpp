@@ -17,6 +17,9 @@ struct StageInfo {
   std::vector<int64_t> node_param_bytes;  // per node of the stage
   int64_t in_bytes_per_sample = 0;        // activation entering the stage (0 for the first)
   int64_t out_bytes_per_sample = 0;       // activation leaving it (0 for the last)
+  // Per node of the stage, per sample: bytes of its output, held from its forward to its backward
+  // (empty: unknown, every node counts the same).
+  std::vector<int64_t> node_activation_bytes = {};
 };
 
 struct ScheduleInput {

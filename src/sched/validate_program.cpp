@@ -96,13 +96,9 @@ class Checker {
           if (it == slot_batch.end()) bad("slot used before it is loaded or received");
           const auto key =
               std::make_tuple(ins.stage, it->second.batch, it->second.part, it->second.parts);
-          if (ins.op == OpCode::Forward) {
-            ++forwards_[key];
-          } else {
-            const int b = ins.node_begin < 0 ? -1 : ins.node_begin;
-            const int e = ins.node_end < 0 ? -1 : ins.node_end;
-            backward_ranges_[key].push_back({b, e});
-          }
+          const int b = ins.node_begin < 0 ? -1 : ins.node_begin;
+          const int e = ins.node_end < 0 ? -1 : ins.node_end;
+          (ins.op == OpCode::Forward ? forward_ranges_ : backward_ranges_)[key].push_back({b, e});
         }
         if (completes_event(ins.op)) {
           if (ins.event < 0 || ins.event >= p_.events || !completed.insert(ins.event).second)
@@ -149,38 +145,44 @@ class Checker {
              ": its communication could outlive the step");
   }
 
+  // Node coverage of the forward or backward passes of one (stage, batch part): each node of the
+  // stage exactly once, whether by one whole-stage pass or by node ranges.
+  void check_nodes(const std::string& name, const char* pass,
+                   const std::vector<std::pair<int, int>>& ranges) const {
+    std::map<int, int> covered;
+    for (auto [b, e] : ranges) {
+      if (b < 0 || e < 0) {
+        covered[-1]++;
+        continue;
+      }
+      for (int n = b; n < e; ++n) covered[n]++;
+    }
+    if (covered.count(-1) && covered.size() > 1)
+      fail(name + ": whole-stage and partial " + pass + " passes overlap");
+    for (const auto& [n, c] : covered)
+      if (c != 1)
+        fail(name + (n < 0 ? std::string(": ") : ": node " + std::to_string(n) + " ") + pass + " " +
+             std::to_string(c) + " times");
+  }
+
   // Every part of every global batch goes through every stage forward once and backward once.
   void check_coverage() const {
     std::map<std::pair<int, int>, std::map<int, std::set<int>>> parts_seen;  // (stage,batch)->P
-    for (const auto& [key, count] : forwards_) {
+    for (const auto& [key, forward] : forward_ranges_) {
       const auto [stage, batch, part, parts] = key;
       const std::string name = "stage " + std::to_string(stage) + " batch " +
                                std::to_string(batch) + " part " + std::to_string(part) + "/" +
                                std::to_string(parts);
       if (batch < 0 || batch >= p_.global_batches || parts < 1 || part < 0 || part >= parts)
         fail(name + ": batch or part out of range");
-      if (count != 1) fail(name + ": forward " + std::to_string(count) + " times");
+      check_nodes(name, "forward", forward);
       parts_seen[{stage, batch}][parts].insert(part);
       auto it = backward_ranges_.find(key);
       if (it == backward_ranges_.end()) fail(name + ": forward without backward");
-      // Node coverage of the backward passes: each node of the stage exactly once.
-      std::map<int, int> covered;
-      for (auto [b, e] : it->second) {
-        if (b < 0) b = 0, e = -1;  // whole stage
-        if (e < 0) {
-          covered[-1]++;
-          continue;
-        }
-        for (int n = b; n < e; ++n) covered[n]++;
-      }
-      for (const auto& [n, c] : covered)
-        if (c != 1)
-          fail(name + ": node " + std::to_string(n) + " backward " + std::to_string(c) + " times");
-      if (covered.count(-1) && covered.size() > 1)
-        fail(name + ": whole-stage and partial backward passes overlap");
+      check_nodes(name, "backward", it->second);
     }
     for (const auto& [key, ranges] : backward_ranges_)
-      if (!forwards_.count(key))
+      if (!forward_ranges_.count(key))
         fail("stage " + std::to_string(std::get<0>(key)) + ": backward without forward");
     for (int stage = 0; stage < stages_; ++stage)
       for (int batch = 0; batch < p_.global_batches; ++batch) {
@@ -281,7 +283,8 @@ class Checker {
 
   const Program& p_;
   int stages_;
-  std::map<std::tuple<int, int, int, int>, int> forwards_;  // (stage, batch, part, parts)
+  // (stage, batch, part, parts) -> node ranges of its passes ({-1, -1}: the whole stage)
+  std::map<std::tuple<int, int, int, int>, std::vector<std::pair<int, int>>> forward_ranges_;
   std::map<std::tuple<int, int, int, int>, std::vector<std::pair<int, int>>> backward_ranges_;
   std::map<std::pair<int, int>, std::vector<const Instruction*>> collectives_;  // (rank, group)
   std::map<Channel, std::vector<Located>> sends_, recvs_;

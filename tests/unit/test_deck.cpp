@@ -129,6 +129,8 @@ TEST_F(DeckTest, WrongTypes) {
   expect_error(deck("[schedule]\ncuts = [3, \"x\"]\n"), 6, "schedule.cuts",
                {"array of integers, found a string"});
   expect_error(deck("[run]\nname = 5\n"), 6, "run.name", {"must be a string"});
+  expect_error(deck("[schedule]\nwave_offset = \"no\"\n"), 6, "schedule.wave_offset",
+               {"true or false"});
 }
 
 TEST_F(DeckTest, OutOfRangeValuesSayWhatIsAllowed) {
@@ -169,6 +171,11 @@ TEST_F(DeckTest, CrossKeyRules) {
                {"> trace.start_step"});
   expect_error(deck("[optimizer]\nlr = 0.01\n[lr_schedule]\nkind = \"cosine\"\nmin_lr = 0.1\n"), 9,
                "lr_schedule.min_lr", {"<= optimizer.lr"});
+  // Only ticktock has two waves whose offset could be switched off.
+  expect_error(deck("[schedule]\nkind = \"gang\"\nwave_offset = false\n"), 7,
+               "schedule.wave_offset", {"needs schedule.kind = \"ticktock\"", "got \"gang\""});
+  EXPECT_FALSE(parse_deck(deck("[schedule]\nkind = \"ticktock\"\nwave_offset = false\n"), {})
+                   .schedule.wave_offset);
 }
 
 TEST_F(DeckTest, SyntaxErrorGivesTheLine) {
