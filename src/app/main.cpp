@@ -18,6 +18,7 @@
 #include "app/stall_watch.hpp"
 #include "app/trainer.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "comm/open_mpi_defaults.hpp"
 #include "deck/deck_parser.hpp"
 #include "deck/input_error.hpp"
 #include "exec/nonfinite_guard.hpp"
@@ -103,6 +104,7 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   // At once: a scheduler's SIGTERM/SIGUSR1 during start-up must not kill the rank outright.
   wt::install_stop_signal_handlers();
+  wt::apply_open_mpi_defaults();  // read by MPI_Init
   int provided = 0;
   // The data preloader is a second thread, but only the main thread calls MPI.
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
