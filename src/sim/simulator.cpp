@@ -118,15 +118,18 @@ class Simulation {
     return begin + cost;
   }
 
-  // A transfer among `ranks` that may start at `ready`: it waits for every member's link (or
-  // compute engine, on hosts) and occupies them for `cost`.
+  // A transfer among `ranks` that may start at `ready`: it waits for every member's link and
+  // occupies them for `cost`. Where communication uses compute (host MPI over shared memory), the
+  // cores also spend `cost` copying: it is interleaved with their compute (the executor polls
+  // between layers), so it delays their next compute instead of waiting for the current one.
   double run_transfer(const std::vector<int>& ranks, double ready, double cost) {
-    std::vector<double>& engine = costs_.device().comm_uses_compute ? compute_free_ : link_free_;
     double begin = ready;
-    for (int r : ranks) begin = std::max(begin, engine[r]);
+    for (int r : ranks) begin = std::max(begin, link_free_[r]);
     for (int r : ranks) {
-      engine[r] = begin + cost;
+      link_free_[r] = begin + cost;
       result_.comm_s[r] += cost;
+      if (costs_.device().comm_uses_compute)
+        compute_free_[r] = std::max(compute_free_[r], begin) + cost;
     }
     return begin + cost;
   }
