@@ -39,6 +39,17 @@ sim --ranks 2 --device v100 --set 'schedule.kind="waves"' --simulate-trace "$dir
 "$WT_PYTHON" "$WT_SOURCE_DIR/analysis/timeline.py" "$dir/sim.h5" -o "$dir/t.png" > /dev/null
 [[ -s "$dir/t.png" ]] || fail "timeline of the simulated trace not drawn"
 
+# This machine as a device file (tools/probe_device) and measured layer times from the profiling
+# step of a real 2-rank run: the simulation then uses both.
+mpiexec -n 2 "$WT_BINARY_DIR/probe_device" > "$dir/host.toml"
+mpiexec -n 2 "$WAVETRAIN" "$deck" --set "data.path=\"$data\"" --set 'schedule.kind="waves"' \
+  --set train.eval_every_epoch=false --steps 1 --quiet --run-dir "$dir/run" > /dev/null
+[[ -f "$dir/run/profile.h5" ]] || fail "the 2-rank waves run wrote no profile.h5"
+sim --ranks 2 --device "$dir/host.toml" --profile "$dir/run/profile.h5" \
+  --set 'schedule.kind="pipeline"' > "$dir/measured.txt"
+grep -q "layer times: measured profile $dir/run/profile.h5" "$dir/measured.txt" &&
+  grep -q "rank(s) of this_machine" "$dir/measured.txt" || fail "$(cat "$dir/measured.txt")"
+
 # Bad input: exit 2, one message naming what is wrong.
 expect_error() {  # pattern, command...
   local pattern=$1; shift
@@ -51,6 +62,8 @@ printf 'base = "v100"\n\npeak_flop = 1e12\n' > "$dir/bad.toml"
 expect_error "bad.toml:3: peak_flop: unknown key" sim --ranks 2 --device "$dir/bad.toml"
 printf 'efficiency = "high"\n' > "$dir/bad.toml"
 expect_error "bad.toml:1: efficiency: must be a non-negative number" sim --ranks 2 --device "$dir/bad.toml"
+expect_error "profile.h5: --profile: " "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashion_mlp.toml" \
+  --set "data.path=\"$data\"" --simulate --ranks 2 --device v100 --profile "$dir/run/profile.h5"
 expect_error "command line: --device: --simulate needs" sim --ranks 2
 expect_error "only applies with --simulate" "$WAVETRAIN" "$deck" --device v100
 echo "simulate: ok"
