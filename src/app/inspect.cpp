@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/text_format.hpp"
 #include "deck/input_error.hpp"
 #include "exec/schedule_input.hpp"
 #include "model/model.hpp"
@@ -18,12 +19,6 @@
 namespace wt {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // The model cut as the deck's schedule would cut it on `ranks` ranks, with the run directory's
 // cached layer profile (or one measured now; nothing is written).
@@ -160,7 +155,7 @@ void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
                     static_cast<long long>(st.node_count[n - st.node_begin]),
                     node.layer->flops_per_sample() / 1e6,
                     shape_numel(node.out_shape) * 4.0 / 1024.0,
-                    timed ? fmt("%.3f", plan.node_seconds[n] * 1e3).c_str() : "");
+                    timed ? format_number("%.3f", plan.node_seconds[n] * 1e3).c_str() : "");
       out << line;
     }
   }
@@ -185,9 +180,10 @@ void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
         (st.node_end - st.node_begin > 1 ? ".." + nodes[st.node_end - 1].name : std::string());
     std::snprintf(
         line, sizeof line, "%-6zu %-8s %-26s %10s %12.2f %12lld %10.2f %16s\n", s, range.c_str(),
-        names.c_str(), timed ? fmt("%.2f", seconds * 1e3).c_str() : "", flops / 1e6,
+        names.c_str(), timed ? format_number("%.2f", seconds * 1e3).c_str() : "", flops / 1e6,
         static_cast<long long>(st.param_count()), st.param_count() * 4.0 / 1048576.0,
-        last ? "-" : fmt("%.0f", shape_numel(nodes[st.node_end - 1].out_shape) * 4.0).c_str());
+        last ? "-"
+             : format_number("%.0f", shape_numel(nodes[st.node_end - 1].out_shape) * 4.0).c_str());
     out << line;
   }
   double max_cost = 0, sum = 0;
@@ -197,7 +193,7 @@ void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
   }
   const double mean = sum / double(cost.size());
   out << "imbalance (max/mean stage " << (timed ? "time" : "FLOPs")
-      << "): " << fmt("%.3f", mean > 0 ? max_cost / mean : 1.0) << "\n";
+      << "): " << format_number("%.3f", mean > 0 ? max_cost / mean : 1.0) << "\n";
 }
 
 void show_schedule(const RunConfig& config, int ranks, const std::string& run_dir,

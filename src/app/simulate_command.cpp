@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "app/text_format.hpp"
 #include "deck/input_error.hpp"
 #include "exec/schedule_input.hpp"
 #include "io/trace_writer.hpp"
@@ -18,12 +19,6 @@ namespace wt {
 
 namespace {
 
-std::string format(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 std::string human_bytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
@@ -31,21 +26,21 @@ std::string human_bytes(double b) {
     b /= 1024;
     ++u;
   }
-  return format(u == 0 ? "%.0f" : "%.1f", b) + " " + units[u];
+  return format_number(u == 0 ? "%.0f" : "%.1f", b) + " " + units[u];
 }
 
 std::string human_seconds(double s) {
-  if (s >= 1) return format("%.3f s", s);
-  if (s >= 1e-3) return format("%.2f ms", s * 1e3);
-  return format("%.1f us", s * 1e6);
+  if (s >= 1) return format_number("%.3f s", s);
+  if (s >= 1e-3) return format_number("%.2f ms", s * 1e3);
+  return format_number("%.1f us", s * 1e6);
 }
 
 void print_rank_row(std::ostream& out, const std::string& label, double compute, double comm,
                     double step, double peak, int64_t memory) {
   out << "  " << label << std::string(std::max<size_t>(1, 10 - label.size()), ' ')
-      << format("%8.1f%%", 100 * compute / step) << format("%9.1f%%", 100 * comm / step) << "   "
-      << human_bytes(peak);
-  if (memory > 0) out << format("  (%.0f%% of the device)", 100 * peak / double(memory));
+      << format_number("%8.1f%%", 100 * compute / step)
+      << format_number("%9.1f%%", 100 * comm / step) << "   " << human_bytes(peak);
+  if (memory > 0) out << format_number("  (%.0f%% of the device)", 100 * peak / double(memory));
   out << "\n";
 }
 
@@ -132,13 +127,13 @@ void run_simulate_command(const RunConfig& config, const SimulateRequest& reques
       << " per node), " << stages << " stage(s)\n";
   out << "  layer times: "
       << (costs.profiled() ? "measured profile " + request.profile
-                           : "roofline (" + format("%.1f", device.peak_flops * 1e-12) +
-                                 " TFLOP/s x " + format("%.2f", device.efficiency) + ", " +
-                                 format("%.0f", device.memory_bandwidth * 1e-9) + " GB/s)")
+                           : "roofline (" + format_number("%.1f", device.peak_flops * 1e-12) +
+                                 " TFLOP/s x " + format_number("%.2f", device.efficiency) + ", " +
+                                 format_number("%.0f", device.memory_bandwidth * 1e-9) + " GB/s)")
       << "\n";
   out << "  step: " << human_seconds(r.step_s) << " for " << r.samples_per_step << " samples ("
       << program.global_batches << " global batch(es) of " << config.train.global_batch << ")\n";
-  out << "  throughput: " << format("%.1f", r.samples_per_s()) << " samples/s\n";
+  out << "  throughput: " << format_number("%.1f", r.samples_per_s()) << " samples/s\n";
   out << "  rank      compute      link   peak memory\n";
   const int world = program.world_size;
   if (world <= 16) {

@@ -84,8 +84,7 @@ double CostModel::node_backward_s(int node, int64_t samples) const {
 double CostModel::forward_s(int stage, int node_begin, int node_end, int64_t samples) const {
   range(stage, &node_begin, &node_end);
   double t = 0;
-  for (int n = node_begin; n < node_end; ++n)
-    t += node_forward_s(n, samples);
+  for (int n = node_begin; n < node_end; ++n) t += node_forward_s(n, samples);
   return t;
 }
 
@@ -138,10 +137,14 @@ bool CostModel::crosses_nodes(const std::vector<int>& group) const {
   return false;
 }
 
+CostModel::Link CostModel::link(const std::vector<int>& ranks) const {
+  return crosses_nodes(ranks) ? Link{device_.inter_alpha_s, device_.inter_bytes_per_s}
+                              : Link{device_.intra_alpha_s, device_.intra_bytes_per_s};
+}
+
 double CostModel::message_s(int64_t bytes, int from, int to) const {
-  const bool inter = crosses_nodes({from, to});
-  return inter ? device_.inter_alpha_s + double(bytes) / device_.inter_bytes_per_s
-               : device_.intra_alpha_s + double(bytes) / device_.intra_bytes_per_s;
+  const Link l = link({from, to});
+  return l.alpha_s + double(bytes) / l.bytes_per_s;
 }
 
 // Ring algorithms, as NCCL runs them for large messages: an allreduce moves 2(p-1)/p of the
@@ -150,19 +153,15 @@ double CostModel::message_s(int64_t bytes, int from, int to) const {
 double CostModel::allreduce_s(int64_t bytes, const std::vector<int>& group) const {
   const double p = double(group.size());
   if (p <= 1) return 0;
-  const bool inter = crosses_nodes(group);
-  const double alpha = inter ? device_.inter_alpha_s : device_.intra_alpha_s;
-  const double beta = inter ? device_.inter_bytes_per_s : device_.intra_bytes_per_s;
-  return 2 * (p - 1) * alpha + 2 * (p - 1) / p * double(bytes) / beta;
+  const Link l = link(group);
+  return 2 * (p - 1) * l.alpha_s + 2 * (p - 1) / p * double(bytes) / l.bytes_per_s;
 }
 
 double CostModel::broadcast_s(int64_t bytes, const std::vector<int>& group) const {
   const double p = double(group.size());
   if (p <= 1) return 0;
-  const bool inter = crosses_nodes(group);
-  const double alpha = inter ? device_.inter_alpha_s : device_.intra_alpha_s;
-  const double beta = inter ? device_.inter_bytes_per_s : device_.intra_bytes_per_s;
-  return (p - 1) * alpha + double(bytes) / beta;
+  const Link l = link(group);
+  return (p - 1) * l.alpha_s + double(bytes) / l.bytes_per_s;
 }
 
 }  // namespace wt

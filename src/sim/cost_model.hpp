@@ -50,6 +50,10 @@ class CostModel {
   double node_backward_s(int node, int64_t samples) const;
   void range(int stage, int* begin, int* end) const;
   bool crosses_nodes(const std::vector<int>& group) const;
+  struct Link {
+    double alpha_s, bytes_per_s;
+  };
+  Link link(const std::vector<int>& ranks) const;  // the slowest link among `ranks`
 
   DeviceModel device_;
   const LayerProfile* profile_;
