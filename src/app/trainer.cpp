@@ -12,6 +12,7 @@
 #include "app/run_control.hpp"
 #include "app/run_log.hpp"
 #include "app/stage_choice.hpp"
+#include "app/text_format.hpp"
 #include "data/batch_sampler.hpp"
 #include "data/dataset_batch_source.hpp"
 #include "data/dataset_reader.hpp"
@@ -358,9 +359,13 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
             << ",\n  \"peak_device_mb\": " << device_allocator().stats().peak_reserved / 1048576.0
             << "\n}\n";
   }
-  log.line("wavetrain: done: %lld steps in %s, median %.0f samples/s, final test accuracy %.4f",
-           (long long)total_steps, format_duration(result.wall_s).c_str(),
-           result.samples_per_s_median, result.test_accuracy);
+  // test_accuracy stays negative when no evaluation ran (train.eval_every_epoch = false).
+  const std::string final_eval =
+      result.test_accuracy < 0
+          ? std::string("no test evaluation (train.eval_every_epoch = false)")
+          : "final test accuracy " + format_number("%.4f", result.test_accuracy);
+  log.line("wavetrain: done: %lld steps in %s, median %.0f samples/s, %s", (long long)total_steps,
+           format_duration(result.wall_s).c_str(), result.samples_per_s_median, final_eval.c_str());
   return result;
 }
 
