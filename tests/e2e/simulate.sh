@@ -37,7 +37,11 @@ grep -q "1024 rank(s) of a100" "$dir/big.txt" && grep -q "^  max " "$dir/big.txt
 # The simulated step as a trace: the timeline and memory scripts draw it.
 sim --ranks 2 --device v100 --set 'schedule.kind="waves"' --simulate-trace "$dir/sim.h5" > /dev/null
 "$WT_PYTHON" "$WT_SOURCE_DIR/analysis/timeline.py" "$dir/sim.h5" -o "$dir/t.png" > /dev/null
-[[ -s "$dir/t.png" ]] || fail "timeline of the simulated trace not drawn"
+"$WT_PYTHON" "$WT_SOURCE_DIR/analysis/memory.py" "$dir/sim.h5" -o "$dir/m.png" > "$dir/mem.txt"
+[[ -s "$dir/t.png" && -s "$dir/m.png" ]] || fail "the simulated trace was not drawn"
+# The memory over time peaks where the simulation's report says.
+peak=$(awk '$1 == "0" {print $2; exit}' "$dir/mem.txt")
+[[ -n "$peak" ]] && awk -v p="$peak" 'BEGIN { exit !(p > 0) }' || fail "no memory: $(cat "$dir/mem.txt")"
 
 # This machine as a device file (tools/probe_device) and measured layer times from the profiling
 # step of a real 2-rank run: the simulation then uses both.
