@@ -67,17 +67,20 @@ class Simulation {
   };
 
   // Parameters, gradients and optimizer state of every (replica, stage) a rank steps stay
-  // resident all step.
+  // resident all step, and so do the wave gradients tick-tock keeps for the other wave.
   void add_resident_weights() {
     for (int r = 0; r < world_; ++r) {
-      std::map<std::pair<int, int>, bool> stepped;
+      std::map<std::pair<int, int>, bool> stepped, kept;
       for (const auto& stream : p_.ranks[r].streams)
-        for (const Instruction& ins : stream)
+        for (const Instruction& ins : stream) {
           if (ins.op == OpCode::Step) stepped[{ins.replica, ins.stage}] = true;
+          if (ins.op == OpCode::KeepGradient) kept[{ins.replica, ins.stage}] = true;
+        }
       int64_t bytes = 0;
       for (const auto& [key, unused] : stepped)
         bytes += costs_.param_bytes(key.second) + costs_.grad_bytes(key.second) +
                  costs_.optimizer_bytes(key.second);
+      for (const auto& [key, unused] : kept) bytes += costs_.grad_bytes(key.second);
       memory_delta(r, 0.0, bytes);
     }
   }
