@@ -39,6 +39,8 @@ TEST(StallDetector, RequestIsMarkedUntilItCompletes) {
   EXPECT_EQ(h.step, 41);
   ASSERT_TRUE(board.find(1, &h));
   EXPECT_EQ(h.op, wt::CommOp::None);
+  // Both ranks have looked before rank 1 posts: otherwise rank 0 could see rank 1's mark already.
+  MPI_Barrier(MPI_COMM_WORLD);
   if (me == 1) req = comm.iallreduce_sum(x, 4, 0);
   req->wait();
   EXPECT_EQ(x[3], 1.0f);
