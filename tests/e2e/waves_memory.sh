@@ -11,6 +11,9 @@
 #    each stage once per step), a waves rank holds 6 of the 8 stage buffers (values, grads).
 # 2. Out of memory for real: with device.memory_limit halfway between the two peaks, waves
 #    finishes while gang exits 3 with the out-of-memory message.
+# 3. Checkpoints when ranks hold only their own stages (AdamW: the optimizer state lives with the
+#    owner only): 3 steps, --restart to 6, and every loss equals an uninterrupted 6-step run's,
+#    to all 17 digits.
 source "$(dirname "$0")/lib/common.bash"
 /usr/bin/python3 -c "import h5py, numpy" 2>/dev/null ||
   fail "python3-h5py/python3-numpy are missing (tools/setup.sh installs them)"
@@ -105,3 +108,18 @@ mpiexec -n 4 --oversubscribe "$WAVETRAIN" "${common[@]}" "${gang[@]}" \
 grep -E "out of device memory: requested [0-9]+ bytes with [0-9]+ in use of a $budget-byte limit \(device.memory_limit\)" \
   "$dir/budget_gang.txt" > /dev/null || fail "no clear out-of-memory message: $(tail -5 "$dir/budget_gang.txt")"
 echo "waves fits in $budget bytes on 4 ranks, gang (whole model per rank) exits 3"
+
+ckpt=("$WT_SOURCE_DIR/inputs/fashion_mlp.toml" --quiet --set "data.path=\"$data\""
+  --set "model.file=\"$dir/mlp_wide.toml\"" --set 'optimizer.kind="adamw"' --set optimizer.lr=0.001
+  --set train.eval_every_epoch=false --set train.log_every_steps=1 "${waves[@]}")
+mpiexec -n 4 --oversubscribe "$WAVETRAIN" "${ckpt[@]}" --steps 6 --run-dir "$dir/full" ||
+  fail "uninterrupted waves run failed"
+mpiexec -n 4 --oversubscribe "$WAVETRAIN" "${ckpt[@]}" --steps 3 --run-dir "$dir/cut" ||
+  fail "first half failed"
+mpiexec -n 4 --oversubscribe "$WAVETRAIN" "${ckpt[@]}" --steps 6 --restart --run-dir "$dir/cut" ||
+  fail "resumed half failed"
+losses() { awk -F, '$1=="train" { print $2, $4 }' "$1/metrics.csv"; }
+[[ $(losses "$dir/full" | wc -l) == 6 ]] || fail "expected 6 loss rows: $(losses "$dir/full")"
+diff <(losses "$dir/full") <(losses "$dir/cut") ||
+  fail "the resumed waves run's losses differ from the uninterrupted run's"
+echo "waves on 4 ranks resumes from its checkpoint with bitwise identical losses"
