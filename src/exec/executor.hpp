@@ -8,10 +8,10 @@
 
 #include "comm/communicator.hpp"
 #include "exec/batch_source.hpp"
-#include "exec/stage_residency.hpp"
 #include "model/model.hpp"
 #include "ops/host/optimizers.hpp"
 #include "sched/instruction.hpp"
+#include "sched/stage_residency.hpp"
 
 namespace wt {
 

@@ -1,12 +1,12 @@
-// Which stages a rank holds, read from its instructions (exec/stage_residency.hpp), for each
+// Which stages a rank holds, read from its instructions (sched/stage_residency.hpp), for each
 // generator; and a replay of a waves program that counts the stage buffers a rank holds over the
 // step, so the saving of Wavelet §3.3 "Memory" is checked as data, without running any math.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "exec/stage_residency.hpp"
 #include "sched/schedule_registry.hpp"
+#include "sched/stage_residency.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "exec/stage_residency.hpp"
+#include "sched/stage_residency.hpp"
 
 namespace wt {
 
