@@ -127,8 +127,9 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   const std::vector<int> cuts =
       choose_stage_cuts(cfg, graph, ScheduleRegistry::stage_count(cfg.schedule.kind, comm.size()),
                         run_dir, options.restart || cfg.checkpoint.restart == "auto", comm, log);
-  Model model(std::move(graph), cuts);
-  model.init(cfg.run.seed);
+  // Storage deferred: the executor allocates only the stages this rank holds (a waves rank does
+  // not hold the whole model, not even while starting); init() follows it.
+  Model model(std::move(graph), cuts, StageStorage::Deferred);
 
   BatchSampler sampler(train_reader.size(), cfg.train.global_batch, cfg.run.seed, cfg.data.shuffle);
   DatasetBatchSource source(train_reader, sampler, cfg.train.global_batch, cfg.data.preload);
@@ -153,6 +154,7 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
     replica_ptrs.push_back(more_replicas.back().get());
   }
   Executor exec(model, comm, *optimizer, source, program, cfg.run.seed, replica_ptrs);
+  model.init(cfg.run.seed);
   NonFiniteGuard guard(cfg.failure.on_nonfinite);
   exec.set_step_guard([&guard](int64_t step, int stage, const Tensor& grads) {
     return guard.allow_step(step, stage, grads);
@@ -276,6 +278,7 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
       source.quiesce();           // HDF5 is used by one thread at a time
       exec.prepare_evaluation();  // model-parallel stages: every rank gets current weights
       StepStats e = evaluate_split(exec, test_reader, cfg.train.eval_batch, comm);
+      exec.finish_evaluation();  // back to holding only this rank's stages
       result.test_accuracy = e.samples ? e.correct / e.samples : 0;
       result.test_loss = e.samples ? e.loss_sum / e.samples : 0;
       // Per-token losses are means over tokens in nats; bits per token (per character for a

@@ -54,6 +54,15 @@ Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, Batch
   then_.resize(program_.events);
   check_stage_boundaries();
   consumers_ = model_.graph.consumers();
+  residency_ = plan_residency(program_, rank_, static_cast<int>(model_.stages.size()));
+  for (size_t r = 0; r < replicas_.size(); ++r)
+    for (size_t s = 0; s < model_.stages.size(); ++s) {
+      Stage& st = replicas_[r]->stages[s];
+      if (residency_.stages[r][s] == Residency::Held)
+        st.materialize_storage();
+      else
+        st.release_storage();  // borrowed ones arrive with their Broadcast
+    }
 
   // An AllReduce followed only by Waits, one of them on its own event, has nothing to overlap
   // with. With a single stream nothing else can run meanwhile either, so the blocking collective
@@ -113,6 +122,8 @@ StepStats Executor::run_step(int64_t step, double lr) {
         const double t0 = !observer_ ? 0 : wait_since_[s] >= 0 ? wait_since_[s] : now_seconds();
         wait_since_[s] = -1;
         execute(ins, step, lr, stats, may_block_[s][pos[s]] != 0);
+        if (residency_.release_values_after[s][pos[s]])  // a borrowed stage's last read for now
+          replica(ins).stages[ins.stage].release_values();
         if (observer_)
           observer_->executed(static_cast<int>(s), ins, t0, now_seconds(), bytes_moved(ins));
         ++pos[s];
@@ -146,6 +157,7 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       break;
     }
     case OpCode::Forward: {
+      require_values(ins);
       const Stage& st = model_.stages[ins.stage];
       const float scale = 1.0f / float(data_.global_batch() * program_.global_batches);
       const int b = ins.node_begin < 0 ? st.node_begin : ins.node_begin;
@@ -154,6 +166,8 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       break;
     }
     case OpCode::Backward: {
+      require_values(ins);
+      replica(ins).stages[ins.stage].materialize_grads();  // no-op unless borrowed and released
       const Stage& st = model_.stages[ins.stage];
       const int b = ins.node_begin < 0 ? st.node_begin : ins.node_begin;
       const int e = ins.node_end < 0 ? st.node_end : ins.node_end;
@@ -164,6 +178,7 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       Stage& st = replica(ins).stages[ins.stage];
       int64_t offset = 0, count = 0;
       st.span_of(ins.node_begin, ins.node_end, &offset, &count);
+      if (count > 0) st.materialize_grads();  // every member of the group takes part
       if (count == 0) {
         done_[ins.event] = 1;
       } else if (may_block) {
@@ -322,7 +337,20 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
   if (begin == 0) slot.input = Tensor();
 }
 
+void Executor::require_values(const Instruction& ins) {
+  const Stage& st = replica(ins).stages[ins.stage];
+  if (st.param_count() > 0 && !st.values.defined())
+    throw std::logic_error("schedule '" + program_.schedule + "' rank " + std::to_string(rank_) +
+                           ": " + ins.str() +
+                           " on a stage this rank does not hold (no Broadcast into it first)");
+}
+
 StepStats Executor::evaluate(const Tensor& inputs, const std::vector<int32_t>& labels) {
+  for (const Stage& st : model_.stages)
+    if (st.param_count() > 0 && !st.values.defined())
+      throw std::logic_error(
+          "evaluate(): this rank does not hold every stage; call "
+          "prepare_evaluation() first");
   StepStats stats;
   Slot slot;
   const size_t nodes = model_.graph.nodes.size();

@@ -11,6 +11,7 @@
 #include "model/model.hpp"
 #include "ops/host/optimizers.hpp"
 #include "sched/instruction.hpp"
+#include "sched/stage_residency.hpp"
 
 namespace wt {
 
@@ -36,21 +37,38 @@ class InstructionObserver {
 // gradient is still cleared). See NonFiniteGuard.
 using StepGuard = std::function<bool(int64_t step, int stage, const Tensor& grads)>;
 
+// Stage memory (see stage_residency.hpp): the executor holds a stage only while this rank's
+// instructions need it. Stages this rank Steps are held all run. A stage it never Steps but
+// receives by Broadcast (root != this rank) is borrowed: its values are materialized when this
+// rank issues that Broadcast and released after the last Forward/Backward on it before the next
+// one; its gradients are materialized (zeroed) by the first Backward or Reduce on it and
+// released once this rank's Reduce of them (root != this rank) has completed. Stages the rank's
+// program never names are released at construction. So under waves on N ranks a rank holds its
+// own stage, the stages whose forward..backward window is open and the prefetched one, instead
+// of all N; gang and ticktock hold everything, pipeline only the rank's own stage.
 class Executor {
  public:
   // more_replicas: the replicas beyond `model` that the program asks for (program.replicas - 1),
-  // built from the same graph and cuts; replica 0 is `model`, the one evaluate() uses.
+  // built from the same graph and cuts; replica 0 is `model`, the one evaluate() uses. Held
+  // stages are materialized (a Model built with StageStorage::Deferred gets its storage here; its
+  // init() may follow), the others released.
   Executor(Model& model, Communicator& comm, Optimizer& optimizer, BatchSource& data,
            Program program, uint64_t seed, std::vector<Model*> more_replicas = {});
   ~Executor();
 
   // Runs one step of the program with learning rate lr.
   StepStats run_step(int64_t step, double lr);
-  // Forward-only evaluation of one batch through every stage (all stages must be local).
+  // Forward-only evaluation of one batch through every stage (all stages must be local: after
+  // prepare_evaluation() when this rank does not hold them all).
   StepStats evaluate(const Tensor& inputs, const std::vector<int32_t>& labels);
-  // Collective: copies every stage that a single rank owns (steps) from its owner to all ranks,
-  // so that evaluate() sees current weights under model-parallel schedules. No-op otherwise.
+  // Collective: materializes every stage's values and copies every stage that a single rank owns
+  // (steps) from its owner to all ranks, so that evaluate() sees current weights under
+  // model-parallel schedules.
   void prepare_evaluation();
+  // Releases again the values prepare_evaluation() materialized for stages this rank does not
+  // hold (see above). Local; call when the evaluation is over.
+  void finish_evaluation();
+  Residency residency(int replica, int stage) const { return residency_.stages[replica][stage]; }
 
   const Program& program() const { return program_; }
   // nullptr detaches; unobserved execution reads no clock.
@@ -68,6 +86,8 @@ class Executor {
   void backward_nodes(Model& model, Slot& slot, int begin, int end);
   Model& replica(const Instruction& ins) { return *replicas_[ins.replica]; }
   void execute_gradient_exchange(const Instruction& ins);
+  // Throws if a Forward/Backward names a stage whose values this rank does not hold.
+  void require_values(const Instruction& ins);
   void poll();
   bool event_done(int event);
   int64_t bytes_moved(const Instruction& ins) const;
@@ -94,7 +114,8 @@ class Executor {
   // Per stream of this rank, per instruction: an AllReduce with nothing to overlap (see the
   // constructor), run as a blocking collective.
   std::vector<std::vector<char>> may_block_;
-  Tensor loss_seed_;  // d(loss)/d(loss) = 1, the gradient every backward pass starts from
+  ResidencyPlan residency_;  // which stages this rank holds, and when it drops borrowed ones
+  Tensor loss_seed_;         // d(loss)/d(loss) = 1, the gradient every backward pass starts from
   // Scratch argument lists, reused so a layer call allocates nothing on the host heap.
   std::vector<const Tensor*> in_scratch_;
   std::vector<Tensor> din_scratch_;

@@ -91,6 +91,7 @@ void Executor::execute_transfer(const Instruction& ins) {
       break;
     }
     case OpCode::Broadcast: {
+      st.materialize_values();  // a borrowed stage arrives here (no-op when held)
       std::unique_ptr<CommRequest> values, buffers;
       if (st.values.defined())
         values = comm_.ibroadcast(st.values.data(), st.values.numel(), ins.root, ins.group);
@@ -108,13 +109,20 @@ void Executor::execute_transfer(const Instruction& ins) {
       break;
     }
     case OpCode::Reduce: {
-      if (!st.grads.defined()) {
+      if (st.param_count() == 0) {
         done_[ins.event] = 1;
         break;
       }
+      st.materialize_grads();  // a borrowed stage this rank ran no Backward on adds zeros
       std::function<void()> then;
-      // A non-owner's gradients now live in the owner's sum; keep them from counting twice.
-      if (rank_ != ins.root) then = [&st] { st.grads.fill(0.0f); };
+      // A non-owner's gradients now live in the owner's sum; keep them from counting twice. A
+      // borrowed stage gives their memory back instead (materialized zeroed when next needed).
+      if (rank_ != ins.root) {
+        if (residency_.stages[ins.replica][ins.stage] == Residency::Borrowed)
+          then = [&st] { st.release_grads(); };
+        else
+          then = [&st] { st.grads.fill(0.0f); };
+      }
       start(ins.event, comm_.ireduce_sum(st.grads.data(), st.grads.numel(), ins.root, ins.group),
             Tensor(), std::move(then));
       break;
@@ -146,6 +154,7 @@ void Executor::check_stage_boundaries() const {
 }
 
 void Executor::prepare_evaluation() {
+  for (Stage& st : model_.stages) st.materialize_values();  // no-op for held stages
   if (comm_.size() == 1) return;
   for (size_t s = 0; s < model_.stages.size(); ++s) {
     std::set<int> owners;
@@ -160,6 +169,11 @@ void Executor::prepare_evaluation() {
     if (st.buffer_values.defined())
       comm_.broadcast(st.buffer_values.data(), st.buffer_values.numel(), *owners.begin(), 0);
   }
+}
+
+void Executor::finish_evaluation() {
+  for (size_t s = 0; s < model_.stages.size(); ++s)
+    if (residency_.stages[0][s] != Residency::Held) model_.stages[s].release_values();
 }
 
 }  // namespace wt

@@ -111,12 +111,20 @@ void write_stages(hid_t parent, Model& model, Optimizer& optimizer, int key_base
     write_rows(g.get(), "buffers", nb ? st.buffer_values.data() : nullptr, nb, rank, world, comm);
 
     H5Handle og = create_group(g.get(), "optimizer");
-    optimizer.prepare(key, st.param_count());  // the state names are the same on every rank
+    // Only the owner has (or gets) the stage's state: a rank that borrows stages must not
+    // allocate theirs just to name the datasets.
+    std::vector<std::pair<std::string, Tensor*>> state;
+    if (rank == owner) {
+      optimizer.prepare(key, st.param_count());
+      state = optimizer.state(key);
+    }
     int64_t steps = optimizer.step_count(key);
     MPI_Bcast(&steps, 1, MPI_INT64_T, owner, comm);
     h5_write_attr_int(og.get(), "step_count", steps);
-    for (auto& [name, tensor] : optimizer.state(key))
-      write_owned(og.get(), name.c_str(), tensor->data(), tensor->numel(), owner, rank, comm);
+    const std::vector<std::string> names = optimizer.state_names();
+    for (size_t i = 0; i < names.size(); ++i)
+      write_owned(og.get(), names[i].c_str(), rank == owner ? state.at(i).second->data() : nullptr,
+                  st.param_count(), owner, rank, comm);
   }
 }
 
@@ -350,8 +358,10 @@ void load_stages(const Reader& r, const CheckpointInfo& info, const std::string&
     Stage& st = model.stages[s];
     const int key = key_base + int(s);
     const std::string base = prefix + "/stages/" + std::to_string(s);
-    r.read_floats(base + "/values", scratch, st.param_count());
-    if (st.param_count()) std::memcpy(st.values.data(), scratch.data(), scratch.size() * 4);
+    r.read_floats(base + "/values", scratch, st.param_count());  // checked even when not kept
+    // A stage this rank does not hold (borrowed from its owner) gets the owner's values by
+    // Broadcast when it is next needed.
+    if (st.values.defined()) std::memcpy(st.values.data(), scratch.data(), scratch.size() * 4);
 
     const int64_t nb = st.buffer_values.defined() ? st.buffer_values.numel() : 0;
     H5Handle bds = r.open_dataset(base + "/buffers");
@@ -365,16 +375,21 @@ void load_stages(const Reader& r, const CheckpointInfo& info, const std::string&
     if (nb)  // a rank of the new world takes the row of the old rank it stands in for
       std::memcpy(st.buffer_values.data(), scratch.data() + (rank % info.world_size) * nb, nb * 4);
 
-    optimizer.prepare(key, st.param_count());
     H5Handle og(H5Gopen2(r.file.get(), (base + "/optimizer").c_str(), H5P_DEFAULT), H5Gclose);
     if (!og.valid()) r.fail(base + "/optimizer", "missing group");
-    optimizer.set_step_count(key, r.int_attr(og.get(), "step_count"));
-    for (auto& [name, tensor] : optimizer.state(key)) {
+    const std::vector<std::string> names = optimizer.state_names();
+    for (const std::string& name : names) {
       const std::string name_key = base + "/optimizer/" + name;
       if (H5Lexists(r.file.get(), name_key.c_str(), H5P_DEFAULT) <= 0)
         r.fail(name_key, "missing dataset: the checkpoint was written with optimizer '" +
                              info.optimizer + "'; the deck's optimizer needs '" + name + "'");
-      r.read_floats(name_key, scratch, tensor->numel());
+    }
+    // The optimizer state of a stage this rank does not hold stays with its owner.
+    if (!st.values.defined() && st.param_count() > 0) continue;
+    optimizer.prepare(key, st.param_count());
+    optimizer.set_step_count(key, r.int_attr(og.get(), "step_count"));
+    for (auto& [name, tensor] : optimizer.state(key)) {
+      r.read_floats(base + "/optimizer/" + name, scratch, tensor->numel());
       std::memcpy(tensor->data(), scratch.data(), scratch.size() * 4);
     }
   }

@@ -17,7 +17,31 @@ void Stage::span_of(int a, int b, int64_t* offset, int64_t* count) const {
   *count = hi - lo;
 }
 
-Model::Model(Graph g, const std::vector<int>& cuts) : graph(std::move(g)) {
+void Stage::materialize_values() {
+  if (values.defined() || param_total == 0) return;
+  values = Tensor::zeros({param_total});
+  for (size_t i = 0; i < params.size(); ++i)
+    params[i].value = values.slice(param_offsets[i], param_shapes[i]);
+}
+
+void Stage::materialize_grads() {
+  if (grads.defined() || param_total == 0) return;
+  grads = Tensor::zeros({param_total});
+  for (size_t i = 0; i < params.size(); ++i)
+    params[i].grad = grads.slice(param_offsets[i], param_shapes[i]);
+}
+
+void Stage::release_values() {
+  for (Param& p : params) p.value = Tensor();
+  values = Tensor();
+}
+
+void Stage::release_grads() {
+  for (Param& p : params) p.grad = Tensor();
+  grads = Tensor();
+}
+
+Model::Model(Graph g, const std::vector<int>& cuts, StageStorage storage) : graph(std::move(g)) {
   std::vector<int> bounds{0};
   for (int c : cuts) {
     if (c <= bounds.back() || c >= static_cast<int>(graph.nodes.size()))
@@ -40,10 +64,7 @@ Model::Model(Graph g, const std::vector<int>& cuts) : graph(std::move(g)) {
       st.node_count[n - st.node_begin] = total - st.node_offset[n - st.node_begin];
       for (const auto& b : graph.nodes[n].layer->buffer_specs()) total_buf += shape_numel(b.shape);
     }
-    if (total) {
-      st.values = Tensor::zeros({total});
-      st.grads = Tensor::zeros({total});
-    }
+    st.param_total = total;
     if (total_buf) st.buffer_values = Tensor::zeros({total_buf});
     int64_t off = 0, off_buf = 0;
     // Reserve so Param pointers stay valid.
@@ -57,8 +78,9 @@ Model::Model(Graph g, const std::vector<int>& cuts) : graph(std::move(g)) {
     for (int n = st.node_end - 1; n >= st.node_begin; --n) {
       Layer& layer = *graph.nodes[n].layer;
       for (const auto& spec : layer.param_specs()) {
-        st.params.push_back({layer.name() + "." + spec.name, st.values.slice(off, spec.shape),
-                             st.grads.slice(off, spec.shape)});
+        st.params.push_back({layer.name() + "." + spec.name, Tensor(), Tensor()});
+        st.param_offsets.push_back(off);
+        st.param_shapes.push_back(spec.shape);
         off += shape_numel(spec.shape);
       }
       for (const auto& spec : layer.buffer_specs()) {
@@ -67,6 +89,7 @@ Model::Model(Graph g, const std::vector<int>& cuts) : graph(std::move(g)) {
         off_buf += shape_numel(spec.shape);
       }
     }
+    if (storage == StageStorage::Held) st.materialize_storage();
     stages.push_back(std::move(st));
   }
   // Bind after all stages are in place (vectors no longer move).
@@ -84,9 +107,14 @@ Model::Model(Graph g, const std::vector<int>& cuts) : graph(std::move(g)) {
 }
 
 void Model::init(uint64_t seed) {
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    Rng r = Rng(seed).fork(n + 1);
-    graph.nodes[n].layer->init(r);
+  for (Stage& st : stages) {
+    const bool borrowed = !st.values.defined();
+    st.materialize_values();
+    for (int n = st.node_begin; n < st.node_end; ++n) {
+      Rng r = Rng(seed).fork(n + 1);
+      graph.nodes[n].layer->init(r);
+    }
+    if (borrowed) st.release_values();
   }
 }
 

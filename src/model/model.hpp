@@ -3,6 +3,11 @@
 // Param is a slice of them. Parameters are laid out in reverse node order, so the parameters of
 // any contiguous node range [a, b) are one contiguous range of the buffer: a gradient bucket that
 // backward finishes is one allreduce on one contiguous span.
+//
+// A stage's values and grads may be released and materialized again (model-parallel schedules
+// borrow other ranks' stages only while they compute on them, Wavelet §3.3 "Memory"); the layout
+// (offsets, shapes, counts) stays, so Params are re-sliced in place and the layers' bound Param
+// pointers stay valid. Buffers (batchnorm statistics, small) are always held.
 #include <string>
 #include <vector>
 
@@ -22,19 +27,42 @@ struct Stage {
   // where they would start). Index: node - node_begin.
   std::vector<int64_t> node_offset;
   std::vector<int64_t> node_count;
+  int64_t param_total = 0;             // elements of values (and grads), held or not
+  std::vector<int64_t> param_offsets;  // per params[i]: its first element in values/grads
+  std::vector<Shape> param_shapes;     // per params[i]
 
-  int64_t param_count() const { return values.defined() ? values.numel() : 0; }
+  int64_t param_count() const { return param_total; }
+  // Allocate zeroed storage (no-op when held) and re-slice every Param onto it.
+  void materialize_values();
+  void materialize_grads();
+  void materialize_storage() {
+    materialize_values();
+    materialize_grads();
+  }
+  // Drop the storage and every Param slice of it, so the allocator gets the bytes back.
+  void release_values();
+  void release_grads();
+  void release_storage() {
+    release_values();
+    release_grads();
+  }
   // The contiguous span [offset, offset+count) holding the parameters of nodes [a, b).
   void span_of(int a, int b, int64_t* offset, int64_t* count) const;
 };
 
+// Deferred: no stage storage is allocated yet (buffers are); whoever decides which stages this
+// rank holds materializes them (the executor), and init() initialises the rest one at a time.
+enum class StageStorage { Held, Deferred };
+
 class Model {
  public:
   // cuts: the first node of every stage after the first; empty = one stage.
-  Model(Graph graph, const std::vector<int>& cuts = {});
+  Model(Graph graph, const std::vector<int>& cuts = {}, StageStorage storage = StageStorage::Held);
   Model(Model&&) = default;
 
-  // Deterministic initialisation: every layer draws from Rng(seed).fork(node index).
+  // Deterministic initialisation: every layer draws from Rng(seed).fork(node index). A stage whose
+  // values are not held is materialized for its layers' init and released again, so buffers
+  // (batchnorm statistics) are initialised everywhere and the peak is one extra stage.
   void init(uint64_t seed);
   void zero_grads();
 

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "sched/schedule_registry.hpp"
+#include "sched/stage_residency.hpp"
 
 namespace wt {
 
@@ -66,10 +67,17 @@ class Simulation {
     const Instruction* ins;
   };
 
-  // Parameters, gradients and optimizer state of every (replica, stage) a rank steps stay
-  // resident all step, and so do the wave gradients tick-tock keeps for the other wave.
+  // Stage weights follow the executor's rule (sched/stage_residency.hpp). Parameters and
+  // gradients of every held (replica, stage) stay resident all step, with the optimizer state of
+  // those the rank steps, and tick-tock's kept wave gradients; a borrowed stage's parameters count
+  // from its Broadcast to their last read, its gradients from its first Backward (or Reduce) until
+  // its Reduce completes.
   void add_resident_weights() {
+    residency_.clear();
     for (int r = 0; r < world_; ++r) {
+      residency_.push_back(plan_residency(p_, r, costs_.stages()));
+      borrowed_params_.emplace_back(p_.replicas * costs_.stages(), 0);
+      borrowed_grads_.emplace_back(p_.replicas * costs_.stages(), 0);
       std::map<std::pair<int, int>, bool> stepped, kept;
       for (const auto& stream : p_.ranks[r].streams)
         for (const Instruction& ins : stream) {
@@ -77,12 +85,27 @@ class Simulation {
           if (ins.op == OpCode::KeepGradient) kept[{ins.replica, ins.stage}] = true;
         }
       int64_t bytes = 0;
-      for (const auto& [key, unused] : stepped)
-        bytes += costs_.param_bytes(key.second) + costs_.grad_bytes(key.second) +
-                 costs_.optimizer_bytes(key.second);
+      for (int w = 0; w < p_.replicas; ++w)
+        for (int st = 0; st < costs_.stages(); ++st)
+          if (residency_[r].stages[w][st] == Residency::Held)
+            bytes += costs_.param_bytes(st) + costs_.grad_bytes(st) +
+                     (stepped.count({w, st}) ? costs_.optimizer_bytes(st) : 0);
       for (const auto& [key, unused] : kept) bytes += costs_.grad_bytes(key.second);
       memory_delta(r, 0.0, bytes);
     }
+  }
+
+  bool borrowed(int rank, const Instruction& ins) const {
+    return ins.stage >= 0 && residency_[rank].stages[ins.replica][ins.stage] == Residency::Borrowed;
+  }
+  // Counts a borrowed stage's parameters (grads = false) or gradients arriving (+) or leaving.
+  void borrow(int rank, const Instruction& ins, bool grads, bool held, double t) {
+    char& flag = (grads ? borrowed_grads_
+                        : borrowed_params_)[rank][ins.replica * costs_.stages() + ins.stage];
+    if (!borrowed(rank, ins) || flag == char(held)) return;
+    flag = char(held);
+    const int64_t bytes = grads ? costs_.grad_bytes(ins.stage) : costs_.param_bytes(ins.stage);
+    memory_delta(rank, t, held ? bytes : -bytes);
   }
 
   void memory_delta(int rank, double t, int64_t delta) { deltas_.push_back({rank, t, delta}); }
@@ -165,7 +188,9 @@ class Simulation {
     members.push_back({rank, stream, t, &ins});
     const std::vector<int>& group = p_.groups.at(ins.group);
     if (ins.op == OpCode::Broadcast && rank != ins.root)  // the stage's weights arrive here
-      memory_delta(rank, t, costs_.param_bytes(ins.stage) + costs_.grad_bytes(ins.stage));
+      borrow(rank, ins, false, true, t);
+    if (ins.op == OpCode::Reduce && rank != ins.root)  // zeros, if it ran no backward on it
+      borrow(rank, ins, true, true, t);
     if (members.size() < group.size()) return;
     double ready = 0;
     for (const Issue& m : members) ready = std::max(ready, m.t);
@@ -179,9 +204,8 @@ class Simulation {
     const double end = run_transfer(group, ready, cost);
     for (const Issue& m : members) {
       span(m.rank, m.stream, *m.ins, m.t, end);
-      if (m.ins->op == OpCode::Reduce && m.rank != m.ins->root)  // weights no longer needed
-        memory_delta(m.rank, end,
-                     -(costs_.param_bytes(m.ins->stage) + costs_.grad_bytes(m.ins->stage)));
+      if (m.ins->op == OpCode::Reduce && m.rank != m.ins->root)  // gradients now on the owner
+        borrow(m.rank, *m.ins, true, false, end);
       wake(m.rank, m.ins->event, end);
     }
     collectives_.erase({ins.group, sequence});
@@ -243,6 +267,7 @@ class Simulation {
         }
         case OpCode::Backward:
           cost = costs_.backward_s(ins.stage, ins.node_begin, ins.node_end, n);
+          borrow(rank, ins, true, true, std::max(st.time, compute_free_[rank]));
           break;
         case OpCode::Step:
           cost = costs_.step_s(ins.stage);
@@ -258,6 +283,8 @@ class Simulation {
       if (ins.op == OpCode::Backward)  // its part of the saved activations is released
         memory_delta(rank, st.time,
                      -costs_.saved_bytes(ins.stage, ins.node_begin, ins.node_end, n));
+      if (residency_[rank].release_values_after[stream][st.pc])  // a borrowed stage's last read
+        borrow(rank, ins, false, false, st.time);
       ++st.pc;
       ready_.push({st.time, id});
       return;
@@ -272,6 +299,8 @@ class Simulation {
 
   const Program& p_;
   const CostModel& costs_;
+  std::vector<ResidencyPlan> residency_;                             // per rank
+  std::vector<std::vector<char>> borrowed_params_, borrowed_grads_;  // [rank][replica, stage]
   const SimOptions& opt_;
   const int world_;
   SimResult result_;

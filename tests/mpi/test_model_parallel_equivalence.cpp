@@ -100,11 +100,21 @@ Trained train_model_parallel(const std::string& file, const std::string& kind, i
   SyntheticSource source(model.graph.input_shape, model.graph.classes, kBatch, 3);
   wt::Program program =
       wt::ScheduleRegistry::generate(kind, wt::make_schedule_input(model, cfg, comm.size()));
-  wt::Executor exec(model, comm, *opt, source, program, 42);
   Trained t;
-  t.initial = params_of(model, {});
+  t.initial = params_of(model, {});  // before the executor drops the stages this rank borrows
+  wt::Executor exec(model, comm, *opt, source, program, 42);
   for (int s = 0; s < kSteps; ++s) exec.run_step(s, opt_cfg.lr);
   t.owned = params_of(model, {comm.rank()});  // rank j owns stage j
+  // Between steps a rank holds only the stage it owns: pipeline never touches the others, waves
+  // dropped each borrowed stage after its backward and its gradient after the reduce.
+  for (size_t s = 0; s < model.stages.size(); ++s) {
+    const wt::Stage& st = model.stages[s];
+    if (st.param_count() == 0) continue;
+    const bool own = int(s) == comm.rank();
+    EXPECT_EQ(st.values.defined(), own) << kind << ": stage " << s << " values after the steps";
+    EXPECT_EQ(st.grads.defined(), own) << kind << ": stage " << s << " grads after the steps";
+    for (const auto& p : st.params) EXPECT_EQ(p.value.defined(), own) << p.name;
+  }
   exec.prepare_evaluation();
   t.all = params_of(model, {});
   // A non-owner keeps no gradient behind: the reduce moved it to the owner.
@@ -113,6 +123,12 @@ Trained train_model_parallel(const std::string& file, const std::string& kind, i
     int64_t nonzero = 0;
     for (int64_t i = 0; g.defined() && i < g.numel(); ++i) nonzero += g.data()[i] != 0.0f;
     EXPECT_EQ(nonzero, 0) << "stage " << s << " gradient left after the step";
+  }
+  exec.finish_evaluation();
+  for (size_t s = 0; s < model.stages.size(); ++s) {
+    if (model.stages[s].param_count() == 0) continue;
+    EXPECT_EQ(model.stages[s].values.defined(), int(s) == comm.rank())
+        << kind << ": stage " << s << " after finish_evaluation";
   }
   return t;
 }

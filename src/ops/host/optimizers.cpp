@@ -46,6 +46,8 @@ class StatefulOptimizer : public Optimizer {
     states_.emplace(stage, std::move(s));
   }
 
+  std::vector<std::string> state_names() const override { return names_; }
+
   std::vector<std::pair<std::string, Tensor*>> state(int stage) override {
     std::vector<std::pair<std::string, Tensor*>> named;
     auto it = states_.find(stage);

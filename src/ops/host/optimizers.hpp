@@ -23,6 +23,9 @@ class Optimizer {
   // Named state tensors for checkpoints, e.g. {"momentum", t} or {"exp_avg", t},
   // {"exp_avg_sq", t}. Empty until the stage's state exists (see prepare()).
   virtual std::vector<std::pair<std::string, Tensor*>> state(int stage) = 0;
+  // The names state() gives every stage, known without allocating any (checkpoint writers that
+  // do not own a stage still create its datasets collectively).
+  virtual std::vector<std::string> state_names() const = 0;
   // Allocates zeroed state for a stage of `numel` parameters, so a checkpoint can be loaded into
   // state() before the first step. Idempotent; throws std::invalid_argument on a size change.
   virtual void prepare(int stage, int64_t numel) = 0;
