@@ -6,8 +6,9 @@
 //
 // Weights: stage s has one owner, rank s, holding its master copy and optimizer state. Every rank
 // needs stage c during cycle c, so the owner broadcasts it; stage c+1's broadcast is started at
-// the beginning of cycle c (prefetch). After stage s's backward — all ranks finish it in the same
-// cycle (§3.3.3) — its gradients are summed onto the owner, which steps it.
+// the beginning of cycle c (prefetch), and again in the backward cycles. After stage s's backward —
+// all ranks finish it in the same cycle (§3.3.3) — its gradients are summed onto the owner, which
+// steps it.
 #include <stdexcept>
 
 #include "sched/program_builder.hpp"
@@ -92,9 +93,20 @@ Program generate_waves(const ScheduleInput& in) {
     for (int st = n - 1; st >= 0; --st) {
       const int b = batch_at(st);
       if (st >= 1) recv_grad(st - 1);  // posted one cycle ahead
+      // Backward is forward's context switching in reverse (§3.3.2): a rank let go of stage
+      // st-1's weights after its forward cycle, so it fetches them again, one cycle ahead. That
+      // keeps a rank at its own stage plus the current and the next one (stage_residency.hpp)
+      // instead of every stage at the turn from forward to backward. The owner steps only after
+      // the step's last backward, so the second copy equals the first.
+      if (st >= 1) fetch(st - 1);
       if (st < n - 1) {
         finish_exchange(received[st]);
         reduce(st + 1);  // after the exchange, so as not to slow it: it has the next backward
+        // The reduce issued a cycle ago is done by now; waiting for it here lets this rank drop
+        // that borrowed stage's gradients at once, so at most two are held (the one in backward
+        // and the one being reduced) instead of every stage's until the end of the step.
+        if (st + 2 < n) s.push_back(build::wait(reduced[st + 2]));
+        s.push_back(build::wait(fetched[st]));
       }
       s.push_back(build::compute(OpCode::Backward, st, b, b));
       if (st > 0) {
@@ -106,7 +118,7 @@ Program generate_waves(const ScheduleInput& in) {
     }
     // Every send was waited for by the exchange after it (finish_exchange).
     for (int st = n - 1; st >= 0; --st) {
-      if (n > 1) s.push_back(build::wait(reduced[st]));
+      if (n > 1 && st < 2) s.push_back(build::wait(reduced[st]));  // the others were waited for
       if (owner(st) == i) s.push_back(build::step(st));
     }
     // Batch 0 is the tick wave and batches 1..N-1 the tock waves of §3.3.1 (traces show them).
