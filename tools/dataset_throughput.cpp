@@ -10,6 +10,7 @@
 
 #include "data/batch_loader.hpp"
 #include "deck/input_error.hpp"
+#include "tool_command_line.hpp"
 
 namespace {
 
@@ -47,12 +48,9 @@ int main(int argc, char** argv) {
   app.add_flag("--busy", busy,
                "spin through --compute-ms on this core (a CPU rank) instead of sleeping (a host "
                "waiting on its GPU)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  if (const int rc = wt::tools::parse_tool_command_line(app, argc, argv);
+      rc != wt::tools::kContinue)
+    return rc;
 
   Kokkos::ScopeGuard kokkos(argc, argv);
   try {

@@ -8,6 +8,7 @@
 
 #include "data/idx_convert.hpp"
 #include "deck/input_error.hpp"
+#include "tool_command_line.hpp"
 
 namespace {
 
@@ -35,20 +36,13 @@ int main(int argc, char** argv) {
   app.add_option("--class-names", class_names,
                  "comma-separated class names (default: the 10 Fashion-MNIST classes)");
   app.add_option("--source", source, "provenance string stored in the file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  if (const int rc = wt::tools::parse_tool_command_line(app, argc, argv);
+      rc != wt::tools::kContinue)
+    return rc;
 
   try {
     const auto started = std::chrono::steady_clock::now();
-    const std::filesystem::path out_path(output);
-    const std::filesystem::path parent =
-        out_path.has_parent_path() ? out_path.parent_path() : std::filesystem::path(".");
-    if (!std::filesystem::is_directory(parent))
-      throw wt::InputError("", 0, "--output", "directory " + parent.string() + " does not exist");
+    wt::tools::require_output_directory(output);
 
     const wt::IdxSetPaths paths = wt::find_idx_set(input_dir);
     const std::vector<std::string> names =

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ops/host/gemm.hpp"
+#include "tool_command_line.hpp"
 
 namespace {
 
@@ -85,12 +86,10 @@ int main(int argc, char** argv) {
   CLI::App app{"Measure this machine for wavetrain's simulator; prints a device file (TOML)."};
   std::string name = "this_machine";
   app.add_option("--name", name, "device name written to the file")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
+  if (const int rc = wt::tools::parse_tool_command_line(app, argc, argv);
+      rc != wt::tools::kContinue) {
     MPI_Finalize();
-    return rc == 0 ? 0 : 2;
+    return rc;
   }
   int rc = 0;
   Kokkos::initialize();

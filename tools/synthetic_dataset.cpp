@@ -10,6 +10,7 @@
 #include <set>
 
 #include "data/dataset_writer.hpp"
+#include "tool_command_line.hpp"
 
 namespace {
 
@@ -56,12 +57,9 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--inf-rows", inf_rows, "training rows (0-based) that get an Inf pixel")
       ->delimiter(',');
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  if (const int rc = wt::tools::parse_tool_command_line(app, argc, argv);
+      rc != wt::tools::kContinue)
+    return rc;
   const std::set<int64_t> nans(nan_rows.begin(), nan_rows.end());
   const std::set<int64_t> infs(inf_rows.begin(), inf_rows.end());
   for (int64_t r : nans)

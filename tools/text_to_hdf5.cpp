@@ -7,6 +7,7 @@
 
 #include "data/text_convert.hpp"
 #include "deck/input_error.hpp"
+#include "tool_command_line.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -24,19 +25,12 @@ int main(int argc, char** argv) {
   app.add_flag("--byte-vocab", options.byte_vocab,
                "use all 256 byte values as the vocabulary instead of the text's character set");
   app.add_option("--source", options.source, "provenance string stored in the file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  if (const int rc = wt::tools::parse_tool_command_line(app, argc, argv);
+      rc != wt::tools::kContinue)
+    return rc;
   try {
     const auto started = std::chrono::steady_clock::now();
-    const std::filesystem::path out_path(output);
-    const std::filesystem::path parent =
-        out_path.has_parent_path() ? out_path.parent_path() : std::filesystem::path(".");
-    if (!std::filesystem::is_directory(parent))
-      throw wt::InputError("", 0, "--output", "directory " + parent.string() + " does not exist");
+    wt::tools::require_output_directory(output);
     if (options.source.empty())
       options.source = std::filesystem::absolute(input).string() + ", converted by text_to_hdf5";
     const wt::TextConvertResult r = wt::convert_text_to_hdf5(input, output, options);
