@@ -1,23 +1,15 @@
 #include "plan/layer_profiler.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 
+#include "model/graph_pass.hpp"
 #include "model/layers/embedding.hpp"
 #include "tensor/rng.hpp"
 
 namespace wt {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 // Other processes on the machine only ever add time to a call, so the fastest of several
 // passes is the steadiest estimate of what the layer itself costs (the median moved by 2x under
@@ -41,56 +33,6 @@ Tensor synthetic_input(const Graph& graph, int64_t batch, Rng& rng) {
   return x;
 }
 
-// One forward and backward pass over every node, adding each call's seconds to fwd / bwd.
-void timed_pass(Model& model, const Tensor& x, const std::vector<int32_t>& labels, uint64_t seed,
-                std::vector<double>& fwd, std::vector<double>& bwd) {
-  const auto& nodes = model.graph.nodes;
-  const size_t count = nodes.size();
-  std::vector<Tensor> out(count), grad(count);
-  std::vector<Saved> saved(count);
-  Rng rng(seed);
-  LayerContext ctx;
-  ctx.rng = &rng;
-  ctx.labels = labels.data();
-  ctx.loss_scale = 1.0f / float(x.dim(0));
-  auto inputs_of = [&](const Node& n) {
-    std::vector<const Tensor*> in;
-    for (int src : n.inputs) in.push_back(src == kGraphInput ? &x : &out[size_t(src)]);
-    return in;
-  };
-  for (size_t i = 0; i < count; ++i) {
-    const std::vector<const Tensor*> in = inputs_of(nodes[i]);
-    const auto t0 = Clock::now();
-    nodes[i].layer->forward(in, out[i], saved[i], ctx);
-    fwd[i] = seconds(t0, Clock::now());
-  }
-  Tensor seed_grad = Tensor::empty({1});
-  seed_grad.fill(1.0f);
-  for (size_t i = count; i-- > 0;) {
-    const Node& n = nodes[i];
-    const Tensor& dout = i + 1 == count ? seed_grad : grad[i];
-    bwd[i] = 0;
-    if (!dout.defined()) continue;
-    const std::vector<const Tensor*> in = inputs_of(n);
-    std::vector<Tensor> din(n.inputs.size());
-    std::vector<Tensor*> din_ptrs;
-    for (size_t k = 0; k < n.inputs.size(); ++k)
-      din_ptrs.push_back(n.inputs[k] == kGraphInput ? nullptr : &din[k]);
-    const auto t0 = Clock::now();
-    n.layer->backward(in, out[i], dout, din_ptrs, saved[i], ctx);
-    // Summing gradients where a tensor has several readers is part of this layer's backward.
-    for (size_t k = 0; k < n.inputs.size(); ++k) {
-      const int src = n.inputs[k];
-      if (src == kGraphInput) continue;
-      if (!grad[size_t(src)].defined())
-        grad[size_t(src)] = din[k];
-      else
-        cblas_saxpy(int(din[k].numel()), 1.0f, din[k].data(), 1, grad[size_t(src)].data(), 1);
-    }
-    bwd[i] = seconds(t0, Clock::now());
-  }
-}
-
 struct Timings {
   std::vector<double> forward, backward;
 };
@@ -103,13 +45,14 @@ Timings measure_at(Model& model, int64_t batch, int repeats, Rng& rng) {
   for (int32_t& l : labels) l = int32_t(rng.below(uint64_t(std::max(g.classes, 1))));
   const size_t n = g.nodes.size();
   std::vector<std::vector<double>> fwd(n), bwd(n);
-  std::vector<double> f(n), b(n);
-  timed_pass(model, x, labels, 1, f, b);  // warm-up: caches, allocator, BLAS buffers
+  NodeSeconds t;
+  // Warm-up first: caches, allocator, BLAS buffers.
+  run_graph_pass(model, x, labels, true, Mode::Train, 1, &t);
   for (int r = 0; r < repeats; ++r) {
-    timed_pass(model, x, labels, uint64_t(r) + 2, f, b);
+    run_graph_pass(model, x, labels, true, Mode::Train, uint64_t(r) + 2, &t);
     for (size_t i = 0; i < n; ++i) {
-      fwd[i].push_back(f[i]);
-      bwd[i].push_back(b[i]);
+      fwd[i].push_back(t.forward[i]);
+      bwd[i].push_back(t.backward[i]);
     }
   }
   Timings m;

@@ -1,0 +1,76 @@
+#include "model/graph_pass.hpp"
+
+#include <cblas.h>
+
+#include <chrono>
+
+#include "tensor/rng.hpp"
+
+namespace wt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+double run_graph_pass(Model& model, const Tensor& x, const std::vector<int32_t>& labels,
+                      bool backward, Mode mode, uint64_t rng_seed, NodeSeconds* times) {
+  const auto& nodes = model.graph.nodes;
+  const size_t count = nodes.size();
+  if (times) {
+    times->forward.assign(count, 0.0);
+    times->backward.assign(count, 0.0);
+  }
+  std::vector<Tensor> out(count), grad(count);
+  std::vector<Saved> saved(count);
+  Rng rng(rng_seed);
+  LayerContext ctx;
+  ctx.mode = mode;
+  ctx.rng = &rng;
+  ctx.labels = labels.data();
+  ctx.loss_scale = 1.0f / float(x.dim(0));
+  auto inputs_of = [&](const Node& n) {
+    std::vector<const Tensor*> in;
+    for (int src : n.inputs) in.push_back(src == kGraphInput ? &x : &out[size_t(src)]);
+    return in;
+  };
+  for (size_t i = 0; i < count; ++i) {
+    const std::vector<const Tensor*> in = inputs_of(nodes[i]);
+    const Clock::time_point t0 = times ? Clock::now() : Clock::time_point();
+    nodes[i].layer->forward(in, out[i], saved[i], ctx);
+    if (times) times->forward[i] = since(t0);
+  }
+  const double loss = out.back().data()[0];
+  if (!backward) return loss;
+  Tensor seed = Tensor::empty({1});
+  seed.fill(1.0f);
+  for (size_t i = count; i-- > 0;) {
+    const Node& n = nodes[i];
+    const Tensor& dout = i + 1 == count ? seed : grad[i];
+    if (!dout.defined()) continue;
+    const std::vector<const Tensor*> in = inputs_of(n);
+    std::vector<Tensor> din(n.inputs.size());
+    std::vector<Tensor*> din_ptrs;
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      din_ptrs.push_back(n.inputs[k] == kGraphInput ? nullptr : &din[k]);
+    const Clock::time_point t0 = times ? Clock::now() : Clock::time_point();
+    n.layer->backward(in, out[i], dout, din_ptrs, saved[i], ctx);
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const int src = n.inputs[k];
+      if (src == kGraphInput) continue;
+      if (!grad[size_t(src)].defined())
+        grad[size_t(src)] = din[k];
+      else
+        cblas_saxpy(int(din[k].numel()), 1.0f, din[k].data(), 1, grad[size_t(src)].data(), 1);
+    }
+    if (times) times->backward[i] = since(t0);
+  }
+  return loss;
+}
+
+}  // namespace wt
