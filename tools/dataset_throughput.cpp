@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     return rc;
 
   Kokkos::ScopeGuard kokkos(argc, argv);
-  try {
+  return wt::tools::run_reporting_errors("dataset_throughput", [&]() -> int {
     auto t0 = std::chrono::steady_clock::now();
     wt::DatasetReader reader(path, split, {}, 0);
     std::printf("%s /%s: %lld samples of %s, opened and labels validated in %.3f s\n", path.c_str(),
@@ -92,11 +92,5 @@ int main(int argc, char** argv) {
              reader.sample_numel(), seconds_since(t0));
     }
     return 0;
-  } catch (const wt::InputError& e) {
-    std::fprintf(stderr, "dataset_throughput: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "dataset_throughput: error: %s\n", e.what());
-    return 1;
-  }
+  });
 }

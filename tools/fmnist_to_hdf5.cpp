@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
       rc != wt::tools::kContinue)
     return rc;
 
-  try {
+  return wt::tools::run_reporting_errors("fmnist_to_hdf5", [&]() -> int {
     const auto started = std::chrono::steady_clock::now();
     wt::tools::require_output_directory(output);
 
@@ -59,11 +59,5 @@ int main(int argc, char** argv) {
         static_cast<long long>(r.test_samples), wt::shape_str(r.sample_shape).c_str(), r.mean,
         r.std, std::filesystem::file_size(output) / 1e6, seconds);
     return 0;
-  } catch (const wt::InputError& e) {
-    std::fprintf(stderr, "fmnist_to_hdf5: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fmnist_to_hdf5: error: %s\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   if (const int rc = wt::tools::parse_tool_command_line(app, argc, argv);
       rc != wt::tools::kContinue)
     return rc;
-  try {
+  return wt::tools::run_reporting_errors("text_to_hdf5", [&]() -> int {
     const auto started = std::chrono::steady_clock::now();
     wt::tools::require_output_directory(output);
     if (options.source.empty())
@@ -43,11 +43,5 @@ int main(int argc, char** argv) {
         (long long)r.train_sequences, (long long)r.test_sequences, (long long)options.seq_len,
         std::filesystem::file_size(output) / 1e6, seconds);
     return 0;
-  } catch (const wt::InputError& e) {
-    std::fprintf(stderr, "text_to_hdf5: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "text_to_hdf5: error: %s\n", e.what());
-    return 1;
-  }
+  });
 }
