@@ -29,7 +29,9 @@ DATA_OPS = frozenset({"LoadBatch"})
 WAIT_OPS = frozenset({"Wait"})
 
 METRICS_COLUMNS = ("kind", "step", "epoch", "loss", "accuracy", "lr", "samples_per_s", "wall_s",
-                   "peak_device_mb", "rss_mb")
+                   "peak_device_mb", "rss_mb", "preload_hits", "preload_misses")
+# Runs written before the preload counters have the first ten columns only.
+METRICS_HEADERS = (METRICS_COLUMNS, METRICS_COLUMNS[:10])
 EVENT_COLUMNS = ("name", "stage", "batch", "wave", "stream", "step", "begin", "end", "bytes")
 STEP_COLUMNS = ("step", "begin", "end")
 MEMORY_COLUMNS = ("time", "in_use", "reserved")
@@ -100,15 +102,16 @@ def load_metrics(path):
     if lines and not text.endswith("\n"):
         lines = lines[:-1] if len(lines) > 1 else lines  # a row a running job is still writing
     rows = list(csv.reader(lines))
-    if not rows or tuple(rows[0]) != METRICS_COLUMNS:
+    if not rows or tuple(rows[0]) not in METRICS_HEADERS:
         found = ",".join(rows[0]) if rows else "an empty file"
         raise RunError(f"{path}: not a wavetrain metrics file (header is {found!r}, "
                        f"expected {','.join(METRICS_COLUMNS)!r})")
+    columns = tuple(rows[0])
     by_kind = {"train": [], "eval": []}
     for line, row in enumerate(rows[1:], start=2):
         if not row:
             continue
-        if len(row) != len(METRICS_COLUMNS) or row[0] not in by_kind:
+        if len(row) != len(columns) or row[0] not in by_kind:
             raise RunError(f"{path}:{line}: malformed metrics row {','.join(row)!r}")
         try:
             by_kind[row[0]].append([float(v) for v in row[1:]])
@@ -116,9 +119,9 @@ def load_metrics(path):
             raise RunError(f"{path}:{line}: non-numeric value in {','.join(row)!r}") from None
     metrics = {}
     for kind, values in by_kind.items():
-        table = np.array(values, dtype=float).reshape(-1, len(METRICS_COLUMNS) - 1)
+        table = np.array(values, dtype=float).reshape(-1, len(columns) - 1)
         table = table[np.argsort(table[:, 0], kind="stable")]
-        metrics[kind] = {c: table[:, i] for i, c in enumerate(METRICS_COLUMNS[1:])}
+        metrics[kind] = {c: table[:, i] for i, c in enumerate(columns[1:])}
     return metrics
 
 

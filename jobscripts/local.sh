@@ -7,12 +7,22 @@
 #
 # Ranks: WT_RANKS if set, else the number of GPUs nvidia-smi lists, else the number of cores.
 # Binary: WAVETRAIN, else build/wavetrain next to this script's directory.
-# When wavetrain stops with a checkpoint (exit 75: --walltime ran out, or a rank got SIGUSR1 or
-# SIGTERM from elsewhere) this script starts it again and it resumes (checkpoint.restart=auto),
-# at most MAX_RESTARTS times. Ctrl-C or `kill -USR1`/`kill -TERM` of this script itself is passed
-# on (wavetrain saves a checkpoint and exits 75) and then ends the script; run the same command
-# again to resume (or set WT_RESUME_ON_SIGNAL=1 to carry on at once).
+# When wavetrain stops with a checkpoint (exit 75: --walltime ran out, or a rank or mpirun got
+# SIGUSR1, SIGTERM or SIGINT from elsewhere) this script starts it again and it resumes
+# (checkpoint.restart=auto), at most MAX_RESTARTS times. Ctrl-C or `kill -USR1`/`-TERM`/`-INT`/
+# `-HUP` of this script itself is passed on (wavetrain saves a checkpoint and exits 75) and then
+# ends the script with status 75; run the same command again to resume (or set
+# WT_RESUME_ON_SIGNAL=1 to carry on at once).
+#
+# Why the status survives a signal to mpirun itself: Open MPI's mpirun answers SIGTERM/SIGINT by
+# sending the ranks SIGTERM after odls_base_sigkill_timeout seconds and SIGKILL after as many
+# again, and then exits 1 whatever the ranks returned. So rank 0 also writes its status into
+# WAVETRAIN_EXIT_STATUS_FILE, which this script reads; WT_STOP_GRACE (default 3) is that
+# timeout here: time enough for the ranks to save, and mpirun takes about twice as long to end.
+# mpirun runs in its own process group (set -m), so Ctrl-C reaches only this script, which hands
+# it on as SIGUSR1: mpirun forwards that to the ranks at once and returns their 75 itself.
 set -uo pipefail
+set -m
 deck=${1:?usage: $0 DECK [wavetrain options...]}
 shift
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,17 +39,29 @@ fi
 export OMP_NUM_THREADS=1                # one BLAS thread per rank
 # Open MPI refuses root without these; harmless for a normal user and for other MPIs.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-${WT_STOP_GRACE:-3}}
+status_dir=$(mktemp -d "${TMPDIR:-/tmp}/wavetrain-local.XXXXXX") || exit 1
+trap 'rm -rf "$status_dir"' EXIT
+export WAVETRAIN_EXIT_STATUS_FILE=$status_dir/status
 
 for ((restart = 0; ; restart++)); do
   echo "local.sh: $ranks rank(s), deck $deck, run $((restart + 1))"
-  mpirun -n "$ranks" "$WAVETRAIN" "$deck" --set checkpoint.restart=auto "$@" &
+  rm -f "$WAVETRAIN_EXIT_STATUS_FILE"
+  # </dev/null: a background process group that reads the terminal would be stopped (SIGTTIN).
+  mpirun -n "$ranks" "$WAVETRAIN" "$deck" --set checkpoint.restart=auto "$@" </dev/null &
   run=$!
   signalled=0
-  trap 'signalled=1; kill -USR1 "$run" 2>/dev/null' USR1 TERM INT
+  trap 'signalled=1; kill -USR1 "$run" 2>/dev/null' USR1 TERM INT HUP
   while kill -0 "$run" 2>/dev/null; do wait "$run"; done
   wait "$run"
   status=$?
-  trap - USR1 TERM INT
+  trap - USR1 TERM INT HUP
+  # A non-zero mpirun status after a signal may hide the ranks' own: rank 0's record wins.
+  recorded=$(cat "$WAVETRAIN_EXIT_STATUS_FILE" 2>/dev/null)
+  if [[ $status -ne 0 && $recorded =~ ^[0-9]+$ && $recorded -ne $status ]]; then
+    echo "local.sh: mpirun exited with status $status; wavetrain's rank 0 exited with $recorded"
+    status=$recorded
+  fi
   echo "local.sh: wavetrain exited with status $status"
   # 75: a checkpoint was saved. Carry on, unless a person asked to stop or it keeps happening.
   if [[ $status -ne 75 ]] || ((signalled && !${WT_RESUME_ON_SIGNAL:-0})) ||

@@ -1,15 +1,16 @@
 // Measures how fast a wavetrain HDF5 dataset is read the way training reads it: shuffled global
-// batches from the BatchSampler, one part of `parts`, through DatasetReader (and BatchLoader).
-// Useful to check a dataset on a cluster file system before a long run.
-// Exit status: 0 done, 2 bad input, 1 other.
+// batches from the BatchSampler, one part of `parts`, through DatasetReader (and
+// DatasetBatchSource, the trainer's source, with the next batch planned ahead as the executor
+// does). Useful to check a dataset on a cluster file system before a long run. Exit status: 0 done,
+// 2 bad input, 1 other.
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
-#include "data/batch_loader.hpp"
-#include "deck/input_error.hpp"
+#include "data/dataset_batch_source.hpp"
+#include "util/input_error.hpp"
 #include "tool_command_line.hpp"
 
 namespace {
@@ -72,11 +73,12 @@ int main(int argc, char** argv) {
     report("DatasetReader::read", batches * local, reader.sample_numel(), seconds_since(t0));
 
     for (bool preload : {false, true}) {
-      wt::BatchLoader loader(reader, sampler, part, parts, preload);
+      wt::DatasetBatchSource source(reader, sampler, batch, preload);
       wt::Tensor inputs;
       t0 = std::chrono::steady_clock::now();
       for (int64_t b = 0; b < batches; ++b) {
-        loader.next(inputs, y);
+        source.fetch({b, part, parts}, inputs, y);
+        source.plan({{b + 1, part, parts}});
         if (compute_ms > 0) {
           if (busy) {
             const auto until = std::chrono::steady_clock::now() +
@@ -88,8 +90,9 @@ int main(int argc, char** argv) {
           }
         }
       }
-      report(preload ? "BatchLoader (preload on)" : "BatchLoader (preload off)", batches * local,
-             reader.sample_numel(), seconds_since(t0));
+      source.quiesce();
+      report(preload ? "DatasetBatchSource (preload on)" : "DatasetBatchSource (preload off)",
+             batches * local, reader.sample_numel(), seconds_since(t0));
     }
     return 0;
   });

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "data/idx_convert.hpp"
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 #include "tool_command_line.hpp"
 
 namespace {

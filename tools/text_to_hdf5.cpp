@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "data/text_convert.hpp"
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 #include "tool_command_line.hpp"
 
 int main(int argc, char** argv) {

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace wt::tools {
 

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <regex>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 #include "deck/schema.hpp"
 
 #ifndef WT_VERSION
@@ -41,6 +41,11 @@ const char* kFooter =
     "3 out of device memory; 4 diverged (NaN/Inf); 5 a stalled or lost rank; 75 stopped early\n"
     "with a checkpoint, resubmit to resume; 1 any other error.";
 
+// Command-line bounds, stated in the range messages: far beyond any real run, and small enough
+// that step and rank counts never overflow what they are multiplied by.
+constexpr int64_t kMaxSteps = 1'000'000'000'000;
+constexpr int kMaxRanks = 1 << 20;
+
 // "3600", "90:00" or "1:30:00" (Slurm's and PBS's formats, without days) to seconds.
 double parse_walltime(const std::string& text) {
   static const std::regex pattern(R"(^(?:(\d+):)?(?:(\d+):)?(\d+)$)");
@@ -55,6 +60,12 @@ double parse_walltime(const std::string& text) {
   } else if (m[1].matched) {
     parts[1] = std::stod(m[1]);
   }
+  // Plain seconds may be any count, as may the leading field (MM of MM:SS, HH of HH:MM:SS, as in
+  // Slurm's "90:00"); the fields after it are clock digits.
+  const bool seconds_field_bounded = m[1].matched, minutes_field_bounded = m[2].matched;
+  if ((seconds_field_bounded && parts[2] > 59) || (minutes_field_bounded && parts[1] > 59))
+    throw InputError("", 0, "--walltime",
+                     "seconds (and the minutes of HH:MM:SS) must be 0 to 59, got '" + text + "'");
   const double seconds = parts[0] * 3600 + parts[1] * 60 + parts[2];
   if (seconds <= 0) throw InputError("", 0, "--walltime", "must be positive, got '" + text + "'");
   return seconds;
@@ -105,7 +116,7 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
       ->type_name("SECONDS|[HH:]MM:SS");
   app.add_option("--steps", cl.steps, "Stop after N optimizer steps (overrides train.max_steps)")
       ->type_name("N")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t(1), kMaxSteps));
   app.add_flag("--quiet", cl.quiet, "No progress lines (errors and the final summary only)");
   app.add_flag(
       "--show-stages", cl.show_stages,
@@ -117,7 +128,7 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
                  "Rank count for --show-stages, --show-schedule and --simulate (default: the MPI "
                  "world size)")
       ->type_name("N")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, kMaxRanks));
   app.add_flag("--simulate", cl.simulate,
                "Predict step time, throughput, busy fraction and memory per rank of the deck's "
                "schedule on --ranks ranks of --device, without running the model, then exit");
@@ -143,8 +154,12 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
     cl.exit_now = true;
     return cl;
   } catch (const CLI::ParseError& e) {
-    const std::string message = e.what();
-    throw InputError("", 0, option_in(message), message + " (wavetrain --help lists the options)");
+    std::string message = e.what();
+    const std::string option = option_in(message);
+    // CLI11 starts some messages with the option itself; the error names it already.
+    if (!option.empty() && message.rfind(option + ": ", 0) == 0)
+      message = message.substr(option.size() + 2);
+    throw InputError("", 0, option, message + " (wavetrain --help lists the options)");
   }
 
   if (version) {
@@ -170,6 +185,10 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
                      : !cl.profile.empty() ? "--profile"
                                            : "--simulate-trace",
                      "only applies with --simulate");
+  if (cl.ranks > 0 && !cl.simulate && !cl.show_stages && !cl.show_schedule)
+    throw InputError("", 0, "--ranks",
+                     "only applies with --simulate, --show-stages or --show-schedule: a training "
+                     "run uses the MPI world size (mpirun -n N)");
   if (!walltime.empty()) cl.walltime_s = parse_walltime(walltime);
   return cl;
 }

@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "app/text_format.hpp"
-#include "deck/input_error.hpp"
+#include "deck/component_options.hpp"
 #include "exec/schedule_input.hpp"
 #include "model/model.hpp"
 #include "plan/layer_profile_file.hpp"
 #include "plan/stage_planner.hpp"
 #include "sched/cycle_table.hpp"
 #include "sched/schedule_registry.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 
@@ -24,9 +25,9 @@ namespace {
 // cached layer profile (or one measured now; nothing is written).
 Model load_model(const RunConfig& config, int ranks, const std::string& run_dir) {
   Graph graph = Graph::load(config.model.file);
-  const StagePlan plan =
-      plan_stages(config, graph, ScheduleRegistry::stage_count(config.schedule.kind, ranks),
-                  run_dir, ProfileCache::ReadOnly);
+  const StagePlan plan = plan_stages(stage_plan_options(config), graph,
+                                     ScheduleRegistry::stage_count(config.schedule.kind, ranks),
+                                     run_dir, ProfileCache::ReadOnly);
   return Model(std::move(graph), plan.cuts);
 }
 
@@ -104,12 +105,14 @@ void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
                  std::ostream& out) {
   const int stage_count = ScheduleRegistry::stage_count(config.schedule.kind, ranks);
   Graph graph = Graph::load(config.model.file);
-  StagePlan plan = plan_stages(config, graph, stage_count, run_dir, ProfileCache::ReadOnly);
+  StagePlan plan =
+      plan_stages(stage_plan_options(config), graph, stage_count, run_dir, ProfileCache::ReadOnly);
   // Times are shown whenever the deck balances by profile, whatever decided the cut.
   std::string time_source = plan.basis == "profile" ? "profiled" : "";
   if (plan.node_seconds.empty() && config.schedule.balance == "profile") {
     try {
-      ObtainedProfile p = obtain_layer_profile(config, graph, run_dir, ProfileCache::ReadOnly);
+      ObtainedProfile p =
+          obtain_layer_profile(stage_plan_options(config), graph, run_dir, ProfileCache::ReadOnly);
       plan.warnings.insert(plan.warnings.end(), p.warnings.begin(), p.warnings.end());
       plan.node_seconds = node_seconds(p.profile, stage_batch(config));
       time_source = p.measured ? "measured now" : "profile.h5, cached";
@@ -199,7 +202,8 @@ void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
 void show_schedule(const RunConfig& config, int ranks, const std::string& run_dir,
                    std::ostream& out) {
   Model model = load_model(config, ranks, run_dir);
-  const ScheduleInput in = make_schedule_input(model, config, ranks);
+  const ScheduleInput in =
+      make_schedule_input(model, config.schedule, config.train.global_batch, ranks);
   Program p;
   try {
     p = ScheduleRegistry::generate(config.schedule.kind, in);

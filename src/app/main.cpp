@@ -12,17 +12,19 @@
 #include <iostream>
 
 #include "app/command_line.hpp"
+#include "app/exit_status_file.hpp"
 #include "app/inspect.hpp"
+#include "app/job_failure.hpp"
 #include "app/run_control.hpp"
 #include "app/simulate_command.hpp"
 #include "app/stall_watch.hpp"
 #include "app/trainer.hpp"
+#include "comm/failure_agreement.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "comm/open_mpi_defaults.hpp"
+#include "util/agreed_error.hpp"
 #include "deck/deck_parser.hpp"
-#include "deck/input_error.hpp"
 #include "exec/nonfinite_guard.hpp"
-#include "mem/caching_allocator.hpp"
 
 // OpenBLAS's own thread pool would fight the other ranks for cores: one rank owns one core.
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));
@@ -34,66 +36,64 @@ namespace {
 // EX_TEMPFAIL: stopped on purpose with a checkpoint saved; job scripts resubmit on it.
 constexpr int kExitResumable = 75;
 
+int simulate_or_inspect(const wt::CommandLine& cli, const wt::RunConfig& config, int world_rank,
+                        int world) {
+  if (world_rank != 0) return 0;
+  const int ranks = cli.ranks > 0 ? cli.ranks : world;
+  if (cli.simulate) {
+    wt::SimulateRequest request;
+    request.ranks = ranks;
+    request.device = cli.device;
+    request.profile = cli.profile;
+    request.trace_path = cli.simulate_trace;
+    wt::run_simulate_command(config, request, std::cout);
+    return 0;
+  }
+  wt::TrainOptions where;
+  where.run_dir = cli.run_dir;
+  const std::string run_dir = wt::run_directory(config, where);
+  if (cli.show_stages) wt::show_stages(config, ranks, run_dir, std::cout);
+  if (cli.show_schedule) wt::show_schedule(config, ranks, run_dir, std::cout);
+  return 0;
+}
+
+int train(const wt::CommandLine& cli, const wt::RunConfig& config, wt::MpiCommunicator& mpi) {
+  wt::StallWatch watch(mpi, config.failure.stall_seconds);
+  wt::report_job_failures_on(watch.board());
+  wt::TrainOptions options;
+  options.run_dir = cli.run_dir;
+  options.max_steps = cli.steps;
+  options.quiet = cli.quiet;
+  options.restart = cli.restart;
+  options.walltime_s = cli.walltime_s;
+  options.on_step = [&watch](int64_t step) { watch.set_step(step); };
+  const wt::TrainResult result = wt::train(config, options, watch.comm());
+  return result.stopped_early ? kExitResumable : 0;
+}
+
+// Only errors that every rank raises together are caught here; any other exception ends the job
+// from the rank that raised it, without unwinding (app/job_failure.hpp).
 int run(int argc, char** argv, int world_rank) {
+  wt::MpiCommunicator mpi(MPI_COMM_WORLD);
   try {
-    wt::CommandLine cli = wt::parse_command_line(argc, argv);
+    wt::CommandLine cli;
+    wt::RunConfig config;
+    wt::agree_on_failure(mpi, [&] {
+      cli = wt::parse_command_line(argc, argv);
+      if (!cli.exit_now) config = wt::parse_deck(cli.deck, cli.overrides);
+    });
     if (cli.exit_now) return 0;
-    wt::RunConfig config = wt::parse_deck(cli.deck, cli.overrides);
-    if (cli.simulate) {
-      if (world_rank == 0) {
-        wt::SimulateRequest request;
-        int world = 1;
-        MPI_Comm_size(MPI_COMM_WORLD, &world);
-        request.ranks = cli.ranks > 0 ? cli.ranks : world;
-        request.device = cli.device;
-        request.profile = cli.profile;
-        request.trace_path = cli.simulate_trace;
-        wt::run_simulate_command(config, request, std::cout);
-      }
-      return 0;
-    }
-    if (cli.show_stages || cli.show_schedule) {
-      int world = 1;
-      MPI_Comm_size(MPI_COMM_WORLD, &world);
-      const int ranks = cli.ranks > 0 ? cli.ranks : world;
-      wt::TrainOptions where;
-      where.run_dir = cli.run_dir;
-      const std::string run_dir = wt::run_directory(config, where);
-      if (world_rank == 0 && cli.show_stages) wt::show_stages(config, ranks, run_dir, std::cout);
-      if (world_rank == 0 && cli.show_schedule)
-        wt::show_schedule(config, ranks, run_dir, std::cout);
-      return 0;
-    }
-    wt::MpiCommunicator mpi(MPI_COMM_WORLD);
-    wt::StallWatch watch(mpi, config.failure.stall_seconds);
-    wt::TrainOptions options;
-    options.run_dir = cli.run_dir;
-    options.max_steps = cli.steps;
-    options.quiet = cli.quiet;
-    options.restart = cli.restart;
-    options.walltime_s = cli.walltime_s;
-    options.on_step = [&watch](int64_t step) { watch.set_step(step); };
-    const wt::TrainResult result = wt::train(config, options, watch.comm());
-    return result.stopped_early ? kExitResumable : 0;
+    if (cli.simulate || cli.show_stages || cli.show_schedule)
+      return simulate_or_inspect(cli, config, world_rank, mpi.size());
+    return train(cli, config, mpi);
   } catch (const wt::Diverged& e) {
     // Every rank sees the same summed gradient, so all stop at the same step: report once.
-    if (world_rank == 0) std::fprintf(stderr, "wavetrain: diverged: %s\n", e.what());
+    if (world_rank == 0) wt::report_agreed_failure(std::string("wavetrain: diverged: ") + e.what());
     return 4;
-  } catch (const wt::InputError& e) {
-    // Every rank reads the same deck, model and dataset, so every rank fails the same way: rank 0
-    // reports it once and all ranks exit 2 cleanly.
-    if (world_rank == 0) std::fprintf(stderr, "wavetrain: error: %s\n", e.what());
-    return 2;
-  } catch (const wt::OutOfMemory& e) {
-    std::fprintf(stderr, "wavetrain: rank %d: %s\n", world_rank, e.what());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 3);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "wavetrain: rank %d: internal error: %s\n", world_rank, e.what());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+  } catch (const wt::AgreedError& e) {
+    if (world_rank == 0) wt::report_agreed_failure(e.what());
+    return e.status();
   }
-  return 1;
 }
 
 }  // namespace
@@ -109,14 +109,19 @@ int main(int argc, char** argv) {
   // The data preloader is a second thread, but only the main thread calls MPI.
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   wt::install_stop_signal_handlers();  // again, in case MPI_Init installed its own
-  int world_rank = 0;
+  int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  wt::install_job_failure_handler(world_rank, world_size);
   if (openblas_set_num_threads) openblas_set_num_threads(1);
   if (omp_set_num_threads) omp_set_num_threads(1);
   int rc;
   {
     Kokkos::initialize();  // no arguments: the same call works on Kokkos 3.x and 4.x
     rc = run(argc, argv, world_rank);
+    // For job scripts, whose mpirun may exit 1 instead (exit_status_file.hpp). Before the
+    // finalize calls: a signalled mpirun SIGKILLs the ranks while they wait in MPI_Finalize.
+    if (world_rank == 0) wt::record_exit_status(rc);
     Kokkos::finalize();
   }
   MPI_Finalize();

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "app/text_format.hpp"
-#include "deck/input_error.hpp"
+#include "deck/component_options.hpp"
 #include "exec/schedule_input.hpp"
 #include "io/trace_writer.hpp"
 #include "model/stage_cuts.hpp"
@@ -14,6 +14,7 @@
 #include "plan/stage_planner.hpp"
 #include "sched/schedule_registry.hpp"
 #include "sim/simulator.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 
@@ -104,11 +105,12 @@ void run_simulate_command(const RunConfig& config, const SimulateRequest& reques
                        "'" + config.schedule.kind + "': " + e.what());
     }
   else
-    cuts = resolve_cuts(config, graph, stages);
+    cuts = resolve_cuts(stage_cut_options(config), graph, stages);
   Program program;
   try {
-    program = ScheduleRegistry::generate(config.schedule.kind,
-                                         make_schedule_input(graph, cuts, config, request.ranks));
+    program = ScheduleRegistry::generate(
+        config.schedule.kind, make_schedule_input(graph, cuts, config.schedule,
+                                                  config.train.global_batch, request.ranks));
   } catch (const std::invalid_argument& e) {
     throw InputError(config.deck_path, 0, "schedule.kind",
                      "'" + config.schedule.kind + "': " + e.what());

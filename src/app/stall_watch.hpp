@@ -27,6 +27,7 @@ class StallWatch {
     if (board_) board_->mark_finished();
   }
 
+  HeartbeatBoard* board() { return board_.get(); }  // nullptr when off
   Communicator& comm() { return watched_ ? static_cast<Communicator&>(*watched_) : mpi_; }
   // The training loop's progress: the step about to run.
   void set_step(int64_t step) {

@@ -1,6 +1,7 @@
 #pragma once
-// One training run: builds the model, data path, schedule program and executor from a validated
-// deck, then steps, logs, evaluates and writes the run directory.
+// One training run of one deck: builds the job (job/job.hpp), its observers (app/observers/:
+// progress, metrics, evaluation, checkpoints and stops, trace, summary) and the training loop
+// that drives them (app/training_loop.hpp).
 #include <functional>
 #include <string>
 

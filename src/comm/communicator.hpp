@@ -17,6 +17,16 @@ class CommRequest {
   virtual void wait() = 0;
 };
 
+// Collective work done outside this interface (parallel HDF5 and MPI-IO calls on the raw MPI
+// communicator) that the stall watchdog must still watch as if it were one collective call.
+enum class CommRegion { CheckpointWrite };
+
+// Held for the duration of such a region (Communicator::watch_region); ends it when destroyed.
+class RegionMark {
+ public:
+  virtual ~RegionMark() = default;
+};
+
 // A request that finished when it was made.
 class CompletedRequest : public CommRequest {
  public:
@@ -52,6 +62,11 @@ class Communicator {
                                                   int group);
   virtual std::unique_ptr<CommRequest> ireduce_sum(float* data, int64_t count, int root_world_rank,
                                                    int group);
+  // Marks this rank as inside `region` until the returned mark is destroyed: every rank enters
+  // it at the same point, like a collective. A no-op unless the communicator is watched.
+  virtual std::unique_ptr<RegionMark> watch_region(CommRegion) {
+    return std::make_unique<RegionMark>();
+  }
   // The communicator a decorator (WatchedCommunicator) forwards to; itself for a real one. Code
   // that needs the concrete backend (the MPI_Comm, say) looks through decorators with this.
   virtual Communicator& underlying() { return *this; }

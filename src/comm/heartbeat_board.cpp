@@ -22,7 +22,7 @@ struct HeartbeatBoard::Slot {
   std::atomic<int64_t> seq{0};
   std::atomic<int64_t> since_ns{0};
   std::atomic<int64_t> alive_ns{0};  // outside the sequence lock: written by the watchdog
-  std::atomic<int64_t> finished{0};
+  std::atomic<int64_t> finished{0};  // 1 finished, 2 failed
 };
 static_assert(std::atomic<int64_t>::is_always_lock_free,
               "cross-process atomics need lock-free 64-bit integers");
@@ -43,6 +43,8 @@ const char* comm_op_name(CommOp op) {
       return "send";
     case CommOp::Recv:
       return "receive";
+    case CommOp::CheckpointWrite:
+      return "checkpoint write";
   }
   return "?";
 }
@@ -126,6 +128,10 @@ void HeartbeatBoard::tick() {
   slots_[local_rank_].alive_ns.store(monotonic_ns(), std::memory_order_relaxed);
 }
 
+void HeartbeatBoard::mark_failed() {
+  slots_[local_rank_].finished.store(2, std::memory_order_release);
+}
+
 void HeartbeatBoard::mark_finished() {
   slots_[local_rank_].finished.store(1, std::memory_order_release);
 }
@@ -149,7 +155,9 @@ Heartbeat HeartbeatBoard::read(int local) const {
     if ((v0 & 1) == 0 && s.version.load(std::memory_order_relaxed) == v0) break;
   }
   h.alive_ns = s.alive_ns.load(std::memory_order_relaxed);
-  h.finished = s.finished.load(std::memory_order_acquire) != 0;
+  const int64_t finished = s.finished.load(std::memory_order_acquire);
+  h.finished = finished != 0;
+  h.failed = finished == 2;
   return h;
 }
 

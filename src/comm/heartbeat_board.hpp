@@ -23,6 +23,7 @@ enum class CommOp : int64_t {
   Barrier,
   Send,
   Recv,
+  CheckpointWrite,  // a marked region (Communicator::watch_region): HDF5/MPI-IO collectives
 };
 const char* comm_op_name(CommOp op);
 
@@ -41,6 +42,7 @@ struct Heartbeat {
   int64_t since_ns = 0;   // when it entered `op`
   int64_t alive_ns = 0;   // the watchdog thread's last tick
   bool finished = false;  // left training normally: its process may end without alarm
+  bool failed = false;    // hit an error it is reporting; it ends the whole job itself
 };
 
 class HeartbeatBoard {
@@ -58,6 +60,9 @@ class HeartbeatBoard {
   void leave();  // back to computing; counts as progress
   void tick();   // watchdog liveness
   void mark_finished();
+  // This rank is ending the job over its own error (app/job_failure.hpp): the node's watchdogs
+  // stay silent rather than report a second, wrong diagnosis of it.
+  void mark_failed();
 
   // Readers (any thread).
   Heartbeat own() const { return read(local_rank_); }

@@ -8,18 +8,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "util/mpi_check.hpp"
+
 namespace wt {
 
 namespace {
-
-void check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) {
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    throw std::runtime_error(std::string("MPI ") + what + " failed: " + std::string(msg, len));
-  }
-}
 
 int as_int(int64_t count) {
   if (count > INT_MAX) throw std::runtime_error("message larger than 2^31 elements");
@@ -35,17 +28,17 @@ class MpiRequest : public CommRequest {
   bool test() override {
     if (request == MPI_REQUEST_NULL) return true;
     int flag = 0;
-    check(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "test");
+    WT_MPI_CHECK(MPI_Test(&request, &flag, MPI_STATUS_IGNORE));
     return flag != 0;
   }
-  void wait() override { check(MPI_Wait(&request, MPI_STATUS_IGNORE), "wait"); }
+  void wait() override { WT_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE)); }
 };
 
 }  // namespace
 
 MpiCommunicator::MpiCommunicator(MPI_Comm world) {
   MPI_Comm dup;
-  check(MPI_Comm_dup(world, &dup), "comm_dup");
+  WT_MPI_CHECK(MPI_Comm_dup(world, &dup));
   MPI_Comm_rank(dup, &rank_);
   MPI_Comm_size(dup, &size_);
   comms_.push_back(dup);
@@ -72,7 +65,7 @@ int MpiCommunicator::add_group(const std::vector<int>& world_ranks) {
   for (size_t i = 0; i < world_ranks.size(); ++i)
     if (world_ranks[i] == rank_) key = static_cast<int>(i);
   MPI_Comm c;
-  check(MPI_Comm_split(comms_[0], member ? 0 : MPI_UNDEFINED, key, &c), "comm_split");
+  WT_MPI_CHECK(MPI_Comm_split(comms_[0], member ? 0 : MPI_UNDEFINED, key, &c));
   comms_.push_back(member ? c : MPI_COMM_NULL);
   group_ranks_.push_back(world_ranks);
   shm_.push_back(member && use_shm_ ? ShmAllreduce::create(c) : nullptr);
@@ -96,9 +89,8 @@ int MpiCommunicator::group_rank_of(int group, int world_rank) const {
 std::unique_ptr<CommRequest> MpiCommunicator::iallreduce_sum(float* data, int64_t count,
                                                              int group) {
   auto req = std::make_unique<MpiRequest>();
-  check(MPI_Iallreduce(MPI_IN_PLACE, data, as_int(count), MPI_FLOAT, MPI_SUM, group_comm(group),
-                       &req->request),
-        "iallreduce");
+  WT_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, as_int(count), MPI_FLOAT, MPI_SUM,
+                              group_comm(group), &req->request));
   return req;
 }
 
@@ -110,44 +102,42 @@ void MpiCommunicator::allreduce_sum(float* data, int64_t count, int group) {
     shm_[group]->sum(data, count);
     return;
   }
-  check(MPI_Allreduce(MPI_IN_PLACE, data, as_int(count), MPI_FLOAT, MPI_SUM, group_comm(group)),
-        "allreduce");
+  WT_MPI_CHECK(
+      MPI_Allreduce(MPI_IN_PLACE, data, as_int(count), MPI_FLOAT, MPI_SUM, group_comm(group)));
 }
 
 void MpiCommunicator::allreduce_sum(double* data, int64_t count, int group) {
-  check(MPI_Allreduce(MPI_IN_PLACE, data, as_int(count), MPI_DOUBLE, MPI_SUM, group_comm(group)),
-        "allreduce");
+  WT_MPI_CHECK(
+      MPI_Allreduce(MPI_IN_PLACE, data, as_int(count), MPI_DOUBLE, MPI_SUM, group_comm(group)));
 }
 
 void MpiCommunicator::broadcast(float* data, int64_t count, int root_world_rank, int group) {
-  check(MPI_Bcast(data, as_int(count), MPI_FLOAT, group_rank_of(group, root_world_rank),
-                  group_comm(group)),
-        "bcast");
+  WT_MPI_CHECK(MPI_Bcast(data, as_int(count), MPI_FLOAT, group_rank_of(group, root_world_rank),
+                         group_comm(group)));
 }
 
 void MpiCommunicator::broadcast_bytes(void* data, int64_t bytes, int root_world_rank) {
-  check(MPI_Bcast(data, as_int(bytes), MPI_BYTE, root_world_rank, comms_[0]), "bcast");
+  WT_MPI_CHECK(MPI_Bcast(data, as_int(bytes), MPI_BYTE, root_world_rank, comms_[0]));
 }
 
 std::unique_ptr<CommRequest> MpiCommunicator::isend(const float* data, int64_t count, int peer,
                                                     int tag) {
   auto req = std::make_unique<MpiRequest>();
-  check(MPI_Isend(data, as_int(count), MPI_FLOAT, peer, tag, comms_[0], &req->request), "isend");
+  WT_MPI_CHECK(MPI_Isend(data, as_int(count), MPI_FLOAT, peer, tag, comms_[0], &req->request));
   return req;
 }
 
 std::unique_ptr<CommRequest> MpiCommunicator::irecv(float* data, int64_t count, int peer, int tag) {
   auto req = std::make_unique<MpiRequest>();
-  check(MPI_Irecv(data, as_int(count), MPI_FLOAT, peer, tag, comms_[0], &req->request), "irecv");
+  WT_MPI_CHECK(MPI_Irecv(data, as_int(count), MPI_FLOAT, peer, tag, comms_[0], &req->request));
   return req;
 }
 
 std::unique_ptr<CommRequest> MpiCommunicator::ibroadcast(float* data, int64_t count,
                                                          int root_world_rank, int group) {
   auto req = std::make_unique<MpiRequest>();
-  check(MPI_Ibcast(data, as_int(count), MPI_FLOAT, group_rank_of(group, root_world_rank),
-                   group_comm(group), &req->request),
-        "ibcast");
+  WT_MPI_CHECK(MPI_Ibcast(data, as_int(count), MPI_FLOAT, group_rank_of(group, root_world_rank),
+                          group_comm(group), &req->request));
   return req;
 }
 
@@ -158,12 +148,11 @@ std::unique_ptr<CommRequest> MpiCommunicator::ireduce_sum(float* data, int64_t c
   MPI_Comm comm = group_comm(group);
   int me = 0;
   MPI_Comm_rank(comm, &me);
-  check(MPI_Ireduce(me == root ? MPI_IN_PLACE : data, me == root ? data : nullptr, as_int(count),
-                    MPI_FLOAT, MPI_SUM, root, comm, &req->request),
-        "ireduce");
+  WT_MPI_CHECK(MPI_Ireduce(me == root ? MPI_IN_PLACE : data, me == root ? data : nullptr,
+                           as_int(count), MPI_FLOAT, MPI_SUM, root, comm, &req->request));
   return req;
 }
 
-void MpiCommunicator::barrier() { check(MPI_Barrier(comms_[0]), "barrier"); }
+void MpiCommunicator::barrier() { WT_MPI_CHECK(MPI_Barrier(comms_[0])); }
 
 }  // namespace wt

@@ -4,21 +4,19 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "util/mpi_check.hpp"
+
 namespace wt {
 
 namespace {
 constexpr int kMaxRanks = 64;
-void check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("MPI ") + what + " failed");
-}
-
 }  // namespace
 
 std::unique_ptr<ShmAllreduce> ShmAllreduce::create(MPI_Comm comm) {
   int size = 0, node_size = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm node;
-  check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "split_type");
+  WT_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
   MPI_Comm_size(node, &node_size);
   MPI_Comm_free(&node);
   // Every rank computes the same answer: node_size == size holds on all ranks or on none.
@@ -27,7 +25,7 @@ std::unique_ptr<ShmAllreduce> ShmAllreduce::create(MPI_Comm comm) {
 }
 
 ShmAllreduce::ShmAllreduce(MPI_Comm comm) {
-  check(MPI_Comm_dup(comm, &comm_), "comm_dup");
+  WT_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
 }
@@ -55,15 +53,14 @@ void ShmAllreduce::reserve(int64_t count) {
   }
   capacity_ = std::max<int64_t>(count, 1024);
   float* mine = nullptr;
-  check(MPI_Win_allocate_shared(MPI_Aint(2 * capacity_ * int64_t(sizeof(float))), sizeof(float),
-                                MPI_INFO_NULL, comm_, &mine, &win_),
-        "win_allocate_shared");
+  WT_MPI_CHECK(MPI_Win_allocate_shared(MPI_Aint(2 * capacity_ * int64_t(sizeof(float))),
+                                       sizeof(float), MPI_INFO_NULL, comm_, &mine, &win_));
   for (int r = 0; r < size_; ++r) {
     MPI_Aint bytes = 0;
     int disp = 0;
-    check(MPI_Win_shared_query(win_, r, &bytes, &disp, &base_[r]), "win_shared_query");
+    WT_MPI_CHECK(MPI_Win_shared_query(win_, r, &bytes, &disp, &base_[r]));
   }
-  check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "win_lock_all");
+  WT_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));
   next_buffer_ = 0;
 }
 

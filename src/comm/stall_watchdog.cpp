@@ -110,6 +110,12 @@ std::string StallWatchdog::describe_lost_peer(int64_t now) const {
   return "";
 }
 
+bool StallWatchdog::any_rank_failed() const {
+  for (int i = 0; i < board_.local_size(); ++i)
+    if (board_.local(i).failed) return true;
+  return false;
+}
+
 void StallWatchdog::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   int64_t last_tick = monotonic_ns();
@@ -124,6 +130,8 @@ void StallWatchdog::run() {
     // debugger, a frozen VM): the time it spent stopped is not time its peers kept it waiting.
     if (now - last_tick > 4 * tick_ns_) resumed = now;
     last_tick = now;
+    // A rank of this node is ending the job over its own error: that report is the true one.
+    if (any_rank_failed()) continue;
     const std::string lost = describe_lost_peer(now);
     if (!lost.empty()) stop(lost);
     if (self.op == CommOp::None || now - std::max(self.since_ns, resumed) <= stall_ns_) continue;

@@ -36,6 +36,7 @@ class StallWatchdog {
 
  private:
   void run();
+  bool any_rank_failed() const;
   [[noreturn]] void stop(const std::string& report);
 
   HeartbeatBoard& board_;

@@ -37,6 +37,16 @@ class WatchedCommunicator::Request : public CommRequest {
   bool finished_ = false;
 };
 
+class WatchedCommunicator::Region : public RegionMark {
+ public:
+  Region(WatchedCommunicator& owner, int64_t token) : owner_(owner), token_(token) {}
+  ~Region() override { owner_.finish(token_); }
+
+ private:
+  WatchedCommunicator& owner_;
+  int64_t token_;
+};
+
 namespace {
 // Marks a blocking call for the duration of a scope.
 struct Mark {
@@ -156,6 +166,16 @@ std::unique_ptr<CommRequest> WatchedCommunicator::ireduce_sum(float* data, int64
   const int64_t token = start(CommOp::Iallreduce, group);
   return std::make_unique<Request>(*this, token,
                                    inner_.ireduce_sum(data, count, root_world_rank, group));
+}
+
+std::unique_ptr<RegionMark> WatchedCommunicator::watch_region(CommRegion region) {
+  CommOp op = CommOp::CheckpointWrite;
+  switch (region) {
+    case CommRegion::CheckpointWrite:
+      op = CommOp::CheckpointWrite;
+      break;
+  }
+  return std::make_unique<Region>(*this, start(op, 0));
 }
 
 void WatchedCommunicator::barrier() {

@@ -36,10 +36,13 @@ class WatchedCommunicator : public Communicator {
   std::unique_ptr<CommRequest> ireduce_sum(float* data, int64_t count, int root_world_rank,
                                            int group) override;
   void barrier() override;
+  // Publishes the region like a collective on the world (group 0) from now until the mark goes.
+  std::unique_ptr<RegionMark> watch_region(CommRegion region) override;
   Communicator& underlying() override { return inner_.underlying(); }
 
  private:
   class Request;
+  class Region;
   struct Outstanding {
     int64_t token;
     CommOp op;

@@ -1,5 +1,10 @@
 #include "data/dataset_batch_source.hpp"
 
+#include <algorithm>
+#include <string>
+
+#include "mem/caching_allocator.hpp"
+
 namespace wt {
 
 DatasetBatchSource::DatasetBatchSource(DatasetReader& reader, const BatchSampler& sampler,
@@ -20,79 +25,103 @@ DatasetBatchSource::~DatasetBatchSource() {
 
 void DatasetBatchSource::quiesce() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [this] { return !busy_; });
+  changed_.wait(lock, [this] { return !reading_ && planned_.empty(); });
+}
+
+bool DatasetBatchSource::pending(const BatchRequest& request) const {
+  return (reading_ && current_ == request) ||
+         std::find(planned_.begin(), planned_.end(), request) != planned_.end();
+}
+
+void DatasetBatchSource::plan(const std::vector<BatchRequest>& next) {
+  if (!preload_) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  planned_.assign(next.begin(), next.end());
+  // Batches read for an earlier plan and never fetched are not coming back: free them.
+  ready_.erase(std::remove_if(ready_.begin(), ready_.end(),
+                              [&](const Loaded& l) {
+                                return std::find(next.begin(), next.end(), l.request) == next.end();
+                              }),
+               ready_.end());
+  changed_.notify_all();
 }
 
 void DatasetBatchSource::preload_loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
-    changed_.wait(lock, [this] { return stop_ || busy_; });
+    changed_.wait(lock, [this] { return stop_ || !planned_.empty(); });
     if (stop_) return;
-    const Loaded want = request_;
+    current_ = planned_.front();
+    planned_.pop_front();
+    reading_ = true;
     lock.unlock();
     Loaded got;
-    std::exception_ptr error;
     try {
-      got = read(want.sequence, want.part, want.parts);
+      got = read(current_);
     } catch (...) {
-      error = std::current_exception();
+      got.request = current_;
+      got.error = std::current_exception();
     }
     lock.lock();
-    next_ = std::move(got);
-    error_ = error;
-    ready_ = true;
-    busy_ = false;
+    ready_.push_back(std::move(got));
+    reading_ = false;
     changed_.notify_all();
   }
 }
 
-DatasetBatchSource::Loaded DatasetBatchSource::read(int64_t sequence, int part, int parts) {
+DatasetBatchSource::Loaded DatasetBatchSource::read(const BatchRequest& request) {
   const int64_t per_epoch = sampler_.batches_per_epoch();
-  std::vector<int64_t> rows =
-      sampler_.rows(sequence / per_epoch, sequence % per_epoch, part, parts);
+  std::vector<int64_t> rows = sampler_.rows(
+      request.sequence / per_epoch, request.sequence % per_epoch, request.part, request.parts);
   Loaded l;
-  l.sequence = sequence;
-  l.part = part;
-  l.parts = parts;
+  l.request = request;
+  l.labels.resize(rows.size() * size_t(reader_.labels_per_sample()));
+  if (request.labels_only) {
+    reader_.read(rows, nullptr, l.labels.data());
+    return l;
+  }
   Shape shape{static_cast<int64_t>(rows.size())};
   for (int64_t d : reader_.sample_shape()) shape.push_back(d);
   // Stream 1: data buffers come from their own pool, apart from compute temporaries.
-  l.inputs = Tensor::empty(shape, 1);
-  l.labels.resize(rows.size() * size_t(reader_.labels_per_sample()));
+  try {
+    l.inputs = Tensor::empty(shape, 1);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory("cannot allocate a batch of " + std::to_string(rows.size()) + " samples of " +
+                          reader_.path() + " /" + reader_.split() + "/inputs: " + e.what(),
+                      e.requested);
+  }
   reader_.read(rows, l.inputs.data(), l.labels.data());
   return l;
 }
 
-void DatasetBatchSource::fetch(int64_t sequence, int part, int parts, Tensor& inputs,
+void DatasetBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
                                std::vector<int32_t>& labels) {
   Loaded l;
-  bool have = false;
+  bool hit = false;
   if (preload_) {
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return !busy_; });
-    if (ready_ && next_.sequence == sequence && next_.part == part && next_.parts == parts) {
-      if (error_) {  // the guess was right, so its failure is this batch's failure
-        ready_ = false;
-        std::rethrow_exception(std::exchange(error_, nullptr));
-      }
-      l = std::move(next_);
-      have = true;
+    changed_.wait(lock, [&] { return !pending(request); });
+    auto found = std::find_if(ready_.begin(), ready_.end(),
+                              [&](const Loaded& r) { return r.request == request; });
+    if (found != ready_.end()) {
+      l = std::move(*found);
+      ready_.erase(found);
+      hit = true;
     }
-    ready_ = false;
-    next_ = Loaded{};
-    error_ = nullptr;
   }
-  if (!have) l = read(sequence, part, parts);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++(hit ? stats_.hits : stats_.misses);
+  }
+  if (l.error) std::rethrow_exception(l.error);  // a planned read failed: this batch's failure
+  if (!hit) l = read(request);
   inputs = std::move(l.inputs);
   labels = std::move(l.labels);
-  if (preload_) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    request_.sequence = sequence + 1;
-    request_.part = part;
-    request_.parts = parts;
-    busy_ = true;
-    changed_.notify_all();
-  }
+}
+
+PreloadStats DatasetBatchSource::preload_stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
 }
 
 }  // namespace wt

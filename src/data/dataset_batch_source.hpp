@@ -1,20 +1,22 @@
 #pragma once
 // The BatchSource for training: global batch `sequence` is batch (sequence mod batches/epoch) of
 // epoch (sequence div batches/epoch) in the sampler's seeded permutation, and each rank reads only
-// its own part's rows from the HDF5 file (ScaleDNN: no master scatters data). With preload on, the
-// batch the rank will most likely ask for next (same part, next sequence) is read on a background
-// thread while the current one computes. The thread lives as long as the source: starting one per
-// batch cost more than the read itself once rows come from a memory map.
+// its own part's rows from the HDF5 file (ScaleDNN: no master scatters data). With preload on, a
+// background thread reads the planned requests (the next step's LoadBatch instructions, from the
+// executor) in order while the current step computes; a fetch of a planned request is a hit,
+// anything else a miss, read on the spot. The thread lives as long as the source: starting one
+// per batch cost more than the read itself once rows come from a memory map. At most one step's
+// planned loads are held ahead.
 #include <condition_variable>
+#include <deque>
 #include <exception>
-#include <memory>
 #include <mutex>
 #include <thread>
-#include <utility>
+#include <vector>
 
 #include "data/batch_sampler.hpp"
+#include "data/batch_source.hpp"
 #include "data/dataset_reader.hpp"
-#include "exec/batch_source.hpp"
 
 namespace wt {
 
@@ -23,34 +25,40 @@ class DatasetBatchSource : public BatchSource {
   DatasetBatchSource(DatasetReader& reader, const BatchSampler& sampler, int64_t global_batch,
                      bool preload);
   ~DatasetBatchSource() override;
+  DatasetBatchSource(const DatasetBatchSource&) = delete;
+  DatasetBatchSource& operator=(const DatasetBatchSource&) = delete;
   int64_t global_batch() const override { return global_batch_; }
   int64_t batches_per_epoch() const { return sampler_.batches_per_epoch(); }
-  void fetch(int64_t sequence, int part, int parts, Tensor& inputs,
-             std::vector<int32_t>& labels) override;
-  // Finishes any background read (before other code touches HDF5, e.g. evaluation).
+  void fetch(const BatchRequest& request, Tensor& inputs, std::vector<int32_t>& labels) override;
+  void plan(const std::vector<BatchRequest>& next) override;
+  PreloadStats preload_stats() const override;
+  // Finishes the planned reads (before other code uses HDF5 heavily, e.g. evaluation).
   void quiesce();
 
  private:
   struct Loaded {
-    int64_t sequence = -1;
-    int part = -1, parts = -1;
+    BatchRequest request;
     Tensor inputs;
     std::vector<int32_t> labels;
+    std::exception_ptr error;  // the read failed: the fetch of this request rethrows it
   };
-  Loaded read(int64_t sequence, int part, int parts);
+  Loaded read(const BatchRequest& request);
   void preload_loop();
+  bool pending(const BatchRequest& request) const;  // planned and not yet read (mutex_ held)
+
   DatasetReader& reader_;
   const BatchSampler& sampler_;
   int64_t global_batch_;
   bool preload_;
 
-  // Preload thread state, guarded by mutex_: a request is posted, the thread reads it into
-  // `next_` (or records the error) and clears `busy_`.
-  std::mutex mutex_;
+  // Guarded by mutex_: the plan's unread requests, the one being read, the ones read.
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
-  bool busy_ = false, ready_ = false, stop_ = false;
-  Loaded request_, next_;
-  std::exception_ptr error_;
+  std::deque<BatchRequest> planned_;
+  bool reading_ = false, stop_ = false;
+  BatchRequest current_;
+  std::vector<Loaded> ready_;
+  PreloadStats stats_;
   std::thread thread_;
 };
 

@@ -12,7 +12,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 
@@ -118,14 +118,14 @@ void DatasetReader::open(const Shape& expected_sample_shape, int classes) {
 
   open_inputs(expected_sample_shape);
   read_attributes();
-  if (classes <= 0) {  // no class count given: trust the file's own attribute if it has one
+  try {
     int64_t from_file = 0;
-    try {
-      if (h5_read_attr_int(file_.get(), "num_classes", &from_file)) classes = int(from_file);
-    } catch (const std::exception& e) {
-      fail("num_classes", e.what());
-    }
+    if (h5_read_attr_int(file_.get(), "num_classes", &from_file)) declared_classes_ = from_file;
+  } catch (const std::exception& e) {
+    fail("num_classes", e.what());
   }
+  // No class count given: trust the file's own attribute if it has one.
+  if (classes <= 0 && declared_classes_ > 0) classes = int(declared_classes_);
   load_labels(classes);
 }
 
@@ -135,6 +135,21 @@ DatasetReader::~DatasetReader() {
   Lock lock(hdf5_mutex());
   inputs_.reset();
   file_.reset();
+}
+
+// A dataset whose declared shape needs far more bytes than the file holds is damaged or truncated
+// (or made up): refuse it before reading or allocating anything. Compressed data can be smaller
+// than its shape, but not by more than a large factor.
+void DatasetReader::check_declared_size(const std::string& key, int64_t declared_bytes,
+                                        bool compressed) const {
+  std::error_code error;
+  const auto file_bytes = std::filesystem::file_size(path_, error);
+  if (error) return;  // the open above succeeded: nothing more to learn here
+  const double limit = compressed ? 1024.0 * double(file_bytes) : double(file_bytes);
+  if (double(declared_bytes) > limit)
+    fail(key, "declares " + std::to_string(declared_bytes) + " bytes of data (" +
+                  std::to_string(size_) + " samples), but the file holds only " +
+                  std::to_string(file_bytes) + " bytes: truncated or damaged");
 }
 
 void DatasetReader::open_inputs(const Shape& expected_sample_shape) {
@@ -163,12 +178,13 @@ void DatasetReader::open_inputs(const Shape& expected_sample_shape) {
   size_ = dims[0];
   sample_shape_ = sample;
   sample_numel_ = shape_numel(sample);
+  H5Handle dcpl(H5Dget_create_plist(probe.get()), H5Pclose);
+  const bool filtered = H5Pget_nfilters(dcpl.get()) > 0;
+  check_declared_size(key, size_ * sample_numel_ * int64_t(bytes), filtered);
 
   // Uncompressed chunks are read straight from the file (no chunk cache): shuffled rows touch a
   // different chunk almost every time, and caching a whole 1 MiB chunk for one 784-byte row
   // would read ~1000x more than needed. Filtered chunks must pass through the cache.
-  H5Handle dcpl(H5Dget_create_plist(probe.get()), H5Pclose);
-  const bool filtered = H5Pget_nfilters(dcpl.get()) > 0;
   probe.reset();
   H5Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
   H5Pset_chunk_cache(dapl.get(), 12421, filtered ? size_t(64) << 20 : 0, 1.0);
@@ -210,7 +226,17 @@ void DatasetReader::load_labels(int classes) {
   // Streamed in blocks of rows so a damaged label is reported with its row, not after one huge
   // read.
   const size_t per = size_t(labels_per_sample_);
-  labels_.resize(static_cast<size_t>(size_) * per);
+  {
+    H5Handle dcpl(H5Dget_create_plist(labels.get()), H5Pclose);
+    check_declared_size(key, size_ * labels_per_sample_ * 4, H5Pget_nfilters(dcpl.get()) > 0);
+  }
+  try {
+    labels_.resize(static_cast<size_t>(size_) * per);
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory(path_ + ": " + key + ": the labels need " +
+                      std::to_string(size_ * labels_per_sample_ * 4) +
+                      " bytes of host memory, which this process cannot get");
+  }
   H5Handle file_space(H5Dget_space(labels.get()), H5Sclose);
   const int64_t block = std::max<int64_t>(1, (int64_t(1) << 16) / labels_per_sample_);
   std::vector<hsize_t> offset(dims.size(), 0), count(dims.begin(), dims.end());

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "data/hdf5_util.hpp"
+#include "util/hdf5_util.hpp"
 #include "data/row_locator.hpp"
 #include "tensor/tensor.hpp"
 
@@ -37,6 +37,8 @@ class DatasetReader {
   // returns the ids themselves as floats, without normalisation.
   bool token_ids() const { return token_ids_; }
   const std::string& path() const { return path_; }
+  // The file's num_classes attribute, 0 when it has none.
+  int64_t declared_classes() const { return declared_classes_; }
   const std::string& split() const { return split_; }
 
   // File attributes (defaults when absent: mean 0, std 1, no names, empty source).
@@ -69,6 +71,7 @@ class DatasetReader {
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
   void open(const Shape& expected_sample_shape, int classes);
   void open_inputs(const Shape& expected_sample_shape);
+  void check_declared_size(const std::string& key, int64_t declared_bytes, bool compressed) const;
   void load_labels(int classes);
   void read_attributes();
   void open_direct();
@@ -78,6 +81,7 @@ class DatasetReader {
   void convert_row(const uint8_t* raw, float* out) const;
 
   std::string path_, split_;
+  int64_t declared_classes_ = 0;
   H5Handle file_, inputs_;
   bool inputs_are_float_ = false;
   int64_t size_ = 0;

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "data/hdf5_util.hpp"
+#include "util/hdf5_util.hpp"
 
 namespace wt {
 

@@ -33,7 +33,7 @@ bool EvalLoader::next(Tensor& inputs, std::vector<int32_t>& labels) {
   next_start_ += global_batch_;
   Shape shape = reader_.sample_shape();
   shape.insert(shape.begin(), static_cast<int64_t>(rows.size()));
-  inputs = Tensor::empty(shape);
+  inputs = Tensor::empty(shape, 1);  // stream 1: the data buffers' pool
   labels.resize(rows.size() * size_t(reader_.labels_per_sample()));
   reader_.read(rows, inputs.data(), labels.data());
   return true;

@@ -6,7 +6,7 @@
 
 #include "data/dataset_writer.hpp"
 #include "data/idx_reader.hpp"
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 

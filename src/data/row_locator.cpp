@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "data/hdf5_util.hpp"
+#include "util/hdf5_util.hpp"
 
 namespace wt {
 

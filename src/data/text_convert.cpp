@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "data/dataset_writer.hpp"
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 

@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 #include "deck/schema.hpp"
 
 namespace fs = std::filesystem;
@@ -76,6 +76,17 @@ std::string allowed_list(const KeyDef& def) {
   return list;
 }
 
+// The run directory's last component: one file name, as long as a file system allows (NAME_MAX).
+template <typename Fail>
+void check_run_name(const std::string& name, const Fail& fail) {
+  if (name.find('/') != std::string::npos)
+    fail("must be a plain name without '/', got '" + name + "'");
+  if (name == "." || name == "..") fail("must be a name, not '" + name + "'");
+  if (name.size() > 255)
+    fail("is " + std::to_string(name.size()) +
+         " bytes long; a file name may have at most 255 (NAME_MAX)");
+}
+
 // Reads `node` into the field of `def`, checking type, range and allowed values. Errors go to
 // (file, line, section.key).
 void assign(const KeyDef& def, const toml::node& node, RunConfig& config, const std::string& file,
@@ -127,8 +138,9 @@ void assign(const KeyDef& def, const toml::node& node, RunConfig& config, const 
       fail("unknown " + what + " '" + v + "' (known: " + allowed_list(def) + ")");
     }
     if (v.empty()) fail("must not be empty");
-    if (dotted == "run.name" && v.find('/') != std::string::npos)
-      fail("must be a plain name without '/', got '" + v + "'");
+    // Every string ends up in a C call (a path, a name) that would stop at the NUL.
+    if (v.find('\0') != std::string::npos) fail("must not contain a NUL character");
+    if (dotted == "run.name") check_run_name(v, fail);
     **p = v;
   } else if (auto* p = std::get_if<std::vector<int64_t>*>(&ref)) {
     if (!node.is_array()) wrong_type("an array of integers, e.g. [3, 7]");

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "ops/host/optimizer_options.hpp"
+#include "sched/schedule_options.hpp"
+
 namespace wt {
 
 struct RunConfig {
@@ -31,33 +34,14 @@ struct RunConfig {
     std::string file;  // models/<name>.toml; relative paths resolve against the deck
   } model;
 
-  struct Optimizer {
-    std::string kind = "sgd";  // sgd | adamw
-    double lr = 0.01;
-    double momentum = 0.9;  // sgd
-    double weight_decay = 0.0;
-    bool nesterov = false;                          // sgd
-    double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adamw
-  } optimizer;
+  using Optimizer = OptimizerOptions;
+  Optimizer optimizer;
 
-  struct LrSchedule {
-    std::string kind = "constant";  // constant | step | cosine
-    int64_t warmup_steps = 0;       // linear warmup from 0 (every kind)
-    int64_t step_size = 1000;       // step: multiply by gamma every step_size steps
-    double gamma = 0.1;
-    double min_lr = 0.0;  // cosine floor
-  } lr_schedule;
+  using LrSchedule = LrScheduleOptions;
+  LrSchedule lr_schedule;
 
-  struct Schedule {
-    std::string kind = "gang";  // gang (later: pipeline, waves, ticktock, burst, colocate, auto)
-    int64_t bucket_bytes = 4 << 20;  // gradient allreduce bucket size (gang)
-    int64_t microbatches = 1;
-    std::vector<int64_t> cuts;        // explicit stage cut points (node indices); empty = automatic
-    std::string balance = "profile";  // automatic cuts balance: profile (measured time) | flops
-    // ticktock: the tock wave starts one forward pass after the tick (Wavelet). false runs both
-    // waves in lockstep (both forwards, then both backwards): the no-offset baseline.
-    bool wave_offset = true;
-  } schedule;
+  using Schedule = ScheduleOptions;  // the generators' own options
+  Schedule schedule;
 
   struct Train {
     int64_t epochs = 1;

@@ -44,7 +44,9 @@ static KeyDef key(const char* section, const char* name, FieldRef (*field)(RunCo
 const std::vector<KeyDef>& deck_schema() {
   static const std::vector<KeyDef> schema = {
       // [run]
-      key("run", "name", WT_FIELD(run.name), "run name; the run directory is <output_dir>/<name>"),
+      key("run", "name", WT_FIELD(run.name),
+          "run name, one file name (no '/', at most 255 bytes); the run directory is "
+          "<output_dir>/<name>"),
       key("run", "output_dir", WT_FIELD(run.output_dir),
           "directory holding run directories (relative to the launch directory)"),
       key("run", "seed", WT_FIELD(run.seed), "seed for initialisation, shuffling and dropout")

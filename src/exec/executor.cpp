@@ -1,7 +1,5 @@
 #include "exec/executor.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -9,6 +7,7 @@
 #include <utility>
 
 #include "exec/executor_slot.hpp"
+#include "ops/host/elementwise.hpp"
 
 namespace wt {
 
@@ -53,6 +52,9 @@ Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, Batch
   hold_.resize(program_.events);
   then_.resize(program_.events);
   check_stage_boundaries();
+  for (const auto& stream : program_.ranks[rank_].streams)
+    for (const Instruction& ins : stream)
+      if (ins.op == OpCode::LoadBatch) loads_.push_back(ins);
   consumers_ = model_.graph.consumers();
   residency_ = plan_residency(program_, rank_, static_cast<int>(model_.stages.size()));
   for (size_t r = 0; r < replicas_.size(); ++r)
@@ -105,9 +107,18 @@ void Executor::poll() {
     if (pending_[e]) event_done(static_cast<int>(e));
 }
 
+std::vector<BatchRequest> Executor::loads_of_step(int64_t step) const {
+  std::vector<BatchRequest> requests;
+  for (const Instruction& ins : loads_)
+    requests.push_back(
+        {step * program_.global_batches + ins.batch, ins.part, ins.parts, ins.labels_only});
+  return requests;
+}
+
 StepStats Executor::run_step(int64_t step, double lr) {
   StepStats stats;
   std::fill(done_.begin(), done_.end(), 0);
+  loads_done_ = 0;
   const auto& streams = program_.ranks[rank_].streams;
   std::vector<size_t> pos(streams.size(), 0);
   while (true) {
@@ -150,8 +161,12 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
     case OpCode::LoadBatch: {
       Slot& slot = *slots_[ins.slot];
       const int64_t sequence = step * program_.global_batches + ins.batch;
-      data_.fetch(sequence, ins.part, ins.parts, slot.input, slot.labels);
-      if (ins.labels_only) slot.input = Tensor();  // the input arrives from another stage
+      data_.fetch({sequence, ins.part, ins.parts, ins.labels_only}, slot.input, slot.labels);
+      // The step's last load: the source reads the next step's while this one computes.
+      if (++loads_done_ == loads_.size()) {
+        loads_done_ = 0;
+        data_.plan(loads_of_step(step + 1));
+      }
       // Dropout masks depend only on which samples these are, not on the rank layout's history.
       slot.rng = Rng(seed_).fork(static_cast<uint64_t>(sequence) * 1000003ull + ins.part);
       break;
@@ -248,11 +263,10 @@ void Executor::execute_gradient_exchange(const Instruction& ins) {
     return;
   }
   const Tensor& other = kept_[ins.from_replica][ins.stage];
-  const int n = static_cast<int>(st.grads.numel());
   if (other.defined())
-    cblas_saxpy(n, 1.0f, other.data(), 1, st.grads.data(), 1);
+    ops::accumulate(other.data(), st.grads.data(), st.grads.numel());
   else
-    cblas_sscal(n, 2.0f, st.grads.data(), 1);
+    ops::scale_in_place(2.0f, st.grads.data(), st.grads.numel());
 }
 
 void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode,
@@ -323,8 +337,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
         if (!slot.grad[src].defined()) {
           slot.grad[src] = std::move(din[k]);
         } else {
-          cblas_saxpy(static_cast<int>(din[k].numel()), 1.0f, din[k].data(), 1,
-                      slot.grad[src].data(), 1);
+          ops::accumulate(din[k].data(), slot.grad[src].data(), din[k].numel());
         }
       }
       din.clear();  // a summed-in gradient is dead now: give its memory back at once

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "exec/batch_source.hpp"
+#include "data/batch_source.hpp"
 #include "model/model.hpp"
 #include "ops/host/optimizers.hpp"
 #include "sched/instruction.hpp"
@@ -95,6 +95,8 @@ class Executor {
              std::function<void()> then = nullptr);
   void execute_transfer(const Instruction& ins);
   void check_stage_boundaries() const;
+  // This rank's LoadBatch instructions of `step`, as requests, in program order.
+  std::vector<BatchRequest> loads_of_step(int64_t step) const;
 
   Model& model_;
   std::vector<Model*> replicas_;           // [0] = &model_
@@ -103,6 +105,8 @@ class Executor {
   Optimizer& optimizer_;
   BatchSource& data_;
   Program program_;
+  std::vector<Instruction> loads_;  // this rank's LoadBatch instructions, stream by stream
+  size_t loads_done_ = 0;           // of loads_, in the current step; all done: plan the next
   uint64_t seed_;
   int rank_;
   std::vector<std::unique_ptr<Slot>> slots_;

@@ -2,18 +2,20 @@
 
 namespace wt {
 
-ScheduleInput make_schedule_input(const Model& model, const RunConfig& config, int world_size) {
+ScheduleInput make_schedule_input(const Model& model, const ScheduleOptions& options,
+                                  int64_t global_batch, int world_size) {
   std::vector<int> cuts;
   for (size_t s = 1; s < model.stages.size(); ++s) cuts.push_back(model.stages[s].node_begin);
-  return make_schedule_input(model.graph, cuts, config, world_size);
+  return make_schedule_input(model.graph, cuts, options, global_batch, world_size);
 }
 
 ScheduleInput make_schedule_input(const Graph& graph, const std::vector<int>& cuts,
-                                  const RunConfig& config, int world_size) {
+                                  const ScheduleOptions& options, int64_t global_batch,
+                                  int world_size) {
   ScheduleInput in;
   in.world_size = world_size;
-  in.deck = config.schedule;
-  in.global_batch = config.train.global_batch;
+  in.deck = options;
+  in.global_batch = global_batch;
   const auto& nodes = graph.nodes;
   std::vector<int> bounds{0};
   bounds.insert(bounds.end(), cuts.begin(), cuts.end());

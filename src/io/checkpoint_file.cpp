@@ -5,128 +5,17 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "data/hdf5_util.hpp"
-#include "deck/input_error.hpp"
+#include "util/hdf5_util.hpp"
+#include "util/input_error.hpp"
+#include "io/checkpoint_format.hpp"
 
 namespace wt {
 
 namespace {
 
-constexpr const char* kFormat = "wavetrain-checkpoint";
-constexpr int64_t kVersion = 1;
-
-uint64_t fnv1a(const void* data, size_t bytes) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
-
-// Fixed-length string attributes: parallel HDF5 writes them collectively without the
-// variable-length machinery.
-void write_fixed_string_attr(hid_t obj, const char* name, const std::string& value) {
-  H5Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), std::max<size_t>(value.size(), 1));
-  H5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  H5Handle attr(H5Acreate2(obj, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  std::string padded = value.empty() ? std::string(1, '\0') : value;
-  if (!attr.valid() || H5Awrite(attr.get(), type.get(), padded.data()) < 0)
-    throw std::runtime_error(std::string("cannot write attribute ") + name);
-}
-
-void write_int_array_attr(hid_t obj, const char* name, const std::vector<int64_t>& values) {
-  hsize_t n = values.size();
-  H5Handle space(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), H5Sclose);
-  H5Handle attr(H5Acreate2(obj, name, H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                H5Aclose);
-  if (!attr.valid() || (n && H5Awrite(attr.get(), H5T_NATIVE_INT64, values.data()) < 0))
-    throw std::runtime_error(std::string("cannot write attribute ") + name);
-}
-
-H5Handle create_group(hid_t parent, const std::string& name) {
-  H5Handle g(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  if (!g.valid()) throw std::runtime_error("cannot create group " + name);
-  return g;
-}
-
-// Creates a dataset of dims (collective); its checksum attribute is computed from `data` on
-// rank `writer` and broadcast, because attribute writes must carry the same value everywhere.
-H5Handle create_dataset(hid_t parent, const char* name, hid_t file_type,
-                        const std::vector<hsize_t>& dims) {
-  H5Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-  H5Handle ds(
-      H5Dcreate2(parent, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-      H5Dclose);
-  if (!ds.valid()) throw std::runtime_error(std::string("cannot create dataset ") + name);
-  return ds;
-}
-
-// Writes a whole 1-D float dataset from `writer` only, with its checksum.
-void write_owned(hid_t parent, const char* name, const float* data, int64_t n, int writer, int rank,
-                 MPI_Comm comm) {
-  H5Handle ds = create_dataset(parent, name, H5T_IEEE_F32LE, {hsize_t(n)});
-  uint64_t sum = 0;
-  if (rank == writer) {
-    if (n > 0 && H5Dwrite(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-      throw std::runtime_error(std::string("cannot write dataset ") + name);
-    sum = fnv1a(data, size_t(n) * sizeof(float));
-  }
-  MPI_Bcast(&sum, 1, MPI_UINT64_T, writer, comm);
-  h5_write_attr_int(ds.get(), "checksum", int64_t(sum));
-}
-
-// Writes row `rank` of a [world, n] float dataset from every rank; the checksum covers the rows
-// in rank order (each rank's row checksum, combined).
-void write_rows(hid_t parent, const char* name, const float* data, int64_t n, int rank, int world,
-                MPI_Comm comm) {
-  H5Handle ds = create_dataset(parent, name, H5T_IEEE_F32LE, {hsize_t(world), hsize_t(n)});
-  if (n > 0) {
-    H5Handle file_space(H5Dget_space(ds.get()), H5Sclose);
-    hsize_t start[2] = {hsize_t(rank), 0}, count[2] = {1, hsize_t(n)};
-    H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
-    H5Handle mem_space(H5Screate_simple(1, &count[1], nullptr), H5Sclose);
-    if (H5Dwrite(ds.get(), H5T_NATIVE_FLOAT, mem_space.get(), file_space.get(), H5P_DEFAULT, data) <
-        0)
-      throw std::runtime_error(std::string("cannot write dataset ") + name);
-  }
-  std::vector<uint64_t> sums(world);
-  uint64_t mine = fnv1a(data, size_t(n) * sizeof(float));
-  MPI_Allgather(&mine, 1, MPI_UINT64_T, sums.data(), 1, MPI_UINT64_T, comm);
-  h5_write_attr_int(ds.get(), "checksum", int64_t(fnv1a(sums.data(), sums.size() * 8)));
-}
-
-// Writes one replica's /stages group under `parent`; its optimizer state is the optimizer's
-// stage key key_base + s.
-void write_stages(hid_t parent, Model& model, Optimizer& optimizer, int key_base,
-                  const std::vector<int>& stage_owner, int rank, int world, MPI_Comm comm) {
-  H5Handle stages = create_group(parent, "stages");
-  for (size_t s = 0; s < model.stages.size(); ++s) {
-    Stage& st = model.stages[s];
-    const int owner = stage_owner.at(s);
-    const int key = key_base + int(s);
-    H5Handle g = create_group(stages.get(), std::to_string(s));
-    write_owned(g.get(), "values", st.values.defined() ? st.values.data() : nullptr,
-                st.param_count(), owner, rank, comm);
-    const int64_t nb = st.buffer_values.defined() ? st.buffer_values.numel() : 0;
-    write_rows(g.get(), "buffers", nb ? st.buffer_values.data() : nullptr, nb, rank, world, comm);
-
-    H5Handle og = create_group(g.get(), "optimizer");
-    // Only the owner has (or gets) the stage's state: a rank that borrows stages must not
-    // allocate theirs just to name the datasets.
-    std::vector<std::pair<std::string, Tensor*>> state;
-    if (rank == owner) {
-      optimizer.prepare(key, st.param_count());
-      state = optimizer.state(key);
-    }
-    int64_t steps = optimizer.step_count(key);
-    MPI_Bcast(&steps, 1, MPI_INT64_T, owner, comm);
-    h5_write_attr_int(og.get(), "step_count", steps);
-    const std::vector<std::string> names = optimizer.state_names();
-    for (size_t i = 0; i < names.size(); ++i)
-      write_owned(og.get(), names[i].c_str(), rank == owner ? state.at(i).second->data() : nullptr,
-                  st.param_count(), owner, rank, comm);
-  }
-}
+using checkpoint_format::fnv1a;
+using checkpoint_format::kFormat;
+using checkpoint_format::kVersion;
 
 // --- reading -----------------------------------------------------------------------------------
 
@@ -241,70 +130,6 @@ Reader open_reader(const std::string& path) {
 
 }  // namespace
 
-void write_checkpoint(const std::string& path, const CheckpointInfo& info, Model& model,
-                      Optimizer& optimizer, const std::vector<int>& stage_owner, MPI_Comm comm,
-                      const ReplicaState& replicas) {
-  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
-  hdf5_silence_errors();
-  int rank = 0, world = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &world);
-
-  H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL);
-  H5Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
-  if (!file.valid()) throw std::runtime_error("cannot create checkpoint file " + path);
-  hid_t f = file.get();
-
-  write_fixed_string_attr(f, "format", kFormat);
-  h5_write_attr_int(f, "version", kVersion);
-  h5_write_attr_int(f, "step", info.step);
-  h5_write_attr_int(f, "global_batch", info.global_batch);
-  h5_write_attr_int(f, "batches_per_epoch", info.batches_per_epoch);
-  h5_write_attr_int(f, "world_size", world);
-  h5_write_attr_int(f, "seed", int64_t(info.seed));
-  write_fixed_string_attr(f, "schedule", info.schedule);
-  write_fixed_string_attr(f, "model", info.model);
-  write_fixed_string_attr(f, "optimizer", info.optimizer);
-  h5_write_attr_int(f, "stages", int64_t(model.stages.size()));
-  write_int_array_attr(f, "cuts", info.cuts);
-
-  {
-    H5Handle ds = create_dataset(f, "deck", H5T_STD_U8LE, {hsize_t(info.deck_toml.size())});
-    if (rank == 0 && !info.deck_toml.empty() &&
-        H5Dwrite(ds.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, info.deck_toml.data()) <
-            0)
-      throw std::runtime_error("cannot write the deck into " + path);
-    h5_write_attr_int(ds.get(), "checksum",
-                      int64_t(fnv1a(info.deck_toml.data(), info.deck_toml.size())));
-  }
-
-  const int stage_count = int(model.stages.size());
-  write_stages(f, model, optimizer, 0, stage_owner, rank, world, comm);
-  if (!replicas.more.empty()) {
-    h5_write_attr_int(f, "replicas", int64_t(replicas.more.size() + 1));
-    H5Handle rg = create_group(f, "replicas");
-    for (size_t w = 1; w <= replicas.more.size(); ++w) {
-      H5Handle g = create_group(rg.get(), std::to_string(w));
-      write_stages(g.get(), *replicas.more[w - 1], optimizer, int(w) * stage_count, stage_owner,
-                   rank, world, comm);
-    }
-  }
-  if (replicas.kept) {
-    // Every rank keeps gradients at the same instructions, so definedness agrees across ranks.
-    H5Handle kg = create_group(f, "kept");
-    for (size_t w = 0; w < replicas.kept->size(); ++w) {
-      H5Handle g = create_group(kg.get(), std::to_string(w));
-      for (size_t s = 0; s < (*replicas.kept)[w].size(); ++s) {
-        const Tensor& t = (*replicas.kept)[w][s];
-        if (t.defined())
-          write_rows(g.get(), std::to_string(s).c_str(), t.data(), t.numel(), rank, world, comm);
-      }
-    }
-  }
-  if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error("cannot flush " + path);
-}
-
 CheckpointInfo read_checkpoint_info(const std::string& path) {
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   Reader r = open_reader(path);
@@ -315,9 +140,11 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   } catch (const std::runtime_error&) {
   }
   if (format != kFormat) r.fail("format", "not a wavetrain checkpoint");
-  if (r.int_attr(f, "version") != kVersion)
-    r.fail("version", "checkpoint format version " + std::to_string(r.int_attr(f, "version")) +
-                          " is not supported (this build reads version " +
+  const int64_t version = r.int_attr(f, "version");
+  if (version < checkpoint_format::kOldestReadable || version > kVersion)
+    r.fail("version", "checkpoint format version " + std::to_string(version) +
+                          " is not supported (this build reads versions " +
+                          std::to_string(checkpoint_format::kOldestReadable) + " to " +
                           std::to_string(kVersion) + ")");
   CheckpointInfo info;
   info.step = r.int_attr(f, "step");
@@ -331,11 +158,18 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   const int64_t stages = r.int_attr(f, "stages");
   int64_t replicas = 1;  // absent: one replica (files of single-replica schedules)
   if (H5Aexists(f, "replicas") > 0) replicas = r.int_attr(f, "replicas");
-  if (replicas < 1) r.fail("replicas", "header values out of range (corrupted file)");
   info.replicas = int(replicas);
+  info.cuts = r.int_array_attr(f, "cuts");
+  // Before any value is trusted: an edited or damaged header is a damaged checkpoint.
+  info.header_verified = version >= 2;
+  if (info.header_verified && uint64_t(r.int_attr(f, "header_checksum")) !=
+                                  checkpoint_format::header_checksum(info, version, stages))
+    r.fail("header_checksum",
+           "checksum mismatch: the root attributes (step, seed, world_size, cuts, ...) were "
+           "changed or damaged after the checkpoint was written");
+  if (replicas < 1) r.fail("replicas", "header values out of range (corrupted file)");
   if (info.step < 0 || info.world_size < 1 || stages < 1)
     r.fail("step", "header values out of range (corrupted file)");
-  info.cuts = r.int_array_attr(f, "cuts");
   for (int64_t s = 0; s < stages; ++s) {
     H5Handle ds = r.open_dataset("/stages/" + std::to_string(s) + "/values");
     std::vector<hsize_t> d = r.dims(ds.get());
@@ -387,7 +221,11 @@ void load_stages(const Reader& r, const CheckpointInfo& info, const std::string&
     // The optimizer state of a stage this rank does not hold stays with its owner.
     if (!st.values.defined() && st.param_count() > 0) continue;
     optimizer.prepare(key, st.param_count());
-    optimizer.set_step_count(key, r.int_attr(og.get(), "step_count"));
+    const int64_t steps = r.int_attr(og.get(), "step_count");
+    if (info.header_verified && uint64_t(r.int_attr(og.get(), "step_count_checksum")) !=
+                                    checkpoint_format::step_count_checksum(steps))
+      r.fail(base + "/optimizer/step_count", "checksum mismatch: changed or damaged");
+    optimizer.set_step_count(key, steps);
     for (auto& [name, tensor] : optimizer.state(key)) {
       r.read_floats(base + "/optimizer/" + name, scratch, tensor->numel());
       std::memcpy(tensor->data(), scratch.data(), scratch.size() * 4);

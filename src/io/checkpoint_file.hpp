@@ -14,8 +14,11 @@
 // the optimizer's stage key w * stages + s, and each wave's kept local gradient (Wavelet Eq. 1,
 // carried from one step to the next) as
 //   /kept/<w>/<s>                 float[W, n]    one row per rank (absent before the first step)
-// Every dataset carries a `checksum` attribute (FNV-1a over its bytes), so a corrupted file is
-// rejected instead of silently loaded.
+// Every dataset carries a `checksum` attribute (FNV-1a over its bytes), the root attributes a
+// `header_checksum` over all of them, and each optimizer group's step_count a
+// `step_count_checksum`, so a corrupted or edited file is rejected instead of silently loaded.
+// Format version 1 files (before the header checksum) are still read, with a warning
+// (CheckpointInfo::header_verified false): their header cannot be verified.
 //
 // There is no separate RNG state to store: every random draw is a pure function of
 // (run.seed, global batch sequence, part) — dropout masks and the per-epoch shuffle alike — so
@@ -27,6 +30,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,7 +51,23 @@ struct CheckpointInfo {
   std::vector<int64_t> stage_params;  // parameters per stage
   std::vector<int64_t> cuts;
   std::string deck_toml;
-  int replicas = 1;  // model replicas per rank
+  int replicas = 1;             // model replicas per rank
+  bool header_verified = true;  // false for a version-1 file: no header checksum to check
+};
+
+// A checkpoint write that failed on some rank, raised on every rank with the same text after
+// the ranks agreed (write_checkpoint). reason(): the system's, e.g. "No space left on device".
+class CheckpointWriteError : public std::runtime_error {
+ public:
+  CheckpointWriteError(const std::string& path, const std::string& reason)
+      : std::runtime_error("cannot write checkpoint " + path + ": " + reason),
+        path_(path),
+        reason_(reason) {}
+  const std::string& path() const { return path_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string path_, reason_;
 };
 
 // What a rank holds beyond replica 0 when a schedule runs several replicas (ticktock).
@@ -58,7 +78,9 @@ struct ReplicaState {
 };
 
 // Writes `path` (the caller renames it into place). stage_owner[s]: the world rank whose copy of
-// stage s is authoritative. Collective over `comm`; throws std::runtime_error on I/O failure.
+// stage s is authoritative. Collective over `comm`. A failed write (full disk, I/O error) on any
+// rank throws CheckpointWriteError on every rank, with the same message, after the file has been
+// closed collectively: no rank is left waiting. The caller removes the partial file.
 void write_checkpoint(const std::string& path, const CheckpointInfo& info, Model& model,
                       Optimizer& optimizer, const std::vector<int>& stage_owner, MPI_Comm comm,
                       const ReplicaState& replicas = {});

@@ -1,5 +1,6 @@
 #include "io/metrics_writer.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -12,23 +13,20 @@ MetricsWriter::MetricsWriter(const std::string& path, bool append) {
   std::FILE* existing = append ? std::fopen(path.c_str(), "r") : nullptr;
   const bool has_header = existing != nullptr;
   if (existing) std::fclose(existing);
-  file_ = std::fopen(path.c_str(), append ? "a" : "w");
-  if (!file_) throw std::runtime_error("cannot write " + path);
+  file_ = CheckedFile(path, append ? "a" : "w");
   if (!has_header)
-    std::fprintf(file_,
-                 "kind,step,epoch,loss,accuracy,lr,samples_per_s,wall_s,peak_device_mb,rss_mb\n");
-  std::fflush(file_);
-}
-
-MetricsWriter::~MetricsWriter() {
-  if (file_) std::fclose(file_);
+    file_.write(
+        "kind,step,epoch,loss,accuracy,lr,samples_per_s,wall_s,peak_device_mb,rss_mb,"
+        "preload_hits,preload_misses\n");
 }
 
 void MetricsWriter::write(const MetricsRow& r) {
-  std::fprintf(file_, "%s,%lld,%.4f,%.17g,%.6f,%.6g,%.1f,%.3f,%.2f,%.2f\n", r.kind.c_str(),
-               static_cast<long long>(r.step), r.epoch, r.loss, r.accuracy, r.lr, r.samples_per_s,
-               r.wall_s, r.peak_device_mb, r.rss_mb);
-  std::fflush(file_);
+  char row[512];
+  std::snprintf(row, sizeof row, "%s,%lld,%.4f,%.17g,%.6f,%.6g,%.1f,%.3f,%.2f,%.2f,%lld,%lld\n",
+                r.kind.c_str(), static_cast<long long>(r.step), r.epoch, r.loss, r.accuracy, r.lr,
+                r.samples_per_s, r.wall_s, r.peak_device_mb, r.rss_mb,
+                static_cast<long long>(r.preload_hits), static_cast<long long>(r.preload_misses));
+  file_.write(row);
 }
 
 double truncate_metrics_after(const std::string& path, int64_t step) {
@@ -48,14 +46,7 @@ double truncate_metrics_after(const std::string& path, int64_t step) {
     kept += line + "\n";
     last_wall = std::atof(fields[7].c_str());
   }
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::trunc);
-    out << kept;
-    if (!out.flush()) throw std::runtime_error("cannot write " + temp);
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot replace " + path);
+  write_file_atomically(path, kept);
   return last_wall;
 }
 

@@ -1,9 +1,11 @@
 #pragma once
 // metrics.csv in the run directory: one row per logging step ("train") and per evaluation
-// ("eval"). Each row is flushed as written, so a killed job keeps everything up to its last row.
+// ("eval"). Each row is flushed as written, so a killed job keeps everything up to its last row;
+// a row that cannot be written (a full disk) throws, naming the file and the reason.
 #include <cstdint>
-#include <cstdio>
 #include <string>
+
+#include "io/checked_file.hpp"
 
 namespace wt {
 
@@ -16,21 +18,20 @@ struct MetricsRow {
   double lr = 0;
   double samples_per_s = 0;
   double wall_s = 0;
-  double peak_device_mb = 0;  // caching allocator peak (the device-memory budget's view)
-  double rss_mb = 0;          // process peak resident set
+  double peak_device_mb = 0;   // caching allocator peak (the device-memory budget's view)
+  double rss_mb = 0;           // process peak resident set
+  int64_t preload_hits = 0;    // training batches read ahead as planned, over all ranks so far
+  int64_t preload_misses = 0;  // ... and read when asked for
 };
 
 class MetricsWriter {
  public:
   // append: keep existing rows (restart); otherwise start a new file with a header.
   MetricsWriter(const std::string& path, bool append);
-  ~MetricsWriter();
-  MetricsWriter(const MetricsWriter&) = delete;
-  MetricsWriter& operator=(const MetricsWriter&) = delete;
   void write(const MetricsRow& row);
 
  private:
-  std::FILE* file_ = nullptr;
+  CheckedFile file_;
 };
 
 // Drops the rows after `step` (a resumed run rewrites what its killed predecessor logged past

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "data/hdf5_util.hpp"
+#include "util/hdf5_util.hpp"
 
 namespace wt {
 

@@ -45,7 +45,11 @@ void* CachingAllocator::allocate(size_t bytes, int stream, size_t* granted) {
     if (limit_ && stats_.reserved + size > limit_) free_cached_locked();
     if (limit_ && stats_.reserved + size > limit_) throw OutOfMemory(bytes, stats_.in_use, limit_);
     ptr = std::aligned_alloc(64, size);
-    if (!ptr) throw std::bad_alloc();
+    if (!ptr)
+      throw OutOfMemory("out of host memory: requested " + std::to_string(bytes) +
+                            " bytes, which this process cannot get (" +
+                            std::to_string(stats_.in_use) + " in use)",
+                        bytes);
     stats_.reserved += size;
     stats_.system_allocations++;
   }

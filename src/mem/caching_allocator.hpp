@@ -22,9 +22,13 @@ struct MemoryStats {
   size_t system_allocations = 0;  // calls that had to go to the system
 };
 
+// Exit status 3. The budget's own message, or one naming what could not be allocated (host
+// memory exhausted, or a caller adding which tensor or dataset it was for).
 class OutOfMemory : public std::runtime_error {
  public:
   OutOfMemory(size_t requested, size_t in_use, size_t limit);
+  explicit OutOfMemory(const std::string& message, size_t requested_bytes = 0)
+      : std::runtime_error(message), requested(requested_bytes) {}
   size_t requested;
 };
 

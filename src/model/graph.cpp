@@ -5,7 +5,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 #include "model/layer_args.hpp"
 #include "model/layer_registry.hpp"
 

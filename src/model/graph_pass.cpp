@@ -1,9 +1,8 @@
 #include "model/graph_pass.hpp"
 
-#include <cblas.h>
-
 #include <chrono>
 
+#include "ops/host/elementwise.hpp"
 #include "tensor/rng.hpp"
 
 namespace wt {
@@ -66,7 +65,7 @@ double run_graph_pass(Model& model, const Tensor& x, const std::vector<int32_t>&
       if (!grad[size_t(src)].defined())
         grad[size_t(src)] = din[k];
       else
-        cblas_saxpy(int(din[k].numel()), 1.0f, din[k].data(), 1, grad[size_t(src)].data(), 1);
+        ops::accumulate(din[k].data(), grad[size_t(src)].data(), din[k].numel());
     }
     if (times) times->backward[i] = since(t0);
   }

@@ -1,6 +1,6 @@
 #include "model/layer_args.hpp"
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 

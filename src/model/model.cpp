@@ -1,6 +1,9 @@
 #include "model/model.hpp"
 
 #include <stdexcept>
+#include <string>
+
+#include "mem/caching_allocator.hpp"
 
 namespace wt {
 
@@ -17,16 +20,33 @@ void Stage::span_of(int a, int b, int64_t* offset, int64_t* count) const {
   *count = hi - lo;
 }
 
+namespace {
+
+// A stage's storage, named in an out-of-memory error: which tensor, how big, and why it failed.
+Tensor stage_tensor(const Stage& stage, int64_t count, const char* what) {
+  try {
+    return Tensor::zeros({count});
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory("cannot allocate the " + std::string(what) + " of the stage of nodes " +
+                          std::to_string(stage.node_begin) + ".." +
+                          std::to_string(stage.node_end - 1) + " (" + std::to_string(count) +
+                          " floats, " + std::to_string(count * 4) + " bytes): " + e.what(),
+                      size_t(count) * 4);
+  }
+}
+
+}  // namespace
+
 void Stage::materialize_values() {
   if (values.defined() || param_total == 0) return;
-  values = Tensor::zeros({param_total});
+  values = stage_tensor(*this, param_total, "parameter values");
   for (size_t i = 0; i < params.size(); ++i)
     params[i].value = values.slice(param_offsets[i], param_shapes[i]);
 }
 
 void Stage::materialize_grads() {
   if (grads.defined() || param_total == 0) return;
-  grads = Tensor::zeros({param_total});
+  grads = stage_tensor(*this, param_total, "parameter gradients");
   for (size_t i = 0; i < params.size(); ++i)
     params[i].grad = grads.slice(param_offsets[i], param_shapes[i]);
 }
@@ -65,7 +85,7 @@ Model::Model(Graph g, const std::vector<int>& cuts, StageStorage storage) : grap
       for (const auto& b : graph.nodes[n].layer->buffer_specs()) total_buf += shape_numel(b.shape);
     }
     st.param_total = total;
-    if (total_buf) st.buffer_values = Tensor::zeros({total_buf});
+    if (total_buf) st.buffer_values = stage_tensor(st, total_buf, "buffers");
     int64_t off = 0, off_buf = 0;
     // Reserve so Param pointers stay valid.
     size_t np = 0, nb = 0;

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 
@@ -82,21 +82,29 @@ std::vector<int> balanced_cuts(const Graph& graph, int stages,
   return cuts;
 }
 
-std::vector<int> resolve_cuts(const RunConfig& config, const Graph& graph, int stages) {
-  std::vector<int> cuts(config.schedule.cuts.begin(), config.schedule.cuts.end());
+std::vector<int> resolve_cuts(const StageCutOptions& config, const Graph& graph, int stages) {
+  std::vector<int> cuts(config.cuts.begin(), config.cuts.end());
   if (cuts.empty()) {
     try {
       return balanced_cuts(graph, stages);
     } catch (const std::invalid_argument& e) {
       throw InputError(config.deck_path, 0, "schedule.kind",
-                       "'" + config.schedule.kind + "': " + e.what());
+                       "'" + config.schedule_kind + "': " + e.what());
     }
   }
   if (stages > 1 && static_cast<int>(cuts.size()) + 1 != stages)
     throw InputError(config.deck_path, 0, "schedule.cuts",
                      std::to_string(cuts.size()) + " cut(s) make " +
                          std::to_string(cuts.size() + 1) + " stages, but schedule '" +
-                         config.schedule.kind + "' here needs " + std::to_string(stages));
+                         config.schedule_kind + "' here needs " + std::to_string(stages));
+  const int nodes = static_cast<int>(graph.nodes.size());
+  for (int c : cuts)
+    if (c < 1 || c >= nodes)
+      throw InputError(config.deck_path, 0, "schedule.cuts",
+                       "cut " + std::to_string(c) + " is out of range: model '" + graph.name +
+                           "' has " + std::to_string(nodes) +
+                           " nodes, so a cut (the first node of a stage) is 1 to " +
+                           std::to_string(nodes - 1));
   const std::vector<int> clean = clean_cut_points(graph);
   for (int c : cuts)
     if (stages > 1 && !std::binary_search(clean.begin(), clean.end(), c))

@@ -5,7 +5,6 @@
 // (profiled seconds, plan/stage_planner.hpp) or by forward+backward FLOPs per sample.
 #include <vector>
 
-#include "deck/run_config.hpp"
 #include "model/graph.hpp"
 
 namespace wt {
@@ -26,6 +25,11 @@ void check_stage_count(const Graph& graph, int stages);
 
 // The deck's cuts when it gives them (checked against the stage count the schedule needs), else
 // FLOP-balanced ones. Throws InputError naming schedule.cuts or schedule.kind.
-std::vector<int> resolve_cuts(const RunConfig& config, const Graph& graph, int stages);
+struct StageCutOptions {
+  std::vector<int64_t> cuts;  // the deck's schedule.cuts; empty = automatic
+  std::string schedule_kind;  // named in errors
+  std::string deck_path;      // named in errors
+};
+std::vector<int> resolve_cuts(const StageCutOptions& options, const Graph& graph, int stages);
 
 }  // namespace wt

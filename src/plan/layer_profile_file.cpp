@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "data/hdf5_util.hpp"
-#include "deck/input_error.hpp"
+#include "util/hdf5_util.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 

@@ -4,12 +4,12 @@
 #include <chrono>
 #include <filesystem>
 
-#include "deck/input_error.hpp"
 #include "mem/caching_allocator.hpp"
 #include "model/model.hpp"
 #include "model/stage_cuts.hpp"
 #include "plan/layer_profile_file.hpp"
 #include "plan/layer_profiler.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 
@@ -36,12 +36,6 @@ bool usable_cuts(const Graph& graph, int stages, const std::vector<int64_t>& cut
 
 }  // namespace
 
-int64_t stage_batch(const RunConfig& config) {
-  if (config.schedule.kind == "pipeline")
-    return std::max<int64_t>(1, config.train.global_batch / config.schedule.microbatches);
-  return config.train.global_batch;
-}
-
 std::vector<double> node_seconds(const LayerProfile& profile, int64_t batch) {
   std::vector<double> s;
   for (size_t i = 0; i < profile.timing.size(); ++i)
@@ -49,7 +43,7 @@ std::vector<double> node_seconds(const LayerProfile& profile, int64_t batch) {
   return s;
 }
 
-ObtainedProfile obtain_layer_profile(const RunConfig& config, const Graph& graph,
+ObtainedProfile obtain_layer_profile(const StagePlanOptions& config, const Graph& graph,
                                      const std::string& run_dir, ProfileCache cache) {
   ObtainedProfile out;
   out.path = (std::filesystem::path(run_dir) / "profile.h5").string();
@@ -70,9 +64,9 @@ ObtainedProfile obtain_layer_profile(const RunConfig& config, const Graph& graph
   }
   const auto t0 = std::chrono::steady_clock::now();
   {
-    Model probe(Graph::load(config.model.file));  // its own: profiling moves batchnorm statistics
-    probe.init(config.run.seed);
-    out.profile = measure_layer_profile(probe, stage_batch(config), kProfileRepeats);
+    Model probe(Graph::load(config.model_file));  // its own: profiling moves batchnorm statistics
+    probe.init(config.seed);
+    out.profile = measure_layer_profile(probe, config.stage_batch, kProfileRepeats);
   }
   // The probe's activations must not count as the run's memory use.
   device_allocator().empty_cache();
@@ -90,12 +84,12 @@ ObtainedProfile obtain_layer_profile(const RunConfig& config, const Graph& graph
   return out;
 }
 
-StagePlan plan_stages(const RunConfig& config, const Graph& graph, int stages,
+StagePlan plan_stages(const StagePlanOptions& config, const Graph& graph, int stages,
                       const std::string& run_dir, ProfileCache cache,
                       const std::vector<int64_t>& checkpoint_cuts) {
   StagePlan plan;
-  if (!config.schedule.cuts.empty()) {
-    plan.cuts = resolve_cuts(config, graph, stages);
+  if (!config.cuts.cuts.empty()) {
+    plan.cuts = resolve_cuts(config.cuts, graph, stages);
     plan.basis = "deck";
     plan.description = "stage cut given by the deck (schedule.cuts)";
     return plan;
@@ -108,8 +102,8 @@ StagePlan plan_stages(const RunConfig& config, const Graph& graph, int stages,
   try {
     check_stage_count(graph, stages);
   } catch (const std::invalid_argument& e) {
-    throw InputError(config.deck_path, 0, "schedule.kind",
-                     "'" + config.schedule.kind + "': " + e.what());
+    throw InputError(config.cuts.deck_path, 0, "schedule.kind",
+                     "'" + config.cuts.schedule_kind + "': " + e.what());
   }
   if (!checkpoint_cuts.empty()) {
     if (usable_cuts(graph, stages, checkpoint_cuts)) {
@@ -121,11 +115,11 @@ StagePlan plan_stages(const RunConfig& config, const Graph& graph, int stages,
     plan.warnings.push_back("the checkpoint's stage cuts do not fit " + std::to_string(stages) +
                             " stages of this model; balancing anew");
   }
-  if (config.schedule.balance == "profile") {
+  if (config.balance == "profile") {
     try {
       ObtainedProfile p = obtain_layer_profile(config, graph, run_dir, cache);
       plan.warnings = p.warnings;
-      plan.node_seconds = node_seconds(p.profile, stage_batch(config));
+      plan.node_seconds = node_seconds(p.profile, config.stage_batch);
       plan.cuts = balanced_cuts(graph, stages, plan.node_seconds);
       plan.basis = "profile";
       const std::string file = std::filesystem::path(p.path).filename().string();
@@ -133,7 +127,7 @@ StagePlan plan_stages(const RunConfig& config, const Graph& graph, int stages,
                          (p.measured ? std::string(p.saved ? file + ", " : "not cached, ") +
                                            "measured " + fmt_seconds(p.seconds)
                                      : file + ", cached") +
-                         ", " + std::to_string(stage_batch(config)) + " samples per stage pass)";
+                         ", " + std::to_string(config.stage_batch) + " samples per stage pass)";
       return plan;
     } catch (const std::exception& e) {  // out of memory, say: FLOPs still give a fair cut
       plan.warnings.push_back(std::string("layer profiling failed (") + e.what() +

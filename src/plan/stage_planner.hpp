@@ -7,11 +7,20 @@
 #include <string>
 #include <vector>
 
-#include "deck/run_config.hpp"
 #include "model/graph.hpp"
+#include "model/stage_cuts.hpp"
 #include "plan/layer_profile.hpp"
 
 namespace wt {
+
+// What the deck tells the planner (deck/component_options.hpp fills it in).
+struct StagePlanOptions {
+  StageCutOptions cuts;             // explicit cuts, and the names errors give
+  std::string balance = "profile";  // profile | flops
+  std::string model_file;           // the profiler measures its own copy of the model
+  uint64_t seed = 1;                // ... initialised with the run's seed
+  int64_t stage_batch = 1;          // samples one forward of one stage processes
+};
 
 enum class ProfileCache {
   ReadWrite,  // a measured profile is written to the run directory (training)
@@ -19,7 +28,7 @@ enum class ProfileCache {
 };
 
 // A layer profile for the deck's model: the cached one when it matches the model, else a fresh
-// measurement at stage_batch(config).
+// measurement at config.stage_batch.
 struct ObtainedProfile {
   LayerProfile profile;
   std::string path;                   // <run dir>/profile.h5
@@ -29,13 +38,8 @@ struct ObtainedProfile {
   std::vector<std::string> warnings;  // a cached profile that was unusable, a failed write
 };
 // Throws OutOfMemory when the device budget cannot hold the model's activations for profiling.
-ObtainedProfile obtain_layer_profile(const RunConfig& config, const Graph& graph,
+ObtainedProfile obtain_layer_profile(const StagePlanOptions& config, const Graph& graph,
                                      const std::string& run_dir, ProfileCache cache);
-
-// Samples one forward of one stage processes: the microbatch for pipeline schedules
-// (global_batch / microbatches), the global batch otherwise. Profiles are measured and priced at
-// it.
-int64_t stage_batch(const RunConfig& config);
 
 // Forward+backward seconds of every node at `batch` samples.
 std::vector<double> node_seconds(const LayerProfile& profile, int64_t batch);
@@ -44,14 +48,14 @@ struct StagePlan {
   std::vector<int> cuts;             // first node of every stage after the first
   std::string basis;                 // deck | checkpoint | profile | flops | single
   std::string description;           // one line for the run log
-  std::vector<double> node_seconds;  // at stage_batch(config); empty when nothing was profiled
+  std::vector<double> node_seconds;  // at config.stage_batch; empty when nothing was profiled
   std::vector<std::string> warnings;
 };
 
 // checkpoint_cuts: the cuts of the checkpoint the run resumes from (empty: none); they are used
 // when they fit `stages` and the graph, so a resumed run never re-balances into another cut.
 // Throws InputError (schedule.kind / schedule.cuts) when the graph cannot be cut as asked.
-StagePlan plan_stages(const RunConfig& config, const Graph& graph, int stages,
+StagePlan plan_stages(const StagePlanOptions& config, const Graph& graph, int stages,
                       const std::string& run_dir, ProfileCache cache,
                       const std::vector<int64_t>& checkpoint_cuts = {});
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "deck/run_config.hpp"
 #include "sched/instruction.hpp"
+#include "sched/schedule_options.hpp"
 
 namespace wt {
 
@@ -25,7 +25,7 @@ struct StageInfo {
 struct ScheduleInput {
   int world_size = 1;
   std::vector<StageInfo> stages;
-  RunConfig::Schedule deck;
+  ScheduleOptions deck;  // the deck's [schedule] table
   int64_t global_batch = 0;  // samples per global batch (sizes point-to-point messages)
 };
 

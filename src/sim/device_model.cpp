@@ -6,7 +6,7 @@
 #include <functional>
 #include <map>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 

@@ -11,6 +11,9 @@
 #      resubmitted jobs (run here, playing the server) resume where the previous one stopped
 #      until the run finishes.
 #   4. one_node.pbs stopped by `qsig -s USR1`: checkpoint, exit 75, resubmission, resume, finish.
+#   5. one_node.pbs deleted by qdel (SIGTERM to every process of the job, mpirun included, SIGKILL
+#      10 s later): mpirun exits 1, but the script takes rank 0's 75, resubmits before the
+#      SIGKILL, and the resubmitted job resumes and finishes.
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/pbs_emulator.bash"
 data=$(fashion_mnist_h5)
@@ -55,9 +58,11 @@ grep -q "$deck" "$PBS_EMU_OUTPUT" || fail "the error does not name the deck"
 
 # 3. The resume chain under a walltime: stop with 75 before it runs out, resubmit, resume, finish.
 # Large batches make steps slow enough that the walltime, not the step count, ends the first job.
+# Under load a job gets fewer steps (the controller stops early after a slow step): MAX_RESTARTS
+# leaves room for that.
 steps=1200
 status=0
-pbs_run -l "$small,walltime=00:00:20" -v "DECK=$deck,WAVETRAIN=$WAVETRAIN,MAX_RESTARTS=8,\
+pbs_run -l "$small,walltime=00:00:20" -v "DECK=$deck,WAVETRAIN=$WAVETRAIN,MAX_RESTARTS=20,\
 WT_ARGS=--set data.path=\"$data\" --set checkpoint.walltime_margin=8 --set train.global_batch=512 \
 --set train.log_every_steps=100 --steps $steps --run-dir run2" jobscripts/pbs/resume.pbs ||
   status=$?
@@ -70,7 +75,7 @@ stopped=$(sed -n 's/^wavetrain: stopping at step \([0-9]*\): the wall time.*/\1/
 [[ -n $stopped && $stopped -gt 0 && $stopped -lt $steps ]] || fail "no walltime stop before step $steps"
 links=1
 while (($(pbs_submissions) >= links)); do
-  ((links <= 8)) || fail "more resubmissions than MAX_RESTARTS=8"
+  ((links <= 20)) || fail "more resubmissions than MAX_RESTARTS=20"
   grep -q "submitted .* to resume" "$PBS_EMU_OUTPUT" || fail "a resubmission the job did not report"
   status=0
   pbs_run_submission "$links" || status=$?
@@ -114,3 +119,36 @@ show "$PBS_EMU_OUTPUT"
 grep -q "(restart 1) on localhost: 2 ranks" "$PBS_EMU_OUTPUT" || fail "resubmitted with other resources"
 grep -q "resumed from" "$PBS_EMU_OUTPUT" || fail "the resubmitted job did not resume"
 [[ $(last_metric run3/metrics.csv train step) == "$steps" ]] || fail "run3 does not end at step $steps"
+
+# 5. qdel: SIGTERM to the batch shell, mpirun and the ranks alike; SIGKILL 10 s later.
+before=$(pbs_submissions)
+pbs_run -l "$small,walltime=00:01:00" -v "DECK=$deck,WAVETRAIN=$WAVETRAIN,WT_ARGS=--set \
+data.path=\"$data\" --set train.log_every_steps=50 --steps $steps --run-dir run4" \
+  jobscripts/pbs/one_node.pbs &
+job=$!
+deadline=$((SECONDS + 30))
+until [[ -f run4/metrics.csv ]] && grep -q '^train,' run4/metrics.csv; do
+  ((SECONDS < deadline)) || fail "the deleted job wrote no metrics in 30 s"
+  sleep 0.1
+done
+t0=$(date +%s.%N)
+pbs_qdel "$(($(cat "$PBS_EMU_DIR/jobs/last_id"))).pbs-emulator" 10
+status=0
+wait "$job" || status=$?
+seconds=$(echo "$(date +%s.%N) - $t0" | bc)
+out=$(ls -t wavetrain.o* | head -n 1)
+show "$out"
+echo "ROW | one_node.pbs, qdel | $status | $seconds s | $(grep -o 'mpirun exited with status.*' "$out")"
+[[ $status == 0 ]] || fail "the deleted one_node.pbs exited with status $status"
+(($(echo "$seconds < 10" | bc))) || fail "the deleted job took $seconds s, past the kill delay"
+grep -q "on signal 15" "$out" || fail "wavetrain did not stop on SIGTERM"
+grep -q "mpirun exited with status 1; wavetrain's rank 0 exited with 75" "$out" ||
+  fail "the script did not take rank 0's 75 over mpirun's 1"
+[[ $(pbs_submissions) == $((before + 1)) ]] || fail "the deleted job did not resubmit itself"
+if ls -A | grep -q '^.wavetrain-status'; then fail "a status file was left in the submit directory"; fi
+status=0
+pbs_run_submission $((before + 1)) || status=$?
+show "$PBS_EMU_OUTPUT"
+[[ $status == 0 ]] || fail "the job resubmitted after qdel exited with status $status"
+grep -q "resumed from" "$PBS_EMU_OUTPUT" || fail "the job resubmitted after qdel did not resume"
+[[ $(last_metric run4/metrics.csv train step) == "$steps" ]] || fail "run4 does not end at step $steps"

@@ -8,6 +8,9 @@
 #      limit (scancel --signal=USR1 --batch, deterministic instead of waiting for the limit);
 #      wavetrain must checkpoint and exit 75, the script must requeue the job, and the requeued
 #      job must resume from the checkpoint and finish the run.
+#   3. jobscripts/slurm/one_node.sbatch, SIGTERM to the batch script (scancel --signal=TERM
+#      --batch): the script passes it on as USR1 (a SIGTERM to srun makes it SIGKILL the ranks);
+#      checkpoint, 75, requeue, resume, finish.
 # Exits 77 (ctest: skipped) where a cluster cannot be started (not root, Slurm not installed).
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/slurm_cluster.bash"
@@ -77,3 +80,23 @@ echo "stopped at step $stopped, resumed at step $resumed"
 [[ $resumed == "$stopped" ]] || fail "resumed at step '$resumed', not at the checkpoint of step $stopped"
 grep -q "wavetrain exited with status 0" resume.out || fail "the resumed run did not finish"
 [[ $(last_metric run2/metrics.csv train step) == "$steps" ]] || fail "metrics.csv does not end at step $steps"
+
+# 3. SIGTERM to the batch script, then the same requeue and resume.
+id=$(sbatch --parsable "${small[@]}" --output=term.out "$jobs/one_node.sbatch" "$deck" \
+  --set "data.path=\"$data\"" --set train.log_every_steps=50 --steps $steps --run-dir run3)
+echo "submitted one_node.sbatch as job $id"
+deadline=$((SECONDS + 60))
+until [[ -f run3/metrics.csv ]] && grep -q '^train,' run3/metrics.csv; do
+  ((SECONDS < deadline)) || { show_job_output term.out; fail "job $id wrote no metrics in 60 s"; }
+  sleep 0.1
+done
+scancel --signal=TERM --batch "$id"
+state=$(slurm_wait_job "$id" 120) || { show_job_output term.out; fail "job $id: $state"; }
+show_job_output term.out
+[[ $state == COMPLETED ]] || fail "job $id ended $state, expected COMPLETED"
+grep -q "on signal 10" term.out || fail "the script did not pass SIGTERM on as USR1"
+grep -q "wavetrain exited with status 75" term.out || fail "the SIGTERMed job did not report 75"
+grep -q "wavetrain job $id (restart 1)" term.out || fail "the SIGTERMed job was not requeued"
+grep -q "resumed from" term.out || fail "the requeued job did not resume"
+[[ $(last_metric run3/metrics.csv train step) == "$steps" ]] || fail "run3 does not end at step $steps"
+if ls -A | grep -q '^.wavetrain-status'; then fail "a status file was left in the submit directory"; fi

@@ -2,7 +2,7 @@
 // Deterministic in-memory batches for schedule equivalence tests: global batch `sequence` is the
 // same B samples however many parts it is cut into, and a rank asking for part p gets rows
 // [p*B/P, (p+1)*B/P) of it — exactly the contract of the HDF5-backed source.
-#include "exec/batch_source.hpp"
+#include "data/batch_source.hpp"
 #include "tensor/rng.hpp"
 
 namespace wt::testing {
@@ -12,8 +12,9 @@ class SyntheticSource : public BatchSource {
   SyntheticSource(Shape sample_shape, int classes, int64_t global_batch, uint64_t seed)
       : shape_(std::move(sample_shape)), classes_(classes), batch_(global_batch), seed_(seed) {}
   int64_t global_batch() const override { return batch_; }
-  void fetch(int64_t sequence, int part, int parts, Tensor& inputs,
-             std::vector<int32_t>& labels) override {
+  void fetch(const BatchRequest& request, Tensor& inputs, std::vector<int32_t>& labels) override {
+    const int64_t sequence = request.sequence;
+    const int part = request.part, parts = request.parts;
     const int64_t begin = batch_ * part / parts, end = batch_ * (part + 1) / parts;
     const int64_t per_sample = shape_numel(shape_);
     Shape s{end - begin};
@@ -27,6 +28,7 @@ class SyntheticSource : public BatchSource {
         inputs.data()[(i - begin) * per_sample + k] = r.normal();
     }
     requests.push_back({sequence, part, parts});
+    if (request.labels_only) inputs = Tensor();  // as the contract says: labels alone
   }
   struct Request {
     int64_t sequence;

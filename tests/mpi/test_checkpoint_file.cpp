@@ -9,11 +9,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "data/hdf5_util.hpp"
-#include "deck/input_error.hpp"
+#include "deck/run_config.hpp"
 #include "io/checkpoint_file.hpp"
 #include "io/checkpoint_store.hpp"
 #include "model/model.hpp"
+#include "util/hdf5_util.hpp"
+#include "util/input_error.hpp"
 
 namespace {
 
@@ -194,6 +195,99 @@ TEST(CheckpointFile, DamageIsAClearInputError) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank() == 0) fs::remove_all(w.dir);
+}
+
+// Overwrites integer attribute `name` of `object` in a copy of the file, as a user's h5py might.
+void edit_int_attr(const std::string& path, const char* object, const char* name, int64_t v) {
+  std::lock_guard<std::recursive_mutex> lock(wt::hdf5_mutex());
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  hid_t obj = H5Oopen(f, object, H5P_DEFAULT);
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  ASSERT_GE(a, 0);
+  ASSERT_GE(H5Awrite(a, H5T_NATIVE_INT64, &v), 0);
+  H5Aclose(a);
+  H5Oclose(obj);
+  H5Fclose(f);
+}
+
+// Everything a resume reads from the header steers it: an edited step, seed or world size (the
+// datasets' own checksums cannot tell) and an edited optimizer step count are damage.
+TEST(CheckpointFile, EditedHeaderIsDamage) {
+  wt::Model model = make_model(3);
+  auto opt = make_adamw();
+  Written w = write_sample(model, *opt);
+  if (world_rank() == 0) {
+    for (const char* name : {"step", "seed", "world_size", "batches_per_epoch"}) {
+      const std::string p = w.dir + "/edited_" + name + ".h5";
+      fs::copy_file(w.path, p);
+      edit_int_attr(p, "/", name, 999999);
+      expect_input_error(p, "header_checksum: checksum mismatch");
+    }
+    const std::string p = w.dir + "/edited_step_count.h5";
+    fs::copy_file(w.path, p);
+    edit_int_attr(p, "/stages/0/optimizer", "step_count", 1);
+    expect_input_error(p, "/stages/0/optimizer/step_count: checksum mismatch");
+    // A version-1 file (before header checksums) is read, flagged unverified for the warning.
+    const std::string v1 = w.dir + "/version1.h5";
+    fs::copy_file(w.path, v1);
+    edit_int_attr(v1, "/", "version", 1);
+    {
+      std::lock_guard<std::recursive_mutex> lock(wt::hdf5_mutex());
+      hid_t f = H5Fopen(v1.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+      ASSERT_GE(H5Adelete(f, "header_checksum"), 0);
+      H5Fclose(f);
+    }
+    EXPECT_FALSE(wt::read_checkpoint_info(v1).header_verified);
+    wt::Model old_model = make_model(99);
+    auto opt3 = make_adamw();
+    EXPECT_NO_THROW(wt::load_checkpoint(v1, old_model, *opt3, 0));
+    // A version-2 file without its checksum is damaged, not old.
+    const std::string stripped = w.dir + "/stripped.h5";
+    fs::copy_file(w.path, stripped);
+    {
+      std::lock_guard<std::recursive_mutex> lock(wt::hdf5_mutex());
+      hid_t f = H5Fopen(stripped.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+      ASSERT_GE(H5Adelete(f, "header_checksum"), 0);
+      H5Fclose(f);
+    }
+    expect_input_error(stripped, "header_checksum: attribute missing");
+    // The untouched file still loads.
+    wt::Model fresh = make_model(99);
+    auto opt2 = make_adamw();
+    EXPECT_TRUE(wt::read_checkpoint_info(w.path).header_verified);
+    EXPECT_NO_THROW(wt::load_checkpoint(w.path, fresh, *opt2, 0));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) fs::remove_all(w.dir);
+}
+
+// A write that fails is raised on every rank with the same message, and nobody hangs.
+TEST(CheckpointFile, FailedWriteIsTheSameErrorOnEveryRank) {
+  wt::Model model = make_model(3);
+  auto opt = make_adamw();
+  const std::string path = "/nonexistent-wt-dir/step_00000001.h5.tmp";
+  wt::CheckpointInfo info;
+  info.model = model.graph.name;
+  info.optimizer = "adamw";
+  info.cuts = {10};
+  std::string message;
+  try {
+    wt::write_checkpoint(path, info, model, *opt, {0, 0}, MPI_COMM_WORLD);
+    ADD_FAILURE() << "wrote into a directory that does not exist";
+  } catch (const wt::CheckpointWriteError& e) {
+    message = e.what();
+    EXPECT_EQ(e.path(), path);
+    EXPECT_NE(message.find("cannot write checkpoint " + path + ": "), std::string::npos) << message;
+  }
+  // Every rank holds the same text.
+  int n = int(message.size()), n0 = n;
+  MPI_Bcast(&n0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  ASSERT_EQ(n, n0);
+  std::string first = message;
+  MPI_Bcast(first.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(first, message);
+  if (world_rank() == 0) std::printf("failed write reported as: %s\n", message.c_str());
 }
 
 TEST(CheckpointStore, CommitPrunesAndCandidatesSkipTempFiles) {

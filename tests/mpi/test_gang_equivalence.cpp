@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "comm/mpi_communicator.hpp"
+#include "deck/run_config.hpp"
 #include "exec/executor.hpp"
 #include "model/model.hpp"
 #include "sched/schedule_registry.hpp"

@@ -16,6 +16,7 @@
 #include <map>
 
 #include "comm/mpi_communicator.hpp"
+#include "deck/run_config.hpp"
 #include "exec/executor.hpp"
 #include "exec/schedule_input.hpp"
 #include "model/model.hpp"
@@ -36,15 +37,16 @@ class ConcatSource : public wt::BatchSource {
  public:
   ConcatSource(SyntheticSource& inner, int n) : inner_(inner), n_(n) {}
   int64_t global_batch() const override { return inner_.global_batch() * n_; }
-  void fetch(int64_t sequence, int part, int parts, wt::Tensor& inputs,
+  void fetch(const wt::BatchRequest& request, wt::Tensor& inputs,
              std::vector<int32_t>& labels) override {
-    EXPECT_EQ(parts, 1);
-    (void)part;
+    EXPECT_EQ(request.parts, 1);
+    EXPECT_FALSE(request.labels_only);
+    const int64_t sequence = request.sequence;
     std::vector<wt::Tensor> pieces(n_);
     labels.clear();
     for (int b = 0; b < n_; ++b) {
       std::vector<int32_t> l;
-      inner_.fetch(sequence * n_ + b, 0, 1, pieces[b], l);
+      inner_.fetch({sequence * n_ + b, 0, 1}, pieces[b], l);
       labels.insert(labels.end(), l.begin(), l.end());
     }
     wt::Shape shape = pieces[0].shape();
@@ -98,8 +100,8 @@ Trained train_model_parallel(const std::string& file, const std::string& kind, i
   const wt::RunConfig::Optimizer opt_cfg = sgd();
   auto opt = wt::make_optimizer(opt_cfg);
   SyntheticSource source(model.graph.input_shape, model.graph.classes, kBatch, 3);
-  wt::Program program =
-      wt::ScheduleRegistry::generate(kind, wt::make_schedule_input(model, cfg, comm.size()));
+  wt::Program program = wt::ScheduleRegistry::generate(
+      kind, wt::make_schedule_input(model, cfg.schedule, cfg.train.global_batch, comm.size()));
   Trained t;
   t.initial = params_of(model, {});  // before the executor drops the stages this rank borrows
   wt::Executor exec(model, comm, *opt, source, program, 42);
@@ -143,8 +145,8 @@ Params train_reference(const std::string& file, int batches_per_step) {
   ConcatSource source(inner, batches_per_step);
   wt::RunConfig cfg;
   cfg.train.global_batch = kBatch * batches_per_step;
-  wt::Program program =
-      wt::ScheduleRegistry::generate("gang", wt::make_schedule_input(model, cfg, 1));
+  wt::Program program = wt::ScheduleRegistry::generate(
+      "gang", wt::make_schedule_input(model, cfg.schedule, cfg.train.global_batch, 1));
   wt::Executor exec(model, self, *opt, source, program, 42);
   for (int s = 0; s < kSteps; ++s) exec.run_step(s, opt_cfg.lr);
   return params_of(model, {});

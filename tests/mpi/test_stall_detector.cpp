@@ -5,12 +5,18 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
 #include <string>
+#include <thread>
 
 #include "comm/heartbeat_board.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "comm/stall_watchdog.hpp"
 #include "comm/watched_communicator.hpp"
+#include "deck/run_config.hpp"
+#include "io/checkpoint_file.hpp"
+#include "model/model.hpp"
 
 namespace {
 
@@ -93,6 +99,58 @@ TEST(StallDetector, ReportNamesPeerNotInTheCollective) {
   }
   MPI_Barrier(MPI_COMM_WORLD);  // rank 1 stays in the call until rank 0 has looked
   board.leave();
+}
+
+// A checkpoint write's collectives are HDF5's and MPI-IO's, on the raw MPI communicator: the
+// region mark puts them on the board. Rank 0 starts a real collective write and is held in it
+// while rank 1 has not joined; rank 1 (a peer's view, as its watchdog would have) sees rank 0
+// marked "checkpoint write", and the report names rank 1 as the late one. Then rank 1 joins.
+TEST(StallDetector, CheckpointWriteIsWatched) {
+  wt::MpiCommunicator mpi(MPI_COMM_WORLD);
+  if (mpi.size() != 2) GTEST_SKIP() << "needs 2 ranks";
+  wt::HeartbeatBoard board(mpi.world());
+  wt::WatchedCommunicator comm(mpi, board);
+  wt::StallWatchdog watchdog(board, comm, 1000);  // never fires during the test
+  const int me = world_rank();
+  comm.set_step(2);
+  wt::Model model(wt::Graph::load(std::string(WT_SOURCE_DIR) + "/models/mlp.toml"));
+  model.init(1);
+  auto opt = wt::make_optimizer(wt::RunConfig::Optimizer{});
+  wt::CheckpointInfo info;
+  info.model = model.graph.name;
+  info.optimizer = "sgd";
+  char name[] = "/tmp/wt-watch-XXXXXX";
+  if (me == 0 && !mkdtemp(name)) name[0] = 0;
+  MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
+  const std::string path = std::string(name) + "/step_00000002.h5";
+  auto write = [&] {
+    auto mark = comm.watch_region(wt::CommRegion::CheckpointWrite);
+    wt::write_checkpoint(path, info, model, *opt, {0}, MPI_COMM_WORLD);
+  };
+  if (me == 0) {
+    EXPECT_EQ(board.own().op, wt::CommOp::None);
+    write();
+  } else {
+    wt::Heartbeat h;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while ((!board.find(0, &h) || h.op != wt::CommOp::CheckpointWrite) &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(h.op, wt::CommOp::CheckpointWrite);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // rank 0 keeps waiting
+    const std::string report = watchdog.describe_stall(h, wt::monotonic_ns());
+    EXPECT_NE(report.find("rank 0: stalled: waited "), std::string::npos) << report;
+    EXPECT_NE(report.find("in checkpoint write (group 0, collective #1) at step 3"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("late: rank 1 (pid " + std::to_string(::getpid()) + "): in compute"),
+              std::string::npos)
+        << report;
+    write();
+  }
+  EXPECT_EQ(board.own().op, wt::CommOp::None);  // the mark ends with the region
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) std::filesystem::remove_all(name);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "comm/mpi_communicator.hpp"
+#include "deck/run_config.hpp"
 #include "exec/executor.hpp"
 #include "exec/schedule_input.hpp"
 #include "model/model.hpp"
@@ -51,8 +52,8 @@ TEST(TicktockGradients, AppliedUpdateIsTheCrossWaveAverageOfLocalGradients) {
   const double lr = 0.1;
   auto opt = wt::make_optimizer(cfg.optimizer);
   wt::testing::SyntheticSource source(tick.graph.input_shape, tick.graph.classes, 64, 5);
-  wt::Program program =
-      wt::ScheduleRegistry::generate("ticktock", wt::make_schedule_input(tick, cfg, comm.size()));
+  wt::Program program = wt::ScheduleRegistry::generate(
+      "ticktock", wt::make_schedule_input(tick, cfg.schedule, cfg.train.global_batch, comm.size()));
   ASSERT_EQ(program.ranks[comm.rank()].streams.size(), 2u) << "one stream per wave";
   wt::Executor exec(tick, comm, *opt, source, program, 42, {&tock});
 

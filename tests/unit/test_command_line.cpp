@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "app/command_line.hpp"
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 namespace {
@@ -90,6 +90,35 @@ TEST(CommandLine, BadUsageNamesTheOption) {
   EXPECT_NE(message.find("section.key=value"), std::string::npos) << message;
   EXPECT_EQ(error_key({"d.toml", "--set", "train.epochs"}), "--set");
   EXPECT_EQ(error_key({"d.toml", "second.toml"}), "");
+}
+
+// Range messages state the real range, not a 309-digit double limit.
+TEST(CommandLine, RangeMessagesSayTheRealRange) {
+  std::string message;
+  EXPECT_EQ(error_key({"d.toml", "--steps", "0"}, &message), "--steps");
+  EXPECT_NE(message.find("1 to 1000000000000"), std::string::npos) << message;
+  EXPECT_LT(message.size(), 200u) << message;
+  EXPECT_EQ(error_key({"d.toml", "--steps", "99999999999999999999"}, &message), "--steps");
+  EXPECT_EQ(error_key({"d.toml", "--show-stages", "--ranks", "-1"}, &message), "--ranks");
+  EXPECT_NE(message.find("1 to 1048576"), std::string::npos) << message;
+}
+
+TEST(CommandLine, RanksOnlyForInspection) {
+  std::string message;
+  EXPECT_EQ(error_key({"d.toml", "--ranks", "4"}, &message), "--ranks");
+  EXPECT_NE(message.find("mpirun -n"), std::string::npos) << message;
+  EXPECT_EQ(parse({"d.toml", "--ranks", "4", "--show-schedule"}).ranks, 4);
+}
+
+TEST(CommandLine, WalltimeClockFieldsAreAtMost59) {
+  EXPECT_DOUBLE_EQ(parse({"d.toml", "--walltime", "90:00"}).walltime_s, 5400);  // Slurm's MM:SS
+  EXPECT_DOUBLE_EQ(parse({"d.toml", "--walltime", "1:30:05"}).walltime_s, 5405);
+  EXPECT_DOUBLE_EQ(parse({"d.toml", "--walltime", "7200"}).walltime_s, 7200);
+  std::string message;
+  for (const char* bad : {"1:75", "2:00:60", "1:60:00"}) {
+    EXPECT_EQ(error_key({"d.toml", "--walltime", bad}, &message), "--walltime") << bad;
+    EXPECT_NE(message.find("0 to 59"), std::string::npos) << message;
+  }
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include "data/idx_convert.hpp"
 #include "data/idx_reader.hpp"
 #include "dataset_test_util.hpp"
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 namespace {

@@ -6,7 +6,7 @@
 #include <random>
 
 #include "data/dataset_reader.hpp"
-#include "data/hdf5_util.hpp"
+#include "util/hdf5_util.hpp"
 #include "dataset_test_util.hpp"
 
 namespace wt {

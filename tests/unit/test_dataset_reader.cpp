@@ -5,9 +5,9 @@
 #include <fstream>
 
 #include "data/dataset_reader.hpp"
-#include "data/hdf5_util.hpp"
+#include "util/hdf5_util.hpp"
 #include "dataset_test_util.hpp"
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 namespace {

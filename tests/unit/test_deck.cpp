@@ -10,7 +10,7 @@
 #include <string>
 
 #include "deck/deck_parser.hpp"
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 #include "deck/schema.hpp"
 
 namespace fs = std::filesystem;
@@ -156,6 +156,13 @@ TEST_F(DeckTest, UnknownStringValuesListTheKnownOnes) {
   expect_error(deck("[checkpoint]\nrestart = \"yes\"\n"), 6, "checkpoint.restart",
                {"unknown restart 'yes' (known: never, auto)"});
   expect_error(deck("[run]\nname = \"a/b\"\n"), 6, "run.name", {"without '/'"});
+  expect_error(deck("[run]\nname = \"..\"\n"), 6, "run.name", {"must be a name"});
+  expect_error(deck("[run]\nname = \"" + std::string(256, 'x') + "\"\n"), 6, "run.name",
+               {"256 bytes long", "at most 255"});
+  expect_error(deck("[run]\nname = \"a\\u0000b\"\n"), 6, "run.name", {"NUL character"});
+  expect_error(deck("[optimizer]\nkind = \"sgd\\u0000\"\n"), 6, "optimizer.kind",
+               {"unknown optimizer kind"});
+  expect_error(deck("[run]\noutput_dir = \"r\\u0000s\"\n"), 6, "run.output_dir", {"NUL character"});
 }
 
 TEST_F(DeckTest, FirstErrorInTheFileIsReported) {

@@ -2,7 +2,7 @@
 // count_include_pad=True divisor at padded borders.
 #include <gtest/gtest.h>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 #include "gradcheck.hpp"
 
 namespace wt::testing {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 #include "gradcheck.hpp"
 
 namespace wt::testing {

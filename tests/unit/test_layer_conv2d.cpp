@@ -3,7 +3,7 @@
 // adjoint; a null input gradient skips that work but leaves the weight gradient unchanged.
 #include <gtest/gtest.h>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 #include "gradcheck.hpp"
 #include "ops/host/conv2d.hpp"
 

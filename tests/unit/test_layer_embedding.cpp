@@ -2,7 +2,7 @@
 // checks on ids and shapes.
 #include <gtest/gtest.h>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 #include "gradcheck.hpp"
 
 namespace wt::testing {

@@ -1,7 +1,7 @@
 // linear: finite-difference gradients, hand-computed forward values, and input validation.
 #include <gtest/gtest.h>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 #include "gradcheck.hpp"
 
 namespace wt::testing {

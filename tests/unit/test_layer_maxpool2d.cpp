@@ -2,7 +2,7 @@
 // change from run to run), hand-computed forward values, padding with -inf, and key validation.
 #include <gtest/gtest.h>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 #include "gradcheck.hpp"
 
 namespace wt::testing {

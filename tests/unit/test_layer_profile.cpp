@@ -6,11 +6,12 @@
 #include <fstream>
 
 #include "dataset_test_util.hpp"
-#include "deck/input_error.hpp"
+#include "deck/component_options.hpp"
 #include "model/stage_cuts.hpp"
 #include "plan/layer_profile_file.hpp"
 #include "plan/layer_profiler.hpp"
 #include "plan/stage_planner.hpp"
+#include "util/input_error.hpp"
 
 namespace {
 
@@ -125,16 +126,18 @@ TEST(StagePlanner, UsesTheCachedProfileAndKeepsCheckpointCuts) {
   cfg.model.file = std::string(WT_SOURCE_DIR) + "/models/mlp.toml";
   cfg.schedule.kind = "waves";
   const std::string run_dir = tmp.file("");
-  wt::StagePlan plan = wt::plan_stages(cfg, g, 2, run_dir, wt::ProfileCache::ReadOnly);
+  wt::StagePlan plan =
+      wt::plan_stages(wt::stage_plan_options(cfg), g, 2, run_dir, wt::ProfileCache::ReadOnly);
   EXPECT_EQ(plan.basis, "profile");
   EXPECT_NE(plan.description.find("profile.h5, cached"), std::string::npos) << plan.description;
   EXPECT_EQ(plan.cuts, std::vector<int>{static_cast<int>(g.nodes.size()) - 1});
   cfg.schedule.balance = "flops";
-  plan = wt::plan_stages(cfg, g, 2, run_dir, wt::ProfileCache::ReadOnly);
+  plan = wt::plan_stages(wt::stage_plan_options(cfg), g, 2, run_dir, wt::ProfileCache::ReadOnly);
   EXPECT_EQ(plan.basis, "flops");
   EXPECT_EQ(plan.cuts, wt::balanced_cuts(g, 2));
   cfg.schedule.balance = "profile";
-  plan = wt::plan_stages(cfg, g, 2, run_dir, wt::ProfileCache::ReadOnly, {3});
+  plan =
+      wt::plan_stages(wt::stage_plan_options(cfg), g, 2, run_dir, wt::ProfileCache::ReadOnly, {3});
   EXPECT_EQ(plan.basis, "checkpoint");
   EXPECT_EQ(plan.cuts, std::vector<int>{3});
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "deck/input_error.hpp"
+#include "util/input_error.hpp"
 #include "model/graph.hpp"
 #include "model/layer_registry.hpp"
 #include "model/model.hpp"

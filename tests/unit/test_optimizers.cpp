@@ -5,11 +5,17 @@
 #include <cmath>
 #include <vector>
 
+#include "deck/run_config.hpp"
 #include "ops/host/lr_schedule.hpp"
 #include "ops/host/optimizers.hpp"
 
 namespace wt {
 namespace {
+
+// The deck's learning rate at a step: its [lr_schedule] with its [optimizer] lr as the peak.
+double lr_at(const RunConfig& c, int64_t step, int64_t total) {
+  return learning_rate(c.lr_schedule, c.optimizer.lr, step, total);
+}
 
 Tensor vec(std::vector<float> v) {
   Tensor t = Tensor::empty({static_cast<int64_t>(v.size())});
@@ -185,35 +191,35 @@ RunConfig schedule(const char* kind, int64_t warmup) {
 }
 
 TEST(LrSchedule, Constant) {
-  EXPECT_DOUBLE_EQ(learning_rate(schedule("constant", 0), 0, 1000), 0.1);
-  EXPECT_DOUBLE_EQ(learning_rate(schedule("constant", 0), 5000, 1000), 0.1);
+  EXPECT_DOUBLE_EQ(lr_at(schedule("constant", 0), 0, 1000), 0.1);
+  EXPECT_DOUBLE_EQ(lr_at(schedule("constant", 0), 5000, 1000), 0.1);
   // warmup 10: lr * step / 10
-  EXPECT_DOUBLE_EQ(learning_rate(schedule("constant", 10), 0, 1000), 0.0);
-  EXPECT_DOUBLE_EQ(learning_rate(schedule("constant", 10), 5, 1000), 0.05);
-  EXPECT_DOUBLE_EQ(learning_rate(schedule("constant", 10), 10, 1000), 0.1);
+  EXPECT_DOUBLE_EQ(lr_at(schedule("constant", 10), 0, 1000), 0.0);
+  EXPECT_DOUBLE_EQ(lr_at(schedule("constant", 10), 5, 1000), 0.05);
+  EXPECT_DOUBLE_EQ(lr_at(schedule("constant", 10), 10, 1000), 0.1);
 }
 
 TEST(LrSchedule, Step) {
   RunConfig c = schedule("step", 0);
-  EXPECT_DOUBLE_EQ(learning_rate(c, 99, 1000), 0.1);     // 0.1 * 0.5^0
-  EXPECT_DOUBLE_EQ(learning_rate(c, 100, 1000), 0.05);   // 0.1 * 0.5^1
-  EXPECT_DOUBLE_EQ(learning_rate(c, 250, 1000), 0.025);  // 0.1 * 0.5^2
+  EXPECT_DOUBLE_EQ(lr_at(c, 99, 1000), 0.1);     // 0.1 * 0.5^0
+  EXPECT_DOUBLE_EQ(lr_at(c, 100, 1000), 0.05);   // 0.1 * 0.5^1
+  EXPECT_DOUBLE_EQ(lr_at(c, 250, 1000), 0.025);  // 0.1 * 0.5^2
   // warmup 10 at step 4: 0.1 * 0.5^0 * 4/10
-  EXPECT_DOUBLE_EQ(learning_rate(schedule("step", 10), 4, 1000), 0.04);
+  EXPECT_DOUBLE_EQ(lr_at(schedule("step", 10), 4, 1000), 0.04);
 }
 
 TEST(LrSchedule, CosineWithWarmup) {
   // warmup 10, total 110 -> 100 decay steps from 0.1 to min_lr 0.001.
   RunConfig c = schedule("cosine", 10);
-  EXPECT_DOUBLE_EQ(learning_rate(c, 0, 110), 0.0);
-  EXPECT_DOUBLE_EQ(learning_rate(c, 5, 110), 0.05);  // 0.1 * 5/10
-  EXPECT_DOUBLE_EQ(learning_rate(c, 10, 110), 0.1);  // progress 0: peak
+  EXPECT_DOUBLE_EQ(lr_at(c, 0, 110), 0.0);
+  EXPECT_DOUBLE_EQ(lr_at(c, 5, 110), 0.05);  // 0.1 * 5/10
+  EXPECT_DOUBLE_EQ(lr_at(c, 10, 110), 0.1);  // progress 0: peak
   // step 35: progress 0.25 -> 0.001 + 0.099 * (1 + cos(pi/4)) / 2 = 0.001 + 0.0495 * 1.7071068
-  EXPECT_NEAR(learning_rate(c, 35, 110), 0.0855017857, 1e-10);
+  EXPECT_NEAR(lr_at(c, 35, 110), 0.0855017857, 1e-10);
   // step 60: progress 0.5 -> 0.001 + 0.099 / 2
-  EXPECT_NEAR(learning_rate(c, 60, 110), 0.0505, 1e-12);
-  EXPECT_NEAR(learning_rate(c, 110, 110), 0.001, 1e-12);  // progress 1: floor
-  EXPECT_NEAR(learning_rate(c, 500, 110), 0.001, 1e-12);  // beyond the end: stays at the floor
+  EXPECT_NEAR(lr_at(c, 60, 110), 0.0505, 1e-12);
+  EXPECT_NEAR(lr_at(c, 110, 110), 0.001, 1e-12);  // progress 1: floor
+  EXPECT_NEAR(lr_at(c, 500, 110), 0.001, 1e-12);  // beyond the end: stays at the floor
 }
 
 }  // namespace

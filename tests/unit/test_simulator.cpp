@@ -4,10 +4,11 @@
 
 #include <fstream>
 
-#include "deck/input_error.hpp"
+#include "deck/run_config.hpp"
 #include "exec/schedule_input.hpp"
 #include "sched/schedule_registry.hpp"
 #include "sim/simulator.hpp"
+#include "util/input_error.hpp"
 
 namespace {
 
@@ -51,8 +52,9 @@ struct SimulatedMlp {
     const int stages = wt::ScheduleRegistry::stage_count(kind, ranks);
     std::vector<int> cuts;
     if (stages == 2) cuts = {3};
-    const wt::Program p =
-        wt::ScheduleRegistry::generate(kind, wt::make_schedule_input(graph, cuts, config, ranks));
+    const wt::Program p = wt::ScheduleRegistry::generate(
+        kind,
+        wt::make_schedule_input(graph, cuts, config.schedule, config.train.global_batch, ranks));
     const wt::CostModel costs(graph, cuts, device, &profile, 1);
     wt::SimOptions o;
     o.global_batch = 32;

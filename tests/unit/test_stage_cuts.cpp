@@ -5,8 +5,9 @@
 
 #include <algorithm>
 
-#include "deck/input_error.hpp"
+#include "deck/component_options.hpp"
 #include "model/stage_cuts.hpp"
+#include "util/input_error.hpp"
 
 namespace {
 
@@ -84,7 +85,7 @@ TEST(StageCuts, TooManyStagesIsAnInputError) {
   cfg.deck_path = "deck.toml";
   cfg.schedule.kind = "waves";
   try {
-    wt::resolve_cuts(cfg, g, 50);
+    wt::resolve_cuts(wt::stage_cut_options(cfg), g, 50);
     ADD_FAILURE() << "no InputError";
   } catch (const wt::InputError& e) {
     EXPECT_EQ(e.key(), "schedule.kind");
@@ -97,15 +98,17 @@ TEST(StageCuts, DeckCutsMustGiveOneStagePerRankAndBeClean) {
   cfg.deck_path = "deck.toml";
   cfg.schedule.kind = "pipeline";
   cfg.schedule.cuts = {3, 9};
-  EXPECT_THROW(wt::resolve_cuts(cfg, g, 2), wt::InputError);  // 3 stages for 2 ranks
-  cfg.schedule.cuts = {node_index(g, "s1_bn1")};              // inside a residual block
+  EXPECT_THROW(wt::resolve_cuts(wt::stage_cut_options(cfg), g, 2),
+               wt::InputError);                   // 3 stages for 2 ranks
+  cfg.schedule.cuts = {node_index(g, "s1_bn1")};  // inside a residual block
   try {
-    wt::resolve_cuts(cfg, g, 2);
+    wt::resolve_cuts(wt::stage_cut_options(cfg), g, 2);
     ADD_FAILURE() << "no InputError";
   } catch (const wt::InputError& e) {
     EXPECT_EQ(e.key(), "schedule.cuts");
     EXPECT_NE(std::string(e.what()).find("not clean"), std::string::npos) << e.what();
   }
   cfg.schedule.cuts = {node_index(g, "s1_conv1")};
-  EXPECT_EQ(wt::resolve_cuts(cfg, g, 2), std::vector<int>{node_index(g, "s1_conv1")});
+  EXPECT_EQ(wt::resolve_cuts(wt::stage_cut_options(cfg), g, 2),
+            std::vector<int>{node_index(g, "s1_conv1")});
 }

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "data/hdf5_util.hpp"
+#include "util/hdf5_util.hpp"
 #include "dataset_test_util.hpp"
 #include "io/trace_writer.hpp"
 

@@ -5,34 +5,27 @@
 #include <stdexcept>
 #include <string>
 
+#include "util/cuda_check.hpp"
+#include "util/nccl_check.hpp"
+
 namespace wt {
 
 namespace {
 
-void check_nccl(ncclResult_t rc, const char* what) {
-  if (rc != ncclSuccess)
-    throw std::runtime_error(std::string("NCCL ") + what + ": " + ncclGetErrorString(rc));
-}
-
-void check_cuda(cudaError_t rc, const char* what) {
-  if (rc != cudaSuccess)
-    throw std::runtime_error(std::string("CUDA ") + what + ": " + cudaGetErrorString(rc));
-}
-
 class CudaEventRequest : public CommRequest {
  public:
   explicit CudaEventRequest(cudaStream_t stream) {
-    check_cuda(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "event create");
-    check_cuda(cudaEventRecord(event_, stream), "event record");
+    WT_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+    WT_CUDA_CHECK(cudaEventRecord(event_, stream));
   }
   ~CudaEventRequest() override { cudaEventDestroy(event_); }
   bool test() override {
     cudaError_t rc = cudaEventQuery(event_);
     if (rc == cudaErrorNotReady) return false;
-    check_cuda(rc, "event query");
+    WT_CUDA_CHECK(rc);
     return true;
   }
-  void wait() override { check_cuda(cudaEventSynchronize(event_), "event synchronize"); }
+  void wait() override { WT_CUDA_CHECK(cudaEventSynchronize(event_)); }
 
  private:
   cudaEvent_t event_ = nullptr;
@@ -44,8 +37,8 @@ NcclCommunicator::NcclCommunicator(MPI_Comm world, int local_device) {
   MPI_Comm_dup(world, &mpi_);
   MPI_Comm_rank(mpi_, &rank_);
   MPI_Comm_size(mpi_, &size_);
-  check_cuda(cudaSetDevice(local_device), "set device");
-  check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream create");
+  WT_CUDA_CHECK(cudaSetDevice(local_device));
+  WT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   std::vector<int> all(size_);
   std::iota(all.begin(), all.end(), 0);
   comms_.push_back(nullptr);
@@ -70,14 +63,13 @@ NcclCommunicator::~NcclCommunicator() {
 int NcclCommunicator::add_group(const std::vector<int>& world_ranks) {
   ncclUniqueId id;
   const int root = world_ranks.front();
-  if (rank_ == root) check_nccl(ncclGetUniqueId(&id), "get unique id");
+  if (rank_ == root) WT_NCCL_CHECK(ncclGetUniqueId(&id));
   MPI_Bcast(&id, sizeof(id), MPI_BYTE, root, mpi_);
   auto it = std::find(world_ranks.begin(), world_ranks.end(), rank_);
   ncclComm_t comm = nullptr;
   if (it != world_ranks.end()) {
-    check_nccl(ncclCommInitRank(&comm, static_cast<int>(world_ranks.size()), id,
-                                static_cast<int>(it - world_ranks.begin())),
-               "comm init rank");
+    WT_NCCL_CHECK(ncclCommInitRank(&comm, static_cast<int>(world_ranks.size()), id,
+                                   static_cast<int>(it - world_ranks.begin())));
   }
   comms_.push_back(comm);
   group_ranks_.push_back(world_ranks);
@@ -97,9 +89,8 @@ std::unique_ptr<CommRequest> NcclCommunicator::record() {
 
 std::unique_ptr<CommRequest> NcclCommunicator::iallreduce_sum(float* data, int64_t count,
                                                               int group) {
-  check_nccl(ncclAllReduce(data, data, static_cast<size_t>(count), ncclFloat, ncclSum,
-                           group_comm(group), stream_),
-             "allreduce");
+  WT_NCCL_CHECK(ncclAllReduce(data, data, static_cast<size_t>(count), ncclFloat, ncclSum,
+                              group_comm(group), stream_));
   return record();
 }
 
@@ -116,10 +107,9 @@ void NcclCommunicator::allreduce_sum(double* data, int64_t count, int group) {
 void NcclCommunicator::broadcast(float* data, int64_t count, int root_world_rank, int group) {
   const auto& r = group_ranks_.at(group);
   const int root = static_cast<int>(std::find(r.begin(), r.end(), root_world_rank) - r.begin());
-  check_nccl(ncclBroadcast(data, data, static_cast<size_t>(count), ncclFloat, root,
-                           group_comm(group), stream_),
-             "broadcast");
-  check_cuda(cudaStreamSynchronize(stream_), "stream synchronize");
+  WT_NCCL_CHECK(ncclBroadcast(data, data, static_cast<size_t>(count), ncclFloat, root,
+                              group_comm(group), stream_));
+  WT_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 void NcclCommunicator::broadcast_bytes(void* data, int64_t bytes, int root_world_rank) {
@@ -128,14 +118,14 @@ void NcclCommunicator::broadcast_bytes(void* data, int64_t bytes, int root_world
 
 std::unique_ptr<CommRequest> NcclCommunicator::isend(const float* data, int64_t count, int peer,
                                                      int) {
-  check_nccl(ncclSend(data, static_cast<size_t>(count), ncclFloat, peer, group_comm(0), stream_),
-             "send");
+  WT_NCCL_CHECK(
+      ncclSend(data, static_cast<size_t>(count), ncclFloat, peer, group_comm(0), stream_));
   return record();
 }
 
 std::unique_ptr<CommRequest> NcclCommunicator::irecv(float* data, int64_t count, int peer, int) {
-  check_nccl(ncclRecv(data, static_cast<size_t>(count), ncclFloat, peer, group_comm(0), stream_),
-             "recv");
+  WT_NCCL_CHECK(
+      ncclRecv(data, static_cast<size_t>(count), ncclFloat, peer, group_comm(0), stream_));
   return record();
 }
 

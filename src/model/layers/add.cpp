@@ -1,6 +1,5 @@
 #include "model/layers/add.hpp"
 
-#include <cstring>
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
@@ -50,7 +49,7 @@ void Add::backward(const std::vector<const Tensor*>& in, const Tensor& out, cons
   for (Tensor* d : din) {
     if (!d) continue;
     *d = Tensor::empty(dout.shape(), ctx.stream);
-    std::memcpy(d->data(), dout.data(), dout.bytes());
+    d->copy_from(dout);
   }
 }
 

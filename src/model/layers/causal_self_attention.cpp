@@ -6,30 +6,11 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
+#include "ops/host/elementwise.hpp"
 #include "ops/host/gemm.hpp"
+#include "ops/host/linear.hpp"
 
 namespace wt {
-
-namespace {
-
-// y[rows, out] = x[rows, in] * W[out, in]^T + b
-void project(const float* x, const float* w, const float* b, int64_t rows, int64_t in, int64_t out,
-             float* y) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < out; ++j) y[r * out + j] = b[j];
-  ops::gemm(false, true, rows, out, in, 1.0f, x, w, 1.0f, y);
-}
-
-// dW += dy^T x, db += column sums of dy, dx = dy W (when dx is not null).
-void project_backward(const float* x, const float* w, const float* dy, int64_t rows, int64_t in,
-                      int64_t out, float* dw, float* db, float* dx) {
-  ops::gemm(true, false, out, in, rows, 1.0f, dy, x, 1.0f, dw);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < out; ++j) db[j] += dy[r * out + j];
-  if (dx) ops::gemm(false, false, rows, in, out, 1.0f, dy, w, 0.0f, dx);
-}
-
-}  // namespace
 
 CausalSelfAttention::CausalSelfAttention(const LayerArgs& args)
     : heads_(args.get_int("heads", 1, 4096)) {}
@@ -58,10 +39,8 @@ std::vector<Layer::ParamSpec> CausalSelfAttention::param_specs() const {
 
 void CausalSelfAttention::init(Rng& rng) {
   const float bound = 1.0f / std::sqrt(float(dim_));
-  for (int p : {0, 2}) {
-    float* w = params_[p]->value.data();
-    for (int64_t i = 0; i < params_[p]->value.numel(); ++i) w[i] = rng.uniform(-bound, bound);
-  }
+  for (int p : {0, 2})
+    ops::uniform_fill(rng, -bound, bound, params_[p]->value.data(), params_[p]->value.numel());
   params_[1]->value.fill(0.0f);
   params_[3]->value.fill(0.0f);
 }
@@ -74,8 +53,8 @@ void CausalSelfAttention::forward(const std::vector<const Tensor*>& in, Tensor& 
   Tensor qkv = Tensor::empty({n, T, 3 * d}, ctx.stream);
   Tensor probs = Tensor::empty({n, heads_, T, T}, ctx.stream);
   Tensor context = Tensor::empty({n, T, d}, ctx.stream);
-  project(x.data(), params_[0]->value.data(), params_[1]->value.data(), n * T, d, 3 * d,
-          qkv.data());
+  ops::linear_forward(x.data(), params_[0]->value.data(), params_[1]->value.data(), n * T, d, 3 * d,
+                      qkv.data());
   for (int64_t s = 0; s < n; ++s) {
     const float* q_rows = qkv.data() + s * T * ld;
     for (int64_t h = 0; h < heads_; ++h) {
@@ -105,8 +84,8 @@ void CausalSelfAttention::forward(const std::vector<const Tensor*>& in, Tensor& 
     }
   }
   out = Tensor::empty(x.shape(), ctx.stream);
-  project(context.data(), params_[2]->value.data(), params_[3]->value.data(), n * T, d, d,
-          out.data());
+  ops::linear_forward(context.data(), params_[2]->value.data(), params_[3]->value.data(), n * T, d,
+                      d, out.data());
   saved.tensors.clear();
   saved.tensors.push_back(std::move(qkv));
   saved.tensors.push_back(std::move(probs));
@@ -125,8 +104,8 @@ void CausalSelfAttention::backward(const std::vector<const Tensor*>& in, const T
   const float scale = 1.0f / std::sqrt(float(dh));
 
   Tensor dcontext = Tensor::empty({n, T, d}, ctx.stream);
-  project_backward(context.data(), params_[2]->value.data(), dout.data(), n * T, d, d,
-                   params_[2]->grad.data(), params_[3]->grad.data(), dcontext.data());
+  ops::linear_backward(context.data(), params_[2]->value.data(), dout.data(), n * T, d, d,
+                       params_[2]->grad.data(), params_[3]->grad.data(), dcontext.data());
 
   Tensor dqkv = Tensor::empty({n, T, 3 * d}, ctx.stream);
   Tensor dp = Tensor::empty({T, T}, ctx.stream);
@@ -161,8 +140,8 @@ void CausalSelfAttention::backward(const std::vector<const Tensor*>& in, const T
     *din[0] = Tensor::empty(x.shape(), ctx.stream);
     dx = din[0]->data();
   }
-  project_backward(x.data(), params_[0]->value.data(), dqkv.data(), n * T, d, 3 * d,
-                   params_[0]->grad.data(), params_[1]->grad.data(), dx);
+  ops::linear_backward(x.data(), params_[0]->value.data(), dqkv.data(), n * T, d, 3 * d,
+                       params_[0]->grad.data(), params_[1]->grad.data(), dx);
 }
 
 // Multiply-adds per sample forward: projections 4 T d^2, scores and context 2 T^2 d (full

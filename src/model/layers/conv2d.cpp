@@ -5,6 +5,7 @@
 
 #include "model/layer_registry.hpp"
 #include "ops/host/conv2d_dnnl.hpp"
+#include "ops/host/elementwise.hpp"
 
 namespace wt {
 
@@ -41,10 +42,7 @@ std::vector<Layer::ParamSpec> Conv2d::param_specs() const {
 void Conv2d::init(Rng& rng) {
   // PyTorch's default: weight and bias both U(+-1/sqrt(fan_in)), fan_in = C*k*k.
   const float bound = 1.0f / std::sqrt(static_cast<float>(shape_.col_rows()));
-  for (Param* p : params_) {
-    float* v = p->value.data();
-    for (int64_t i = 0; i < p->value.numel(); ++i) v[i] = rng.uniform(-bound, bound);
-  }
+  for (Param* p : params_) ops::uniform_fill(rng, -bound, bound, p->value.data(), p->value.numel());
 }
 
 ops::Conv2dGeometry Conv2d::geometry(int64_t batch) const {

@@ -1,6 +1,5 @@
 #include "model/layers/dropout.hpp"
 
-#include <cstring>
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
@@ -28,7 +27,7 @@ void Dropout::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& 
   out = Tensor::empty(x.shape(), ctx.stream);
   saved.tensors.clear();
   if (ctx.mode == Mode::Eval || p_ == 0.0f) {
-    std::memcpy(out.data(), x.data(), x.bytes());
+    out.copy_from(x);
     return;
   }
   if (!ctx.rng) throw std::logic_error("dropout '" + name() + "': train mode needs ctx.rng");
@@ -45,7 +44,7 @@ void Dropout::backward(const std::vector<const Tensor*>& in, const Tensor& out, 
   if (!din[0]) return;
   *din[0] = Tensor::empty(dout.shape(), ctx.stream);
   if (saved.tensors.empty()) {  // forward was the identity
-    std::memcpy(din[0]->data(), dout.data(), dout.bytes());
+    din[0]->copy_from(dout);
     return;
   }
   ops::multiply(dout.data(), saved.tensors[0].data(), din[0]->data(), dout.numel());

@@ -1,10 +1,11 @@
 #include "model/layers/embedding.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
+#include "ops/host/elementwise.hpp"
+#include "ops/host/rows.hpp"
 
 namespace wt {
 
@@ -26,8 +27,7 @@ std::vector<Layer::ParamSpec> Embedding::param_specs() const {
 }
 
 void Embedding::init(Rng& rng) {
-  float* w = params_[0]->value.data();
-  for (int64_t i = 0; i < params_[0]->value.numel(); ++i) w[i] = 0.02f * rng.normal();
+  ops::normal_fill(rng, 0.02f, params_[0]->value.data(), params_[0]->value.numel());
 }
 
 int64_t Embedding::token_id(float value, int64_t position) const {
@@ -40,16 +40,19 @@ int64_t Embedding::token_id(float value, int64_t position) const {
   return id;
 }
 
+const int64_t* Embedding::token_ids(const Tensor& ids) {
+  ids_.resize(size_t(ids.numel()));
+  for (int64_t r = 0; r < ids.numel(); ++r) ids_[size_t(r)] = token_id(ids.data()[r], r);
+  return ids_.data();
+}
+
 void Embedding::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
                         const LayerContext& ctx) {
   (void)saved;
   const Tensor& ids = *in[0];
   const int64_t rows = ids.numel();
   out = Tensor::empty({ids.dim(0), tokens_, dim_}, ctx.stream);
-  const float* w = params_[0]->value.data();
-  for (int64_t r = 0; r < rows; ++r)
-    std::memcpy(out.data() + r * dim_, w + token_id(ids.data()[r], r) * dim_,
-                sizeof(float) * size_t(dim_));
+  ops::gather_rows(params_[0]->value.data(), token_ids(ids), rows, dim_, out.data());
 }
 
 void Embedding::backward(const std::vector<const Tensor*>& in, const Tensor& out,
@@ -58,12 +61,7 @@ void Embedding::backward(const std::vector<const Tensor*>& in, const Tensor& out
   (void)out;
   (void)saved;
   const Tensor& ids = *in[0];
-  float* dw = params_[0]->grad.data();
-  const float* dy = dout.data();
-  for (int64_t r = 0; r < ids.numel(); ++r) {
-    float* row = dw + token_id(ids.data()[r], r) * dim_;
-    for (int64_t j = 0; j < dim_; ++j) row[j] += dy[r * dim_ + j];
-  }
+  ops::scatter_add_rows(dout.data(), token_ids(ids), ids.numel(), dim_, params_[0]->grad.data());
   if (din[0]) *din[0] = Tensor::zeros(ids.shape(), ctx.stream);
 }
 

@@ -24,6 +24,9 @@ class Embedding : public Layer {
 
  private:
   int64_t token_id(float value, int64_t position) const;  // checked: an integer in [0, vocab)
+  // The ids of a batch as table rows, checked; kept in ids_ so a step allocates nothing.
+  const int64_t* token_ids(const Tensor& ids);
+  std::vector<int64_t> ids_;
 
   int64_t vocab_, dim_;
   int64_t tokens_ = 0;

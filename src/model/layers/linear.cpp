@@ -4,7 +4,8 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
-#include "ops/host/gemm.hpp"
+#include "ops/host/elementwise.hpp"
+#include "ops/host/linear.hpp"
 
 namespace wt {
 
@@ -38,10 +39,7 @@ void Linear::init(Rng& rng) {
   // PyTorch's default: kaiming_uniform(a=sqrt(5)) for the weight and U(+-1/sqrt(fan_in)) for the
   // bias, which are the same bound.
   const float bound = 1.0f / std::sqrt(static_cast<float>(in_features_));
-  for (Param* p : params_) {
-    float* v = p->value.data();
-    for (int64_t i = 0; i < p->value.numel(); ++i) v[i] = rng.uniform(-bound, bound);
-  }
+  for (Param* p : params_) ops::uniform_fill(rng, -bound, bound, p->value.data(), p->value.numel());
 }
 
 void Linear::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
@@ -53,14 +51,9 @@ void Linear::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& s
   shape.back() = out_features_;
   out = Tensor::empty(shape, ctx.stream);
   float* y = out.data();
-  if (has_bias_) {
-    const float* b = params_[1]->value.data();
-    for (int64_t r = 0; r < n; ++r)
-      for (int64_t j = 0; j < out_features_; ++j) y[r * out_features_ + j] = b[j];
-  }
-  // y[N, out] (+)= x[N, F] * W[out, F]^T
-  ops::gemm(false, true, n, out_features_, in_features_, 1.0f, x.data(), params_[0]->value.data(),
-            has_bias_ ? 1.0f : 0.0f, y);
+  ops::linear_forward(x.data(), params_[0]->value.data(),
+                      has_bias_ ? params_[1]->value.data() : nullptr, n, in_features_,
+                      out_features_, y);
 }
 
 void Linear::backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
@@ -69,21 +62,11 @@ void Linear::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
   (void)saved;
   const Tensor& x = *in[0];
   const int64_t n = x.numel() / in_features_;
-  const float* dy = dout.data();
-  // dW[out, F] += dy[N, out]^T * x[N, F]
-  ops::gemm(true, false, out_features_, in_features_, n, 1.0f, dy, x.data(), 1.0f,
-            params_[0]->grad.data());
-  if (has_bias_) {
-    float* db = params_[1]->grad.data();
-    for (int64_t r = 0; r < n; ++r)
-      for (int64_t j = 0; j < out_features_; ++j) db[j] += dy[r * out_features_ + j];
-  }
-  if (din[0]) {
-    // dx[N, F] = dy[N, out] * W[out, F]
-    *din[0] = Tensor::empty(x.shape(), ctx.stream);
-    ops::gemm(false, false, n, in_features_, out_features_, 1.0f, dy, params_[0]->value.data(),
-              0.0f, din[0]->data());
-  }
+  if (din[0]) *din[0] = Tensor::empty(x.shape(), ctx.stream);
+  ops::linear_backward(x.data(), params_[0]->value.data(), dout.data(), n, in_features_,
+                       out_features_, params_[0]->grad.data(),
+                       has_bias_ ? params_[1]->grad.data() : nullptr,
+                       din[0] ? din[0]->data() : nullptr);
 }
 
 double Linear::flops_per_sample() const {

@@ -1,9 +1,10 @@
 #include "model/layers/position_embedding.hpp"
 
-#include <cstring>
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
+#include "ops/host/elementwise.hpp"
+#include "ops/host/rows.hpp"
 
 namespace wt {
 
@@ -24,8 +25,7 @@ std::vector<Layer::ParamSpec> PositionEmbedding::param_specs() const {
 }
 
 void PositionEmbedding::init(Rng& rng) {
-  float* w = params_[0]->value.data();
-  for (int64_t i = 0; i < params_[0]->value.numel(); ++i) w[i] = 0.02f * rng.normal();
+  ops::normal_fill(rng, 0.02f, params_[0]->value.data(), params_[0]->value.numel());
 }
 
 void PositionEmbedding::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
@@ -34,12 +34,7 @@ void PositionEmbedding::forward(const std::vector<const Tensor*>& in, Tensor& ou
   const Tensor& x = *in[0];
   out = Tensor::empty(x.shape(), ctx.stream);
   const int64_t per_sample = tokens_ * dim_;
-  const float* p = params_[0]->value.data();
-  for (int64_t n = 0; n < x.dim(0); ++n) {
-    const float* xs = x.data() + n * per_sample;
-    float* ys = out.data() + n * per_sample;
-    for (int64_t i = 0; i < per_sample; ++i) ys[i] = xs[i] + p[i];
-  }
+  ops::add_row(x.data(), params_[0]->value.data(), x.dim(0), per_sample, out.data());
 }
 
 void PositionEmbedding::backward(const std::vector<const Tensor*>& in, const Tensor& out,
@@ -48,14 +43,10 @@ void PositionEmbedding::backward(const std::vector<const Tensor*>& in, const Ten
   (void)out;
   (void)saved;
   const int64_t per_sample = tokens_ * dim_;
-  float* dp = params_[0]->grad.data();
-  for (int64_t n = 0; n < dout.dim(0); ++n) {
-    const float* dy = dout.data() + n * per_sample;
-    for (int64_t i = 0; i < per_sample; ++i) dp[i] += dy[i];
-  }
+  ops::add_column_sums(dout.data(), dout.dim(0), per_sample, params_[0]->grad.data());
   if (din[0]) {
     *din[0] = Tensor::empty(in[0]->shape(), ctx.stream);
-    std::memcpy(din[0]->data(), dout.data(), dout.bytes());
+    din[0]->copy_from(dout);
   }
 }
 

@@ -1,23 +1,16 @@
 #pragma once
 // relu: y = max(x, 0) elementwise, any shape. No keys.
-#include "model/layer.hpp"
-#include "model/layer_args.hpp"
+#include "model/layers/elementwise_layer.hpp"
 
 namespace wt {
 
-class Relu : public Layer {
- public:
-  explicit Relu(const LayerArgs& args);
-  const char* type() const override { return "relu"; }
-  Shape infer(const std::vector<Shape>& inputs) override;
-  void forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
-               const LayerContext& ctx) override;
-  void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
-                const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) override;
-  double flops_per_sample() const override;
-
- private:
-  int64_t sample_numel_ = 0;
+struct ReluFunction {
+  static constexpr const char* kType = "relu";
+  // One compare per element forward; backward is the same again twice over (x3 convention).
+  static constexpr double kFlopsPerElement = 3;
+  static void forward(const float* x, float* y, int64_t n);
+  static void backward(const float* x, const float* y, const float* dy, float* dx, int64_t n);
 };
+using Relu = ElementwiseLayer<ReluFunction>;
 
 }  // namespace wt

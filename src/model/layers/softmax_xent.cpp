@@ -8,35 +8,43 @@
 
 namespace wt {
 
-SoftmaxXent::SoftmaxXent(const LayerArgs& args) { (void)args; }
+SoftmaxXent::SoftmaxXent(const LayerArgs& args, bool per_token) : per_token_(per_token) {
+  (void)args;
+}
 
 Shape SoftmaxXent::infer(const std::vector<Shape>& inputs) {
   if (inputs.size() != 1)
-    throw std::invalid_argument("softmax_xent takes exactly one input, got " +
+    throw std::invalid_argument(std::string(type()) + " takes exactly one input, got " +
                                 std::to_string(inputs.size()));
-  if (inputs[0].size() != 1)
+  if (per_token_ && inputs[0].size() != 2)
+    throw std::invalid_argument("token_softmax_xent needs [T, classes] logits per sample, got " +
+                                shape_str(inputs[0]));
+  if (!per_token_ && inputs[0].size() != 1)
     throw std::invalid_argument("softmax_xent needs [classes] logits, got " + shape_str(inputs[0]) +
                                 " (add a flatten or linear layer before it)");
-  classes_ = inputs[0][0];
+  tokens_ = per_token_ ? inputs[0][0] : 1;
+  classes_ = inputs[0].back();
   return {1};
 }
 
 void SoftmaxXent::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
                           const LayerContext& ctx) {
   const Tensor& logits = *in[0];
-  if (!ctx.labels) throw std::logic_error("softmax_xent '" + name() + "': ctx.labels is not set");
-  const int64_t n = logits.dim(0);
+  if (!ctx.labels)
+    throw std::logic_error(std::string(type()) + " '" + name() + "': ctx.labels is not set");
+  const int64_t rows = logits.dim(0) * tokens_;
   // softmax - onehot is the whole backward up to a scale: computing it here leaves backward a
   // single scaled copy and frees it from needing the labels again.
   Tensor grad = Tensor::empty(logits.shape(), ctx.stream);
   ops::XentStats stats =
-      ops::softmax_xent_forward(logits.data(), ctx.labels, n, classes_, grad.data());
+      ops::softmax_xent_forward(logits.data(), ctx.labels, rows, classes_, grad.data());
+  const double per_sample = 1.0 / double(tokens_);  // exactly 1 for softmax_xent
   out = Tensor::empty({1}, ctx.stream);
-  out.data()[0] = static_cast<float>(ctx.loss_scale * stats.loss_sum);
+  out.data()[0] = static_cast<float>(ctx.loss_scale * stats.loss_sum * per_sample);
   saved.tensors.clear();
   saved.tensors.push_back(std::move(grad));
-  saved.scalar = stats.loss_sum;
-  saved.scalar2 = static_cast<double>(stats.correct);
+  saved.scalar = stats.loss_sum * per_sample;
+  saved.scalar2 = double(stats.correct) * per_sample;
 }
 
 void SoftmaxXent::backward(const std::vector<const Tensor*>& in, const Tensor& out,
@@ -46,12 +54,22 @@ void SoftmaxXent::backward(const std::vector<const Tensor*>& in, const Tensor& o
   if (!din[0]) return;
   const Tensor& g = saved.tensors.at(0);
   *din[0] = Tensor::empty(in[0]->shape(), ctx.stream);
-  ops::scale(g.data(), dout.data()[0] * ctx.loss_scale, din[0]->data(), g.numel());
+  ops::scale(g.data(), dout.data()[0] * ctx.loss_scale / float(tokens_), din[0]->data(), g.numel());
 }
 
 // Forward: max, exp, sum, divide, about 4 flops per class; x3 for forward + backward.
-double SoftmaxXent::flops_per_sample() const { return 12.0 * static_cast<double>(classes_); }
+double SoftmaxXent::flops_per_sample() const { return 12.0 * double(tokens_) * double(classes_); }
 
-WT_REGISTER_LAYER("softmax_xent", SoftmaxXent);
+namespace {
+struct SampleSoftmaxXent : SoftmaxXent {
+  explicit SampleSoftmaxXent(const LayerArgs& args) : SoftmaxXent(args, false) {}
+};
+struct TokenSoftmaxXent : SoftmaxXent {
+  explicit TokenSoftmaxXent(const LayerArgs& args) : SoftmaxXent(args, true) {}
+};
+}  // namespace
+
+WT_REGISTER_LAYER("softmax_xent", SampleSoftmaxXent);
+WT_REGISTER_LAYER("token_softmax_xent", TokenSoftmaxXent);
 
 }  // namespace wt

@@ -1,7 +1,14 @@
 #pragma once
-// softmax_xent: the loss layer. Input logits [classes] per sample; output is ONE value, shape [1]
-// (not [N, 1]): ctx.loss_scale * sum over the batch of -log softmax(x)[label]. Saved.scalar gets
-// the unscaled loss sum, Saved.scalar2 the number of correct argmax predictions.
+// The loss layers, one implementation registered under two names:
+// - softmax_xent: logits [classes] per sample, one label per sample;
+// - token_softmax_xent: logits [T, classes] per sample (sequence models), labels [T] per sample
+//   (the batch's labels are N*T int32, sample-major), one softmax cross-entropy per token. A
+//   sample's loss is the MEAN over its T tokens, so the executor's per-sample accounting
+//   (loss_sum / samples) gives the mean per-token loss, as PyTorch's cross_entropy over [N*T]
+//   rows does.
+// softmax_xent is the case T = 1. Output is ONE value, shape [1] (not [N, 1]): ctx.loss_scale *
+// the sum of sample losses. Saved.scalar gets the unscaled sum of sample losses, Saved.scalar2 the
+// number of correct argmax predictions (correct tokens / T).
 #include "model/layer.hpp"
 #include "model/layer_args.hpp"
 
@@ -9,8 +16,8 @@ namespace wt {
 
 class SoftmaxXent : public Layer {
  public:
-  explicit SoftmaxXent(const LayerArgs& args);
-  const char* type() const override { return "softmax_xent"; }
+  SoftmaxXent(const LayerArgs& args, bool per_token);
+  const char* type() const override { return per_token_ ? "token_softmax_xent" : "softmax_xent"; }
   Shape infer(const std::vector<Shape>& inputs) override;
   void forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
                const LayerContext& ctx) override;
@@ -18,9 +25,11 @@ class SoftmaxXent : public Layer {
                 const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) override;
   double flops_per_sample() const override;
   bool is_loss() const override { return true; }
+  int64_t labels_per_sample() const override { return tokens_; }
 
  private:
-  int64_t classes_ = 0;
+  bool per_token_;
+  int64_t tokens_ = 1, classes_ = 0;
 };
 
 }  // namespace wt

@@ -6,23 +6,10 @@
 #include <string>
 
 #include "ops/cuda/cuda_ops.hpp"
+#include "util/cuda_check.hpp"
 
 namespace wt::cuda {
 namespace {
-
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
-void check(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(int(status)));
-}
-void check(cudnnStatus_t status, const char* what) {
-  if (status != CUDNN_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(what) + ": " + cudnnGetErrorString(status));
-}
-#define WT_CHECK(call) check((call), #call)
 
 int to_int(int64_t v) { return static_cast<int>(v); }
 
@@ -34,26 +21,27 @@ struct ConvDescriptors {
   cudnnConvolutionDescriptor_t conv = nullptr;
 
   explicit ConvDescriptors(const ops::Conv2dGeometry& g) {
-    WT_CHECK(cudnnCreateTensorDescriptor(&x));
-    WT_CHECK(cudnnCreateTensorDescriptor(&y));
-    WT_CHECK(cudnnCreateTensorDescriptor(&bias));
-    WT_CHECK(cudnnCreateFilterDescriptor(&w));
-    WT_CHECK(cudnnCreateConvolutionDescriptor(&conv));
-    WT_CHECK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, to_int(g.batch),
-                                        to_int(g.in_channels), to_int(g.in_h), to_int(g.in_w)));
-    WT_CHECK(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, to_int(g.batch),
-                                        to_int(g.out_channels), to_int(g.out_h()),
-                                        to_int(g.out_w())));
-    WT_CHECK(cudnnSetTensor4dDescriptor(bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
-                                        to_int(g.out_channels), 1, 1));
-    WT_CHECK(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-                                        to_int(g.out_channels), to_int(g.in_channels),
-                                        to_int(g.kernel), to_int(g.kernel)));
-    WT_CHECK(cudnnSetConvolution2dDescriptor(conv, to_int(g.padding), to_int(g.padding),
-                                             to_int(g.stride), to_int(g.stride), 1, 1,
-                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    WT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x));
+    WT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y));
+    WT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&bias));
+    WT_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w));
+    WT_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv));
+    WT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                                              to_int(g.batch), to_int(g.in_channels),
+                                              to_int(g.in_h), to_int(g.in_w)));
+    WT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                                              to_int(g.batch), to_int(g.out_channels),
+                                              to_int(g.out_h()), to_int(g.out_w())));
+    WT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
+                                              to_int(g.out_channels), 1, 1));
+    WT_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                              to_int(g.out_channels), to_int(g.in_channels),
+                                              to_int(g.kernel), to_int(g.kernel)));
+    WT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv, to_int(g.padding), to_int(g.padding),
+                                                   to_int(g.stride), to_int(g.stride), 1, 1,
+                                                   CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     // Plain FP32 (no TF32), so GPU results match the host path to float rounding.
-    WT_CHECK(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH));
+    WT_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH));
   }
   ~ConvDescriptors() {
     cudnnDestroyConvolutionDescriptor(conv);
@@ -99,12 +87,12 @@ struct CudaOps::Impl {
     if (bytes > workspace_size) {
       if (workspace) {
         // The previous buffer may still be in use by queued work on this stream.
-        WT_CHECK(cudaStreamSynchronize(stream));
-        WT_CHECK(cudaFree(workspace));
+        WT_CUDA_CHECK(cudaStreamSynchronize(stream));
+        WT_CUDA_CHECK(cudaFree(workspace));
         workspace = nullptr;
         workspace_size = 0;
       }
-      WT_CHECK(cudaMalloc(&workspace, bytes));
+      WT_CUDA_CHECK(cudaMalloc(&workspace, bytes));
       workspace_size = bytes;
     }
     return workspace;
@@ -113,12 +101,12 @@ struct CudaOps::Impl {
 
 CudaOps::CudaOps(void* stream) : impl_(std::make_unique<Impl>()) {
   impl_->stream = static_cast<cudaStream_t>(stream);
-  WT_CHECK(cublasCreate(&impl_->cublas));
-  WT_CHECK(cublasSetStream(impl_->cublas, impl_->stream));
+  WT_CUBLAS_CHECK(cublasCreate(&impl_->cublas));
+  WT_CUBLAS_CHECK(cublasSetStream(impl_->cublas, impl_->stream));
   // FP32 GEMMs stay FP32 (no TF32 tensor-core shortcut), like the host BLAS.
-  WT_CHECK(cublasSetMathMode(impl_->cublas, CUBLAS_DEFAULT_MATH));
-  WT_CHECK(cudnnCreate(&impl_->cudnn));
-  WT_CHECK(cudnnSetStream(impl_->cudnn, impl_->stream));
+  WT_CUBLAS_CHECK(cublasSetMathMode(impl_->cublas, CUBLAS_DEFAULT_MATH));
+  WT_CUDNN_CHECK(cudnnCreate(&impl_->cudnn));
+  WT_CUDNN_CHECK(cudnnSetStream(impl_->cudnn, impl_->stream));
 }
 
 CudaOps::~CudaOps() {
@@ -138,9 +126,9 @@ void CudaOps::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
   if (m == 0 || n == 0) return;
   // cuBLAS is column-major; a row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T,
   // i.e. the same buffers with the operands swapped.
-  WT_CHECK(cublasSgemm(impl_->cublas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                       trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, to_int(n), to_int(m), to_int(k), &alpha,
-                       b, to_int(ldb), a, to_int(lda), &beta, c, to_int(ldc)));
+  WT_CUBLAS_CHECK(cublasSgemm(impl_->cublas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                              trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, to_int(n), to_int(m), to_int(k),
+                              &alpha, b, to_int(ldb), a, to_int(lda), &beta, c, to_int(ldc)));
 }
 
 void CudaOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
@@ -148,18 +136,18 @@ void CudaOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const
   ConvDescriptors d(g);
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int returned = 0;
-  WT_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+  WT_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
       impl_->cudnn, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
   if (returned < 1) throw std::runtime_error("cuDNN offers no forward convolution algorithm");
   const cudnnConvolutionFwdAlgo_t algo = perf[0].algo;
   size_t bytes = 0;
-  WT_CHECK(
+  WT_CUDNN_CHECK(
       cudnnGetConvolutionForwardWorkspaceSize(impl_->cudnn, d.x, d.w, d.conv, d.y, algo, &bytes));
   void* ws = bytes ? impl_->workspace_of(bytes) : nullptr;
   const float one = 1.0f, zero = 0.0f;
-  WT_CHECK(cudnnConvolutionForward(impl_->cudnn, &one, d.x, x, d.w, w, d.conv, algo, ws, bytes,
-                                   &zero, d.y, y));
-  if (bias) WT_CHECK(cudnnAddTensor(impl_->cudnn, &one, d.bias, bias, &one, d.y, y));
+  WT_CUDNN_CHECK(cudnnConvolutionForward(impl_->cudnn, &one, d.x, x, d.w, w, d.conv, algo, ws,
+                                         bytes, &zero, d.y, y));
+  if (bias) WT_CUDNN_CHECK(cudnnAddTensor(impl_->cudnn, &one, d.bias, bias, &one, d.y, y));
 }
 
 void CudaOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
@@ -170,45 +158,45 @@ void CudaOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, cons
   {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int returned = 0;
-    WT_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(impl_->cudnn, d.x, d.y, d.conv, d.w,
-                                                           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                                                           &returned, perf));
+    WT_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+        impl_->cudnn, d.x, d.y, d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
+        perf));
     if (returned < 1) throw std::runtime_error("cuDNN offers no backward-filter algorithm");
     size_t bytes = 0;
-    WT_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(impl_->cudnn, d.x, d.y, d.conv, d.w,
-                                                            perf[0].algo, &bytes));
+    WT_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(impl_->cudnn, d.x, d.y, d.conv,
+                                                                  d.w, perf[0].algo, &bytes));
     void* ws = bytes ? impl_->workspace_of(bytes) : nullptr;
-    WT_CHECK(cudnnConvolutionBackwardFilter(impl_->cudnn, &one, d.x, x, d.y, dy, d.conv,
-                                            perf[0].algo, ws, bytes, &one, d.w, dw));
+    WT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(impl_->cudnn, &one, d.x, x, d.y, dy, d.conv,
+                                                  perf[0].algo, ws, bytes, &one, d.w, dw));
   }
   if (dbias)
-    WT_CHECK(cudnnConvolutionBackwardBias(impl_->cudnn, &one, d.y, dy, &one, d.bias, dbias));
+    WT_CUDNN_CHECK(cudnnConvolutionBackwardBias(impl_->cudnn, &one, d.y, dy, &one, d.bias, dbias));
   if (dx) {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     int returned = 0;
-    WT_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(impl_->cudnn, d.w, d.y, d.conv, d.x,
-                                                         CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                                                         &returned, perf));
+    WT_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+        impl_->cudnn, d.w, d.y, d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned,
+        perf));
     if (returned < 1) throw std::runtime_error("cuDNN offers no backward-data algorithm");
     size_t bytes = 0;
-    WT_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(impl_->cudnn, d.w, d.y, d.conv, d.x,
-                                                          perf[0].algo, &bytes));
+    WT_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(impl_->cudnn, d.w, d.y, d.conv, d.x,
+                                                                perf[0].algo, &bytes));
     void* ws = bytes ? impl_->workspace_of(bytes) : nullptr;
-    WT_CHECK(cudnnConvolutionBackwardData(impl_->cudnn, &one, d.w, w, d.y, dy, d.conv, perf[0].algo,
-                                          ws, bytes, &zero, d.x, dx));
+    WT_CUDNN_CHECK(cudnnConvolutionBackwardData(impl_->cudnn, &one, d.w, w, d.y, dy, d.conv,
+                                                perf[0].algo, ws, bytes, &zero, d.x, dx));
   }
 }
 
 void CudaOps::relu_forward(const float* x, float* y, int64_t n) {
   if (n == 0) return;
   relu_forward_kernel<<<blocks_for(n), kThreads, 0, impl_->stream>>>(x, y, n);
-  WT_CHECK(cudaGetLastError());
+  WT_CUDA_CHECK(cudaGetLastError());
 }
 
 void CudaOps::relu_backward(const float* y, const float* dy, float* dx, int64_t n) {
   if (n == 0) return;
   relu_backward_kernel<<<blocks_for(n), kThreads, 0, impl_->stream>>>(y, dy, dx, n);
-  WT_CHECK(cudaGetLastError());
+  WT_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace wt::cuda

@@ -4,16 +4,21 @@
 #include <cmath>
 
 #include "ops/host/fast_math.hpp"
+#include "ops/host/host_for.hpp"
 
 namespace wt::ops {
 
 void relu_forward(const float* __restrict x, float* __restrict y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  host_for("wt::relu_forward", n, [=](int64_t i) { y[i] = x[i] > 0.0f ? x[i] : 0.0f; });
 }
 
 void relu_backward(const float* __restrict y, const float* __restrict dy, float* __restrict dx,
                    int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+  // dy[i] read unconditionally: the select then vectorises (as the restrict-qualified loop did).
+  host_for("wt::relu_backward", n, [=](int64_t i) {
+    const float g = dy[i];
+    dx[i] = y[i] > 0.0f ? g : 0.0f;
+  });
 }
 
 namespace {
@@ -21,15 +26,15 @@ constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 }  // namespace
 
 void gelu_forward(const float* __restrict x, float* __restrict y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * normal_cdf_approx(x[i]);
+  host_for("wt::gelu_forward", n, [=](int64_t i) { y[i] = x[i] * normal_cdf_approx(x[i]); });
 }
 
 void gelu_backward(const float* __restrict x, const float* __restrict dy, float* __restrict dx,
                    int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
+  host_for("wt::gelu_backward", n, [=](int64_t i) {
     const float pdf = kInvSqrt2Pi * exp_approx(-0.5f * x[i] * x[i]);
     dx[i] = dy[i] * (normal_cdf_approx(x[i]) + x[i] * pdf);
-  }
+  });
 }
 
 void sum_arrays(const float* const* xs, int count, float* __restrict y, int64_t n) {
@@ -39,20 +44,33 @@ void sum_arrays(const float* const* xs, int count, float* __restrict y, int64_t 
     return;
   }
   const float* __restrict b = xs[1];
-  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
-  for (int k = 2; k < count; ++k) {
-    const float* __restrict c = xs[k];
-    for (int64_t i = 0; i < n; ++i) y[i] += c[i];
-  }
+  host_for("wt::sum_arrays", n, [=](int64_t i) { y[i] = a[i] + b[i]; });
+  for (int k = 2; k < count; ++k) accumulate(xs[k], y, n);
 }
 
 void scale(const float* __restrict x, float s, float* __restrict y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = s * x[i];
+  host_for("wt::scale", n, [=](int64_t i) { y[i] = s * x[i]; });
+}
+
+void accumulate(const float* __restrict x, float* __restrict y, int64_t n) {
+  host_for("wt::accumulate", n, [=](int64_t i) { y[i] += x[i]; });
+}
+
+void scale_in_place(float s, float* y, int64_t n) {
+  host_for("wt::scale_in_place", n, [=](int64_t i) { y[i] *= s; });
+}
+
+void uniform_fill(Rng& rng, float lo, float hi, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = rng.uniform(lo, hi);
+}
+
+void normal_fill(Rng& rng, float scale, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = scale * rng.normal();
 }
 
 void multiply(const float* __restrict a, const float* __restrict b, float* __restrict y,
               int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
+  host_for("wt::multiply", n, [=](int64_t i) { y[i] = a[i] * b[i]; });
 }
 
 void dropout_mask(float p, Rng& rng, float* __restrict mask, int64_t n) {

@@ -6,9 +6,7 @@
 
 namespace wt {
 
-double learning_rate(const RunConfig& config, int64_t step, int64_t total_steps) {
-  const RunConfig::LrSchedule& s = config.lr_schedule;
-  const double peak = config.optimizer.lr;
+double learning_rate(const LrScheduleOptions& s, double peak, int64_t step, int64_t total_steps) {
   if (step < 0) throw std::invalid_argument("learning_rate: negative step");
   const bool warming = s.warmup_steps > 0 && step < s.warmup_steps;
   const double warmup = warming ? static_cast<double>(step) / s.warmup_steps : 1.0;

@@ -2,7 +2,7 @@
 // The learning rate at each step, from [optimizer] lr and [lr_schedule].
 #include <cstdint>
 
-#include "deck/run_config.hpp"
+#include "ops/host/optimizer_options.hpp"
 
 namespace wt {
 
@@ -11,6 +11,8 @@ namespace wt {
 //   constant: lr
 //   step:     lr * gamma^floor(step / step_size)
 //   cosine:   min_lr + (lr - min_lr) * (1 + cos(pi * (step - warmup) / (total - warmup))) / 2
-double learning_rate(const RunConfig& config, int64_t step, int64_t total_steps);
+// peak_lr: the optimizer's lr.
+double learning_rate(const LrScheduleOptions& schedule, double peak_lr, int64_t step,
+                     int64_t total_steps);
 
 }  // namespace wt

@@ -91,7 +91,7 @@ void sgd_update(int64_t n, float* __restrict w, const float* __restrict g, float
 
 class Sgd : public StatefulOptimizer {
  public:
-  explicit Sgd(const RunConfig::Optimizer& c)
+  explicit Sgd(const OptimizerOptions& c)
       : StatefulOptimizer(c.momentum != 0 ? std::vector<std::string>{"momentum"}
                                           : std::vector<std::string>{}),
         momentum_(static_cast<float>(c.momentum)),
@@ -151,7 +151,7 @@ void adamw_update(int64_t n, float* __restrict w, const float* __restrict g, flo
 //   w -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 class AdamW : public StatefulOptimizer {
  public:
-  explicit AdamW(const RunConfig::Optimizer& c)
+  explicit AdamW(const OptimizerOptions& c)
       : StatefulOptimizer({"exp_avg", "exp_avg_sq"}),
         beta1_(c.beta1),
         beta2_(c.beta2),
@@ -185,7 +185,7 @@ class AdamW : public StatefulOptimizer {
 
 }  // namespace
 
-std::unique_ptr<Optimizer> make_optimizer(const RunConfig::Optimizer& config) {
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& config) {
   if (config.kind == "sgd") return std::make_unique<Sgd>(config);
   if (config.kind == "adamw") return std::make_unique<AdamW>(config);
   throw std::invalid_argument("unknown optimizer.kind '" + config.kind + "' (known: sgd, adamw)");

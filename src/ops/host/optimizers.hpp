@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "deck/run_config.hpp"
+#include "ops/host/optimizer_options.hpp"
 #include "tensor/tensor.hpp"
 
 namespace wt {
@@ -38,6 +38,6 @@ class Optimizer {
 };
 
 // sgd or adamw, as the deck says.
-std::unique_ptr<Optimizer> make_optimizer(const RunConfig::Optimizer& config);
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& config);
 
 }  // namespace wt

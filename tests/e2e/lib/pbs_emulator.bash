@@ -22,6 +22,8 @@
 #   pbs_submissions                         how many qsub calls jobs have made so far
 #   pbs_run_submission N                    runs the Nth recorded qsub (1-based) as pbs_run would
 #   pbs_qsig SIGNAL JOBID                   signals a running job's batch script (as qsig does)
+#   pbs_qdel JOBID [KILL_DELAY]             SIGTERM to every process of the job, SIGKILL to what
+#                                          is left KILL_DELAY (default 10) seconds later (qdel)
 
 pbs_emulator_init() {
   PBS_EMU_DIR=$1
@@ -196,4 +198,21 @@ pbs_qsig() {  # SIGNAL JOBID
   local pidfile="$PBS_EMU_DIR/jobs/${2%%.*}.pid"
   [[ -s $pidfile ]] || { echo "qsig: job $2 is not running" >&2; return 1; }
   kill -s "$1" "$(cat "$pidfile")"
+}
+
+# The job's processes: the batch shell and all its descendants (PBS finds them by session; the
+# ranks are in process groups of their own).
+pbs_job_processes() {  # PID
+  local child
+  echo "$1"
+  for child in $(pgrep -P "$1"); do pbs_job_processes "$child"; done
+}
+
+pbs_qdel() {  # JOBID [KILL_DELAY]: as a PBS Pro MOM deletes a running job
+  local pidfile="$PBS_EMU_DIR/jobs/${1%%.*}.pid"
+  [[ -s $pidfile ]] || { echo "qdel: job $1 is not running" >&2; return 1; }
+  local -a procs
+  mapfile -t procs < <(pbs_job_processes "$(cat "$pidfile")")
+  kill -TERM "${procs[@]}" 2>/dev/null || true
+  (sleep "${2:-10}"; kill -KILL "${procs[@]}" 2>/dev/null || true) >/dev/null 2>&1 &
 }

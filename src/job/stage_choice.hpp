@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "app/run_log.hpp"
 #include "comm/communicator.hpp"
 #include "deck/run_config.hpp"
+#include "io/run_log.hpp"
 #include "model/graph.hpp"
 
 namespace wt {

@@ -1,4 +1,4 @@
-#include "io/trace_recorder.hpp"
+#include "exec/trace_recorder.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "app/run_log.hpp"
 #include "comm/communicator.hpp"
 #include "deck/run_config.hpp"
 #include "io/checkpoint_file.hpp"
 #include "io/checkpoint_store.hpp"
+#include "io/run_log.hpp"
 #include "sched/instruction.hpp"
 
 namespace wt {
@@ -20,7 +20,9 @@ class Checkpointer {
                RunLog& log);
 
   // Collective. Writes and commits the checkpoint after `step` completed steps; returns the
-  // seconds it took.
+  // seconds it took. A failed write or commit (a full disk) on any rank throws the same
+  // AgreedError (status 1) on every rank, naming the file and the system's reason, after the
+  // partial file is removed; `latest` still names the previous checkpoint.
   double save(int64_t step);
 
   // Collective. Loads the newest usable checkpoint and returns its step, or -1 when there is
@@ -37,6 +39,10 @@ class Checkpointer {
 
  private:
   void check_against_deck(const std::string& path, const CheckpointInfo& info) const;
+  [[noreturn]] void fail_save(int64_t step, const std::string& error) const;
+  // Rank 0's search for the newest usable checkpoint (local); "" when there is none.
+  std::string choose(const std::vector<std::string>& candidates, bool required,
+                     int64_t* step) const;
   const RunConfig& config_;
   CheckpointStore store_;
   Model& model_;

@@ -1,4 +1,4 @@
-#include "data/hdf5_util.hpp"
+#include "util/hdf5_util.hpp"
 
 #include <stdexcept>
 

@@ -1,14 +1,16 @@
-#include "app/stage_choice.hpp"
+#include "job/stage_choice.hpp"
 
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
-#include "deck/input_error.hpp"
+#include "comm/failure_agreement.hpp"
+#include "deck/component_options.hpp"
 #include "io/checkpoint_file.hpp"
 #include "io/checkpoint_store.hpp"
 #include "model/stage_cuts.hpp"
 #include "plan/stage_planner.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 
@@ -44,24 +46,31 @@ std::vector<int> choose_stage_cuts(const RunConfig& config, const Graph& graph, 
                                    const std::string& run_dir, bool resuming, Communicator& comm,
                                    RunLog& log) {
   // Whatever can reject the deck is decided on every rank alike, so every rank throws the same.
+  // Agreed all the same: every rank then ends with the same status, none waiting on another.
   if (!config.schedule.cuts.empty() || stages <= 1) {
-    const StagePlan plan = plan_stages(config, graph, stages, run_dir, ProfileCache::ReadWrite);
+    StagePlan plan;
+    agree_on_failure(comm, [&] {
+      plan =
+          plan_stages(stage_plan_options(config), graph, stages, run_dir, ProfileCache::ReadWrite);
+    });
     if (stages > 1) log.line("wavetrain: %s", plan.description.c_str());
     return plan.cuts;
   }
-  try {
-    check_stage_count(graph, stages);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(config.deck_path, 0, "schedule.kind",
-                     "'" + config.schedule.kind + "': " + e.what());
-  }
+  agree_on_failure(comm, [&] {
+    try {
+      check_stage_count(graph, stages);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(config.deck_path, 0, "schedule.kind",
+                       "'" + config.schedule.kind + "': " + e.what());
+    }
+  });
   std::vector<int64_t> cuts(size_t(stages - 1), 0);
   if (comm.rank() == 0) {
     const std::vector<int64_t> resumed =
         resuming ? newest_checkpoint_cuts(config, run_dir) : std::vector<int64_t>{};
-    const StagePlan plan =
-        plan_stages(config, graph, stages, run_dir, ProfileCache::ReadWrite, resumed);
-    for (const std::string& w : plan.warnings) log.line("wavetrain: warning: %s", w.c_str());
+    const StagePlan plan = plan_stages(stage_plan_options(config), graph, stages, run_dir,
+                                       ProfileCache::ReadWrite, resumed);
+    for (const std::string& w : plan.warnings) log.warning("%s", w.c_str());
     std::string cut_list;
     for (int c : plan.cuts) cut_list += (cut_list.empty() ? "" : ", ") + std::to_string(c);
     log.line("wavetrain: %s: stages start at nodes [0, %s]", plan.description.c_str(),

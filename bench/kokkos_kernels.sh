@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds bench/kokkos_kernels.cpp with the project's release flags against the Kokkos the build
+# uses (Debian's: /usr/include/trilinos) and runs it: each Kokkos host kernel against the loop it
+# replaced. Usage: bench/kokkos_kernels.sh [n] [repetitions]   (binary goes to build/bench/)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+out="${BENCH_BUILD_DIR:-$here/../build/bench}"
+kokkos_include=${KOKKOS_INCLUDE:-/usr/include/trilinos}
+kokkos_lib=${KOKKOS_LIB:-trilinos_kokkoscore}
+mkdir -p "$out"
+g++ -std=c++17 -O3 -march=native -DNDEBUG -I"$here/../src" -I"$kokkos_include" \
+  "$here/kokkos_kernels.cpp" "$here/../src/ops/host/elementwise.cpp" \
+  "$here/../src/ops/host/rows.cpp" -l"$kokkos_lib" -ldl -o "$out/kokkos_kernels"
+"$out/kokkos_kernels" "${1:-1048576}" "${2:-200}"

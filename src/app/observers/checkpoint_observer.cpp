@@ -1,0 +1,36 @@
+#include "app/observers/checkpoint_observer.hpp"
+
+#include "job/job.hpp"
+
+namespace wt {
+
+CheckpointObserver::CheckpointObserver(Job& job, double walltime_s,
+                                       std::chrono::steady_clock::time_point run_start)
+    : control_(job.config(), walltime_s, job.comm(), run_start),
+      last_checkpoint_(job.start_step() > 0 ? job.start_step() : -1) {}
+
+void CheckpointObserver::after_step(Job& job, const StepRecord& record) {
+  const int64_t done = record.step + 1;
+  const RunAction action = control_.after_step(done, record.seconds);
+  if (action.checkpoint) {
+    job.source().quiesce();
+    control_.checkpoint_written(job.checkpointer().save(done));
+    last_checkpoint_ = done;
+  }
+  if (!action.stop) return;
+  if (action.walltime)
+    job.log().result("wavetrain: stopping at step %lld: the wall time runs out; resubmit to resume",
+                     (long long)done);
+  else
+    job.log().result("wavetrain: stopping at step %lld on signal %d; resubmit to resume",
+                     (long long)done, action.signal);
+  job.stop_after(done);
+}
+
+void CheckpointObserver::finish(Job& job) {
+  const int64_t total = job.total_steps();
+  if (!job.stopped_early() && last_checkpoint_ != total && total > job.start_step())
+    job.checkpointer().save(total);  // the end of the run is always checkpointed
+}
+
+}  // namespace wt

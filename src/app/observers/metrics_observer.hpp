@@ -1,0 +1,29 @@
+#pragma once
+// metrics.csv's train rows: every train.log_every_steps steps and at each epoch's end, the loss
+// and accuracy since the last row summed over the ranks (a collective on every rank), samples/s,
+// memory and the preload counters. A non-finite summed loss ends the run (Diverged) when
+// failure.on_nonfinite = "stop": every rank sees the same sum, so every rank stops alike.
+#include <chrono>
+
+#include "app/step_observer.hpp"
+#include "io/metrics_writer.hpp"
+
+namespace wt {
+
+class MetricsObserver : public StepObserver {
+ public:
+  // run_start: when the run began (wall_s counts from it, after the resumed run's time).
+  explicit MetricsObserver(std::chrono::steady_clock::time_point run_start);
+  void after_step(Job& job, const StepRecord& record) override;
+  // Time spent outside training (an evaluation) does not count against samples/s.
+  void restart_clock() { window_start_ = std::chrono::steady_clock::now(); }
+  // A row's common columns: step, epoch, wall time and memory.
+  MetricsRow row(Job& job, const char* kind, int64_t steps_done) const;
+
+ private:
+  std::chrono::steady_clock::time_point run_start_, window_start_;
+  StepStats window_;
+  int64_t steps_ = 0;
+};
+
+}  // namespace wt

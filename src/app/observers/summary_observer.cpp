@@ -1,0 +1,74 @@
+#include "app/observers/summary_observer.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+#include "app/process_stats.hpp"
+#include "app/text_format.hpp"
+#include "io/checked_file.hpp"
+#include "job/job.hpp"
+#include "mem/caching_allocator.hpp"
+
+namespace wt {
+
+SummaryObserver::SummaryObserver(Job& job, std::chrono::steady_clock::time_point run_start,
+                                 const EvaluationObserver& evaluation)
+    : run_start_(run_start),
+      evaluation_(evaluation),
+      step_times_(job.total_steps() - job.start_step()) {
+  result_.start_step = job.start_step();
+}
+
+void SummaryObserver::after_step(Job&, const StepRecord& record) {
+  step_times_.add(record.seconds);
+}
+
+void SummaryObserver::write_summary(Job& job, double peak_rss_mb) const {
+  std::ostringstream s;
+  s << "{\n  \"model\": \"" << job.model().graph.name << "\",\n  \"schedule\": \""
+    << job.config().schedule.kind << "\",\n  \"ranks\": " << job.comm().size()
+    << ",\n  \"steps\": " << result_.steps << ",\n  \"resumed_from_step\": " << result_.start_step
+    << ",\n  \"skipped_steps\": " << result_.skipped_steps
+    << ",\n  \"global_batch\": " << job.config().train.global_batch
+    << ",\n  \"samples_per_s_median\": " << result_.samples_per_s_median
+    << ",\n  \"wall_s\": " << result_.wall_s << ",\n  \"test_accuracy\": " << result_.test_accuracy
+    << ",\n  \"peak_rss_mb\": " << peak_rss_mb
+    << ",\n  \"peak_device_mb\": " << device_allocator().stats().peak_reserved / 1048576.0
+    << "\n}\n";
+  write_file_atomically(job.run_dir() + "/summary.json", s.str());
+}
+
+void SummaryObserver::finish(Job& job) {
+  result_.steps = job.total_steps();
+  result_.stopped_early = job.stopped_early();
+  result_.skipped_steps = job.guard().skipped_steps();
+  result_.test_accuracy = evaluation_.accuracy();
+  result_.test_loss = evaluation_.loss();
+  result_.wall_s = seconds_since(run_start_);
+  const double median = step_times_.median();
+  result_.samples_per_s_median = median > 0 ? job.samples_per_step() / median : 0;
+  std::vector<double> rss(size_t(job.comm().size()), 0.0);
+  rss[size_t(job.comm().rank())] = peak_rss_mb();
+  job.comm().allreduce_sum(rss.data(), job.comm().size(), 0);
+  if (result_.stopped_early) {
+    job.log().result(
+        "wavetrain: stopped at step %lld after %s with a checkpoint; exit status 75 asks for a "
+        "resubmission",
+        (long long)result_.steps, format_duration(result_.wall_s).c_str());
+    return;
+  }
+  if (job.is_root()) write_summary(job, *std::max_element(rss.begin(), rss.end()));
+  const std::string final_eval =
+      result_.test_accuracy < 0
+          ? "no test evaluation (" +
+                (job.no_evaluation_reason().empty() ? std::string("no step was run")
+                                                    : job.no_evaluation_reason()) +
+                ")"
+          : "final test accuracy " + format_number("%.4f", result_.test_accuracy);
+  job.log().result("wavetrain: done: %lld steps in %s, median %.0f samples/s, %s",
+                   (long long)result_.steps, format_duration(result_.wall_s).c_str(),
+                   result_.samples_per_s_median, final_eval.c_str());
+}
+
+}  // namespace wt

@@ -1,0 +1,31 @@
+#pragma once
+// The run's outcome: the median step rate (app/step_time_sample.hpp), the peak resident set over
+// the ranks (a collective), summary.json and the final line: "done" with the test accuracy, or
+// "stopped ... with a checkpoint" when a stop ended the run.
+#include <chrono>
+
+#include "app/observers/evaluation_observer.hpp"
+#include "app/step_observer.hpp"
+#include "app/step_time_sample.hpp"
+#include "app/trainer.hpp"
+
+namespace wt {
+
+class SummaryObserver : public StepObserver {
+ public:
+  SummaryObserver(Job& job, std::chrono::steady_clock::time_point run_start,
+                  const EvaluationObserver& evaluation);
+  void after_step(Job& job, const StepRecord& record) override;
+  void finish(Job& job) override;
+  const TrainResult& result() const { return result_; }
+
+ private:
+  void write_summary(Job& job, double peak_rss_mb) const;
+
+  std::chrono::steady_clock::time_point run_start_;
+  const EvaluationObserver& evaluation_;
+  StepTimeSample step_times_;
+  TrainResult result_;
+};
+
+}  // namespace wt

@@ -1,0 +1,23 @@
+#pragma once
+// [trace] enabled = true: the steps [trace.start_step, trace.end_step) are recorded (instruction
+// events and allocator memory samples) into <run dir>/trace.h5. Add it first, so that its
+// after_step closes the step before other observers' work.
+#include <memory>
+
+#include "app/step_observer.hpp"
+#include "exec/trace_recorder.hpp"
+
+namespace wt {
+
+class TraceObserver : public StepObserver {
+ public:
+  explicit TraceObserver(Job& job);  // collective
+  void before_step(Job& job, int64_t step) override;
+  void after_step(Job& job, const StepRecord& record) override;
+  void finish(Job& job) override;
+
+ private:
+  std::unique_ptr<TraceRecorder> recorder_;
+};
+
+}  // namespace wt

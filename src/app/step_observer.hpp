@@ -1,0 +1,31 @@
+#pragma once
+// What the training loop tells the code around a job's steps: progress lines, metrics,
+// evaluation, checkpoints and stop handling, traces and the run summary are each an observer
+// (app/observers/), not code inline in the loop.
+#include <cstdint>
+
+#include "exec/executor.hpp"
+
+namespace wt {
+
+class Job;
+
+struct StepRecord {
+  int64_t step = 0;    // 0-based index of the step just run
+  StepStats stats;     // this rank's; empty when the non-finite guard skipped the step
+  double seconds = 0;  // wall time of the step
+};
+
+class StepObserver {
+ public:
+  virtual ~StepObserver() = default;
+  virtual void before_step(Job& job, int64_t step) {
+    (void)job;
+    (void)step;
+  }
+  virtual void after_step(Job& job, const StepRecord& record) = 0;
+  // After the job's last step, or the step a stop ended it at.
+  virtual void finish(Job& job) { (void)job; }
+};
+
+}  // namespace wt

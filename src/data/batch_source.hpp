@@ -1,0 +1,47 @@
+#pragma once
+// Where LoadBatch instructions get their data: part `part` of `parts` of global batch number
+// `sequence`, counted from the start of training. Stateless by sequence number, so any schedule
+// can ask for any batch, and a restart only needs the sequence number.
+//
+// Preloading is driven by the program (schedules are data): the executor knows exactly which
+// LoadBatch instructions its rank runs in the next step and posts them with plan() as soon as the
+// current step's loads are done, so a preloading source reads precisely those while the step
+// computes (ScaleDNN's preloading), with no guessing.
+#include <cstdint>
+#include <vector>
+
+#include "tensor/tensor.hpp"
+
+namespace wt {
+
+struct BatchRequest {
+  int64_t sequence = 0;
+  int part = 0;
+  int parts = 1;
+  bool labels_only = false;  // the inputs arrive from another stage: read the labels alone
+  bool operator==(const BatchRequest& o) const {
+    return sequence == o.sequence && part == o.part && parts == o.parts &&
+           labels_only == o.labels_only;
+  }
+};
+
+// Fetches that found their batch read ahead (hits) or had to read it then (misses).
+struct PreloadStats {
+  int64_t hits = 0;
+  int64_t misses = 0;
+};
+
+class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+  virtual int64_t global_batch() const = 0;
+  // inputs: [n, sample shape...] float, left empty for a labels-only request; labels: n * labels
+  // per sample entries.
+  virtual void fetch(const BatchRequest& request, Tensor& inputs, std::vector<int32_t>& labels) = 0;
+  // The requests that will be fetched next, in order; replaces an earlier plan's unread ones. A
+  // source that does not preload ignores it.
+  virtual void plan(const std::vector<BatchRequest>& next) { (void)next; }
+  virtual PreloadStats preload_stats() const { return {}; }
+};
+
+}  // namespace wt

@@ -1,0 +1,18 @@
+#pragma once
+// The deck's tables as the options each component takes: a component below the deck sees only
+// its own small struct, never the whole RunConfig (the dependency points from the deck down).
+#include "deck/run_config.hpp"
+#include "model/stage_cuts.hpp"
+#include "plan/stage_planner.hpp"
+
+namespace wt {
+
+// Samples one forward of one stage processes: the microbatch for pipeline schedules
+// (global_batch / microbatches), the global batch otherwise. Profiles are measured and priced at
+// it.
+int64_t stage_batch(const RunConfig& config);
+
+StageCutOptions stage_cut_options(const RunConfig& config);
+StagePlanOptions stage_plan_options(const RunConfig& config);
+
+}  // namespace wt

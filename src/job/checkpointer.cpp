@@ -1,0 +1,229 @@
+#include "job/checkpointer.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+#include "comm/failure_agreement.hpp"
+#include "deck/deck_parser.hpp"
+#include "util/agreed_error.hpp"
+#include "util/input_error.hpp"
+
+namespace wt {
+
+namespace {
+
+// The owner of a stage is the first rank that runs its optimizer Step: after a step its copy of
+// the parameters and optimizer state is the authoritative one (every schedule keeps this so).
+std::vector<int> stage_owners(const Program& program, size_t stages) {
+  std::vector<int> owner(stages, -1);
+  for (size_t r = 0; r < program.ranks.size(); ++r)
+    for (const auto& stream : program.ranks[r].streams)
+      for (const Instruction& ins : stream)
+        if (ins.op == OpCode::Step && ins.stage >= 0 && size_t(ins.stage) < stages &&
+            owner[ins.stage] < 0)
+          owner[ins.stage] = int(r);
+  for (int& o : owner)
+    if (o < 0) o = 0;
+  return owner;
+}
+
+}  // namespace
+
+Checkpointer::Checkpointer(const RunConfig& config, const std::string& run_dir,
+                           const Program& program, Model& model, Optimizer& optimizer,
+                           int64_t batches_per_epoch, Communicator& comm, RunLog& log)
+    : config_(config),
+      store_((std::filesystem::path(run_dir) / config.checkpoint.dir).string(),
+             config.checkpoint.keep),
+      model_(model),
+      optimizer_(optimizer),
+      comm_(comm),
+      log_(log),
+      stage_owner_(stage_owners(program, model.stages.size())),
+      replica_count_(program.replicas) {
+  info_.global_batch = config.train.global_batch;
+  info_.batches_per_epoch = batches_per_epoch;
+  info_.world_size = comm.size();
+  info_.seed = config.run.seed;
+  info_.schedule = config.schedule.kind;
+  info_.model = model.graph.name;
+  info_.optimizer = config.optimizer.kind;
+  // The cuts in use, automatic ones included: a resumed run keeps them (job/stage_choice.hpp).
+  for (size_t s = 1; s < model.stages.size(); ++s) info_.cuts.push_back(model.stages[s].node_begin);
+  info_.deck_toml = to_toml(config);
+  // Rank 0 creates it; a failure (a file in the way, a read-only place) is every rank's error.
+  agree_on_failure(comm, [&] {
+    if (comm.rank() == 0) store_.prepare(config.deck_path);
+  });
+}
+
+double Checkpointer::save(int64_t step) {
+  const auto t0 = std::chrono::steady_clock::now();
+  info_.step = step;
+  std::string error;  // the same on every rank
+  {
+    // HDF5's and MPI-IO's collectives do not go through comm_: mark the whole write, so that the
+    // stall watchdog reports a rank that never arrives as it does in a training collective.
+    const std::unique_ptr<RegionMark> watch = comm_.watch_region(CommRegion::CheckpointWrite);
+    try {
+      write_checkpoint(store_.temp_path(step), info_, model_, optimizer_, stage_owner_,
+                       MPI_COMM_WORLD, replicas_);  // returns after the collective close
+    } catch (const CheckpointWriteError& e) {       // raised on every rank alike
+      error = e.what();
+    }
+    if (error.empty()) {
+      if (comm_.rank() == 0) try {
+          store_.commit(step);
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+      // Also the barrier: nobody starts the next checkpoint before `latest` names this one.
+      int64_t n = int64_t(error.size());
+      comm_.broadcast_bytes(&n, sizeof n, 0);
+      error.resize(size_t(n));
+      if (n) comm_.broadcast_bytes(error.data(), n, 0);
+    }
+  }
+  if (!error.empty()) fail_save(step, error);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  log_.line("wavetrain: checkpoint %s written (%.2f s)",
+            std::filesystem::path(store_.final_path(step)).filename().c_str(), seconds);
+  return seconds;
+}
+
+void Checkpointer::fail_save(int64_t step, const std::string& error) const {
+  if (comm_.rank() == 0) {  // a partial file must not be mistaken for a checkpoint
+    std::remove(store_.temp_path(step).c_str());
+    std::remove((std::filesystem::path(store_.dir()) / "latest.tmp").c_str());
+  }
+  const std::string previous = store_.latest_name();
+  const bool space =
+      error.find("No space left") != std::string::npos || error.find("quota") != std::string::npos;
+  throw AgreedError(
+      1, "wavetrain: error: " + error +
+             (previous.empty() ? "; there is no earlier checkpoint"
+                               : "; the previous checkpoint " + previous + " is kept as latest") +
+             (space ? "; free space or set checkpoint.dir elsewhere"
+                    : "; set checkpoint.dir elsewhere or fix the cause"));
+}
+
+void Checkpointer::check_against_deck(const std::string& path, const CheckpointInfo& info) const {
+  if (info.global_batch != config_.train.global_batch)
+    throw InputError(path, 0, "train.global_batch",
+                     "the checkpoint was trained with global_batch " +
+                         std::to_string(info.global_batch) + ", the deck says " +
+                         std::to_string(config_.train.global_batch) +
+                         "; resuming must keep the global batch");
+  if (info.seed != config_.run.seed)
+    throw InputError(path, 0, "run.seed",
+                     "the checkpoint was trained with seed " + std::to_string(info.seed) +
+                         ", the deck says " + std::to_string(config_.run.seed) +
+                         "; the data order depends on it");
+  // Before the epoch length: a schedule with two waves per rank also has half the steps.
+  if (info.replicas != replica_count_)
+    throw InputError(path, 0, "schedule.kind",
+                     "the checkpoint holds " + std::to_string(info.replicas) +
+                         " model replica(s) per rank (schedule '" + info.schedule +
+                         "'), the deck's schedule needs " + std::to_string(replica_count_));
+  if (info.batches_per_epoch != info_.batches_per_epoch)
+    throw InputError(path, 0, "data.path",
+                     "the checkpoint's epoch has " + std::to_string(info.batches_per_epoch) +
+                         " batches, this dataset gives " + std::to_string(info_.batches_per_epoch) +
+                         ": a different dataset?");
+  if (info.optimizer != config_.optimizer.kind)
+    throw InputError(path, 0, "optimizer.kind",
+                     "the checkpoint was trained with '" + info.optimizer + "', the deck says '" +
+                         config_.optimizer.kind + "'");
+}
+
+void Checkpointer::set_replicas(const ReplicaState& replicas) {
+  if (int(replicas.more.size()) + 1 != replica_count_)
+    throw std::logic_error("checkpointer: the program has " + std::to_string(replica_count_) +
+                           " replicas, given " + std::to_string(replicas.more.size() + 1));
+  replicas_ = replicas;
+}
+
+// Tries the candidates best first; throws InputError when the deck contradicts one, when none
+// can be used, or when `required` and there is none.
+std::string Checkpointer::choose(const std::vector<std::string>& candidates, bool required,
+                                 int64_t* step) const {
+  std::string first_error;
+  for (const std::string& path : candidates) {
+    try {
+      CheckpointInfo info = read_checkpoint_info(path);
+      check_against_deck(path, info);
+      load_checkpoint(path, model_, optimizer_, 0, replicas_, comm_.size());
+      if (!info.header_verified)
+        log_.warning(
+            "%s was written before checkpoints checksummed their header "
+            "(format version 1): its step, seed and world size are taken unverified",
+            path.c_str());
+      if (info.world_size != comm_.size())
+        log_.line(
+            "wavetrain: checkpoint written by %d rank%s, resuming on %d (global batch %lld "
+            "unchanged)",
+            info.world_size, info.world_size > 1 ? "s" : "", comm_.size(),
+            (long long)config_.train.global_batch);
+      *step = info.step;
+      return path;
+    } catch (const InputError& e) {
+      // A deck mismatch is the user's to fix, not a damaged file to skip.
+      if (e.key() == "train.global_batch" || e.key() == "run.seed" || e.key() == "optimizer.kind" ||
+          e.key() == "data.path" || e.key() == "model" || e.key() == "stages" ||
+          e.key() == "schedule.kind")
+        throw;
+      if (first_error.empty()) first_error = e.what();
+      log_.warning("skipping unusable checkpoint: %s", e.what());
+    }
+  }
+  if (!first_error.empty())
+    throw InputError(store_.dir(), 0, "",
+                     "no usable checkpoint (" + std::to_string(candidates.size()) +
+                         " tried); newest: " + first_error);
+  if (required)
+    throw InputError(store_.dir(), 0, "--restart",
+                     "no checkpoint to resume from (none written yet in this run directory)");
+  return "";
+}
+
+int64_t Checkpointer::resume(bool required) {
+  if (replica_count_ != int(replicas_.more.size()) + 1)
+    throw std::logic_error("checkpointer: resume before set_replicas");
+  // Rank 0 finds the newest checkpoint that loads; the others then load that one. Each part is
+  // local work followed by an agreement, so an error on any rank (the deck contradicts the
+  // checkpoint, a damaged file, no memory) ends every rank with the same error, none waiting.
+  const std::vector<std::string> candidates = store_.candidates();
+  std::string chosen;
+  int64_t step = -1;
+  agree_on_failure(comm_, [&] {
+    if (comm_.rank() == 0) chosen = choose(candidates, required, &step);
+  });
+  int64_t n = int64_t(chosen.size());
+  comm_.broadcast_bytes(&n, sizeof n, 0);
+  chosen.resize(size_t(n));
+  if (n) comm_.broadcast_bytes(chosen.data(), n, 0);
+  comm_.broadcast_bytes(&step, sizeof step, 0);
+  if (chosen.empty()) {
+    log_.line("wavetrain: no checkpoint in %s: starting from step 0", store_.dir().c_str());
+    return -1;
+  }
+  agree_on_failure(comm_, [&] {
+    if (comm_.rank() == 0) return;
+    try {
+      load_checkpoint(chosen, model_, optimizer_, comm_.rank(), replicas_, comm_.size());
+    } catch (const InputError& e) {
+      throw InputError(chosen, 0, "",
+                       "could not be loaded on rank " + std::to_string(comm_.rank()) +
+                           " (rank 0 loaded it): " + e.what());
+    }
+  });
+  if (candidates.empty() || chosen != candidates.front())
+    log_.warning("fell back to the previous good checkpoint");
+  log_.line("wavetrain: resumed from %s at step %lld", chosen.c_str(), (long long)step);
+  return step;
+}
+
+}  // namespace wt

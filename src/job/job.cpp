@@ -1,0 +1,188 @@
+#include "job/job.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "comm/failure_agreement.hpp"
+#include "data/eval_loader.hpp"
+#include "deck/deck_parser.hpp"
+#include "exec/schedule_input.hpp"
+#include "job/run_preflight.hpp"
+#include "job/stage_choice.hpp"
+#include "mem/caching_allocator.hpp"
+#include "ops/host/lr_schedule.hpp"
+#include "sched/schedule_registry.hpp"
+#include "util/input_error.hpp"
+
+namespace wt {
+
+std::string run_directory(const RunConfig& config, const JobOptions& options) {
+  if (!options.run_dir.empty()) return options.run_dir;
+  return (std::filesystem::path(config.run.output_dir) / config.run.name).string();
+}
+
+Job::Job(const RunConfig& config, const JobOptions& options, int rank, int ranks)
+    : config_(config), options_(options), root_(rank == 0), log_(rank == 0, options.quiet) {
+  (void)ranks;
+  if (config_.device.kind == "cuda")
+    throw InputError(
+        config_.deck_path, 0, "device.kind",
+        "'cuda': the CUDA operators are built but the executor runs layers on the host "
+        "in this version; use \"cpu\" or \"auto\"");
+  // On a CPU rank the device-memory budget is enforced by the caching allocator.
+  device_allocator().set_limit(static_cast<size_t>(config_.device.memory_limit));
+  graph_ = std::make_unique<Graph>(Graph::load(config_.model.file));
+  const Graph& graph = *graph_;
+  train_reader_ = std::make_unique<DatasetReader>(config_.data.path, config_.data.train_split,
+                                                  graph.input_shape, graph.classes);
+  test_reader_ = std::make_unique<DatasetReader>(config_.data.path, config_.data.test_split,
+                                                 graph.input_shape, graph.classes);
+  // A per-token loss reads T labels per sample; the file must hold exactly that many.
+  labels_per_sample_ = graph.nodes.back().layer->labels_per_sample();
+  for (const DatasetReader* r : {train_reader_.get(), test_reader_.get()})
+    if (r->labels_per_sample() != labels_per_sample_)
+      throw InputError(config_.data.path, 0, "/" + r->split() + "/labels",
+                       "has " + std::to_string(r->labels_per_sample()) +
+                           " label(s) per sample, but the model's loss layer '" +
+                           graph.nodes.back().name + "' needs " +
+                           std::to_string(labels_per_sample_));
+  check_data_against_deck(config_, graph, *train_reader_, *test_reader_);
+  // An empty test split leaves nothing to evaluate: say so rather than report "accuracy 0".
+  if (!config_.train.eval_every_epoch)
+    no_evaluation_reason_ = "train.eval_every_epoch = false";
+  else if (test_reader_->size() == 0)
+    no_evaluation_reason_ = "the test split /" + test_reader_->split() + " is empty";
+  run_dir_ = run_directory(config_, options_);
+  if (!root_) return;
+  create_run_directory(run_dir_);
+  lock_ = std::make_unique<RunDirLock>(run_dir_);  // before anything is written into it
+  write_file_checked(run_dir_ + "/deck.toml", to_toml(config_));
+  for (const char* file : {"metrics.csv", "summary.json", "log.txt"})
+    check_writable_file(run_dir_ + "/" + file);
+  log_.open(run_dir_ + "/log.txt");
+}
+
+Job::~Job() = default;
+
+void Job::build_model_and_program(Communicator& comm) {
+  const std::vector<int> cuts = choose_stage_cuts(
+      config_, *graph_, ScheduleRegistry::stage_count(config_.schedule.kind, comm.size()), run_dir_,
+      options_.restart || config_.checkpoint.restart == "auto", comm, log_);
+  // Storage deferred: the executor allocates only the stages this rank holds (a waves rank does
+  // not hold the whole model, not even while starting); init() follows it.
+  model_ = std::make_unique<Model>(std::move(*graph_), cuts, StageStorage::Deferred);
+  graph_.reset();
+  agree_on_failure(comm, [&] {  // the same on every rank, but agreed all the same: no hang
+    try {
+      program_ = ScheduleRegistry::generate(
+          config_.schedule.kind,
+          make_schedule_input(*model_, config_.schedule, config_.train.global_batch, comm.size()));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(config_.deck_path, 0, "schedule.kind",
+                       "'" + config_.schedule.kind + "': " + e.what());
+    }
+    check_program_batches(config_, program_);
+  });
+  // Schedules with several waves per rank (ticktock) train one replica per wave.
+  for (int r = 1; r < program_.replicas; ++r) {
+    more_replicas_.push_back(std::make_unique<Model>(Graph::load(config_.model.file), cuts));
+    more_replicas_.back()->init(config_.run.seed);
+  }
+}
+
+void Job::build_executor(Communicator& comm) {
+  sampler_ = std::make_unique<BatchSampler>(train_reader_->size(), config_.train.global_batch,
+                                            config_.run.seed, config_.data.shuffle);
+  source_ = std::make_unique<DatasetBatchSource>(*train_reader_, *sampler_,
+                                                 config_.train.global_batch, config_.data.preload);
+  // A step consumes program.global_batches global batches (waves: one per rank).
+  per_epoch_ = std::max<int64_t>(1, sampler_->batches_per_epoch() / program_.global_batches);
+  optimizer_ = make_optimizer(config_.optimizer);
+  std::vector<Model*> replicas;
+  for (auto& r : more_replicas_) replicas.push_back(r.get());
+  executor_ = std::make_unique<Executor>(*model_, comm, *optimizer_, *source_, program_,
+                                         config_.run.seed, replicas);
+  model_->init(config_.run.seed);
+  guard_ = std::make_unique<NonFiniteGuard>(config_.failure.on_nonfinite);
+  executor_->set_step_guard([this](int64_t step, int stage, const Tensor& grads) {
+    return guard_->allow_step(step, stage, grads);
+  });
+  checkpointer_ = std::make_unique<Checkpointer>(config_, run_dir_, program_, *model_, *optimizer_,
+                                                 per_epoch_, comm, log_);
+  checkpointer_->set_replicas({replicas, &executor_->kept_gradients()});
+}
+
+void Job::start(Communicator& comm) {
+  comm_ = &comm;
+  build_model_and_program(comm);
+  build_executor(comm);
+  total_steps_ = config_.train.epochs * per_epoch_;
+  if (config_.train.max_steps > 0) total_steps_ = std::min(total_steps_, config_.train.max_steps);
+  if (options_.max_steps > 0) total_steps_ = options_.max_steps;
+  samples_per_step_ = config_.train.global_batch * program_.global_batches;
+  log_.line(
+      "wavetrain: model %s (%lld parameters), schedule %s on %d rank%s, %lld steps (%lld per "
+      "epoch), global batch %lld",
+      model_->graph.name.c_str(), (long long)model_->param_count(), config_.schedule.kind.c_str(),
+      comm.size(), comm.size() > 1 ? "s" : "", (long long)total_steps_, (long long)per_epoch_,
+      (long long)config_.train.global_batch);
+  log_.line("wavetrain: run directory %s", run_dir_.c_str());
+  resume();
+  if (config_.train.eval_every_epoch && !no_evaluation_reason_.empty())
+    log_.warning("%s: the test split /%s has no samples: training without evaluation",
+                 config_.data.path.c_str(), test_reader_->split().c_str());
+  if (root_) metrics_ = std::make_unique<MetricsWriter>(run_dir_ + "/metrics.csv", start_step_ > 0);
+}
+
+void Job::resume() {
+  if (options_.restart || config_.checkpoint.restart == "auto") {
+    start_step_ = std::max<int64_t>(checkpointer_->resume(options_.restart), 0);
+    if (start_step_ >= total_steps_)
+      log_.line("wavetrain: the checkpoint at step %lld already completes the %lld steps",
+                (long long)start_step_, (long long)total_steps_);
+  }
+  // A resumed run's wall clock and metrics continue where its predecessor stopped.
+  if (root_ && start_step_ > 0)
+    wall_offset_ = truncate_metrics_after(run_dir_ + "/metrics.csv", start_step_);
+}
+
+StepStats Job::run_step(int64_t step) {
+  lr_ = learning_rate(config_.lr_schedule, config_.optimizer.lr, step, total_steps_);
+  StepStats stats = executor_->run_step(step, lr_);
+  if (guard_->skipped(step)) {
+    log_.warning("skipped step %lld: %s (%lld skipped so far)", (long long)(step + 1),
+                 guard_->last_reason().c_str(), (long long)guard_->skipped_steps());
+    stats = StepStats{};  // its loss is not part of the metrics
+  }
+  return stats;
+}
+
+StepStats Job::evaluate() {
+  source_->quiesce();               // HDF5 is used by one thread at a time
+  executor_->prepare_evaluation();  // model-parallel stages: every rank gets current weights
+  // eval_batch rows per rank at a time (the deck's memory bound), each rank its part of every
+  // batch.
+  EvalLoader loader(*test_reader_, config_.train.eval_batch * comm_->size(), comm_->rank(),
+                    comm_->size());
+  StepStats total;
+  Tensor x;
+  std::vector<int32_t> y;
+  while (loader.next(x, y)) {
+    if (x.dim(0) == 0) continue;  // the last batch can leave a rank without rows
+    StepStats s = executor_->evaluate(x, y);
+    total.loss_sum += s.loss_sum;
+    total.correct += s.correct;
+    total.samples += s.samples;
+  }
+  executor_->finish_evaluation();  // back to holding only this rank's stages
+  double v[3] = {total.loss_sum, total.correct, double(total.samples)};
+  comm_->allreduce_sum(v, 3, 0);
+  return StepStats{v[0], v[1], int64_t(v[2])};
+}
+
+void Job::stop_after(int64_t steps_done) {
+  stopped_early_ = true;
+  total_steps_ = steps_done;
+}
+
+}  // namespace wt

@@ -1,0 +1,119 @@
+#pragma once
+// A job is one deck: its model (and replicas), optimizer, data source, program, executor,
+// checkpoints, run directory and metrics. A rank usually runs one job; the training loop
+// (app/training_loop.hpp) can drive several on one rank, each with its own run directory.
+//
+// A job is built in two phases so that bad input never hangs a rank:
+//   - the constructor does everything local that can reject the input (deck against model and
+//     data, the run directory, its lock, deck.toml, log.txt) with no collective call, so the
+//     caller runs it under agree_on_failure and every rank ends alike;
+//   - start() is collective: stage cuts, program, executor, and the resume from a checkpoint.
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "data/batch_sampler.hpp"
+#include "data/dataset_batch_source.hpp"
+#include "data/dataset_reader.hpp"
+#include "deck/run_config.hpp"
+#include "exec/executor.hpp"
+#include "exec/nonfinite_guard.hpp"
+#include "io/metrics_writer.hpp"
+#include "io/run_log.hpp"
+#include "job/checkpointer.hpp"
+#include "job/run_dir_lock.hpp"
+#include "model/model.hpp"
+#include "ops/host/optimizers.hpp"
+
+namespace wt {
+
+// What the command line adds to a job's deck.
+struct JobOptions {
+  std::string run_dir;    // overrides <run.output_dir>/<run.name> when non-empty
+  int64_t max_steps = 0;  // overrides train.max_steps when > 0
+  bool quiet = false;     // progress lines off (warnings and results stay)
+  bool restart = false;   // resume from the newest checkpoint (one must exist)
+};
+
+// The run directory a deck resolves to under these options.
+std::string run_directory(const RunConfig& config, const JobOptions& options);
+
+class Job {
+ public:
+  // Local only (see above). `rank` and `ranks`: this rank in the job's communicator, and its size.
+  Job(const RunConfig& config, const JobOptions& options, int rank, int ranks);
+  ~Job();
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  // Collective over `comm` (the same communicator on every rank of the job, for its lifetime).
+  void start(Communicator& comm);
+
+  // One optimizer step: the program's instructions for `step` at the schedule's learning rate. A
+  // step the non-finite guard skipped is logged and returns empty stats.
+  StepStats run_step(int64_t step);
+  // The test split through the one evaluation path, summed over the ranks (collective).
+  StepStats evaluate();
+  // A signal or the wall time: the run ends after `steps_done` steps, resumable.
+  void stop_after(int64_t steps_done);
+
+  const RunConfig& config() const { return config_; }
+  const std::string& run_dir() const { return run_dir_; }
+  RunLog& log() { return log_; }
+  bool is_root() const { return root_; }
+  Communicator& comm() { return *comm_; }
+  Model& model() { return *model_; }
+  Executor& executor() { return *executor_; }
+  DatasetBatchSource& source() { return *source_; }
+  Checkpointer& checkpointer() { return *checkpointer_; }
+  const NonFiniteGuard& guard() const { return *guard_; }
+  MetricsWriter* metrics() { return metrics_.get(); }  // rank 0 only, else nullptr
+
+  int64_t start_step() const { return start_step_; }
+  int64_t total_steps() const { return total_steps_; }
+  int64_t steps_per_epoch() const { return per_epoch_; }
+  int64_t samples_per_step() const { return samples_per_step_; }
+  int64_t labels_per_sample() const { return labels_per_sample_; }
+  double learning_rate_now() const { return lr_; }  // of the last step run
+  // Wall seconds of the run this one resumes (its metrics continue from there).
+  double resumed_wall_seconds() const { return wall_offset_; }
+  bool stopped_early() const { return stopped_early_; }
+  // Why there is no test evaluation, or "" when there is one.
+  const std::string& no_evaluation_reason() const { return no_evaluation_reason_; }
+
+ private:
+  void build_model_and_program(Communicator& comm);
+  void build_executor(Communicator& comm);
+  void resume();
+
+  RunConfig config_;
+  JobOptions options_;
+  bool root_;
+  RunLog log_;
+  std::string run_dir_;
+  std::unique_ptr<RunDirLock> lock_;  // rank 0 owns the run directory while the job lives
+  std::unique_ptr<Graph> graph_;      // until the model takes it
+  std::unique_ptr<DatasetReader> train_reader_, test_reader_;
+  int64_t labels_per_sample_ = 1;
+  std::string no_evaluation_reason_;
+
+  Communicator* comm_ = nullptr;
+  std::unique_ptr<Model> model_;
+  std::vector<std::unique_ptr<Model>> more_replicas_;  // ticktock: one replica per extra wave
+  std::unique_ptr<BatchSampler> sampler_;
+  std::unique_ptr<DatasetBatchSource> source_;
+  Program program_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<NonFiniteGuard> guard_;
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Checkpointer> checkpointer_;
+  std::unique_ptr<MetricsWriter> metrics_;
+
+  int64_t per_epoch_ = 1, total_steps_ = 0, start_step_ = 0, samples_per_step_ = 0;
+  double lr_ = 0, wall_offset_ = 0;
+  bool stopped_early_ = false;
+};
+
+}  // namespace wt

@@ -1,0 +1,88 @@
+#include "job/run_preflight.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <stdexcept>
+
+#include "io/checked_file.hpp"
+#include "util/input_error.hpp"
+
+namespace wt {
+
+// The run directory exists (created if missing) and is a directory.
+void create_run_directory(const std::string& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error || !std::filesystem::is_directory(dir))
+    throw InputError(
+        dir, 0, "run directory",
+        error ? "cannot create it: " + error.message() : "exists but is not a directory");
+}
+
+// A file the run writes later must not be a directory or unwritable: found now, not after hours.
+void check_writable_file(const std::string& path) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (!std::filesystem::exists(status)) return;
+  if (!std::filesystem::is_regular_file(status))
+    throw InputError(path, 0, "run directory",
+                     "is not a regular file, and the run writes a file of this name");
+  if (::access(path.c_str(), W_OK) != 0)
+    throw InputError(path, 0, "run directory",
+                     std::string("cannot write it: ") + std::strerror(errno));
+}
+
+void write_file_checked(const std::string& path, const std::string& contents) {
+  check_writable_file(path);
+  try {
+    write_file_atomically(path, contents);
+  } catch (const std::runtime_error& e) {
+    throw InputError(path, 0, "run directory", e.what());
+  }
+}
+
+void check_data_against_deck(const RunConfig& cfg, const Graph& graph, const DatasetReader& train,
+                             const DatasetReader& test) {
+  if (train.size() == 0)
+    throw InputError(cfg.data.path, 0, "/" + train.split() + "/inputs",
+                     "the training split has no samples");
+  if (cfg.train.global_batch > train.size())
+    throw InputError(cfg.deck_path, 0, "train.global_batch",
+                     std::to_string(cfg.train.global_batch) +
+                         " is larger than the training split's " + std::to_string(train.size()) +
+                         " samples (" + cfg.data.path + " /" + train.split() + ")");
+  // A classifier's outputs are the dataset's classes. A token model may have a larger vocabulary
+  // than one text uses (a subset of its characters), never a smaller one.
+  for (const DatasetReader* r : {&train, &test})
+    if (r->declared_classes() > 0 && (r->token_ids() ? r->declared_classes() > graph.classes
+                                                     : r->declared_classes() != graph.classes))
+      throw InputError(cfg.model.file, 0, "model.classes",
+                       "the model has " + std::to_string(graph.classes) + " classes, the dataset " +
+                           cfg.data.path + " has " + std::to_string(r->declared_classes()) +
+                           " (its num_classes attribute)");
+  const int64_t per_epoch = train.size() / cfg.train.global_batch;
+  if (cfg.train.epochs > std::numeric_limits<int64_t>::max() / std::max<int64_t>(per_epoch, 1))
+    throw InputError(cfg.deck_path, 0, "train.epochs",
+                     std::to_string(cfg.train.epochs) + " epochs of " + std::to_string(per_epoch) +
+                         " steps is more steps than can be counted");
+}
+
+void check_program_batches(const RunConfig& cfg, const Program& program) {
+  int parts = 1;
+  for (const RankProgram& rank : program.ranks)
+    for (const auto& stream : rank.streams)
+      for (const Instruction& ins : stream)
+        if (ins.op == OpCode::LoadBatch) parts = std::max(parts, ins.parts);
+  if (cfg.train.global_batch < parts)
+    throw InputError(cfg.deck_path, 0, "train.global_batch",
+                     std::to_string(cfg.train.global_batch) + " samples cannot be cut into the " +
+                         std::to_string(parts) + " parts the '" + cfg.schedule.kind +
+                         "' schedule loads per batch (one per rank or microbatch): use at least " +
+                         std::to_string(parts));
+}
+
+}  // namespace wt

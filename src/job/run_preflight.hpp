@@ -1,0 +1,30 @@
+#pragma once
+// The checks that run before training, on every rank, with no collective call (train() runs them
+// under agree_on_failure): bad input found here exits 2 at once, named, instead of failing hours
+// later or hanging the ranks that did not see it.
+#include <string>
+
+#include "data/dataset_reader.hpp"
+#include "deck/run_config.hpp"
+#include "model/graph.hpp"
+#include "sched/instruction.hpp"
+
+namespace wt {
+
+// The run directory exists (created if missing) and is a directory.
+void create_run_directory(const std::string& dir);
+// A file the run writes later must not be a directory or unwritable: found now, not after hours.
+void check_writable_file(const std::string& path);
+// deck.toml and the like: checked, then written atomically.
+void write_file_checked(const std::string& path, const std::string& contents);
+
+// The datasets fit the deck and the model: samples in each split, a global batch the training
+// split can fill, the model's class count, a step count that cannot overflow.
+void check_data_against_deck(const RunConfig& cfg, const Graph& graph, const DatasetReader& train,
+                             const DatasetReader& test);
+
+// Every LoadBatch of the program gets at least one sample: the global batch is cut into at most
+// that many parts (ranks, microbatches).
+void check_program_batches(const RunConfig& cfg, const Program& program);
+
+}  // namespace wt

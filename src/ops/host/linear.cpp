@@ -1,0 +1,21 @@
+#include "ops/host/linear.hpp"
+
+#include "ops/host/gemm.hpp"
+#include "ops/host/rows.hpp"
+
+namespace wt::ops {
+
+void linear_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t in,
+                    int64_t out, float* y) {
+  if (b) broadcast_rows(b, rows, out, y);
+  gemm(false, true, rows, out, in, 1.0f, x, w, b ? 1.0f : 0.0f, y);
+}
+
+void linear_backward(const float* x, const float* w, const float* dy, int64_t rows, int64_t in,
+                     int64_t out, float* dw, float* db, float* dx) {
+  gemm(true, false, out, in, rows, 1.0f, dy, x, 1.0f, dw);
+  if (db) add_column_sums(dy, rows, out, db);
+  if (dx) gemm(false, false, rows, in, out, 1.0f, dy, w, 0.0f, dx);
+}
+
+}  // namespace wt::ops

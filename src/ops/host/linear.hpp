@@ -1,0 +1,15 @@
+#pragma once
+// A fully connected map on a [rows, in] matrix, as the linear layer and attention's projections
+// use it: y[rows, out] = x[rows, in] * W[out, in]^T (+ b), and its gradients.
+#include <cstdint>
+
+namespace wt::ops {
+
+// b may be null (no bias).
+void linear_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t in,
+                    int64_t out, float* y);
+// dW += dy^T x; db += column sums of dy (db may be null); dx = dy W (dx may be null).
+void linear_backward(const float* x, const float* w, const float* dy, int64_t rows, int64_t in,
+                     int64_t out, float* dw, float* db, float* dx);
+
+}  // namespace wt::ops

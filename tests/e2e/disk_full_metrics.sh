@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A full disk under the run directory stops the run with the file and the system's reason, on
+# every rank within seconds, instead of training on without metrics (issue 10 §2). The run
+# directory is a small tmpfs that this test fills while the run is training (skipped, 77, where a
+# tmpfs cannot be mounted). Checkpoints go elsewhere, and the message says which one to resume from.
+source "$(dirname "$0")/lib/common.bash"
+data=$(fashion_mnist_h5)
+mnt="$dir/mnt"
+mkdir -p "$mnt"
+mount -t tmpfs -o size=4m tmpfs "$mnt" 2>/dev/null || { echo "skip: cannot mount a tmpfs"; exit 77; }
+trap 'umount -l "$mnt" 2>/dev/null; rm -rf "$dir"' EXIT
+
+run="$mnt/run"
+mpiexec -n 2 "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashion_mlp.toml" --set "data.path=\"$data\"" \
+  --set train.log_every_steps=1 --set train.eval_every_epoch=false --set checkpoint.every_steps=2 \
+  --set "checkpoint.dir=\"$dir/checkpoints\"" \
+  --set run.progress_seconds=3600 --set failure.stall_seconds=300 --steps 1000000 \
+  --run-dir "$run" >"$dir/out" 2>"$dir/err" &
+job=$!
+for _ in $(seq 600); do
+  [[ -f $run/metrics.csv && $(wc -l <"$run/metrics.csv") -ge 4 ]] && break
+  kill -0 $job 2>/dev/null || { cat "$dir/err"; fail "the run ended before the disk filled"; }
+  sleep 0.1
+done
+dd if=/dev/zero of="$mnt/filler" bs=64k 2>/dev/null || true  # until No space left on device
+filled=$SECONDS
+rc=0
+wait $job || rc=$?
+took=$((SECONDS - filled))
+cat "$dir/err"
+[[ $rc == 1 ]] || fail "exit status $rc, expected 1"
+((took <= 30)) || fail "took $took s after the disk filled"
+grep -q "cannot write $run/metrics.csv: No space left on device (the last checkpoint, $dir/checkpoints/step_[0-9]*.h5, is intact" \
+  "$dir/err" || fail "message"
+[[ $(grep -c "wavetrain:" "$dir/err") == 1 ]] || fail "expected one message"
+echo "ok disk full during metrics: status $rc $took s after the disk filled"

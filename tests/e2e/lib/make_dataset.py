@@ -1,0 +1,42 @@
+"""Small wavetrain datasets for the bad-input tests, cut from a real one.
+
+    make_dataset.py SOURCE.h5 DEST.h5 KIND
+
+KIND: empty_train (no training samples), empty_test (no test samples), classes5 (num_classes
+attribute 5 instead of 10), declared_huge (the training split declares 10^8 samples, 78 GB, that
+the small file does not hold: chunked datasets never written).
+"""
+import sys
+
+import h5py
+
+
+def copy(src, dst, rows):
+    for key, value in src.attrs.items():
+        dst.attrs[key] = value
+    for split, n in rows.items():
+        group = dst.create_group(split)
+        for name in ("inputs", "labels"):
+            data = src[split][name][:n]
+            chunks = (max(1, min(64, n)),) + data.shape[1:] if n and name == "inputs" else None
+            group.create_dataset(name, data=data, chunks=chunks,
+                                 maxshape=(None,) + data.shape[1:] if chunks else None)
+
+
+def main():
+    source, dest, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+    rows = {"train": 0 if kind == "empty_train" else 2048, "test": 0 if kind == "empty_test" else 256}
+    with h5py.File(source, "r") as src, h5py.File(dest, "w") as dst:
+        copy(src, dst, rows)
+        if kind == "classes5":
+            dst.attrs["num_classes"] = 5
+        if kind == "declared_huge":
+            del dst["train"]
+            group = dst.create_group("train")
+            n = 10 ** 8
+            group.create_dataset("inputs", shape=(n, 1, 28, 28), dtype="u1", chunks=(1024, 1, 28, 28))
+            group.create_dataset("labels", shape=(n,), dtype="i4", chunks=(65536,))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+// Several jobs on one rank (issue 11 §1): two jobs of different models, driven by one training
+// loop on the same ranks and the same device, take turns step by step and train exactly the
+// models they train alone (bitwise: the jobs share the device, never state).
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "app/training_loop.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "deck/deck_parser.hpp"
+#include "job/job.hpp"
+#include "unit/dataset_test_util.hpp"
+
+namespace {
+
+// A scratch directory every rank sees at the same path (rank 0's pid names it).
+std::filesystem::path shared_dir(const std::string& tag) {
+  int pid = ::getpid();
+  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return std::filesystem::temp_directory_path() / ("wt_" + tag + "_" + std::to_string(pid));
+}
+
+wt::RunConfig deck(const std::filesystem::path& dir, const std::string& name,
+                   const std::string& model, const std::string& optimizer) {
+  const std::string path = (dir / (name + ".toml")).string();
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    std::ofstream(path) << "[run]\nname = \"" << name << "\"\noutput_dir = \"" << dir.string()
+                        << "\"\nseed = 7\n[data]\npath = \"" << (dir / "d.h5").string()
+                        << "\"\n[model]\nfile = \"" << WT_SOURCE_DIR << "/models/" << model
+                        << "\"\n[optimizer]\nkind = \"" << optimizer
+                        << "\"\nlr = 0.01\n[train]\nglobal_batch = 16\nepochs = 1\n"
+                        << "eval_every_epoch = false\n";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return wt::parse_deck(path, {});
+}
+
+std::vector<float> parameters(wt::Job& job) {
+  std::vector<float> all;
+  for (const wt::Stage& s : job.model().stages)
+    if (s.values.defined())
+      all.insert(all.end(), s.values.data(), s.values.data() + s.values.numel());
+  return all;
+}
+
+// Runs the given jobs to the end in one loop; returns each job's parameters.
+std::vector<std::vector<float>> train_together(std::vector<wt::RunConfig> decks,
+                                               const std::string& run_suffix,
+                                               wt::Communicator& comm, int64_t steps = 6) {
+  std::vector<std::unique_ptr<wt::Job>> jobs;
+  wt::TrainingLoop loop;
+  for (const wt::RunConfig& cfg : decks) {
+    wt::JobOptions options;
+    options.run_dir = cfg.run.output_dir + "/" + cfg.run.name + run_suffix;
+    options.max_steps = steps;
+    options.quiet = true;
+    jobs.push_back(std::make_unique<wt::Job>(cfg, options, comm.rank(), comm.size()));
+    jobs.back()->start(comm);
+    loop.add_job(*jobs.back(), {});
+  }
+  loop.run();
+  std::vector<std::vector<float>> out;
+  for (auto& job : jobs) out.push_back(parameters(*job));
+  return out;
+}
+
+TEST(JobsOnOneRank, TwoJobsTrainAsTheyDoAlone) {
+  wt::MpiCommunicator comm(MPI_COMM_WORLD);
+  const std::filesystem::path dir = shared_dir("jobs");
+  if (comm.rank() == 0) {
+    std::filesystem::create_directories(dir);
+    wt::testutil::write_synthetic_dataset((dir / "d.h5").string(), 256, 32, {1, 28, 28});
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const wt::RunConfig mlp = deck(dir, "mlp", "mlp.toml", "sgd");
+  const wt::RunConfig lenet = deck(dir, "lenet", "lenet.toml", "adamw");
+
+  const auto alone_mlp = train_together({mlp}, "_alone", comm);
+  const auto alone_lenet = train_together({lenet}, "_alone", comm);
+  const auto together = train_together({mlp, lenet}, "_together", comm);
+  ASSERT_EQ(together.size(), 2u);
+  EXPECT_FALSE(alone_mlp[0].empty());
+  EXPECT_NE(alone_mlp[0].size(), alone_lenet[0].size());  // different models
+  // One step already moves the parameters: equality below is not two untrained models.
+  EXPECT_NE(train_together({mlp}, "_one_step", comm, 1)[0], alone_mlp[0]);
+  EXPECT_EQ(together[0], alone_mlp[0]);
+  EXPECT_EQ(together[1], alone_lenet[0]);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (comm.rank() == 0) std::filesystem::remove_all(dir);
+}
+
+}  // namespace

@@ -1,0 +1,124 @@
+// RunDirLock: a run directory has one owner, and a dead owner leaves no stale lock. The holder is
+// a forked child: POSIX locks belong to a process, so this process could always lock again.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "job/run_dir_lock.hpp"
+#include "util/input_error.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch_dir(const char* name) {
+  fs::path d =
+      fs::temp_directory_path() / (std::string("wt_lock_") + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// A child that takes the lock, says so through a pipe, and holds it until killed.
+pid_t spawn_holder(const fs::path& dir) {
+  int ready[2];
+  if (pipe(ready) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(ready[0]);
+    char ok = 'n';
+    try {
+      wt::RunDirLock lock(dir.string());
+      ok = 'y';
+      if (write(ready[1], &ok, 1) != 1) _exit(1);
+      for (;;) pause();
+    } catch (...) {
+      if (write(ready[1], &ok, 1) != 1) _exit(1);
+    }
+    _exit(1);
+  }
+  close(ready[1]);
+  char ok = 0;
+  const bool locked = read(ready[0], &ok, 1) == 1 && ok == 'y';
+  close(ready[0]);
+  if (!locked) {
+    waitpid(pid, nullptr, 0);
+    return -1;
+  }
+  return pid;
+}
+
+void kill_and_reap(pid_t pid) {
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+std::string host() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+TEST(RunDirLock, SecondOwnerIsRefusedWithTheHolderNamed) {
+  const fs::path dir = scratch_dir("busy");
+  const pid_t holder = spawn_holder(dir);
+  ASSERT_GT(holder, 0) << "the child could not take the lock";
+  try {
+    wt::RunDirLock second(dir.string());
+    kill_and_reap(holder);
+    FAIL() << "a second lock on a held run directory succeeded";
+  } catch (const wt::InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.file(), dir.string());
+    EXPECT_NE(what.find(dir.string()), std::string::npos) << what;
+    EXPECT_NE(what.find("process " + std::to_string(holder) + " on host " + host()),
+              std::string::npos)
+        << what;
+  }
+  kill_and_reap(holder);
+  fs::remove_all(dir);
+}
+
+TEST(RunDirLock, KilledOwnerLeavesNoStaleLock) {
+  const fs::path dir = scratch_dir("killed");
+  const pid_t holder = spawn_holder(dir);
+  ASSERT_GT(holder, 0);
+  kill_and_reap(holder);  // kill -9: no destructor ran, the system dropped the lock
+  ASSERT_TRUE(fs::exists(dir / ".lock"));
+  wt::RunDirLock again(dir.string());
+  EXPECT_TRUE(again.held());
+  std::ifstream f(dir / ".lock");
+  std::string h;
+  long pid = 0;
+  f >> h >> pid;
+  EXPECT_EQ(h, host());
+  EXPECT_EQ(pid, long(getpid())) << "the new owner did not replace the dead one's name";
+  fs::remove_all(dir);
+}
+
+TEST(RunDirLock, ReleasedOnDestructionForTheNextRun) {
+  const fs::path dir = scratch_dir("released");
+  { wt::RunDirLock first(dir.string()); }
+  const pid_t next = spawn_holder(dir);  // another process: this one could always relock
+  EXPECT_GT(next, 0) << "the lock outlived its owner object";
+  if (next > 0) kill_and_reap(next);
+  fs::remove_all(dir);
+}
+
+TEST(RunDirLock, MissingDirectoryNamesTheLockFileAndReason) {
+  const fs::path dir = fs::temp_directory_path() / "wt_lock_no_such_dir" / "x";
+  try {
+    wt::RunDirLock lock(dir.string());
+    FAIL() << "locked a directory that does not exist";
+  } catch (const wt::InputError& e) {
+    EXPECT_EQ(e.file(), (dir / ".lock").string());
+    EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
