@@ -8,6 +8,7 @@
 
 #include "exec/executor_slot.hpp"
 #include "ops/host/elementwise.hpp"
+#include "sched/opcode_traits.hpp"
 
 namespace wt {
 
@@ -84,6 +85,7 @@ Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, Batch
     }
   }
   wait_since_.assign(streams.size(), -1.0);
+  visit_order_ = stream_visit_order(program_.ranks[rank_]);
   loss_seed_ = Tensor::empty({1});
   loss_seed_.fill(1.0f);
 }
@@ -123,10 +125,10 @@ StepStats Executor::run_step(int64_t step, double lr) {
   std::vector<size_t> pos(streams.size(), 0);
   while (true) {
     bool progressed = false, finished = true;
-    for (size_t s = 0; s < streams.size(); ++s) {
+    for (const int s : visit_order_) {
       while (pos[s] < streams[s].size()) {
         const Instruction& ins = streams[s][pos[s]];
-        if (ins.op == OpCode::Wait && !event_done(ins.event)) {
+        if (opcode_traits(ins.op).waits_event && !event_done(ins.event)) {
           if (observer_ && wait_since_[s] < 0) wait_since_[s] = now_seconds();
           break;
         }

@@ -126,6 +126,7 @@ class Executor {
   std::vector<Tensor*> din_ptr_scratch_;
   InstructionObserver* observer_ = nullptr;
   std::vector<double> wait_since_;  // per stream: when an observed Wait first blocked, else -1
+  std::vector<int> visit_order_;    // streams by priority (stream_visit_order)
   StepGuard step_guard_;
 };
 

@@ -8,6 +8,7 @@
 #include "comm/mpi_communicator.hpp"
 #include "io/trace_gather.hpp"
 #include "io/trace_writer.hpp"
+#include "sched/opcode_traits.hpp"
 
 namespace wt {
 
@@ -133,7 +134,8 @@ void TraceRecorder::executed(int stream, const Instruction& ins, double t_begin,
   e.end = since_origin(t_end);
   e.bytes = bytes;
   // Communication that completes an event ends when the executor sees it complete.
-  if (ins.op != OpCode::Wait && ins.event >= 0 && size_t(ins.event) < event_row_.size())
+  if (opcode_traits(ins.op).completes_event && ins.event >= 0 &&
+      size_t(ins.event) < event_row_.size())
     event_row_[ins.event] = static_cast<int64_t>(trace_.events.size());
   trace_.events.push_back(e);
 }

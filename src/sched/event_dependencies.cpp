@@ -2,10 +2,18 @@
 
 #include <tuple>
 
+#include "sched/opcode_traits.hpp"
+
 namespace wt {
 
+std::tuple<int, int, int> message_channel(int rank, const Instruction& ins, CommRules rules) {
+  const int tag = rules == CommRules::Nccl ? 0 : ins.tag;
+  return is_send(ins.op) ? std::make_tuple(rank, ins.peer, tag)
+                         : std::make_tuple(ins.peer, rank, tag);
+}
+
 std::map<std::pair<int, int>, std::vector<InstructionRef>> event_dependencies(
-    const Program& program) {
+    const Program& program, CommRules rules) {
   using Channel = std::tuple<int, int, int>;
   std::map<std::pair<int, int>, std::vector<InstructionRef>> collectives;  // (rank, group)
   std::map<Channel, std::vector<InstructionRef>> sends, recvs;
@@ -18,21 +26,17 @@ std::map<std::pair<int, int>, std::vector<InstructionRef>> event_dependencies(
       for (size_t i = 0; i < ranks[r].streams[s].size(); ++i) {
         const Instruction& ins = ranks[r].streams[s][i];
         const InstructionRef ref{r, s, i};
-        switch (ins.op) {
-          case OpCode::AllReduce:
-          case OpCode::Broadcast:
-          case OpCode::Reduce:
+        switch (opcode_traits(ins.op).comm) {
+          case CommPattern::Collective:
             collectives[{r, ins.group}].push_back(ref);
             break;
-          case OpCode::SendActivation:
-          case OpCode::SendGradient:
-            sends[{r, ins.peer, ins.tag}].push_back(ref);
+          case CommPattern::Send:
+            sends[message_channel(r, ins, rules)].push_back(ref);
             break;
-          case OpCode::RecvActivation:
-          case OpCode::RecvGradient:
-            recvs[{ins.peer, r, ins.tag}].push_back(ref);
+          case CommPattern::Receive:
+            recvs[message_channel(r, ins, rules)].push_back(ref);
             break;
-          default:
+          case CommPattern::None:
             break;
         }
       }
@@ -40,7 +44,8 @@ std::map<std::pair<int, int>, std::vector<InstructionRef>> event_dependencies(
   for (int r = 0; r < static_cast<int>(ranks.size()); ++r)
     for (int s = 0; s < static_cast<int>(ranks[r].streams.size()); ++s)
       for (size_t i = 0; i < ranks[r].streams[s].size(); ++i)
-        if (ranks[r].streams[s][i].op == OpCode::Record)
+        if (opcode_traits(ranks[r].streams[s][i].op).op_class == OpClass::Ordering &&
+            opcode_traits(ranks[r].streams[s][i].op).completes_event)
           deps[{r, ranks[r].streams[s][i].event}].push_back({r, s, i});
   for (const auto& [key, list] : collectives) {
     const int group = key.second;

@@ -1,78 +1,15 @@
 #include "sched/instruction.hpp"
 
+#include <algorithm>
+#include <numeric>
+
+#include "sched/opcode_traits.hpp"
+
 namespace wt {
 
-const char* opcode_name(OpCode op) {
-  switch (op) {
-    case OpCode::LoadBatch:
-      return "load";
-    case OpCode::Forward:
-      return "fwd";
-    case OpCode::Backward:
-      return "bwd";
-    case OpCode::AllReduce:
-      return "allreduce";
-    case OpCode::Wait:
-      return "wait";
-    case OpCode::Step:
-      return "step";
-    case OpCode::SendActivation:
-      return "send_act";
-    case OpCode::RecvActivation:
-      return "recv_act";
-    case OpCode::SendGradient:
-      return "send_grad";
-    case OpCode::RecvGradient:
-      return "recv_grad";
-    case OpCode::Broadcast:
-      return "bcast";
-    case OpCode::Reduce:
-      return "reduce";
-    case OpCode::Record:
-      return "record";
-    case OpCode::KeepGradient:
-      return "keep_grad";
-    case OpCode::AddKeptGradient:
-      return "add_kept_grad";
-  }
-  return "?";
-}
+const char* opcode_name(OpCode op) { return opcode_traits(op).name; }
 
-const char* opcode_enum_name(OpCode op) {
-  switch (op) {
-    case OpCode::LoadBatch:
-      return "LoadBatch";
-    case OpCode::Forward:
-      return "Forward";
-    case OpCode::Backward:
-      return "Backward";
-    case OpCode::AllReduce:
-      return "AllReduce";
-    case OpCode::Wait:
-      return "Wait";
-    case OpCode::Step:
-      return "Step";
-    case OpCode::SendActivation:
-      return "SendActivation";
-    case OpCode::RecvActivation:
-      return "RecvActivation";
-    case OpCode::SendGradient:
-      return "SendGradient";
-    case OpCode::RecvGradient:
-      return "RecvGradient";
-    case OpCode::Broadcast:
-      return "Broadcast";
-    case OpCode::Reduce:
-      return "Reduce";
-    case OpCode::Record:
-      return "Record";
-    case OpCode::KeepGradient:
-      return "KeepGradient";
-    case OpCode::AddKeptGradient:
-      return "AddKeptGradient";
-  }
-  return "?";
-}
+const char* opcode_enum_name(OpCode op) { return opcode_traits(op).enum_name; }
 
 std::string Instruction::str() const {
   std::string s = opcode_name(op);
@@ -135,7 +72,17 @@ std::string Instruction::str() const {
       break;
   }
   if (replica != 0) add("replica", replica);
+  if (job != 0) add("job", job);
   return s;
+}
+
+std::vector<int> stream_visit_order(const RankProgram& rank) {
+  std::vector<int> order(rank.streams.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto priority = [&](int s) { return size_t(s) < rank.priority.size() ? rank.priority[s] : 0; };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return priority(a) > priority(b); });
+  return order;
 }
 
 }  // namespace wt

@@ -33,7 +33,9 @@ enum class OpCode {
   KeepGradient,  // keep a copy of replica's stage gradient as that wave's local gradient
   AddKeptGradient,  // add the local gradient kept by replica `from_replica` to replica's stage
                     // gradient; before anything was kept (the first iteration), double it instead
+  // A new opcode goes here, last: update kOpCodeCount and add its row in opcode_traits.cpp.
 };
+inline constexpr int kOpCodeCount = static_cast<int>(OpCode::AddKeptGradient) + 1;
 
 const char* opcode_name(OpCode op);
 // The enumerator as spelled in the source ("LoadBatch", "AllReduce"): the name traces record.
@@ -56,6 +58,7 @@ struct Instruction {
   int root = -1;      // Broadcast/Reduce: the stage's owner (world rank)
   int64_t bytes = 0;  // Send*/Recv*: message size, checked statically and at run time
   bool labels_only = false;
+  int job = 0;            // which of the rank's jobs (decks) it belongs to: [0, Program::jobs)
   int replica = 0;        // which model replica on this rank
   int from_replica = -1;  // AddKeptGradient: whose kept gradient  // LoadBatch: the slot's input
                           // comes from another stage; keep labels
@@ -66,7 +69,14 @@ struct Instruction {
 // dependency order on one thread; on a GPU each stream maps to a CUDA stream.
 struct RankProgram {
   std::vector<std::vector<Instruction>> streams;
+  // Per stream; empty means all 0. A larger number is more urgent: the host executor visits such
+  // streams first, and a GPU backend maps it to the stream's priority (cudaStreamCreateWithPriority
+  // counts the other way round).
+  std::vector<int> priority = {};
 };
+
+// The order in which the executor visits a rank's streams: higher priority first, then by index.
+std::vector<int> stream_visit_order(const RankProgram& rank);
 
 struct Program {
   std::string schedule;
@@ -75,6 +85,7 @@ struct Program {
   int events = 0;                        // event ids used: [0, events)
   int global_batches = 1;                // global batches consumed per step
   int replicas = 1;                      // model replicas each rank holds
+  int jobs = 1;                          // jobs whose instructions the program holds
   std::vector<std::vector<int>> groups;  // groups[0] is the world; ids match Instruction::group
   std::vector<RankProgram> ranks;
 };

@@ -24,7 +24,9 @@ Program ScheduleRegistry::generate(const std::string& kind, const ScheduleInput&
   auto it = table().find(kind);
   if (it == table().end()) throw std::invalid_argument("unknown schedule kind '" + kind + "'");
   Program p = it->second(input);
-  validate_program(p, static_cast<int>(input.stages.size()));
+  // Every schedule must run under both libraries' rules: host ranks use MPI, GPU ranks NCCL.
+  validate_program(p, static_cast<int>(input.stages.size()), CommRules::Mpi);
+  validate_program(p, static_cast<int>(input.stages.size()), CommRules::Nccl);
   return p;
 }
 

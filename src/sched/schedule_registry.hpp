@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/comm_rules.hpp"
 #include "sched/instruction.hpp"
 #include "sched/schedule_options.hpp"
 
@@ -25,7 +26,7 @@ struct StageInfo {
 struct ScheduleInput {
   int world_size = 1;
   std::vector<StageInfo> stages;
-  ScheduleOptions deck;  // the deck's [schedule] table
+  ScheduleOptions deck;      // the deck's [schedule] table
   int64_t global_batch = 0;  // samples per global batch (sizes point-to-point messages)
 };
 
@@ -51,8 +52,10 @@ class ScheduleRegistry {
 // math: stages, slots, groups and events in range; every slot filled before use; every Send has
 // its Recv with the same byte count; every (stage, batch part) forward and backward exactly once;
 // collectives on a group issued in one order by all its members; every communication waited on;
-// and no deadlock (the ranks' streams are run abstractly to the end). Throws std::logic_error.
-void validate_program(const Program& program, int stage_count);
+// and no deadlock (the ranks' streams are run abstractly to the end) under the communication
+// library's rules (CommRules: under NCCL's, a pair's messages also come from one stream and match
+// in order whatever their tags). Throws std::logic_error.
+void validate_program(const Program& program, int stage_count, CommRules rules = CommRules::Mpi);
 
 }  // namespace wt
 

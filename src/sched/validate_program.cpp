@@ -8,30 +8,14 @@
 #include <string>
 #include <tuple>
 
+#include "sched/abstract_run.hpp"
 #include "sched/event_dependencies.hpp"
+#include "sched/opcode_traits.hpp"
 #include "sched/schedule_registry.hpp"
 
 namespace wt {
 
 namespace {
-
-bool is_collective(OpCode op) {
-  return op == OpCode::AllReduce || op == OpCode::Broadcast || op == OpCode::Reduce;
-}
-bool is_send(OpCode op) { return op == OpCode::SendActivation || op == OpCode::SendGradient; }
-bool is_recv(OpCode op) { return op == OpCode::RecvActivation || op == OpCode::RecvGradient; }
-bool completes_event(OpCode op) {
-  return is_collective(op) || is_send(op) || is_recv(op) || op == OpCode::Record;
-}
-bool needs_stage(OpCode op) {
-  return op == OpCode::Forward || op == OpCode::Backward || op == OpCode::Step ||
-         op == OpCode::KeepGradient || op == OpCode::AddKeptGradient || is_collective(op) ||
-         is_send(op) || is_recv(op);
-}
-bool needs_slot(OpCode op) {
-  return op == OpCode::LoadBatch || op == OpCode::Forward || op == OpCode::Backward ||
-         is_send(op) || is_recv(op);
-}
 
 // A point-to-point channel: messages from `src` to `dst` with one tag, matched in order.
 using Channel = std::tuple<int, int, int>;
@@ -44,7 +28,8 @@ struct Located {
 
 class Checker {
  public:
-  Checker(const Program& p, int stage_count) : p_(p), stages_(stage_count) {}
+  Checker(const Program& p, int stage_count, CommRules rules)
+      : p_(p), stages_(stage_count), rules_(rules) {}
 
   void run() {
     if (static_cast<int>(p_.ranks.size()) != p_.world_size)
@@ -74,14 +59,19 @@ class Checker {
     std::set<int> completed, waited;
     std::map<int, int> group_stream;
     const auto& streams = p_.ranks[r].streams;
+    if (!p_.ranks[r].priority.empty() && p_.ranks[r].priority.size() != streams.size())
+      fail("rank " + std::to_string(r) + " has " + std::to_string(p_.ranks[r].priority.size()) +
+           " stream priorities for " + std::to_string(streams.size()) + " streams");
     for (int s = 0; s < static_cast<int>(streams.size()); ++s) {
       for (size_t i = 0; i < streams[s].size(); ++i) {
         const Instruction& ins = streams[s][i];
         auto bad = [&](const std::string& why) { fail(where(r, ins) + ": " + why); };
-        if (needs_stage(ins.op) && (ins.stage < 0 || ins.stage >= stages_))
+        const OpcodeTraits& traits = opcode_traits(ins.op);
+        if (traits.needs_stage && (ins.stage < 0 || ins.stage >= stages_))
           bad("stage out of range");
-        if (needs_slot(ins.op) && (ins.slot < 0 || ins.slot >= p_.slots)) bad("slot out of range");
+        if (traits.needs_slot && (ins.slot < 0 || ins.slot >= p_.slots)) bad("slot out of range");
         if (ins.replica < 0 || ins.replica >= p_.replicas) bad("replica out of range");
+        if (ins.job < 0 || ins.job >= p_.jobs) bad("job out of range");
         if (ins.op == OpCode::AddKeptGradient &&
             (ins.from_replica < 0 || ins.from_replica >= p_.replicas))
           bad("from_replica out of range");
@@ -100,7 +90,7 @@ class Checker {
           const int e = ins.node_end < 0 ? -1 : ins.node_end;
           (ins.op == OpCode::Forward ? forward_ranges_ : backward_ranges_)[key].push_back({b, e});
         }
-        if (completes_event(ins.op)) {
+        if (traits.completes_event) {
           if (ins.event < 0 || ins.event >= p_.events || !completed.insert(ins.event).second)
             bad("event missing, out of range or completed twice");
           if (ins.op == OpCode::Record) {
@@ -116,20 +106,22 @@ class Checker {
               bad("root is not a member of the group");
             auto [it, fresh] = group_stream.emplace(ins.group, s);
             if (!fresh && it->second != s)
-              bad("collectives on one group must come from one stream (MPI orders them)");
+              bad(std::string("collectives on one group must come from one stream (") +
+                  comm_rules_name(rules_) + " orders them)");
             collectives_[{r, ins.group}].push_back(&ins);
           } else {
             if (ins.peer < 0 || ins.peer >= p_.world_size || ins.peer == r)
               bad("peer out of range");
             const bool sending = is_send(ins.op);
-            auto& list = sending ? sends_[Channel{r, ins.peer, ins.tag}]
-                                 : recvs_[Channel{ins.peer, r, ins.tag}];
+            const Channel channel = message_channel(r, ins, rules_);
+            auto& list = sending ? sends_[channel] : recvs_[channel];
             if (!list.empty() && list.back().stream != s)
-              bad("one channel's messages must come from one stream (MPI orders them)");
+              bad(std::string("one channel's messages must come from one stream (") +
+                  comm_rules_name(rules_) + " orders them)");
             list.push_back({s, &ins});
           }
         }
-        if (ins.op == OpCode::Wait) {
+        if (traits.waits_event) {
           if (ins.event < 0 || ins.event >= p_.events) bad("event out of range");
           waited.insert(ins.event);
         }
@@ -247,42 +239,16 @@ class Checker {
     }
   }
 
-  // Abstract run: instructions other than Wait never block; a collective completes once every
-  // member has issued it, a message once both ends are issued.
   void check_progress() const {
-    const auto deps = event_dependencies(p_);
-    std::vector<std::vector<size_t>> pos(p_.world_size);
-    for (int r = 0; r < p_.world_size; ++r) pos[r].assign(p_.ranks[r].streams.size(), 0);
-    auto complete = [&](int r, int event) {
-      for (const InstructionRef& d : deps.at({r, event}))
-        if (pos[d.rank][d.stream] <= d.index) return false;
-      return true;
-    };
-    bool progressed = true;
-    while (progressed) {
-      progressed = false;
-      for (int r = 0; r < p_.world_size; ++r)
-        for (size_t s = 0; s < pos[r].size(); ++s) {
-          const auto& stream = p_.ranks[r].streams[s];
-          while (pos[r][s] < stream.size()) {
-            const Instruction& ins = stream[pos[r][s]];
-            if (ins.op == OpCode::Wait && !complete(r, ins.event)) break;
-            ++pos[r][s];
-            progressed = true;
-          }
-        }
-    }
-    std::string stuck;
-    for (int r = 0; r < p_.world_size; ++r)
-      for (size_t s = 0; s < pos[r].size(); ++s)
-        if (pos[r][s] < p_.ranks[r].streams[s].size())
-          stuck += " [rank " + std::to_string(r) + " stream " + std::to_string(s) + " at " +
-                   p_.ranks[r].streams[s][pos[r][s]].str() + "]";
-    if (!stuck.empty()) fail("deadlock: streams stuck at" + stuck);
+    const std::string stuck = find_stuck_streams(p_, rules_);
+    if (!stuck.empty())
+      fail(std::string("deadlock under ") + comm_rules_name(rules_) + "'s rules: streams stuck at" +
+           stuck);
   }
 
   const Program& p_;
   int stages_;
+  CommRules rules_;
   // (stage, batch, part, parts) -> node ranges of its passes ({-1, -1}: the whole stage)
   std::map<std::tuple<int, int, int, int>, std::vector<std::pair<int, int>>> forward_ranges_;
   std::map<std::tuple<int, int, int, int>, std::vector<std::pair<int, int>>> backward_ranges_;
@@ -292,8 +258,8 @@ class Checker {
 
 }  // namespace
 
-void validate_program(const Program& program, int stage_count) {
-  Checker(program, stage_count).run();
+void validate_program(const Program& program, int stage_count, CommRules rules) {
+  Checker(program, stage_count, rules).run();
 }
 
 }  // namespace wt

@@ -37,51 +37,53 @@ Program generate_waves(const ScheduleInput& in) {
   for (int i = 0; i < n; ++i) {
     std::vector<Instruction> s;
     int event = 0;
-    std::vector<int> sends, fetched(n, -1), reduced(n, -1), received(n, -1);
+    std::vector<int> fetched(n, -1), reduced(n, -1);
     auto batch_at = [&](int stage) { return mod(i - stage, n); };
     auto fetch = [&](int stage) {
       fetched[stage] = event++;
       s.push_back(build::collective(OpCode::Broadcast, stage, owner(stage), 0, fetched[stage]));
     };
-    auto recv_act = [&](int stage) {
-      const int b = batch_at(stage);
-      received[stage] = event++;
-      s.push_back(build::transfer(OpCode::RecvActivation, stage, n, b, b, 0, 1, mod(i - 1, n),
-                                  batch * in.stages[stage].in_bytes_per_sample, received[stage]));
-    };
-    auto recv_grad = [&](int stage) {
-      const int b = batch_at(stage);
-      received[stage] = event++;
-      s.push_back(build::transfer(OpCode::RecvGradient, stage, n, b, b, 0, 1, mod(i + 1, n),
-                                  batch * in.stages[stage].out_bytes_per_sample, received[stage]));
-    };
     // Between cycles every rank sends to one neighbour and receives from the other, then computes
-    // on what it received. Waiting for the send too, before the receive (MPI_Sendrecv's order),
-    // costs nothing here — the rank cannot compute before its receive completes either — but keeps
-    // this rank polling until its message is through. Otherwise a rank that finished the cycle
-    // last hands its message to MPI and returns to compute, and its neighbour, already waiting for
-    // exactly that message, gets it only as fast as the busy sender polls between layers (a 1 MB
+    // on what it received. The program must run under MPI's rules and NCCL's (comm_rules.hpp).
+    // Under NCCL's a transfer holds its stream until the peer's matching one is issued, and a
+    // rank's transfers complete in issue order: a receive posted a cycle ahead would block the
+    // compute that produces the neighbour's message, and a ring in which every rank sends first
+    // would deadlock. So even ranks send first and odd ranks receive first (a ring of N >= 2 has
+    // an odd rank, whose receive releases its neighbour's send, and so on round the ring).
+    // The rank then waits for its send and its receive (MPI_Sendrecv's order). Waiting for the
+    // send costs nothing — the rank cannot compute before its receive completes either — but keeps
+    // it polling until its message is through. Otherwise a rank that finished the cycle last hands
+    // its message to MPI and returns to compute, and its neighbour, already waiting for exactly
+    // that message, gets it only as fast as the busy sender polls between layers (a 1 MB
     // activation took 4-8 ms that way instead of ~0.3 ms).
-    auto finish_exchange = [&](int receive_event) {
-      if (!sends.empty()) s.push_back(build::wait(sends.back()));
-      s.push_back(build::wait(receive_event));
+    auto exchange = [&](Instruction send, Instruction recv) {
+      send.event = event++;
+      recv.event = event++;
+      if (i % 2 == 0) {
+        s.push_back(send);
+        s.push_back(recv);
+      } else {
+        s.push_back(recv);
+        s.push_back(send);
+      }
+      s.push_back(build::wait(send.event));
+      s.push_back(build::wait(recv.event));
     };
-    // Forward cycles.
+    // Forward cycles: stage c on batch_at(c), its output to rank i+1, stage c+1's input from i-1.
     if (n > 1) fetch(0);
-    if (n > 1) recv_act(1);
     for (int c = 0; c < n; ++c) {
       const int b = batch_at(c);
       if (c + 1 < n) fetch(c + 1);  // prefetch the next cycle's weights
-      if (c + 2 < n) recv_act(c + 2);
       if (c == 0) s.push_back(build::load(b, b, 0, 1));
-      if (c > 0) finish_exchange(received[c]);
       if (c == n - 1 && n > 1) s.push_back(build::load(b, b, 0, 1, true));
       if (n > 1) s.push_back(build::wait(fetched[c]));
       s.push_back(build::compute(OpCode::Forward, c, b, b));
       if (c + 1 < n) {
-        sends.push_back(event++);
-        s.push_back(build::transfer(OpCode::SendActivation, c, n, b, b, 0, 1, mod(i + 1, n),
-                                    batch * in.stages[c].out_bytes_per_sample, sends.back()));
+        const int next = batch_at(c + 1);
+        exchange(build::transfer(OpCode::SendActivation, c, n, b, b, 0, 1, mod(i + 1, n),
+                                 batch * in.stages[c].out_bytes_per_sample, -1),
+                 build::transfer(OpCode::RecvActivation, c + 1, n, next, next, 0, 1, mod(i - 1, n),
+                                 batch * in.stages[c + 1].in_bytes_per_sample, -1));
       }
     }
     auto reduce = [&](int stage) {
@@ -89,10 +91,9 @@ Program generate_waves(const ScheduleInput& in) {
       reduced[stage] = event++;
       s.push_back(build::collective(OpCode::Reduce, stage, owner(stage), 0, reduced[stage]));
     };
-    // Backward cycles, last stage first.
+    // Backward cycles, last stage first: input gradients to rank i-1, from rank i+1.
     for (int st = n - 1; st >= 0; --st) {
       const int b = batch_at(st);
-      if (st >= 1) recv_grad(st - 1);  // posted one cycle ahead
       // Backward is forward's context switching in reverse (§3.3.2): a rank let go of stage
       // st-1's weights after its forward cycle, so it fetches them again, one cycle ahead. That
       // keeps a rank at its own stage plus the current and the next one (stage_residency.hpp)
@@ -100,7 +101,6 @@ Program generate_waves(const ScheduleInput& in) {
       // the step's last backward, so the second copy equals the first.
       if (st >= 1) fetch(st - 1);
       if (st < n - 1) {
-        finish_exchange(received[st]);
         reduce(st + 1);  // after the exchange, so as not to slow it: it has the next backward
         // The reduce issued a cycle ago is done by now; waiting for it here lets this rank drop
         // that borrowed stage's gradients at once, so at most two are held (the one in backward
@@ -110,13 +110,15 @@ Program generate_waves(const ScheduleInput& in) {
       }
       s.push_back(build::compute(OpCode::Backward, st, b, b));
       if (st > 0) {
-        sends.push_back(event++);
-        s.push_back(build::transfer(OpCode::SendGradient, st, n, b, b, 0, 1, mod(i - 1, n),
-                                    batch * in.stages[st].in_bytes_per_sample, sends.back()));
+        const int next = batch_at(st - 1);
+        exchange(build::transfer(OpCode::SendGradient, st, n, b, b, 0, 1, mod(i - 1, n),
+                                 batch * in.stages[st].in_bytes_per_sample, -1),
+                 build::transfer(OpCode::RecvGradient, st - 1, n, next, next, 0, 1, mod(i + 1, n),
+                                 batch * in.stages[st - 1].out_bytes_per_sample, -1));
       }
       if (st == 0) reduce(st);
     }
-    // Every send was waited for by the exchange after it (finish_exchange).
+    // Every transfer was waited for by its exchange.
     for (int st = n - 1; st >= 0; --st) {
       if (n > 1 && st < 2) s.push_back(build::wait(reduced[st]));  // the others were waited for
       if (owner(st) == i) s.push_back(build::step(st));

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "sched/opcode_traits.hpp"
 #include "sched/schedule_registry.hpp"
 #include "sched/stage_residency.hpp"
 
@@ -165,7 +166,7 @@ class Simulation {
   }
 
   void issue_message(int rank, int stream, double t, const Instruction& ins) {
-    const bool send = ins.op == OpCode::SendActivation || ins.op == OpCode::SendGradient;
+    const bool send = is_send(ins.op);
     const int from = send ? rank : ins.peer, to = send ? ins.peer : rank;
     auto& [sends, recvs] = messages_[{from, to, ins.tag}];
     (send ? sends : recvs).push_back({rank, stream, t, &ins});
@@ -219,38 +220,33 @@ class Simulation {
     const auto& list = p_.ranks[rank].streams[stream];
     while (st.pc < list.size()) {
       const Instruction& ins = list[st.pc];
-      switch (ins.op) {
-        case OpCode::Wait: {
-          const double done = event_time_[rank][ins.event];
-          if (done < 0) {
-            waiters_[rank][ins.event].push_back(id);
-            return;
-          }
-          st.time = std::max(st.time, done);
-          ++st.pc;
-          continue;
+      const OpcodeTraits& traits = opcode_traits(ins.op);
+      if (traits.waits_event) {
+        const double done = event_time_[rank][ins.event];
+        if (done < 0) {
+          waiters_[rank][ins.event].push_back(id);
+          return;
         }
-        case OpCode::Record:
-          wake(rank, ins.event, st.time);
-          ++st.pc;
-          continue;
-        case OpCode::SendActivation:
-        case OpCode::SendGradient:
-        case OpCode::RecvActivation:
-        case OpCode::RecvGradient:
-          if (ins.op == OpCode::RecvActivation || ins.op == OpCode::RecvGradient)
-            slot_samples_[rank][ins.slot] = part_samples(opt_.global_batch, ins.part, ins.parts);
-          ++st.pc;
-          issue_message(rank, stream, st.time, ins);
-          continue;
-        case OpCode::AllReduce:
-        case OpCode::Broadcast:
-        case OpCode::Reduce:
-          ++st.pc;
-          issue_collective(rank, stream, st.time, ins);
-          continue;
-        default:
-          break;
+        st.time = std::max(st.time, done);
+        ++st.pc;
+        continue;
+      }
+      if (traits.op_class == OpClass::Ordering) {  // Record
+        wake(rank, ins.event, st.time);
+        ++st.pc;
+        continue;
+      }
+      if (traits.comm == CommPattern::Send || traits.comm == CommPattern::Receive) {
+        if (traits.comm == CommPattern::Receive)
+          slot_samples_[rank][ins.slot] = part_samples(opt_.global_batch, ins.part, ins.parts);
+        ++st.pc;
+        issue_message(rank, stream, st.time, ins);
+        continue;
+      }
+      if (traits.comm == CommPattern::Collective) {
+        ++st.pc;
+        issue_collective(rank, stream, st.time, ins);
+        continue;
       }
       // Compute on this rank's engine.
       double cost = 0;
