@@ -1,17 +1,28 @@
 // Checks the CUDA operators and the NCCL communicator against the host implementations on a real
-// GPU. Built whenever CMake finds CUDA, so CI compiles and links this code; it exits with 77
-// (ctest: skipped) when the machine has no GPU, as CI's machines have none.
+// GPU: cuBLAS sgemm, cuDNN conv2d forward and backward (dx, dw, dbias), ReLU forward and backward,
+// and an NCCL allreduce; then prints two figures, cuBLAS sgemm GFLOP/s at 4096^3 and the host
+// gemm's at 1024^3 for reference. Built whenever CMake finds CUDA, so CI compiles and links this
+// code; it exits with 77 (ctest: skipped) when the machine has no GPU, as CI's machines have none.
+// tools/gpu-check.sh runs it on a GPU machine (docs/gpu-check.md).
+#include "util/cuda_check.hpp"
+
 #include <cuda_runtime.h>
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <thread>
 #include <vector>
 
 #include "comm/cuda/nccl_communicator.hpp"
 #include "ops/cuda/cuda_ops.hpp"
 #include "ops/host/conv2d.hpp"
+#include "ops/host/elementwise.hpp"
 #include "ops/host/gemm.hpp"
 #include "tensor/rng.hpp"
 
@@ -24,8 +35,9 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
   for (size_t i = 0; i < got.size(); ++i)
     worst = std::max(worst,
                      std::abs(double(got[i]) - want[i]) / std::max(1.0, std::abs(double(want[i]))));
-  std::printf("%-24s max relative difference %.3g %s\n", what, worst, worst < 1e-4 ? "ok" : "FAIL");
-  failures += worst >= 1e-4;
+  const bool ok = got.size() == want.size() && worst < 1e-4;
+  std::printf("%-34s max relative difference %.3g %s\n", what, worst, ok ? "ok" : "FAIL");
+  failures += !ok;
 }
 
 std::vector<float> random_vector(size_t n, wt::Rng& rng) {
@@ -36,20 +48,18 @@ std::vector<float> random_vector(size_t n, wt::Rng& rng) {
 
 float* to_device(const std::vector<float>& v) {
   float* d = nullptr;
-  cudaMalloc(&d, v.size() * sizeof(float));
-  cudaMemcpy(d, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice);
+  WT_CUDA_CHECK(cudaMalloc(&d, v.size() * sizeof(float)));
+  WT_CUDA_CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
   return d;
 }
 
 std::vector<float> to_host(const float* d, size_t n) {
   std::vector<float> v(n);
-  cudaMemcpy(v.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost);
+  WT_CUDA_CHECK(cudaMemcpy(v.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost));
   return v;
 }
 
-void check_gemm_and_conv() {
-  wt::Rng rng(1);
-  wt::cuda::CudaOps ops;
+void check_gemm(wt::cuda::CudaOps& ops, wt::Rng& rng) {
   const int64_t m = 64, n = 96, k = 80;
   auto a = random_vector(m * k, rng), b = random_vector(k * n, rng);
   std::vector<float> c(m * n, 0.0f);
@@ -57,26 +67,124 @@ void check_gemm_and_conv() {
   float *da = to_device(a), *db = to_device(b), *dc = to_device(c);
   ops.gemm(false, false, m, n, k, 1.0f, da, k, db, n, 0.0f, dc, n);
   expect_close(to_host(dc, m * n), c, "cuBLAS sgemm");
+  // Transposed operands with beta = 1, as the linear layers' backward calls them.
+  auto c0 = random_vector(m * n, rng);
+  c = c0;
+  wt::ops::gemm(true, true, m, n, k, 0.5f, a.data(), m, b.data(), k, 1.0f, c.data(), n);
+  WT_CUDA_CHECK(cudaMemcpy(dc, c0.data(), c0.size() * sizeof(float), cudaMemcpyHostToDevice));
+  ops.gemm(true, true, m, n, k, 0.5f, da, m, db, k, 1.0f, dc, n);
+  expect_close(to_host(dc, m * n), c, "cuBLAS sgemm (A^T B^T, beta 1)");
+  for (float* p : {da, db, dc}) cudaFree(p);
+}
 
-  wt::ops::Conv2dGeometry g{};
-  g.batch = 4;
-  g.in_channels = 3;
-  g.in_h = g.in_w = 12;
-  g.out_channels = 8;
-  g.kernel = 3;
-  g.stride = 1;
-  g.padding = 1;
+void check_conv(wt::cuda::CudaOps& ops, wt::Rng& rng, const wt::ops::Conv2dGeometry& g,
+                const char* forward_name, const char* dx_name, const char* dw_name,
+                const char* dbias_name) {
   auto x = random_vector(g.batch * g.in_channels * g.in_h * g.in_w, rng);
   auto w = random_vector(g.out_channels * g.in_channels * g.kernel * g.kernel, rng);
   auto bias = random_vector(g.out_channels, rng);
-  std::vector<float> y(g.batch * g.out_channels * g.out_h() * g.out_w());
+  const size_t y_size = g.batch * g.out_channels * g.out_h() * g.out_w();
+  std::vector<float> y(y_size);
   const int64_t chunk = wt::ops::conv2d_chunk(g);
   std::vector<float> ws(wt::ops::conv2d_workspace_floats(g, chunk));
   wt::ops::conv2d_forward(g, x.data(), w.data(), bias.data(), y.data(), ws.data(), chunk);
   float *dx = to_device(x), *dw = to_device(w), *dbias = to_device(bias), *dy = to_device(y);
   ops.conv2d_forward(g, dx, dw, dbias, dy);
-  expect_close(to_host(dy, y.size()), y, "cuDNN conv2d forward");
-  for (float* p : {da, db, dc, dx, dw, dbias, dy}) cudaFree(p);
+  expect_close(to_host(dy, y_size), y, forward_name);
+
+  // Backward: dx is overwritten, dw and dbias accumulate onto what they hold (non-zero here).
+  auto grad_y = random_vector(y_size, rng);
+  auto grad_w = random_vector(w.size(), rng), grad_bias = random_vector(bias.size(), rng);
+  std::vector<float> grad_x(x.size(), 7.0f);
+  float *d_grad_y = to_device(grad_y), *d_grad_w = to_device(grad_w),
+        *d_grad_bias = to_device(grad_bias), *d_grad_x = to_device(grad_x);
+  wt::ops::conv2d_backward(g, x.data(), w.data(), grad_y.data(), grad_x.data(), grad_w.data(),
+                           grad_bias.data(), ws.data(), chunk);
+  ops.conv2d_backward(g, dx, dw, d_grad_y, d_grad_x, d_grad_w, d_grad_bias);
+  expect_close(to_host(d_grad_x, grad_x.size()), grad_x, dx_name);
+  expect_close(to_host(d_grad_w, grad_w.size()), grad_w, dw_name);
+  expect_close(to_host(d_grad_bias, grad_bias.size()), grad_bias, dbias_name);
+  for (float* p : {dx, dw, dbias, dy, d_grad_y, d_grad_w, d_grad_bias, d_grad_x}) cudaFree(p);
+}
+
+void check_relu(wt::cuda::CudaOps& ops, wt::Rng& rng) {
+  // More elements than one grid covers (65535 blocks of 256 threads), so the grid-stride loop runs.
+  const int64_t n = 17'000'001;
+  auto x = random_vector(n, rng), dy = random_vector(n, rng);
+  for (int64_t i = 0; i < n; i += 1000) x[i] = 0.0f;  // the boundary: relu'(0) = 0 on both paths
+  std::vector<float> y(n), dx(n);
+  wt::ops::relu_forward(x.data(), y.data(), n);
+  wt::ops::relu_backward(y.data(), dy.data(), dx.data(), n);
+  float *d_x = to_device(x), *d_y = to_device(std::vector<float>(n, -1.0f));
+  float *d_dy = to_device(dy), *d_dx = to_device(std::vector<float>(n, -1.0f));
+  ops.relu_forward(d_x, d_y, n);
+  ops.relu_backward(d_y, d_dy, d_dx, n);
+  expect_close(to_host(d_y, n), y, "ReLU forward");
+  expect_close(to_host(d_dx, n), dx, "ReLU backward");
+  for (float* p : {d_x, d_y, d_dy, d_dx}) cudaFree(p);
+}
+
+// cuBLAS sgemm GFLOP/s on n^3 (CUDA events, after warm-up), with a sampled check of the product.
+void time_cublas_gemm(wt::cuda::CudaOps& ops, wt::Rng& rng, int64_t n) {
+  auto a = random_vector(n * n, rng), b = random_vector(n * n, rng);
+  float *da = to_device(a), *db = to_device(b), *dc = nullptr;
+  WT_CUDA_CHECK(cudaMalloc(&dc, n * n * sizeof(float)));
+  for (int i = 0; i < 3; ++i) ops.gemm(false, false, n, n, n, 1.0f, da, n, db, n, 0.0f, dc, n);
+  cudaEvent_t start, stop;
+  WT_CUDA_CHECK(cudaEventCreate(&start));
+  WT_CUDA_CHECK(cudaEventCreate(&stop));
+  const int reps = 20;
+  WT_CUDA_CHECK(cudaEventRecord(start));
+  for (int i = 0; i < reps; ++i) ops.gemm(false, false, n, n, n, 1.0f, da, n, db, n, 0.0f, dc, n);
+  WT_CUDA_CHECK(cudaEventRecord(stop));
+  WT_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  WT_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  const double seconds = ms / 1e3 / reps;
+  std::printf(
+      "figure: cuBLAS sgemm %lldx%lldx%lld FP32: %.0f GFLOP/s (%.3f ms per product, "
+      "mean of %d after 3 warm-ups)\n",
+      (long long)n, (long long)n, (long long)n, 2.0 * n * n * n / seconds / 1e9, seconds * 1e3,
+      reps);
+  // 512 entries against a double-precision dot product: catches TF32 or a transposed result.
+  auto c = to_host(dc, n * n);
+  std::vector<float> got, want;
+  for (int s = 0; s < 512; ++s) {
+    const int64_t i = rng.below(n), j = rng.below(n);
+    double sum = 0;
+    for (int64_t p = 0; p < n; ++p) sum += double(a[i * n + p]) * b[p * n + j];
+    got.push_back(c[i * n + j]);
+    want.push_back(float(sum));
+  }
+  expect_close(got, want, "cuBLAS sgemm 4096^3 (512 sampled)");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  for (float* p : {da, db, dc}) cudaFree(p);
+}
+
+// The host gemm's GFLOP/s on n^3 for reference: the median of 15 timed products after 5 warm-ups
+// (the first products pay for the GEMM library's thread start-up and first touch of the pages).
+void time_host_gemm(wt::Rng& rng, int64_t n) {
+  auto a = random_vector(n * n, rng), b = random_vector(n * n, rng);
+  std::vector<float> c(n * n);
+  for (int i = 0; i < 5; ++i)
+    wt::ops::gemm(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+  std::vector<double> seconds;
+  for (int i = 0; i < 15; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    wt::ops::gemm(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  const double median = seconds[seconds.size() / 2];
+  const char* omp_threads = std::getenv("OMP_NUM_THREADS");
+  std::printf(
+      "figure: host gemm (%s) %lldx%lldx%lld FP32: %.0f GFLOP/s (median of %zu: %.3f ms; "
+      "fastest %.0f, slowest %.0f GFLOP/s; %u hardware threads, OMP_NUM_THREADS=%s)\n",
+      wt::ops::gemm_backend(), (long long)n, (long long)n, (long long)n,
+      2.0 * n * n * n / median / 1e9, seconds.size(), median * 1e3,
+      2.0 * n * n * n / seconds.front() / 1e9, 2.0 * n * n * n / seconds.back() / 1e9,
+      std::thread::hardware_concurrency(), omp_threads ? omp_threads : "unset");
 }
 
 void check_nccl_allreduce() {
@@ -87,6 +195,44 @@ void check_nccl_allreduce() {
   const float want = comm.size() * (comm.size() + 1) / 2.0f;
   expect_close(to_host(d, v.size()), std::vector<float>(v.size(), want), "NCCL allreduce");
   cudaFree(d);
+}
+
+void run_checks() {
+  cudaDeviceProp prop{};
+  WT_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  std::printf("device 0: %s, compute capability %d.%d, %d SMs; CUDA runtime %d, driver %d\n",
+              prop.name, prop.major, prop.minor, prop.multiProcessorCount, runtime, driver);
+  wt::Rng rng(1);
+  wt::cuda::CudaOps ops;
+  check_gemm(ops, rng);
+  wt::ops::Conv2dGeometry g{};
+  g.batch = 4;
+  g.in_channels = 3;
+  g.in_h = g.in_w = 12;
+  g.out_channels = 8;
+  g.kernel = 3;
+  g.stride = 1;
+  g.padding = 1;
+  check_conv(ops, rng, g, "cuDNN conv2d forward", "cuDNN conv2d backward dx",
+             "cuDNN conv2d backward dw", "cuDNN conv2d backward dbias");
+  // LeNet's second convolution shape, strided and unpadded.
+  g.batch = 8;
+  g.in_channels = 6;
+  g.in_h = g.in_w = 14;
+  g.out_channels = 16;
+  g.kernel = 5;
+  g.stride = 2;
+  g.padding = 0;
+  check_conv(ops, rng, g, "cuDNN conv2d forward (5x5/2)", "cuDNN conv2d backward dx (5x5/2)",
+             "cuDNN conv2d backward dw (5x5/2)", "cuDNN conv2d backward dbias (5x5/2)");
+  check_relu(ops, rng);
+  check_nccl_allreduce();
+  time_cublas_gemm(ops, rng, 4096);
+  time_host_gemm(rng, 1024);
+  WT_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 }  // namespace
@@ -100,9 +246,14 @@ int main(int argc, char** argv) {
     return 77;
   }
   Kokkos::initialize();
-  check_gemm_and_conv();
-  check_nccl_allreduce();
+  try {
+    run_checks();
+  } catch (const std::exception& e) {
+    std::printf("FAIL: %s\n", e.what());
+    ++failures;
+  }
   Kokkos::finalize();
+  std::printf("%s: %d check(s) failed\n", failures ? "FAILED" : "PASSED", failures);
   MPI_Finalize();
   return failures ? 1 : 0;
 }
