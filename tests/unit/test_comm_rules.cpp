@@ -9,6 +9,7 @@
 #include "sched/event_dependencies.hpp"
 #include "sched/opcode_traits.hpp"
 #include "sched/schedule_registry.hpp"
+#include "unit/schedule_inputs.hpp"
 
 namespace {
 
@@ -67,18 +68,7 @@ wt::Program crossed_issue_order() {
   return p;
 }
 
-wt::ScheduleInput model_parallel_input(int n) {
-  wt::ScheduleInput in;
-  in.world_size = n;
-  in.global_batch = 16;
-  for (int s = 0; s < n; ++s) {
-    wt::StageInfo st{3 * s, 3 * s + 3, {400, 0, 0}};
-    st.in_bytes_per_sample = s > 0 ? 100 : 0;
-    st.out_bytes_per_sample = s + 1 < n ? 100 : 0;
-    in.stages.push_back(st);
-  }
-  return in;
-}
+wt::ScheduleInput model_parallel_input(int n) { return wt_test::chain_of_stages(n, n); }
 
 }  // namespace
 

@@ -7,22 +7,12 @@
 
 #include "sched/cycle_table.hpp"
 #include "sched/schedule_registry.hpp"
+#include "unit/schedule_inputs.hpp"
 
 namespace {
 
-// n stages of 3 nodes each, with parameters, and 100-byte activations per sample at every cut.
 wt::ScheduleInput stages(int n, int microbatches = 1) {
-  wt::ScheduleInput in;
-  in.world_size = n;
-  in.global_batch = 16;
-  in.deck.microbatches = microbatches;
-  for (int s = 0; s < n; ++s) {
-    wt::StageInfo st{3 * s, 3 * s + 3, {400, 0, 0}};
-    st.in_bytes_per_sample = s > 0 ? 100 : 0;
-    st.out_bytes_per_sample = s + 1 < n ? 100 : 0;
-    in.stages.push_back(st);
-  }
-  return in;
+  return wt_test::chain_of_stages(n, n, microbatches);
 }
 
 std::vector<wt::Instruction> ops(const wt::Program& p, int rank, wt::OpCode op) {

@@ -7,25 +7,16 @@
 
 #include "sched/schedule_registry.hpp"
 #include "sched/stage_residency.hpp"
+#include "unit/schedule_inputs.hpp"
 
 namespace {
 
 using wt::OpCode;
 using wt::Residency;
 
-// n stages of 3 nodes each, all with parameters, 100-byte activations per sample at every cut.
+// Every node with parameters.
 wt::ScheduleInput stages(int n, int world, int microbatches = 1) {
-  wt::ScheduleInput in;
-  in.world_size = world;
-  in.global_batch = 16;
-  in.deck.microbatches = microbatches;
-  for (int s = 0; s < n; ++s) {
-    wt::StageInfo st{3 * s, 3 * s + 3, {400, 400, 400}};
-    st.in_bytes_per_sample = s > 0 ? 100 : 0;
-    st.out_bytes_per_sample = s + 1 < n ? 100 : 0;
-    in.stages.push_back(st);
-  }
-  return in;
+  return wt_test::chain_of_stages(n, world, microbatches, {400, 400, 400});
 }
 
 // Stage buffers (values and grads each count one) a rank holds at worst over a step, replaying
