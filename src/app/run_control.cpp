@@ -22,8 +22,10 @@ sigset_t stop_signals() {
   return set;
 }
 
-// Aim for one control allreduce per this many seconds of training.
-constexpr double kSyncPeriod = 0.5;
+// Aim for one control allreduce per this many seconds of training: a stop signal waits at most
+// about this long (times any slowdown since the interval was chosen) before the ranks agree.
+constexpr double kSyncPeriod = 0.25;
+constexpr double kMaxSyncInterval = 1000;
 
 }  // namespace
 
@@ -58,10 +60,21 @@ void RunControl::checkpoint_written(double seconds) {
   last_checkpoint_time_ = elapsed();
 }
 
+// From the slower of the last step and the mean since the last sync, not one step's time: one
+// fast step under a loaded node once made the interval seconds long and a stop signal outlived
+// mpirun's grace. The interval at most doubles per sync, so it settles after a few syncs.
+double RunControl::next_sync_interval(double step_seconds) const {
+  const double mean = seconds_since_sync_ / double(std::max<int64_t>(steps_since_sync_, 1));
+  const double typical = std::max({step_seconds, mean, 1e-6});
+  const double ceiling = std::min(kMaxSyncInterval, 2.0 * double(sync_interval_));
+  return std::clamp(std::floor(kSyncPeriod / typical), 1.0, std::max(ceiling, 1.0));
+}
+
 RunAction RunControl::after_step(int64_t steps_done, double step_seconds) {
   RunAction action;
   slowest_step_ = std::max(slowest_step_, step_seconds);
   seconds_since_sync_ += step_seconds;
+  ++steps_since_sync_;
   const int64_t every = config_.checkpoint.every_steps;
   if (every > 0 && steps_done % every == 0) action.checkpoint = true;
   if (steps_done < next_sync_) return action;
@@ -80,11 +93,12 @@ RunAction RunControl::after_step(int64_t steps_done, double step_seconds) {
                             2 * checkpoint_seconds_;
       if (walltime_s_ - now < needed) v[2] = 1;
     }
-    v[3] = std::clamp(std::floor(kSyncPeriod / std::max(step_seconds, 1e-6)), 1.0, 1000.0);
+    v[3] = next_sync_interval(step_seconds);
   }
   comm_.allreduce_sum(v, 4, 0);
   sync_interval_ = int64_t(v[3]);
   seconds_since_sync_ = 0;
+  steps_since_sync_ = 0;
   next_sync_ = steps_done + sync_interval_;
   if (v[0] > 0) {
     action.checkpoint = action.stop = true;

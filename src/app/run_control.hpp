@@ -38,6 +38,7 @@ class RunControl {
 
  private:
   double elapsed() const;
+  double next_sync_interval(double step_seconds) const;  // rank 0's choice, in steps
   const RunConfig& config_;
   double walltime_s_;
   Communicator& comm_;
@@ -45,6 +46,7 @@ class RunControl {
   double last_checkpoint_time_ = 0;  // elapsed() at the last checkpoint
   double slowest_step_ = 0;
   double seconds_since_sync_ = 0;  // training time since the last control allreduce
+  int64_t steps_since_sync_ = 0;
   double checkpoint_seconds_ = 0;
   int64_t sync_interval_ = 1;
   int64_t next_sync_ = 1;

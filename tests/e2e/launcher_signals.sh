@@ -17,7 +17,7 @@ cd "$dir"
 trap 'kill_matching "$dir/"; rm -rf "$dir"' EXIT
 deck=$WT_SOURCE_DIR/inputs/fashion_mlp.toml
 opts=(--set "data.path=\"$data\"" --set train.log_every_steps=50)
-export WT_STOP_GRACE=2 # local.sh's mpirun grace: ranks SIGTERMed 2 s after mpirun's signal
+export WT_STOP_GRACE=4 # local.sh's mpirun grace: ranks SIGTERMed 4 s after mpirun's signal (a loaded CI node)
 now() { date +%s.%N; }
 since() { echo "$(now) - $1" | bc; }
 wait_training() {  # run dir, output file
