@@ -134,6 +134,7 @@ StepStats Executor::run_step(int64_t step, double lr) {
         }
         const double t0 = !observer_ ? 0 : wait_since_[s] >= 0 ? wait_since_[s] : now_seconds();
         wait_since_[s] = -1;
+        current_stream_ = static_cast<int>(s);
         execute(ins, step, lr, stats, may_block_[s][pos[s]] != 0);
         if (residency_.release_values_after[s][pos[s]])  // a borrowed stage's last read for now
           replica(ins).stages[ins.stage].release_values();
@@ -260,7 +261,7 @@ void Executor::execute_gradient_exchange(const Instruction& ins) {
   if (!st.grads.defined()) return;
   if (ins.op == OpCode::KeepGradient) {
     Tensor& kept = kept_[ins.replica][ins.stage];
-    if (!kept.defined()) kept = Tensor::empty({st.grads.numel()});
+    if (!kept.defined()) kept = Tensor::empty({st.grads.numel()}, current_stream_);
     kept.copy_from(st.grads);
     return;
   }
@@ -288,6 +289,7 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
     ctx.rng = &slot.rng;
     ctx.labels = slot.labels.data();
     ctx.loss_scale = loss_scale;
+    ctx.stream = current_stream_;
     slot.saved[i] = Saved{};
     node.layer->forward(in, slot.out[i], slot.saved[i], ctx);
     if (node.layer->is_loss()) {
@@ -331,6 +333,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       ctx.rng = &slot.rng;
       ctx.labels = slot.labels.data();
       ctx.loss_scale = 1.0f / float(data_.global_batch() * program_.global_batches);
+      ctx.stream = current_stream_;
       node.layer->backward(in, slot.out[i], dout, din_ptrs, slot.saved[i], ctx);
       // Fan-out: a tensor read by several nodes receives the sum of their gradients.
       for (size_t k = 0; k < node.inputs.size(); ++k) {
@@ -374,6 +377,7 @@ StepStats Executor::evaluate(const Tensor& inputs, const std::vector<int32_t>& l
   slot.grad.resize(nodes);
   slot.input = inputs;
   slot.labels = labels;
+  current_stream_ = 0;  // between steps: the default stream
   forward_nodes(model_, slot, 0, static_cast<int>(nodes), Mode::Eval, 1.0f, stats, true);
   return stats;
 }

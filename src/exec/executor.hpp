@@ -127,6 +127,7 @@ class Executor {
   InstructionObserver* observer_ = nullptr;
   std::vector<double> wait_since_;  // per stream: when an observed Wait first blocked, else -1
   std::vector<int> visit_order_;    // streams by priority (stream_visit_order)
+  int current_stream_ = 0;          // the running instruction's stream: its allocations' stream
   StepGuard step_guard_;
 };
 

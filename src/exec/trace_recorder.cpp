@@ -75,15 +75,17 @@ void TraceRecorder::attach() {
   trace_.memory.reserve(std::min(kReservedMemorySamplesPerStep * steps, kMaxReservedRecords));
   std::fill(event_row_.begin(), event_row_.end(), -1);
   const MemoryStats now = allocator_.stats();
-  trace_.memory.push_back(
-      {since_origin(steady_seconds()), int64_t(now.in_use), int64_t(now.reserved)});
+  trace_.memory.push_back(memory_sample(now));
   // The allocator calls this under its own lock, so samples from the preload thread and the
   // main thread never race on the vector.
-  allocator_.set_observer([this](const MemoryStats& s) {
-    trace_.memory.push_back(
-        {since_origin(steady_seconds()), int64_t(s.in_use), int64_t(s.reserved)});
-  });
+  allocator_.set_observer(
+      [this](const MemoryStats& s) { trace_.memory.push_back(memory_sample(s)); });
   executor_.set_observer(this);
+}
+
+TraceMemorySample TraceRecorder::memory_sample(const MemoryStats& s) const {
+  return {since_origin(steady_seconds()), int64_t(s.in_use), int64_t(s.reserved),
+          int64_t(s.forced_syncs), int64_t(s.largest_free)};
 }
 
 void TraceRecorder::detach() {

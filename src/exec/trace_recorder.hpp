@@ -54,6 +54,7 @@ class TraceRecorder : public InstructionObserver {
   void detach();
   void write();
   double since_origin(double steady_seconds) const { return steady_seconds - origin_; }
+  TraceMemorySample memory_sample(const MemoryStats& stats) const;
   const char* name_of(OpCode op);
 
   Communicator& comm_;

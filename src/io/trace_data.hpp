@@ -35,6 +35,8 @@ struct TraceMemorySample {
   double time;
   int64_t in_use;
   int64_t reserved;
+  int64_t forced_syncs = 0;  // so far: device synchronisations forced by memory pressure
+  int64_t largest_free = 0;  // the largest cached block (fragmentation = 1 - it / cached)
 };
 
 struct RankTrace {

@@ -75,6 +75,10 @@ void write_memory(hid_t rank_group, const std::vector<TraceMemorySample>& memory
   write_field(group.get(), "time", H5T_NATIVE_DOUBLE, memory, &TraceMemorySample::time);
   write_field(group.get(), "in_use", H5T_NATIVE_INT64, memory, &TraceMemorySample::in_use);
   write_field(group.get(), "reserved", H5T_NATIVE_INT64, memory, &TraceMemorySample::reserved);
+  write_field(group.get(), "forced_syncs", H5T_NATIVE_INT64, memory,
+              &TraceMemorySample::forced_syncs);
+  write_field(group.get(), "largest_free", H5T_NATIVE_INT64, memory,
+              &TraceMemorySample::largest_free);
 }
 
 void write_contents(const std::string& path, const TraceInfo& info,

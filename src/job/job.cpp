@@ -148,6 +148,7 @@ void Job::resume() {
 
 StepStats Job::run_step(int64_t step) {
   lr_ = learning_rate(config_.lr_schedule, config_.optimizer.lr, step, total_steps_);
+  CachingAllocator::JobScope account(device_allocator(), id());
   StepStats stats = executor_->run_step(step, lr_);
   if (guard_->skipped(step)) {
     log_.warning("skipped step %lld: %s (%lld skipped so far)", (long long)(step + 1),
@@ -158,6 +159,7 @@ StepStats Job::run_step(int64_t step) {
 }
 
 StepStats Job::evaluate() {
+  CachingAllocator::JobScope account(device_allocator(), id());
   source_->quiesce();               // HDF5 is used by one thread at a time
   executor_->prepare_evaluation();  // model-parallel stages: every rank gets current weights
   // eval_batch rows per rank at a time (the deck's memory bound), each rank its part of every

@@ -35,6 +35,7 @@ struct JobOptions {
   int64_t max_steps = 0;  // overrides train.max_steps when > 0
   bool quiet = false;     // progress lines off (warnings and results stay)
   bool restart = false;   // resume from the newest checkpoint (one must exist)
+  int id = 0;             // the job's index on its rank: its account in the device's memory
 };
 
 // The run directory a deck resolves to under these options.
@@ -60,6 +61,7 @@ class Job {
   void stop_after(int64_t steps_done);
 
   const RunConfig& config() const { return config_; }
+  int id() const { return options_.id; }
   const std::string& run_dir() const { return run_dir_; }
   RunLog& log() { return log_; }
   bool is_root() const { return root_; }

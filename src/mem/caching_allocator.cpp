@@ -1,6 +1,6 @@
 #include "mem/caching_allocator.hpp"
 
-#include <cstdlib>
+#include <algorithm>
 #include <new>
 
 namespace wt {
@@ -11,11 +11,25 @@ OutOfMemory::OutOfMemory(size_t requested_bytes, size_t in_use, size_t limit)
                          std::to_string(limit) + "-byte limit (device.memory_limit)"),
       requested(requested_bytes) {}
 
-CachingAllocator::~CachingAllocator() { empty_cache(); }
+double MemoryStats::fragmentation() const {
+  const size_t cached = reserved - in_use;
+  return cached == 0 ? 0.0 : 1.0 - double(largest_free) / double(cached);
+}
+
+CachingAllocator::CachingAllocator(size_t limit_bytes, StreamEvents* events)
+    : limit_(limit_bytes), events_(events ? events : &host_events_) {}
+
+CachingAllocator::~CachingAllocator() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (MemBlock* block : pending_) pool_.put(block, kSyncedPool);
+  pending_.clear();
+  pool_.sync_pools([](const StreamEvent&) { return true; });
+  // pool_'s destructor returns the free segments.
+}
 
 size_t CachingAllocator::round_size(size_t bytes) {
-  // 512-byte granularity below 1 MiB, then quarter-power-of-two classes, so reuse is likely but
-  // waste stays under 25%.
+  // 512-byte granularity below 1 MiB, then quarter-power-of-two classes, so a freed block fits
+  // the next request of about its size without a split, and waste stays under 25%.
   if (bytes == 0) bytes = 1;
   if (bytes < (size_t(1) << 20)) return (bytes + 511) & ~size_t(511);
   size_t pow = size_t(1) << (63 - __builtin_clzll(bytes));
@@ -23,57 +37,139 @@ size_t CachingAllocator::round_size(size_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
+// Blocks whose other streams have finished with them join their own stream's pool.
+void CachingAllocator::settle_pending_locked() {
+  auto done = [this](MemBlock* block) {
+    for (const StreamEvent& e : block->pending_uses)
+      if (!events_->completed(e)) return false;
+    return true;
+  };
+  auto ready = std::stable_partition(pending_.begin(), pending_.end(),
+                                     [&](MemBlock* b) { return !done(b); });
+  for (auto it = ready; it != pending_.end(); ++it) {
+    (*it)->freed = events_->record((*it)->stream);
+    pool_.put(*it, (*it)->stream);
+  }
+  pending_.erase(ready, pending_.end());
+}
+
+MemBlock* CachingAllocator::reserve(size_t size) {
+  // Cached whole segments that no request fits go back before the cache grows past what is in
+  // use by more than 1/16: two jobs with different sizes would otherwise each keep their own.
+  const size_t needed = stats_.in_use + size;
+  if (stats_.reserved + size > needed + needed / 16)
+    stats_.reserved -= pool_.release_free_segments(stats_.reserved + size - needed);
+  if (limit_ && stats_.reserved + size > limit_)
+    stats_.reserved -= pool_.release_free_segments(stats_.reserved + size - limit_);
+  if (limit_ && stats_.reserved + size > limit_) return nullptr;
+  MemBlock* block = pool_.new_segment(size);
+  if (!block)
+    throw OutOfMemory("out of host memory: requested " + std::to_string(size) +
+                          " bytes, which this process cannot get (" +
+                          std::to_string(stats_.in_use) + " in use)",
+                      size);
+  stats_.reserved += size;
+  stats_.system_allocations++;
+  return block;
+}
+
+MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream) {
+  if (MemBlock* b = pool_.take_best_fit(stream, size)) return b;  // stream order makes it safe
+  if (MemBlock* b = pool_.take_best_fit(kSyncedPool, size)) return b;
+  // Other streams' freed blocks whose last use has finished, by their events.
+  settle_pending_locked();
+  if (MemBlock* b = pool_.take_best_fit(stream, size)) return b;
+  if (pool_.sync_pools([this](const StreamEvent& e) { return events_->completed(e); }) > 0)
+    if (MemBlock* b = pool_.take_best_fit(kSyncedPool, size)) return b;
+  if (MemBlock* b = reserve(size)) return b;
+  // Memory pressure: wait for every stream, then everything freed is safe for everyone.
+  if (!pending_.empty() || pool_.has_stream_pools()) {
+    events_->synchronize();
+    stats_.forced_syncs++;
+    for (MemBlock* block : pending_) pool_.put(block, kSyncedPool);
+    pending_.clear();
+    pool_.sync_pools([](const StreamEvent&) { return true; });
+    if (MemBlock* b = pool_.take_best_fit(kSyncedPool, size)) return b;
+    if (MemBlock* b = reserve(size)) return b;
+  }
+  return nullptr;
+}
+
+void CachingAllocator::count_allocation(MemBlock* block) {
+  stats_.in_use += block->size;
+  stats_.peak_in_use = std::max(stats_.peak_in_use, stats_.in_use);
+  stats_.peak_reserved = std::max(stats_.peak_reserved, stats_.reserved);
+  JobMemory& job = jobs_[block->job];
+  job.in_use += block->size;
+  job.peak_in_use = std::max(job.peak_in_use, job.in_use);
+}
+
 void* CachingAllocator::allocate(size_t bytes, int stream, size_t* granted) {
   const size_t size = round_size(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.allocations++;
-  void* ptr = nullptr;
-  auto it = free_blocks_.find({stream, size});
-  if (it == free_blocks_.end()) {
-    // Another stream's cached block of the same size is the next best thing.
-    for (auto jt = free_blocks_.begin(); jt != free_blocks_.end(); ++jt) {
-      if (jt->first.second == size) {
-        it = jt;
-        break;
-      }
-    }
-  }
-  if (it != free_blocks_.end()) {
-    ptr = it->second;
-    free_blocks_.erase(it);
-  } else {
-    if (limit_ && stats_.reserved + size > limit_) free_cached_locked();
-    if (limit_ && stats_.reserved + size > limit_) throw OutOfMemory(bytes, stats_.in_use, limit_);
-    ptr = std::aligned_alloc(64, size);
-    if (!ptr)
-      throw OutOfMemory("out of host memory: requested " + std::to_string(bytes) +
-                            " bytes, which this process cannot get (" +
-                            std::to_string(stats_.in_use) + " in use)",
-                        bytes);
-    stats_.reserved += size;
-    stats_.system_allocations++;
-  }
-  stats_.in_use += size;
-  if (stats_.in_use > stats_.peak_in_use) stats_.peak_in_use = stats_.in_use;
-  if (stats_.reserved > stats_.peak_reserved) stats_.peak_reserved = stats_.reserved;
-  *granted = size;
-  if (observer_) observer_(stats_);
-  return ptr;
+  MemBlock* block = find_or_reserve(size, stream);
+  if (!block) throw OutOfMemory(bytes, stats_.in_use, limit_);
+  block->stream = stream;
+  block->job = current_job_;
+  live_[block->ptr] = block;
+  count_allocation(block);
+  *granted = block->size;
+  notify_locked();
+  return block->ptr;
 }
 
 void CachingAllocator::release(void* ptr, size_t granted, int stream) {
   std::lock_guard<std::mutex> lock(mutex_);
-  stats_.in_use -= granted;
-  free_blocks_.emplace(std::make_pair(stream, granted), ptr);
-  if (observer_) observer_(stats_);
+  auto it = live_.find(ptr);
+  if (it == live_.end()) return;  // not ours: nothing to give back
+  MemBlock* block = it->second;
+  live_.erase(it);
+  (void)granted;
+  stats_.in_use -= block->size;
+  jobs_[block->job].in_use -= block->size;
+  block->stream = stream;
+  if (block->used_on.empty()) {
+    block->freed = events_->record(stream);
+    pool_.put(block, stream);
+  } else {
+    for (int other : block->used_on) block->pending_uses.push_back(events_->record(other));
+    pending_.push_back(block);
+  }
+  notify_locked();
 }
 
-void CachingAllocator::free_cached_locked() {
-  for (auto& [key, ptr] : free_blocks_) {
-    std::free(ptr);
-    stats_.reserved -= key.second;
-  }
-  free_blocks_.clear();
+void CachingAllocator::notify_locked() {
+  if (!observer_) return;
+  stats_.largest_free = pool_.largest_free_block();
+  observer_(stats_);
+}
+
+void CachingAllocator::record_use(void* ptr, int stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = live_.find(ptr);
+  if (it == live_.end() || it->second->stream == stream) return;
+  auto& used = it->second->used_on;
+  if (std::find(used.begin(), used.end(), stream) == used.end()) used.push_back(stream);
+}
+
+void CachingAllocator::sync_and_coalesce() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_->synchronize();
+  for (MemBlock* block : pending_) pool_.put(block, kSyncedPool);
+  pending_.clear();
+  pool_.sync_pools([](const StreamEvent&) { return true; });
+}
+
+CachingAllocator::JobScope::JobScope(CachingAllocator& allocator, int job) : allocator_(allocator) {
+  std::lock_guard<std::mutex> lock(allocator_.mutex_);
+  previous_ = allocator_.current_job_;
+  allocator_.current_job_ = job;
+}
+
+CachingAllocator::JobScope::~JobScope() {
+  std::lock_guard<std::mutex> lock(allocator_.mutex_);
+  allocator_.current_job_ = previous_;
 }
 
 void CachingAllocator::set_limit(size_t limit_bytes) {
@@ -83,18 +179,29 @@ void CachingAllocator::set_limit(size_t limit_bytes) {
 
 MemoryStats CachingAllocator::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  MemoryStats s = stats_;
+  s.largest_free = pool_.largest_free_block();
+  return s;
+}
+
+JobMemory CachingAllocator::job_stats(int job) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = jobs_.find(job);
+  return it == jobs_.end() ? JobMemory{} : it->second;
 }
 
 void CachingAllocator::reset_peaks() {
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.peak_in_use = stats_.in_use;
   stats_.peak_reserved = stats_.reserved;
+  for (auto& [id, job] : jobs_) job.peak_in_use = job.in_use;
 }
 
 void CachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(mutex_);
-  free_cached_locked();
+  settle_pending_locked();
+  pool_.sync_pools([this](const StreamEvent& e) { return events_->completed(e); });
+  stats_.reserved -= pool_.release_free_segments(SIZE_MAX);
 }
 
 void CachingAllocator::set_observer(std::function<void(const MemoryStats&)> observer) {

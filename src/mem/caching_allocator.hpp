@@ -1,8 +1,15 @@
 #pragma once
-// Device-memory budget and caching allocator. On a CPU rank the "device" is host memory and the
-// budget (device.memory_limit) is enforced here, so out-of-memory behaviour is real and testable.
-// Freed blocks are cached per stream (Waterwave: a block freed on one stream is reused on that
-// stream first), which also keeps glibc from returning and re-faulting large buffers every step.
+// The device's stream-ordered caching allocator with a budget. On a CPU rank the "device" is
+// host memory and the budget (device.memory_limit) is enforced here, so out-of-memory behaviour
+// is real and testable. Best fit over blocks that split and coalesce (block_pool.hpp).
+//
+// Stream order (PyTorch's caching allocator, Waterwave's free lists): a block freed on a stream
+// is reusable at once on that stream; another stream gets it only after an event recorded at
+// the free has completed or a synchronisation. A block read on other streams (record_use) waits
+// for events on those too. An allocation searches: the stream's own freed blocks; blocks known
+// to be safe for every stream; fresh memory within the budget (after returning cached segments
+// to the system); then, only if that fails, it synchronises the device (counted as a forced
+// sync) and tries again before throwing OutOfMemory (exit status 3).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -10,6 +17,10 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+
+#include "mem/block_pool.hpp"
+#include "mem/stream_events.hpp"
 
 namespace wt {
 
@@ -20,6 +31,17 @@ struct MemoryStats {
   size_t peak_reserved = 0;
   size_t allocations = 0;         // calls to allocate()
   size_t system_allocations = 0;  // calls that had to go to the system
+  size_t forced_syncs = 0;        // device synchronisations forced by memory pressure
+  size_t largest_free = 0;        // the largest cached block
+  // Cached bytes that the largest cached block does not cover, as a fraction of all cached
+  // bytes: 0 when the cache is one block (or empty), near 1 when it is many slivers.
+  double fragmentation() const;
+};
+
+// One job's share of the budget.
+struct JobMemory {
+  size_t in_use = 0;
+  size_t peak_in_use = 0;
 };
 
 // Exit status 3. The budget's own message, or one naming what could not be allocated (host
@@ -34,21 +56,45 @@ class OutOfMemory : public std::runtime_error {
 
 class CachingAllocator {
  public:
-  // limit_bytes == 0 means no budget.
-  explicit CachingAllocator(size_t limit_bytes = 0) : limit_(limit_bytes) {}
+  // limit_bytes == 0 means no budget. `events` (default: the host's, where work is done when
+  // issued) must outlive the allocator.
+  explicit CachingAllocator(size_t limit_bytes = 0, StreamEvents* events = nullptr);
   ~CachingAllocator();
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
-  // Returns 64-byte aligned memory of at least `bytes`; `*granted` receives the block size.
+  // Returns 64-byte aligned memory of at least `bytes` for work on `stream`, counted for the
+  // current job; `*granted` receives the block size.
   void* allocate(size_t bytes, int stream, size_t* granted);
+  // Frees on the stream it was allocated on; the block's other streams (record_use) must
+  // finish their work before anyone reuses it.
   void release(void* ptr, size_t granted, int stream);
+  // `ptr`'s block is read or written by work on `stream` as well (a tensor handed to another
+  // stream): its reuse will wait for that stream too.
+  void record_use(void* ptr, int stream);
+  // Marks every freed block safe for every stream after a device synchronisation and merges
+  // neighbours (Waterwave's SyncAndCoalesce).
+  void sync_and_coalesce();
+
+  // The job that allocations count towards until the scope ends (jobs of one rank take turns).
+  class JobScope {
+   public:
+    JobScope(CachingAllocator& allocator, int job);
+    ~JobScope();
+    JobScope(const JobScope&) = delete;
+    JobScope& operator=(const JobScope&) = delete;
+
+   private:
+    CachingAllocator& allocator_;
+    int previous_;
+  };
 
   void set_limit(size_t limit_bytes);
   size_t limit() const { return limit_; }
   MemoryStats stats() const;
+  JobMemory job_stats(int job) const;
   void reset_peaks();
-  // Returns every cached (free) block to the system.
+  // Returns every cached block that is safe for every stream, as whole segments, to the system.
   void empty_cache();
   // Called after every allocate/release with the new stats (the trace's memory samples).
   void set_observer(std::function<void(const MemoryStats&)> observer);
@@ -56,11 +102,20 @@ class CachingAllocator {
   static size_t round_size(size_t bytes);
 
  private:
-  void free_cached_locked();
+  MemBlock* find_or_reserve(size_t size, int stream);
+  MemBlock* reserve(size_t size);
+  void settle_pending_locked();
+  void count_allocation(MemBlock* block);
+  void notify_locked();  // the observer, with current stats
   size_t limit_;
+  StreamEvents* events_;
+  ImmediateStreamEvents host_events_;
+  BlockPool pool_;
+  std::unordered_map<void*, MemBlock*> live_;  // allocated blocks by address
+  std::vector<MemBlock*> pending_;             // freed, waiting for other streams' events
   MemoryStats stats_;
-  // (stream, size) -> free blocks of exactly that rounded size.
-  std::multimap<std::pair<int, size_t>, void*> free_blocks_;
+  std::map<int, JobMemory> jobs_;
+  int current_job_ = 0;
   std::function<void(const MemoryStats&)> observer_;
   mutable std::mutex mutex_;
 };

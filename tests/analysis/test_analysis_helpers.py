@@ -88,10 +88,17 @@ class LoaderErrorTest(unittest.TestCase):
         f = self.dir / "metrics.csv"
         f.write_text("step,loss\n1,2\n")
         self.assert_error(r"metrics.csv: not a wavetrain metrics file", wtrun.load_metrics, f)
-        f.write_text(",".join(wtrun.METRICS_COLUMNS) + "\ntrain,1,0,x" + ",0" * 8 + "\n")
+        rest = len(wtrun.METRICS_COLUMNS) - 4  # after kind, step, epoch, loss
+        f.write_text(",".join(wtrun.METRICS_COLUMNS) + "\ntrain,1,0,x" + ",0" * rest + "\n")
         self.assert_error(r"metrics.csv:2: non-numeric", wtrun.load_metrics, f)
         f.write_text(",".join(wtrun.METRICS_COLUMNS) + "\ntrain,1,0,1" + ",0" * 6 + "\n")
         self.assert_error(r"metrics.csv:2: malformed metrics row", wtrun.load_metrics, f)
+
+    def test_metrics_without_allocator_statistics_still_load(self):
+        f = self.dir / "metrics.csv"  # written before forced_syncs and fragmentation existed
+        f.write_text(",".join(wtrun.METRICS_COLUMNS[:12]) + "\ntrain,5,0.1,2.5" + ",0" * 8 + "\n")
+        metrics = wtrun.load_metrics(f)
+        self.assertEqual(list(metrics["train"]["loss"]), [2.5])
 
     def test_metrics_without_preload_counters_still_load(self):
         f = self.dir / "metrics.csv"  # written before the preload columns existed

@@ -25,6 +25,7 @@ void SummaryObserver::after_step(Job&, const StepRecord& record) {
 }
 
 void SummaryObserver::write_summary(Job& job, double peak_rss_mb) const {
+  const MemoryStats memory = device_allocator().stats();
   std::ostringstream s;
   s << "{\n  \"model\": \"" << job.model().graph.name << "\",\n  \"schedule\": \""
     << job.config().schedule.kind << "\",\n  \"ranks\": " << job.comm().size()
@@ -34,8 +35,11 @@ void SummaryObserver::write_summary(Job& job, double peak_rss_mb) const {
     << ",\n  \"samples_per_s_median\": " << result_.samples_per_s_median
     << ",\n  \"wall_s\": " << result_.wall_s << ",\n  \"test_accuracy\": " << result_.test_accuracy
     << ",\n  \"peak_rss_mb\": " << peak_rss_mb
-    << ",\n  \"peak_device_mb\": " << device_allocator().stats().peak_reserved / 1048576.0
-    << "\n}\n";
+    << ",\n  \"peak_device_mb\": " << memory.peak_reserved / 1048576.0
+    << ",\n  \"peak_device_in_use_mb\": " << memory.peak_in_use / 1048576.0
+    << ",\n  \"forced_syncs\": " << memory.forced_syncs << ",\n  \"jobs\": [{\"job\": " << job.id()
+    << ", \"peak_in_use_mb\": " << device_allocator().job_stats(job.id()).peak_in_use / 1048576.0
+    << "}]\n}\n";
   write_file_atomically(job.run_dir() + "/summary.json", s.str());
 }
 

@@ -1,0 +1,130 @@
+#include "mem/block_pool.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace wt {
+
+namespace {
+
+// A tail smaller than this stays with the block: splitting it off would only make slivers.
+constexpr size_t kMinSplit = 512;
+
+}  // namespace
+
+BlockPool::~BlockPool() {
+  // Segments whose blocks are all free go back to the system; one still in use is left to the
+  // process's exit (a tensor outlived its allocator).
+  release_free_segments(SIZE_MAX);
+  for (auto& [key, blocks] : pools_)
+    for (const auto& entry : blocks) delete entry.second;
+}
+
+void BlockPool::insert(MemBlock* block, int pool) {
+  block->pool = pool;
+  pools_[{pool, block->large}].emplace(block->size, block);
+  free_bytes_ += block->size;
+}
+
+void BlockPool::erase(MemBlock* block) {
+  pools_[{block->pool, block->large}].erase({block->size, block});
+  free_bytes_ -= block->size;
+}
+
+MemBlock* BlockPool::take_best_fit(int pool, size_t size) {
+  auto found = pools_.find({pool, size >= kLargeBlock});
+  if (found == pools_.end()) return nullptr;
+  auto it = found->second.lower_bound({size, nullptr});
+  if (it == found->second.end()) return nullptr;
+  MemBlock* block = it->second;
+  erase(block);
+  if (block->size - size >= kMinSplit) {
+    auto* tail = new MemBlock;
+    tail->ptr = block->ptr + size;
+    tail->size = block->size - size;
+    tail->large = block->large;
+    tail->prev = block;
+    tail->next = block->next;
+    tail->freed = block->freed;
+    if (block->next) block->next->prev = tail;
+    block->next = tail;
+    block->size = size;
+    insert(tail, pool);
+  }
+  block->allocated = true;
+  return block;
+}
+
+MemBlock* BlockPool::new_segment(size_t size) {
+  void* memory = std::aligned_alloc(64, size);
+  if (!memory) return nullptr;
+  auto* block = new MemBlock;
+  block->ptr = static_cast<char*>(memory);
+  block->size = size;
+  block->large = size >= kLargeBlock;
+  block->allocated = true;
+  return block;
+}
+
+MemBlock* BlockPool::merge_into(MemBlock* left, MemBlock* right) {
+  left->size += right->size;
+  left->next = right->next;
+  if (right->next) right->next->prev = left;
+  // The merged block may be reused once both halves' last uses have finished: on one stream,
+  // the later of the two events covers both.
+  if (right->freed.sequence > left->freed.sequence) left->freed = right->freed;
+  delete right;
+  return left;
+}
+
+void BlockPool::put(MemBlock* block, int pool) {
+  block->allocated = false;
+  block->used_on.clear();
+  block->pending_uses.clear();
+  auto mergeable = [pool](const MemBlock* b) { return b && !b->allocated && b->pool == pool; };
+  if (mergeable(block->prev)) {
+    MemBlock* left = block->prev;
+    erase(left);
+    block = merge_into(left, block);
+  }
+  if (mergeable(block->next)) {
+    MemBlock* right = block->next;
+    erase(right);
+    block = merge_into(block, right);
+  }
+  insert(block, pool);
+}
+
+size_t BlockPool::release_free_segments(size_t wanted) {
+  size_t released = 0;
+  std::vector<MemBlock*> whole;
+  for (bool large : {true, false}) {  // largest first
+    auto found = pools_.find({kSyncedPool, large});
+    if (found == pools_.end()) continue;
+    for (auto it = found->second.rbegin(); it != found->second.rend(); ++it)
+      if (!it->second->prev && !it->second->next) whole.push_back(it->second);
+  }
+  for (MemBlock* block : whole) {
+    if (released >= wanted) break;
+    erase(block);
+    released += block->size;
+    std::free(block->ptr);
+    delete block;
+  }
+  return released;
+}
+
+size_t BlockPool::largest_free_block() const {
+  size_t largest = 0;
+  for (const auto& [key, blocks] : pools_)
+    if (!blocks.empty()) largest = std::max(largest, blocks.rbegin()->first);
+  return largest;
+}
+
+bool BlockPool::has_stream_pools() const {
+  for (const auto& [key, blocks] : pools_)
+    if (key.first != kSyncedPool && !blocks.empty()) return true;
+  return false;
+}
+
+}  // namespace wt

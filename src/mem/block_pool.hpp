@@ -1,0 +1,91 @@
+#pragma once
+// The caching allocator's bookkeeping: segments (system allocations) cut into blocks, and free
+// lists ("pools") of blocks by size for best fit. A free block is in one pool: the pool of the
+// stream that freed it (reusable at once by that stream only: stream order makes it safe), or
+// the synced pool (its last use is known to have finished: reusable by any stream). Taking a
+// block splits off the unused tail; putting one back merges it with free neighbours of the
+// same pool, so memory freed in one set of sizes serves another. Small requests (under 1 MiB)
+// and large ones use separate segments (as PyTorch's allocator does): a small tensor cut from a
+// freed large block would pin its whole segment, which the budget could then not get back.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "mem/stream_events.hpp"
+
+namespace wt {
+
+constexpr int kSyncedPool = -1;
+constexpr size_t kLargeBlock = size_t(1) << 20;  // requests of this size or more are "large"
+
+struct MemBlock {
+  char* ptr = nullptr;
+  size_t size = 0;
+  MemBlock* prev = nullptr;  // address neighbours within the segment
+  MemBlock* next = nullptr;
+  bool allocated = false;
+  bool large = false;        // cut from a segment for large requests
+  int pool = kSyncedPool;    // when free: kSyncedPool or the stream whose pool holds it
+  StreamEvent freed;         // when in a stream's pool: recorded on that stream at the free
+  int stream = 0;            // the stream it was allocated on (and is freed on)
+  int job = 0;               // the job whose memory it counts as
+  std::vector<int> used_on;  // other streams that read it (record_use)
+  std::vector<StreamEvent> pending_uses;  // once freed: events on those streams to wait for
+};
+
+class BlockPool {
+ public:
+  BlockPool() = default;
+  ~BlockPool();
+  BlockPool(const BlockPool&) = delete;
+  BlockPool& operator=(const BlockPool&) = delete;
+
+  // The smallest free block of `pool` and of `size`'s kind (small or large) with at least `size`
+  // bytes, taken out and split to `size` (the tail stays free in the same pool); nullptr when
+  // none fits.
+  MemBlock* take_best_fit(int pool, size_t size);
+  // A new segment of exactly `size` bytes from the system as one allocated block; nullptr when
+  // the system refuses.
+  MemBlock* new_segment(size_t size);
+  // Puts a freed block into `pool`, merged with free neighbours of the same pool.
+  void put(MemBlock* block, int pool);
+  // Moves the blocks of every stream pool whose free event `done` says has completed (all of
+  // them when `done` is null) to the synced pool. Returns how many blocks moved.
+  template <class Done>
+  size_t sync_pools(Done&& done);
+  // Returns whole free synced segments to the system until `wanted` bytes are freed (all when
+  // wanted is SIZE_MAX). Returns the bytes freed.
+  size_t release_free_segments(size_t wanted);
+
+  size_t free_bytes() const { return free_bytes_; }
+  size_t largest_free_block() const;
+  bool has_stream_pools() const;  // any free block not yet known to be safe for every stream
+
+ private:
+  using BySize = std::set<std::pair<size_t, MemBlock*>>;
+  using PoolKey = std::pair<int, bool>;  // (pool, large)
+  void insert(MemBlock* block, int pool);
+  void erase(MemBlock* block);
+  MemBlock* merge_into(MemBlock* left, MemBlock* right);
+  std::map<PoolKey, BySize> pools_;
+  size_t free_bytes_ = 0;
+};
+
+template <class Done>
+size_t BlockPool::sync_pools(Done&& done) {
+  std::vector<MemBlock*> moving;
+  for (auto& [key, blocks] : pools_) {
+    if (key.first == kSyncedPool) continue;
+    for (const auto& entry : blocks)
+      if (done(entry.second->freed)) moving.push_back(entry.second);
+  }
+  for (MemBlock* block : moving) {
+    erase(block);
+    put(block, kSyncedPool);
+  }
+  return moving.size();
+}
+
+}  // namespace wt

@@ -1,0 +1,36 @@
+#pragma once
+// How the allocator learns that work issued on a stream has finished. The device context
+// implements it: on the host, issuing is executing, so every event has completed when it is
+// recorded; a CUDA device records cudaEvents; a device with asynchronous queues answers from its
+// queues. Events on one stream complete in the order they were recorded.
+#include <cstdint>
+
+namespace wt {
+
+struct StreamEvent {
+  int stream = 0;
+  uint64_t sequence = 0;  // increasing per stream: a later event covers an earlier one
+};
+
+class StreamEvents {
+ public:
+  virtual ~StreamEvents() = default;
+  // An event after all work issued on `stream` so far.
+  virtual StreamEvent record(int stream) = 0;
+  virtual bool completed(const StreamEvent& event) = 0;
+  // Waits until every stream's issued work has finished (a device synchronisation).
+  virtual void synchronize() = 0;
+};
+
+// The host device: work runs when it is issued, on the rank's own thread.
+class ImmediateStreamEvents final : public StreamEvents {
+ public:
+  StreamEvent record(int stream) override { return {stream, ++sequence_}; }
+  bool completed(const StreamEvent&) override { return true; }
+  void synchronize() override {}
+
+ private:
+  uint64_t sequence_ = 0;
+};
+
+}  // namespace wt
