@@ -57,13 +57,14 @@ grep -q "$deck" "$PBS_EMU_OUTPUT" || fail "the error does not name the deck"
 [[ ! -e run_no_cd ]] || fail "the job without cd still found its way to the submit directory"
 
 # 3. The resume chain under a walltime: stop with 75 before it runs out, resubmit, resume, finish.
-# Large batches make steps slow enough that the walltime, not the step count, ends the first job.
-# Under load a job gets fewer steps (the controller stops early after a slow step): MAX_RESTARTS
-# leaves room for that.
+# Large batches and a margin of 14 of the 20 s leave each job about 6 s of training, less than
+# the 1200 steps take even on a quiet machine (8 s at 150 steps/s; with margin 8 a quiet run once
+# finished them all inside the walltime). Under load a job gets fewer steps (the controller stops
+# early after a slow step): MAX_RESTARTS leaves room for that.
 steps=1200
 status=0
 pbs_run -l "$small,walltime=00:00:20" -v "DECK=$deck,WAVETRAIN=$WAVETRAIN,MAX_RESTARTS=20,\
-WT_ARGS=--set data.path=\"$data\" --set checkpoint.walltime_margin=8 --set train.global_batch=512 \
+WT_ARGS=--set data.path=\"$data\" --set checkpoint.walltime_margin=14 --set train.global_batch=512 \
 --set train.log_every_steps=100 --steps $steps --run-dir run2" jobscripts/pbs/resume.pbs ||
   status=$?
 show "$PBS_EMU_OUTPUT"
