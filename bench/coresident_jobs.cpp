@@ -5,12 +5,13 @@
 // turns step by step (co-location on one rank), and the turns again under a budget of 1.1x the
 // unbudgeted peak in use. Built and run by bench/coresident_jobs.sh.
 // Usage: coresident_jobs [steps] [model A] [model B] [batch]
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "mem/caching_allocator.hpp"
+#include "device/device_context.hpp"
 #include "model/graph_pass.hpp"
 #include "tensor/rng.hpp"
 
@@ -26,14 +27,14 @@ struct BenchJob {
   std::vector<int32_t> labels;
 };
 
-BenchJob make_job(int id, const std::string& model_file, int64_t batch) {
-  CachingAllocator::JobScope account(device_allocator(), id);  // its parameters count as its own
-  BenchJob job{id, model_file, Model(Graph::load(model_file)), Tensor(), {}};
+BenchJob make_job(int id, const std::string& model_file, int64_t batch, CachingAllocator& memory) {
+  CachingAllocator::JobScope account(memory, id);  // its parameters count as its own
+  BenchJob job{id, model_file, Model(Graph::load(model_file), memory), Tensor(), {}};
   job.model.init(uint64_t(id) + 1);
   const Graph& graph = job.model.graph;
   Shape shape{batch};
   for (int64_t d : graph.input_shape) shape.push_back(d);
-  job.input = Tensor::empty(shape);
+  job.input = Tensor::empty(shape, memory);
   Rng rng(uint64_t(id) + 7);
   // Small integers: valid pixels for an image model and token ids for a language model (whose
   // vocabulary is its class count).
@@ -45,13 +46,13 @@ BenchJob make_job(int id, const std::string& model_file, int64_t batch) {
 }
 
 void train_pass(BenchJob& job) {
-  CachingAllocator::JobScope account(device_allocator(), job.id);
+  CachingAllocator::JobScope account(job.model.allocator(), job.id);
   job.model.zero_grads();
   run_graph_pass(job.model, job.input, job.labels, true);
 }
 
-void report(const char* phase, const std::vector<BenchJob*>& jobs) {
-  const MemoryStats s = device_allocator().stats();
+void report(const char* phase, const std::vector<BenchJob*>& jobs, CachingAllocator& memory) {
+  const MemoryStats s = memory.stats();
   std::printf(
       "%-28s peak in use %8.2f MB  peak reserved %8.2f MB  ratio %.3f  system allocs %4zu"
       "  forced syncs %zu",
@@ -60,17 +61,24 @@ void report(const char* phase, const std::vector<BenchJob*>& jobs) {
       s.forced_syncs);
   for (BenchJob* job : jobs)
     std::printf("  job %d peak %.2f MB", job->id,
-                device_allocator().job_stats(job->id).peak_in_use / 1048576.0);
+                memory.job_stats(job->id).peak_in_use / 1048576.0);
   std::printf("\n");
 }
 
 // Runs `steps` turns of the jobs (each job one pass per turn) from an empty cache.
-void phase(const char* name, const std::vector<BenchJob*>& jobs, int steps) {
-  device_allocator().empty_cache();
-  device_allocator().reset_peaks();
+void phase(const char* name, const std::vector<BenchJob*>& jobs, int steps,
+           CachingAllocator& memory) {
+  memory.empty_cache();
+  memory.reset_peaks();
+  const size_t system_before = memory.stats().system_allocations;
+  const auto t0 = std::chrono::steady_clock::now();
   for (int s = 0; s < steps; ++s)
     for (BenchJob* job : jobs) train_pass(*job);
-  report(name, jobs);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%-28s %.1f ms and %.1f system allocations per turn\n", name, ms / steps,
+              double(memory.stats().system_allocations - system_before) / steps);
+  report(name, jobs, memory);
 }
 
 }  // namespace
@@ -82,26 +90,28 @@ int main(int argc, char** argv) {
   const std::string a = argc > 2 ? argv[2] : WT_SOURCE_DIR "/models/lenet.toml";
   const std::string b = argc > 3 ? argv[3] : WT_SOURCE_DIR "/models/transformer_small.toml";
   const int64_t batch = argc > 4 ? std::atoll(argv[4]) : 32;
-  BenchJob job_a = make_job(0, a, batch);
-  BenchJob job_b = make_job(1, b, batch);
+  DeviceContext device;  // one rank's, shared by both jobs
+  CachingAllocator& memory = device.allocator();
+  BenchJob job_a = make_job(0, a, batch, memory);
+  BenchJob job_b = make_job(1, b, batch, memory);
   std::printf(
       "job 0: %s, job 1: %s, batch %lld, %d steps per phase (parameters and inputs are "
       "held throughout and count as in use)\n",
       a.c_str(), b.c_str(), (long long)batch, steps);
-  phase("job 0 alone", {&job_a}, steps);
-  phase("job 1 alone", {&job_b}, steps);
-  phase("jobs 0 and 1 taking turns", {&job_a, &job_b}, steps);
-  const size_t budget = size_t(1.1 * double(device_allocator().stats().peak_in_use));
-  device_allocator().set_limit(budget);
+  phase("job 0 alone", {&job_a}, steps, memory);
+  phase("job 1 alone", {&job_b}, steps, memory);
+  phase("jobs 0 and 1 taking turns", {&job_a, &job_b}, steps, memory);
+  const size_t budget = size_t(1.1 * double(memory.stats().peak_in_use));
+  memory.set_limit(budget);
   char name[64];
   std::snprintf(name, sizeof name, "turns, budget %.2f MB", budget / 1048576.0);
   try {
-    phase(name, {&job_a, &job_b}, steps);
+    phase(name, {&job_a, &job_b}, steps, memory);
   } catch (const OutOfMemory& e) {
     std::printf("%-28s %s\n", name, e.what());
     return 1;
   }
-  const MemoryStats s = device_allocator().stats();
+  const MemoryStats s = memory.stats();
   const double ratio = double(s.peak_reserved) / double(s.peak_in_use);
   std::printf("co-resident peak reserved / peak in use = %.3f (target <= 1.1): %s\n", ratio,
               ratio <= 1.1 ? "met" : "NOT met");

@@ -10,8 +10,9 @@
 #include <thread>
 
 #include "data/dataset_batch_source.hpp"
-#include "util/input_error.hpp"
+#include "device/device_context.hpp"
 #include "tool_command_line.hpp"
+#include "util/input_error.hpp"
 
 namespace {
 
@@ -72,8 +73,9 @@ int main(int argc, char** argv) {
       reader.read(sampler.rows(c.epoch, c.batch, part, parts), x.data(), y.data());
     report("DatasetReader::read", batches * local, reader.sample_numel(), seconds_since(t0));
 
+    wt::DeviceContext device;  // the batches' memory, as a training rank's
     for (bool preload : {false, true}) {
-      wt::DatasetBatchSource source(reader, sampler, batch, preload);
+      wt::DatasetBatchSource source(reader, device.allocator(), sampler, batch, preload);
       wt::Tensor inputs;
       t0 = std::chrono::steady_clock::now();
       for (int64_t b = 0; b < batches; ++b) {

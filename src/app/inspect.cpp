@@ -9,6 +9,7 @@
 
 #include "app/text_format.hpp"
 #include "deck/component_options.hpp"
+#include "device/device_context.hpp"
 #include "exec/schedule_input.hpp"
 #include "model/model.hpp"
 #include "plan/layer_profile_file.hpp"
@@ -23,12 +24,13 @@ namespace {
 
 // The model cut as the deck's schedule would cut it on `ranks` ranks, with the run directory's
 // cached layer profile (or one measured now; nothing is written).
-Model load_model(const RunConfig& config, int ranks, const std::string& run_dir) {
+Model load_model(const RunConfig& config, int ranks, const std::string& run_dir,
+                 CachingAllocator& memory) {
   Graph graph = Graph::load(config.model.file);
   const StagePlan plan = plan_stages(stage_plan_options(config), graph,
                                      ScheduleRegistry::stage_count(config.schedule.kind, ranks),
-                                     run_dir, ProfileCache::ReadOnly);
-  return Model(std::move(graph), plan.cuts);
+                                     run_dir, ProfileCache::ReadOnly, memory);
+  return Model(std::move(graph), memory, plan.cuts);
 }
 
 // "F1.3": forward of stage 1 on batch 3; "B0.0.2": backward of stage 0 on part 2 of batch 0.
@@ -104,15 +106,16 @@ void print_cycle_table(const Program& p, std::ostream& out) {
 void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
                  std::ostream& out) {
   const int stage_count = ScheduleRegistry::stage_count(config.schedule.kind, ranks);
+  DeviceContext device(static_cast<size_t>(config.device.memory_limit));
   Graph graph = Graph::load(config.model.file);
-  StagePlan plan =
-      plan_stages(stage_plan_options(config), graph, stage_count, run_dir, ProfileCache::ReadOnly);
+  StagePlan plan = plan_stages(stage_plan_options(config), graph, stage_count, run_dir,
+                               ProfileCache::ReadOnly, device.allocator());
   // Times are shown whenever the deck balances by profile, whatever decided the cut.
   std::string time_source = plan.basis == "profile" ? "profiled" : "";
   if (plan.node_seconds.empty() && config.schedule.balance == "profile") {
     try {
-      ObtainedProfile p =
-          obtain_layer_profile(stage_plan_options(config), graph, run_dir, ProfileCache::ReadOnly);
+      ObtainedProfile p = obtain_layer_profile(stage_plan_options(config), graph, run_dir,
+                                               ProfileCache::ReadOnly, device.allocator());
       plan.warnings.insert(plan.warnings.end(), p.warnings.begin(), p.warnings.end());
       plan.node_seconds = node_seconds(p.profile, stage_batch(config));
       time_source = p.measured ? "measured now" : "profile.h5, cached";
@@ -136,7 +139,7 @@ void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
   }
   const bool timed = !plan.node_seconds.empty();
   for (const std::string& w : plan.warnings) out << "warning: " << w << "\n";
-  Model model(std::move(graph), plan.cuts);
+  Model model(std::move(graph), device.allocator(), plan.cuts);
   const auto& nodes = model.graph.nodes;
   out << "model " << model.graph.name << " (" << config.model.file << "), input "
       << shape_str(model.graph.input_shape) << "\n"
@@ -201,7 +204,8 @@ void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
 
 void show_schedule(const RunConfig& config, int ranks, const std::string& run_dir,
                    std::ostream& out) {
-  Model model = load_model(config, ranks, run_dir);
+  DeviceContext device(static_cast<size_t>(config.device.memory_limit));
+  Model model = load_model(config, ranks, run_dir, device.allocator());
   const ScheduleInput in =
       make_schedule_input(model, config.schedule, config.train.global_batch, ranks);
   Program p;

@@ -13,6 +13,7 @@
 #include "app/observers/trace_observer.hpp"
 #include "app/training_loop.hpp"
 #include "comm/failure_agreement.hpp"
+#include "device/device_context.hpp"
 #include "job/job.hpp"
 
 namespace wt {
@@ -49,9 +50,11 @@ std::string run_directory(const RunConfig& config, const TrainOptions& options) 
 
 TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicator& comm) {
   const auto t_start = std::chrono::steady_clock::now();
+  // The rank's device, shared by its jobs; declared first, so it outlives their tensors.
+  DeviceContext device(static_cast<size_t>(cfg.device.memory_limit));
   std::unique_ptr<Job> job;
   agree_on_failure(comm, [&] {
-    job = std::make_unique<Job>(cfg, job_options(options), comm.rank(), comm.size());
+    job = std::make_unique<Job>(cfg, job_options(options), device, comm.rank(), comm.size());
   });
   report_job_failures_to(job->run_dir() + "/log.txt");  // whichever rank fails logs it
   report_job_failure_resume_point(

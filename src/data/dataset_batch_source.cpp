@@ -7,9 +7,15 @@
 
 namespace wt {
 
-DatasetBatchSource::DatasetBatchSource(DatasetReader& reader, const BatchSampler& sampler,
-                                       int64_t global_batch, bool preload)
-    : reader_(reader), sampler_(sampler), global_batch_(global_batch), preload_(preload) {
+DatasetBatchSource::DatasetBatchSource(DatasetReader& reader, CachingAllocator& memory,
+                                       const BatchSampler& sampler, int64_t global_batch,
+                                       bool preload)
+    : reader_(reader),
+      memory_(memory),
+      job_(CachingAllocator::current_job()),
+      sampler_(sampler),
+      global_batch_(global_batch),
+      preload_(preload) {
   if (preload_) thread_ = std::thread([this] { preload_loop(); });
 }
 
@@ -47,6 +53,7 @@ void DatasetBatchSource::plan(const std::vector<BatchRequest>& next) {
 }
 
 void DatasetBatchSource::preload_loop() {
+  CachingAllocator::JobScope account(memory_, job_);  // batches count as the owning job's
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     changed_.wait(lock, [this] { return stop_ || !planned_.empty(); });
@@ -84,7 +91,7 @@ DatasetBatchSource::Loaded DatasetBatchSource::read(const BatchRequest& request)
   for (int64_t d : reader_.sample_shape()) shape.push_back(d);
   // Stream 1: data buffers come from their own pool, apart from compute temporaries.
   try {
-    l.inputs = Tensor::empty(shape, 1);
+    l.inputs = Tensor::empty(shape, memory_, 1);
   } catch (const OutOfMemory& e) {
     throw OutOfMemory("cannot allocate a batch of " + std::to_string(rows.size()) + " samples of " +
                           reader_.path() + " /" + reader_.split() + "/inputs: " + e.what(),

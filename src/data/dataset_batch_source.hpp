@@ -22,8 +22,9 @@ namespace wt {
 
 class DatasetBatchSource : public BatchSource {
  public:
-  DatasetBatchSource(DatasetReader& reader, const BatchSampler& sampler, int64_t global_batch,
-                     bool preload);
+  // Batches come from `memory` (the device's; the preload thread allocates too).
+  DatasetBatchSource(DatasetReader& reader, CachingAllocator& memory, const BatchSampler& sampler,
+                     int64_t global_batch, bool preload);
   ~DatasetBatchSource() override;
   DatasetBatchSource(const DatasetBatchSource&) = delete;
   DatasetBatchSource& operator=(const DatasetBatchSource&) = delete;
@@ -47,6 +48,8 @@ class DatasetBatchSource : public BatchSource {
   bool pending(const BatchRequest& request) const;  // planned and not yet read (mutex_ held)
 
   DatasetReader& reader_;
+  CachingAllocator& memory_;
+  int job_;  // the job whose memory account the batches go to: the creator's
   const BatchSampler& sampler_;
   int64_t global_batch_;
   bool preload_;

@@ -18,8 +18,9 @@ std::vector<int64_t> eval_rows(int64_t size, int64_t start, int64_t count, int p
   return rows;
 }
 
-EvalLoader::EvalLoader(DatasetReader& reader, int64_t global_batch, int part, int parts)
-    : reader_(reader), global_batch_(global_batch), part_(part), parts_(parts) {
+EvalLoader::EvalLoader(DatasetReader& reader, CachingAllocator& memory, int64_t global_batch,
+                       int part, int parts)
+    : reader_(reader), memory_(memory), global_batch_(global_batch), part_(part), parts_(parts) {
   if (global_batch_ < 1) throw std::invalid_argument("eval batch must be >= 1");
   eval_rows(0, 0, 0, part_, parts_);  // validates part/parts
 }
@@ -33,7 +34,7 @@ bool EvalLoader::next(Tensor& inputs, std::vector<int32_t>& labels) {
   next_start_ += global_batch_;
   Shape shape = reader_.sample_shape();
   shape.insert(shape.begin(), static_cast<int64_t>(rows.size()));
-  inputs = Tensor::empty(shape, 1);  // stream 1: the data buffers' pool
+  inputs = Tensor::empty(shape, memory_, 1);  // stream 1: the data buffers' pool
   labels.resize(rows.size() * size_t(reader_.labels_per_sample()));
   reader_.read(rows, inputs.data(), labels.data());
   return true;

@@ -16,7 +16,9 @@ std::vector<int64_t> eval_rows(int64_t size, int64_t start, int64_t count, int p
 
 class EvalLoader {
  public:
-  EvalLoader(DatasetReader& reader, int64_t global_batch, int part, int parts);
+  // Batches come from `memory` (the device's).
+  EvalLoader(DatasetReader& reader, CachingAllocator& memory, int64_t global_batch, int part,
+             int parts);
 
   // Number of global batches in one pass (ceil(size / global_batch)).
   int64_t batches() const;
@@ -27,6 +29,7 @@ class EvalLoader {
 
  private:
   DatasetReader& reader_;
+  CachingAllocator& memory_;
   int64_t global_batch_;
   int part_, parts_;
   int64_t next_start_ = 0;

@@ -86,7 +86,7 @@ Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, Batch
   }
   wait_since_.assign(streams.size(), -1.0);
   visit_order_ = stream_visit_order(program_.ranks[rank_]);
-  loss_seed_ = Tensor::empty({1});
+  loss_seed_ = Tensor::empty({1}, model_.allocator());
   loss_seed_.fill(1.0f);
 }
 
@@ -261,7 +261,8 @@ void Executor::execute_gradient_exchange(const Instruction& ins) {
   if (!st.grads.defined()) return;
   if (ins.op == OpCode::KeepGradient) {
     Tensor& kept = kept_[ins.replica][ins.stage];
-    if (!kept.defined()) kept = Tensor::empty({st.grads.numel()}, current_stream_);
+    if (!kept.defined())
+      kept = Tensor::empty({st.grads.numel()}, model_.allocator(), current_stream_);
     kept.copy_from(st.grads);
     return;
   }
@@ -290,6 +291,7 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
     ctx.labels = slot.labels.data();
     ctx.loss_scale = loss_scale;
     ctx.stream = current_stream_;
+    ctx.allocator = &model.allocator();
     slot.saved[i] = Saved{};
     node.layer->forward(in, slot.out[i], slot.saved[i], ctx);
     if (node.layer->is_loss()) {
@@ -334,6 +336,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       ctx.labels = slot.labels.data();
       ctx.loss_scale = 1.0f / float(data_.global_batch() * program_.global_batches);
       ctx.stream = current_stream_;
+      ctx.allocator = &model.allocator();
       node.layer->backward(in, slot.out[i], dout, din_ptrs, slot.saved[i], ctx);
       // Fan-out: a tensor read by several nodes receives the sum of their gradients.
       for (size_t k = 0; k < node.inputs.size(); ++k) {

@@ -64,7 +64,8 @@ void Executor::execute_transfer(const Instruction& ins) {
       Slot& slot = *slots_[ins.slot];
       const int64_t n = part_samples(data_.global_batch(), ins.part, ins.parts);
       Tensor& t = slot.out[st.node_begin - 1];
-      t = Tensor::empty(batch_shape(n, nodes[st.node_begin - 1].out_shape), current_stream_);
+      t = Tensor::empty(batch_shape(n, nodes[st.node_begin - 1].out_shape), model_.allocator(),
+                        current_stream_);
       check_bytes(t);
       start(ins.event, comm_.irecv(t.data(), t.numel(), ins.peer, ins.tag));
       break;
@@ -85,7 +86,7 @@ void Executor::execute_transfer(const Instruction& ins) {
         throw std::logic_error("schedule '" + program_.schedule + "': " + ins.str() +
                                " before the stage's forward on this rank");
       Tensor& t = slot.grad[st.node_end - 1];
-      t = Tensor::empty(out.shape(), current_stream_);
+      t = Tensor::empty(out.shape(), model_.allocator(), current_stream_);
       check_bytes(t);
       start(ins.event, comm_.irecv(t.data(), t.numel(), ins.peer, ins.tag));
       break;

@@ -5,9 +5,9 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "io/checkpoint_format.hpp"
 #include "util/hdf5_util.hpp"
 #include "util/input_error.hpp"
-#include "io/checkpoint_format.hpp"
 
 namespace wt {
 
@@ -256,7 +256,7 @@ void load_kept(const Reader& r, const CheckpointInfo& info, const Model& model,
                          " gradient values per rank)");
       rows.resize(d[0] * d[1]);
       r.read_checked(name, H5T_NATIVE_FLOAT, rows.data(), rows.size() * 4, info.world_size);
-      Tensor t = Tensor::empty({n});
+      Tensor t = Tensor::empty({n}, model.allocator());
       t.fill(0.0f);
       float* out = t.data();
       if (world == info.world_size) {

@@ -21,16 +21,19 @@ std::string run_directory(const RunConfig& config, const JobOptions& options) {
   return (std::filesystem::path(config.run.output_dir) / config.run.name).string();
 }
 
-Job::Job(const RunConfig& config, const JobOptions& options, int rank, int ranks)
-    : config_(config), options_(options), root_(rank == 0), log_(rank == 0, options.quiet) {
+Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& device, int rank,
+         int ranks)
+    : config_(config),
+      options_(options),
+      device_(device),
+      root_(rank == 0),
+      log_(rank == 0, options.quiet) {
   (void)ranks;
   if (config_.device.kind == "cuda")
     throw InputError(
         config_.deck_path, 0, "device.kind",
         "'cuda': the CUDA operators are built but the executor runs layers on the host "
         "in this version; use \"cpu\" or \"auto\"");
-  // On a CPU rank the device-memory budget is enforced by the caching allocator.
-  device_allocator().set_limit(static_cast<size_t>(config_.device.memory_limit));
   graph_ = std::make_unique<Graph>(Graph::load(config_.model.file));
   const Graph& graph = *graph_;
   train_reader_ = std::make_unique<DatasetReader>(config_.data.path, config_.data.train_split,
@@ -67,10 +70,11 @@ Job::~Job() = default;
 void Job::build_model_and_program(Communicator& comm) {
   const std::vector<int> cuts = choose_stage_cuts(
       config_, *graph_, ScheduleRegistry::stage_count(config_.schedule.kind, comm.size()), run_dir_,
-      options_.restart || config_.checkpoint.restart == "auto", comm, log_);
+      options_.restart || config_.checkpoint.restart == "auto", comm, log_, device_.allocator());
   // Storage deferred: the executor allocates only the stages this rank holds (a waves rank does
   // not hold the whole model, not even while starting); init() follows it.
-  model_ = std::make_unique<Model>(std::move(*graph_), cuts, StageStorage::Deferred);
+  model_ = std::make_unique<Model>(std::move(*graph_), device_.allocator(), cuts,
+                                   StageStorage::Deferred);
   graph_.reset();
   agree_on_failure(comm, [&] {  // the same on every rank, but agreed all the same: no hang
     try {
@@ -85,7 +89,8 @@ void Job::build_model_and_program(Communicator& comm) {
   });
   // Schedules with several waves per rank (ticktock) train one replica per wave.
   for (int r = 1; r < program_.replicas; ++r) {
-    more_replicas_.push_back(std::make_unique<Model>(Graph::load(config_.model.file), cuts));
+    more_replicas_.push_back(
+        std::make_unique<Model>(Graph::load(config_.model.file), device_.allocator(), cuts));
     more_replicas_.back()->init(config_.run.seed);
   }
 }
@@ -93,11 +98,11 @@ void Job::build_model_and_program(Communicator& comm) {
 void Job::build_executor(Communicator& comm) {
   sampler_ = std::make_unique<BatchSampler>(train_reader_->size(), config_.train.global_batch,
                                             config_.run.seed, config_.data.shuffle);
-  source_ = std::make_unique<DatasetBatchSource>(*train_reader_, *sampler_,
+  source_ = std::make_unique<DatasetBatchSource>(*train_reader_, device_.allocator(), *sampler_,
                                                  config_.train.global_batch, config_.data.preload);
   // A step consumes program.global_batches global batches (waves: one per rank).
   per_epoch_ = std::max<int64_t>(1, sampler_->batches_per_epoch() / program_.global_batches);
-  optimizer_ = make_optimizer(config_.optimizer);
+  optimizer_ = make_optimizer(config_.optimizer, device_.allocator());
   std::vector<Model*> replicas;
   for (auto& r : more_replicas_) replicas.push_back(r.get());
   executor_ = std::make_unique<Executor>(*model_, comm, *optimizer_, *source_, program_,
@@ -114,6 +119,7 @@ void Job::build_executor(Communicator& comm) {
 
 void Job::start(Communicator& comm) {
   comm_ = &comm;
+  CachingAllocator::JobScope account(device_.allocator(), id());  // its model, state, batches
   build_model_and_program(comm);
   build_executor(comm);
   total_steps_ = config_.train.epochs * per_epoch_;
@@ -148,7 +154,7 @@ void Job::resume() {
 
 StepStats Job::run_step(int64_t step) {
   lr_ = learning_rate(config_.lr_schedule, config_.optimizer.lr, step, total_steps_);
-  CachingAllocator::JobScope account(device_allocator(), id());
+  CachingAllocator::JobScope account(device_.allocator(), id());
   StepStats stats = executor_->run_step(step, lr_);
   if (guard_->skipped(step)) {
     log_.warning("skipped step %lld: %s (%lld skipped so far)", (long long)(step + 1),
@@ -159,13 +165,13 @@ StepStats Job::run_step(int64_t step) {
 }
 
 StepStats Job::evaluate() {
-  CachingAllocator::JobScope account(device_allocator(), id());
+  CachingAllocator::JobScope account(device_.allocator(), id());
   source_->quiesce();               // HDF5 is used by one thread at a time
   executor_->prepare_evaluation();  // model-parallel stages: every rank gets current weights
   // eval_batch rows per rank at a time (the deck's memory bound), each rank its part of every
   // batch.
-  EvalLoader loader(*test_reader_, config_.train.eval_batch * comm_->size(), comm_->rank(),
-                    comm_->size());
+  EvalLoader loader(*test_reader_, device_.allocator(), config_.train.eval_batch * comm_->size(),
+                    comm_->rank(), comm_->size());
   StepStats total;
   Tensor x;
   std::vector<int32_t> y;

@@ -18,6 +18,7 @@
 #include "data/dataset_batch_source.hpp"
 #include "data/dataset_reader.hpp"
 #include "deck/run_config.hpp"
+#include "device/device_context.hpp"
 #include "exec/executor.hpp"
 #include "exec/nonfinite_guard.hpp"
 #include "io/metrics_writer.hpp"
@@ -44,7 +45,10 @@ std::string run_directory(const RunConfig& config, const JobOptions& options);
 class Job {
  public:
   // Local only (see above). `rank` and `ranks`: this rank in the job's communicator, and its size.
-  Job(const RunConfig& config, const JobOptions& options, int rank, int ranks);
+  // `device`: the rank's device context, shared with the rank's other jobs; it must outlive the
+  // job.
+  Job(const RunConfig& config, const JobOptions& options, DeviceContext& device, int rank,
+      int ranks);
   ~Job();
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
@@ -62,6 +66,7 @@ class Job {
 
   const RunConfig& config() const { return config_; }
   int id() const { return options_.id; }
+  DeviceContext& device() { return device_; }
   const std::string& run_dir() const { return run_dir_; }
   RunLog& log() { return log_; }
   bool is_root() const { return root_; }
@@ -92,6 +97,7 @@ class Job {
 
   RunConfig config_;
   JobOptions options_;
+  DeviceContext& device_;
   bool root_;
   RunLog log_;
   std::string run_dir_;

@@ -16,8 +16,9 @@ namespace wt {
 // Collective. `resuming`: the run will resume from the run directory's checkpoint if there is one,
 // so that checkpoint's cuts are kept. Logs where the cut came from. Throws InputError (on every
 // rank) when the graph cannot be cut into `stages` stages as the deck asks.
+// `memory`: the device's, where a profiling probe of the model runs.
 std::vector<int> choose_stage_cuts(const RunConfig& config, const Graph& graph, int stages,
                                    const std::string& run_dir, bool resuming, Communicator& comm,
-                                   RunLog& log);
+                                   RunLog& log, CachingAllocator& memory);
 
 }  // namespace wt

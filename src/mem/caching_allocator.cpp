@@ -111,7 +111,7 @@ void* CachingAllocator::allocate(size_t bytes, int stream, size_t* granted) {
   MemBlock* block = find_or_reserve(size, stream);
   if (!block) throw OutOfMemory(bytes, stats_.in_use, limit_);
   block->stream = stream;
-  block->job = current_job_;
+  block->job = current_job();
   live_[block->ptr] = block;
   count_allocation(block);
   *granted = block->size;
@@ -161,16 +161,17 @@ void CachingAllocator::sync_and_coalesce() {
   pool_.sync_pools([](const StreamEvent&) { return true; });
 }
 
-CachingAllocator::JobScope::JobScope(CachingAllocator& allocator, int job) : allocator_(allocator) {
-  std::lock_guard<std::mutex> lock(allocator_.mutex_);
-  previous_ = allocator_.current_job_;
-  allocator_.current_job_ = job;
+namespace {
+thread_local int t_current_job = 0;  // which job this thread works for: like CUDA's current device
+}  // namespace
+
+CachingAllocator::JobScope::JobScope(CachingAllocator&, int job) : previous_(t_current_job) {
+  t_current_job = job;
 }
 
-CachingAllocator::JobScope::~JobScope() {
-  std::lock_guard<std::mutex> lock(allocator_.mutex_);
-  allocator_.current_job_ = previous_;
-}
+CachingAllocator::JobScope::~JobScope() { t_current_job = previous_; }
+
+int CachingAllocator::current_job() { return t_current_job; }
 
 void CachingAllocator::set_limit(size_t limit_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -207,11 +208,6 @@ void CachingAllocator::empty_cache() {
 void CachingAllocator::set_observer(std::function<void(const MemoryStats&)> observer) {
   std::lock_guard<std::mutex> lock(mutex_);
   observer_ = std::move(observer);
-}
-
-CachingAllocator& device_allocator() {
-  static CachingAllocator* instance = new CachingAllocator();
-  return *instance;
 }
 
 }  // namespace wt

@@ -76,7 +76,8 @@ class CachingAllocator {
   // neighbours (Waterwave's SyncAndCoalesce).
   void sync_and_coalesce();
 
-  // The job that allocations count towards until the scope ends (jobs of one rank take turns).
+  // The job that this thread's allocations count towards until the scope ends (jobs of one rank
+  // take turns on its thread; a job's helper thread, like the preloader, opens its own scope).
   class JobScope {
    public:
     JobScope(CachingAllocator& allocator, int job);
@@ -85,9 +86,10 @@ class CachingAllocator {
     JobScope& operator=(const JobScope&) = delete;
 
    private:
-    CachingAllocator& allocator_;
     int previous_;
   };
+  // The job this thread's allocations count towards now (0 outside any scope).
+  static int current_job();
 
   void set_limit(size_t limit_bytes);
   size_t limit() const { return limit_; }
@@ -115,13 +117,8 @@ class CachingAllocator {
   std::vector<MemBlock*> pending_;             // freed, waiting for other streams' events
   MemoryStats stats_;
   std::map<int, JobMemory> jobs_;
-  int current_job_ = 0;
   std::function<void(const MemoryStats&)> observer_;
   mutable std::mutex mutex_;
 };
-
-// The process-wide allocator for this rank's device. Deliberately never destroyed, so tensors
-// in static storage can still release into it at exit.
-CachingAllocator& device_allocator();
 
 }  // namespace wt

@@ -33,6 +33,7 @@ double run_graph_pass(Model& model, const Tensor& x, const std::vector<int32_t>&
   ctx.rng = &rng;
   ctx.labels = labels.data();
   ctx.loss_scale = 1.0f / float(x.dim(0));
+  ctx.allocator = &model.allocator();
   auto inputs_of = [&](const Node& n) {
     std::vector<const Tensor*> in;
     for (int src : n.inputs) in.push_back(src == kGraphInput ? &x : &out[size_t(src)]);
@@ -46,7 +47,7 @@ double run_graph_pass(Model& model, const Tensor& x, const std::vector<int32_t>&
   }
   const double loss = out.back().data()[0];
   if (!backward) return loss;
-  Tensor seed = Tensor::empty({1});
+  Tensor seed = Tensor::empty({1}, model.allocator());
   seed.fill(1.0f);
   for (size_t i = count; i-- > 0;) {
     const Node& n = nodes[i];

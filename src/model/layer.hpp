@@ -31,7 +31,12 @@ struct LayerContext {
   Rng* rng = nullptr;               // dropout masks; advanced deterministically per batch
   const int32_t* labels = nullptr;  // the batch's labels, labels_per_sample() each (loss layers)
   float loss_scale = 1.0f;          // 1 / global batch: per-rank loss sums to the global mean
-  int stream = 0;                   // allocation stream for temporaries
+  int stream = 0;                   // the instruction's stream: its allocations' stream
+  CachingAllocator* allocator = nullptr;  // the device's (the executor's model's)
+
+  // New tensors for this call's outputs and temporaries: the device's memory, this stream.
+  Tensor empty(const Shape& shape) const { return Tensor::empty(shape, *allocator, stream); }
+  Tensor zeros(const Shape& shape) const { return Tensor::zeros(shape, *allocator, stream); }
 };
 
 // What forward leaves for backward, per batch in flight.

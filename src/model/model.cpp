@@ -25,7 +25,7 @@ namespace {
 // A stage's storage, named in an out-of-memory error: which tensor, how big, and why it failed.
 Tensor stage_tensor(const Stage& stage, int64_t count, const char* what) {
   try {
-    return Tensor::zeros({count});
+    return Tensor::zeros({count}, *stage.allocator);
   } catch (const OutOfMemory& e) {
     throw OutOfMemory("cannot allocate the " + std::string(what) + " of the stage of nodes " +
                           std::to_string(stage.node_begin) + ".." +
@@ -61,7 +61,9 @@ void Stage::release_grads() {
   grads = Tensor();
 }
 
-Model::Model(Graph g, const std::vector<int>& cuts, StageStorage storage) : graph(std::move(g)) {
+Model::Model(Graph g, CachingAllocator& allocator, const std::vector<int>& cuts,
+             StageStorage storage)
+    : graph(std::move(g)), allocator_(&allocator) {
   std::vector<int> bounds{0};
   for (int c : cuts) {
     if (c <= bounds.back() || c >= static_cast<int>(graph.nodes.size()))
@@ -71,6 +73,7 @@ Model::Model(Graph g, const std::vector<int>& cuts, StageStorage storage) : grap
   bounds.push_back(static_cast<int>(graph.nodes.size()));
   for (size_t s = 0; s + 1 < bounds.size(); ++s) {
     Stage st;
+    st.allocator = allocator_;
     st.node_begin = bounds[s];
     st.node_end = bounds[s + 1];
     const int count = st.node_end - st.node_begin;

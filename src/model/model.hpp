@@ -27,9 +27,10 @@ struct Stage {
   // where they would start). Index: node - node_begin.
   std::vector<int64_t> node_offset;
   std::vector<int64_t> node_count;
-  int64_t param_total = 0;             // elements of values (and grads), held or not
-  std::vector<int64_t> param_offsets;  // per params[i]: its first element in values/grads
-  std::vector<Shape> param_shapes;     // per params[i]
+  int64_t param_total = 0;                // elements of values (and grads), held or not
+  std::vector<int64_t> param_offsets;     // per params[i]: its first element in values/grads
+  std::vector<Shape> param_shapes;        // per params[i]
+  CachingAllocator* allocator = nullptr;  // the device memory its storage comes from
 
   int64_t param_count() const { return param_total; }
   // Allocate zeroed storage (no-op when held) and re-slice every Param onto it.
@@ -56,8 +57,11 @@ enum class StageStorage { Held, Deferred };
 
 class Model {
  public:
-  // cuts: the first node of every stage after the first; empty = one stage.
-  Model(Graph graph, const std::vector<int>& cuts = {}, StageStorage storage = StageStorage::Held);
+  // cuts: the first node of every stage after the first; empty = one stage. Parameters,
+  // gradients and buffers come from `allocator` (the device context's), which must outlive the
+  // model.
+  Model(Graph graph, CachingAllocator& allocator, const std::vector<int>& cuts = {},
+        StageStorage storage = StageStorage::Held);
   Model(Model&&) = default;
 
   // Deterministic initialisation: every layer draws from Rng(seed).fork(node index). A stage whose
@@ -71,6 +75,10 @@ class Model {
 
   int stage_of(int node) const;
   int64_t param_count() const;
+  CachingAllocator& allocator() const { return *allocator_; }
+
+ private:
+  CachingAllocator* allocator_;
 };
 
 }  // namespace wt

@@ -18,10 +18,11 @@ double fastest(const std::vector<double>& v) { return *std::min_element(v.begin(
 
 // A synthetic batch the graph accepts: token ids below every embedding's vocabulary when the
 // model input feeds embeddings, standard normal values otherwise.
-Tensor synthetic_input(const Graph& graph, int64_t batch, Rng& rng) {
+Tensor synthetic_input(const Model& model, int64_t batch, Rng& rng) {
+  const Graph& graph = model.graph;
   Shape shape{batch};
   shape.insert(shape.end(), graph.input_shape.begin(), graph.input_shape.end());
-  Tensor x = Tensor::empty(shape);
+  Tensor x = Tensor::empty(shape, model.allocator());
   int64_t vocab = 0;  // 0: the input is not token ids
   for (const Node& n : graph.nodes)
     for (int src : n.inputs)
@@ -39,7 +40,7 @@ struct Timings {
 
 Timings measure_at(Model& model, int64_t batch, int repeats, Rng& rng) {
   const Graph& g = model.graph;
-  const Tensor x = synthetic_input(g, batch, rng);
+  const Tensor x = synthetic_input(model, batch, rng);
   const int64_t per_sample = g.nodes.back().layer->labels_per_sample();
   std::vector<int32_t> labels(size_t(batch * per_sample));
   for (int32_t& l : labels) l = int32_t(rng.below(uint64_t(std::max(g.classes, 1))));

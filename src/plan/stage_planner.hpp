@@ -38,8 +38,10 @@ struct ObtainedProfile {
   std::vector<std::string> warnings;  // a cached profile that was unusable, a failed write
 };
 // Throws OutOfMemory when the device budget cannot hold the model's activations for profiling.
+// The probe model lives in `memory` (the device's), under its budget, and leaves it as it was.
 ObtainedProfile obtain_layer_profile(const StagePlanOptions& config, const Graph& graph,
-                                     const std::string& run_dir, ProfileCache cache);
+                                     const std::string& run_dir, ProfileCache cache,
+                                     CachingAllocator& memory);
 
 // Forward+backward seconds of every node at `batch` samples.
 std::vector<double> node_seconds(const LayerProfile& profile, int64_t batch);
@@ -56,7 +58,7 @@ struct StagePlan {
 // when they fit `stages` and the graph, so a resumed run never re-balances into another cut.
 // Throws InputError (schedule.kind / schedule.cuts) when the graph cannot be cut as asked.
 StagePlan plan_stages(const StagePlanOptions& config, const Graph& graph, int stages,
-                      const std::string& run_dir, ProfileCache cache,
+                      const std::string& run_dir, ProfileCache cache, CachingAllocator& memory,
                       const std::vector<int64_t>& checkpoint_cuts = {});
 
 }  // namespace wt

@@ -24,19 +24,19 @@ MemoryBlock::MemoryBlock(CachingAllocator& alloc, size_t bytes, int stream_id)
 
 MemoryBlock::~MemoryBlock() { allocator.release(ptr, granted, stream); }
 
-Tensor Tensor::empty(const Shape& shape, int stream, CachingAllocator* alloc) {
+Tensor Tensor::empty(const Shape& shape, CachingAllocator& alloc, int stream) {
   Tensor t;
   t.shape_ = shape;
   t.numel_ = shape_numel(shape);
   if (t.numel_ < 0) throw std::invalid_argument("negative tensor shape " + shape_str(shape));
-  t.block_ = std::make_shared<MemoryBlock>(alloc ? *alloc : device_allocator(),
-                                           static_cast<size_t>(t.numel_) * sizeof(float), stream);
+  t.block_ =
+      std::make_shared<MemoryBlock>(alloc, static_cast<size_t>(t.numel_) * sizeof(float), stream);
   t.data_ = static_cast<float*>(t.block_->ptr);
   return t;
 }
 
-Tensor Tensor::zeros(const Shape& shape, int stream, CachingAllocator* alloc) {
-  Tensor t = empty(shape, stream, alloc);
+Tensor Tensor::zeros(const Shape& shape, CachingAllocator& alloc, int stream) {
+  Tensor t = empty(shape, alloc, stream);
   t.fill(0.0f);
   return t;
 }

@@ -35,12 +35,13 @@ struct MemoryBlock {
 class Tensor {
  public:
   Tensor() = default;
-  // Uninitialised storage from `alloc` (default: this rank's device allocator), tagged with
-  // `stream`.
-  static Tensor empty(const Shape& shape, int stream = 0, CachingAllocator* alloc = nullptr);
-  static Tensor zeros(const Shape& shape, int stream = 0, CachingAllocator* alloc = nullptr);
+  // Uninitialised storage from `alloc` (the device context's allocator) for work on `stream`.
+  static Tensor empty(const Shape& shape, CachingAllocator& alloc, int stream = 0);
+  static Tensor zeros(const Shape& shape, CachingAllocator& alloc, int stream = 0);
 
   bool defined() const { return block_ != nullptr; }
+  // The allocator this tensor's storage came from: new tensors that go with it come from there.
+  CachingAllocator& allocator() const { return block_->allocator; }
   const Shape& shape() const { return shape_; }
   int rank() const { return static_cast<int>(shape_.size()); }
   int64_t dim(int i) const { return shape_[i < 0 ? i + rank() : i]; }

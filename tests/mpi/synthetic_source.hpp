@@ -4,6 +4,7 @@
 // [p*B/P, (p+1)*B/P) of it — exactly the contract of the HDF5-backed source.
 #include "data/batch_source.hpp"
 #include "tensor/rng.hpp"
+#include "test_memory.hpp"
 
 namespace wt::testing {
 
@@ -19,7 +20,7 @@ class SyntheticSource : public BatchSource {
     const int64_t per_sample = shape_numel(shape_);
     Shape s{end - begin};
     s.insert(s.end(), shape_.begin(), shape_.end());
-    inputs = Tensor::empty(s);
+    inputs = Tensor::empty(s, wt::testing::memory());
     labels.resize(end - begin);
     for (int64_t i = begin; i < end; ++i) {
       Rng r(seed_ * 7919 + uint64_t(sequence) * 104729 + uint64_t(i));

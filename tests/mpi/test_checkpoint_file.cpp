@@ -13,6 +13,7 @@
 #include "io/checkpoint_file.hpp"
 #include "io/checkpoint_store.hpp"
 #include "model/model.hpp"
+#include "test_memory.hpp"
 #include "util/hdf5_util.hpp"
 #include "util/input_error.hpp"
 
@@ -40,7 +41,8 @@ std::string shared_dir() {
 
 wt::Model make_model(uint64_t seed) {
   // Two stages, batchnorm buffers in both: the layout checkpoints must get right.
-  wt::Model m(wt::Graph::load(std::string(WT_SOURCE_DIR) + "/models/resnet.toml"), {10});
+  wt::Model m(wt::Graph::load(std::string(WT_SOURCE_DIR) + "/models/resnet.toml"),
+              wt::testing::memory(), {10});
   m.init(seed);
   return m;
 }
@@ -48,7 +50,7 @@ wt::Model make_model(uint64_t seed) {
 std::unique_ptr<wt::Optimizer> make_adamw() {
   wt::RunConfig::Optimizer c;
   c.kind = "adamw";
-  return wt::make_optimizer(c);
+  return wt::make_optimizer(c, wt::testing::memory());
 }
 
 struct Written {
@@ -185,7 +187,8 @@ TEST(CheckpointFile, DamageIsAClearInputError) {
     std::ofstream(text) << "hello\n";
     expect_input_error(text, "not an HDF5 file");
     // A different model: the mlp's parameter count does not match.
-    wt::Model mlp(wt::Graph::load(std::string(WT_SOURCE_DIR) + "/models/mlp.toml"));
+    wt::Model mlp(wt::Graph::load(std::string(WT_SOURCE_DIR) + "/models/mlp.toml"),
+                  wt::testing::memory());
     try {
       wt::load_checkpoint(w.path, mlp, *opt, 0);
       ADD_FAILURE() << "loaded a resnet checkpoint into the mlp";

@@ -18,6 +18,7 @@
 #include "model/model.hpp"
 #include "sched/schedule_registry.hpp"
 #include "synthetic_source.hpp"
+#include "test_memory.hpp"
 
 namespace {
 
@@ -30,14 +31,14 @@ struct Trained {
 
 Trained train_gang(const std::string& model_file, wt::Communicator& comm, int steps,
                    int64_t bucket_bytes) {
-  wt::Model model(wt::Graph::load(model_file));
+  wt::Model model(wt::Graph::load(model_file), wt::testing::memory());
   model.init(42);
   wt::RunConfig::Optimizer opt_cfg;
   opt_cfg.kind = "sgd";
   opt_cfg.lr = 0.05;
   opt_cfg.momentum = 0.9;
   opt_cfg.weight_decay = 1e-4;
-  auto opt = wt::make_optimizer(opt_cfg);
+  auto opt = wt::make_optimizer(opt_cfg, wt::testing::memory());
   SyntheticSource source(model.graph.input_shape, model.graph.classes, 64, 3);
   wt::ScheduleInput in;
   in.world_size = comm.size();

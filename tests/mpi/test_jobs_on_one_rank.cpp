@@ -13,6 +13,7 @@
 #include "app/training_loop.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "deck/deck_parser.hpp"
+#include "device/device_context.hpp"
 #include "job/job.hpp"
 #include "unit/dataset_test_util.hpp"
 
@@ -50,24 +51,31 @@ std::vector<float> parameters(wt::Job& job) {
   return all;
 }
 
-// Runs the given jobs to the end in one loop; returns each job's parameters.
+// Runs the given jobs to the end in one loop on one device context; returns each job's
+// parameters. `peaks`, when given, receives each job's peak bytes in use on the device.
 std::vector<std::vector<float>> train_together(std::vector<wt::RunConfig> decks,
                                                const std::string& run_suffix,
-                                               wt::Communicator& comm, int64_t steps = 6) {
+                                               wt::Communicator& comm, int64_t steps = 6,
+                                               std::vector<size_t>* peaks = nullptr) {
+  wt::DeviceContext device;  // the rank's, shared by its jobs
   std::vector<std::unique_ptr<wt::Job>> jobs;
   wt::TrainingLoop loop;
   for (const wt::RunConfig& cfg : decks) {
     wt::JobOptions options;
+    options.id = int(jobs.size());
     options.run_dir = cfg.run.output_dir + "/" + cfg.run.name + run_suffix;
     options.max_steps = steps;
     options.quiet = true;
-    jobs.push_back(std::make_unique<wt::Job>(cfg, options, comm.rank(), comm.size()));
+    jobs.push_back(std::make_unique<wt::Job>(cfg, options, device, comm.rank(), comm.size()));
     jobs.back()->start(comm);
     loop.add_job(*jobs.back(), {});
   }
   loop.run();
   std::vector<std::vector<float>> out;
-  for (auto& job : jobs) out.push_back(parameters(*job));
+  for (auto& job : jobs) {
+    out.push_back(parameters(*job));
+    if (peaks) peaks->push_back(device.allocator().job_stats(job->id()).peak_in_use);
+  }
   return out;
 }
 
@@ -84,8 +92,15 @@ TEST(JobsOnOneRank, TwoJobsTrainAsTheyDoAlone) {
 
   const auto alone_mlp = train_together({mlp}, "_alone", comm);
   const auto alone_lenet = train_together({lenet}, "_alone", comm);
-  const auto together = train_together({mlp, lenet}, "_together", comm);
+  std::vector<size_t> alone_peak, together_peak;
+  train_together({lenet}, "_alone_again", comm, 6, &alone_peak);
+  const auto together = train_together({mlp, lenet}, "_together", comm, 6, &together_peak);
   ASSERT_EQ(together.size(), 2u);
+  // One device, one account per job: lenet's bytes are its own whether or not mlp is there.
+  ASSERT_EQ(together_peak.size(), 2u);
+  EXPECT_GT(together_peak[0], 0u);
+  EXPECT_LT(together_peak[0], together_peak[1]);  // mlp's parameters and batches are smaller
+  EXPECT_EQ(together_peak[1], alone_peak[0]);
   EXPECT_FALSE(alone_mlp[0].empty());
   EXPECT_NE(alone_mlp[0].size(), alone_lenet[0].size());  // different models
   // One step already moves the parameters: equality below is not two untrained models.

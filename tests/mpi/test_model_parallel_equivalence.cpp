@@ -23,6 +23,7 @@
 #include "model/stage_cuts.hpp"
 #include "sched/schedule_registry.hpp"
 #include "synthetic_source.hpp"
+#include "test_memory.hpp"
 
 namespace {
 
@@ -51,7 +52,7 @@ class ConcatSource : public wt::BatchSource {
     }
     wt::Shape shape = pieces[0].shape();
     shape[0] *= n_;
-    inputs = wt::Tensor::empty(shape);
+    inputs = wt::Tensor::empty(shape, wt::testing::memory());
     for (int b = 0; b < n_; ++b)
       std::copy(pieces[b].data(), pieces[b].data() + pieces[b].numel(),
                 inputs.data() + b * pieces[b].numel());
@@ -91,14 +92,14 @@ Trained train_model_parallel(const std::string& file, const std::string& kind, i
                              wt::MpiCommunicator& comm) {
   wt::Graph graph = wt::Graph::load(file);
   const std::vector<int> cuts = wt::balanced_cuts(graph, comm.size());
-  wt::Model model(std::move(graph), cuts);
+  wt::Model model(std::move(graph), wt::testing::memory(), cuts);
   model.init(42);
   wt::RunConfig cfg;
   cfg.schedule.kind = kind;
   cfg.schedule.microbatches = microbatches;
   cfg.train.global_batch = kBatch;
   const wt::RunConfig::Optimizer opt_cfg = sgd();
-  auto opt = wt::make_optimizer(opt_cfg);
+  auto opt = wt::make_optimizer(opt_cfg, wt::testing::memory());
   SyntheticSource source(model.graph.input_shape, model.graph.classes, kBatch, 3);
   wt::Program program = wt::ScheduleRegistry::generate(
       kind, wt::make_schedule_input(model, cfg.schedule, cfg.train.global_batch, comm.size()));
@@ -137,10 +138,10 @@ Trained train_model_parallel(const std::string& file, const std::string& kind, i
 
 Params train_reference(const std::string& file, int batches_per_step) {
   wt::MpiCommunicator self(MPI_COMM_SELF);
-  wt::Model model(wt::Graph::load(file));
+  wt::Model model(wt::Graph::load(file), wt::testing::memory());
   model.init(42);
   const wt::RunConfig::Optimizer opt_cfg = sgd();
-  auto opt = wt::make_optimizer(opt_cfg);
+  auto opt = wt::make_optimizer(opt_cfg, wt::testing::memory());
   SyntheticSource inner(model.graph.input_shape, model.graph.classes, kBatch, 3);
   ConcatSource source(inner, batches_per_step);
   wt::RunConfig cfg;

@@ -17,6 +17,7 @@
 #include "deck/run_config.hpp"
 #include "io/checkpoint_file.hpp"
 #include "model/model.hpp"
+#include "test_memory.hpp"
 
 namespace {
 
@@ -113,9 +114,10 @@ TEST(StallDetector, CheckpointWriteIsWatched) {
   wt::StallWatchdog watchdog(board, comm, 1000);  // never fires during the test
   const int me = world_rank();
   comm.set_step(2);
-  wt::Model model(wt::Graph::load(std::string(WT_SOURCE_DIR) + "/models/mlp.toml"));
+  wt::Model model(wt::Graph::load(std::string(WT_SOURCE_DIR) + "/models/mlp.toml"),
+                  wt::testing::memory());
   model.init(1);
-  auto opt = wt::make_optimizer(wt::RunConfig::Optimizer{});
+  auto opt = wt::make_optimizer(wt::RunConfig::Optimizer{}, wt::testing::memory());
   wt::CheckpointInfo info;
   info.model = model.graph.name;
   info.optimizer = "sgd";

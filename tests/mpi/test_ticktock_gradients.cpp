@@ -21,6 +21,7 @@
 #include "model/model.hpp"
 #include "sched/schedule_registry.hpp"
 #include "synthetic_source.hpp"
+#include "test_memory.hpp"
 
 namespace {
 
@@ -39,7 +40,8 @@ Vec sum_over_ranks(Vec v, wt::Communicator& comm) {
 TEST(TicktockGradients, AppliedUpdateIsTheCrossWaveAverageOfLocalGradients) {
   const std::string file = std::string(WT_SOURCE_DIR) + "/models/mlp.toml";
   wt::MpiCommunicator comm(MPI_COMM_WORLD);
-  wt::Model tick(wt::Graph::load(file)), tock(wt::Graph::load(file));
+  wt::Model tick(wt::Graph::load(file), wt::testing::memory()),
+      tock(wt::Graph::load(file), wt::testing::memory());
   tick.init(42);
   tock.init(42);
   wt::Model* replicas[2] = {&tick, &tock};
@@ -50,7 +52,7 @@ TEST(TicktockGradients, AppliedUpdateIsTheCrossWaveAverageOfLocalGradients) {
   cfg.optimizer.momentum = 0;
   cfg.optimizer.weight_decay = 0;
   const double lr = 0.1;
-  auto opt = wt::make_optimizer(cfg.optimizer);
+  auto opt = wt::make_optimizer(cfg.optimizer, wt::testing::memory());
   wt::testing::SyntheticSource source(tick.graph.input_shape, tick.graph.classes, 64, 5);
   wt::Program program = wt::ScheduleRegistry::generate(
       "ticktock", wt::make_schedule_input(tick, cfg.schedule, cfg.train.global_batch, comm.size()));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/layer_registry.hpp"
+#include "test_memory.hpp"
 
 namespace wt::testing {
 
@@ -40,11 +41,12 @@ inline StandaloneLayer make_layer(const std::string& toml_text, const std::vecto
   std::vector<Param*> ps;
   std::vector<Buffer*> bs;
   for (const auto& p : pspecs) {
-    s.params.push_back({p.name, Tensor::zeros(p.shape), Tensor::zeros(p.shape)});
+    s.params.push_back({p.name, Tensor::zeros(p.shape, wt::testing::memory()),
+                        Tensor::zeros(p.shape, wt::testing::memory())});
     ps.push_back(&s.params.back());
   }
   for (const auto& b : bspecs) {
-    s.buffers.push_back({b.name, Tensor::zeros(b.shape)});
+    s.buffers.push_back({b.name, Tensor::zeros(b.shape, wt::testing::memory())});
     bs.push_back(&s.buffers.back());
   }
   s.layer->bind(ps, bs);
@@ -54,7 +56,7 @@ inline StandaloneLayer make_layer(const std::string& toml_text, const std::vecto
 }
 
 inline Tensor random_tensor(const Shape& shape, Rng& rng, float scale = 1.0f) {
-  Tensor t = Tensor::empty(shape);
+  Tensor t = Tensor::empty(shape, wt::testing::memory());
   for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = scale * rng.uniform(-1.0f, 1.0f);
   return t;
 }
@@ -92,7 +94,7 @@ inline void check_layer_gradients(const std::string& toml_text,
   std::vector<const Tensor*> in_ptrs;
   for (auto& t : inputs) in_ptrs.push_back(&t);
 
-  LayerContext ctx;
+  LayerContext ctx = wt::testing::layer_context();
   ctx.mode = opt.mode;
   ctx.labels = opt.labels.empty() ? nullptr : opt.labels.data();
   ctx.loss_scale = 1.0f / static_cast<float>(batch);
@@ -151,7 +153,7 @@ inline void check_layer_gradients(const std::string& toml_text,
     if ((opt.labels.empty() || i == 0) && opt.integer_inputs == 0)
       check_tensor(inputs[i], din[i], "d input " + std::to_string(i));
   for (auto& p : s.params) {
-    Tensor g = Tensor::empty(p.grad.shape());
+    Tensor g = Tensor::empty(p.grad.shape(), wt::testing::memory());
     g.copy_from(p.grad);
     check_tensor(p.value, g, "d " + p.name);
   }

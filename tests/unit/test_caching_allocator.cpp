@@ -2,6 +2,7 @@
 
 #include "mem/caching_allocator.hpp"
 #include "tensor/tensor.hpp"
+#include "test_memory.hpp"
 
 TEST(CachingAllocator, ReusesFreedBlocksWithoutSystemCalls) {
   wt::CachingAllocator a;
@@ -30,8 +31,8 @@ TEST(CachingAllocator, EnforcesBudgetAfterFlushingCache) {
 TEST(CachingAllocator, TracksPeaks) {
   wt::CachingAllocator a;
   {
-    wt::Tensor t1 = wt::Tensor::empty({1024}, 0, &a);
-    wt::Tensor t2 = wt::Tensor::empty({1024}, 0, &a);
+    wt::Tensor t1 = wt::Tensor::empty({1024}, a);
+    wt::Tensor t2 = wt::Tensor::empty({1024}, a);
     EXPECT_EQ(a.stats().in_use, 2 * wt::CachingAllocator::round_size(4096));
   }
   EXPECT_EQ(a.stats().in_use, 0u);
@@ -39,7 +40,7 @@ TEST(CachingAllocator, TracksPeaks) {
 }
 
 TEST(Tensor, SliceSharesStorage) {
-  wt::Tensor t = wt::Tensor::zeros({10});
+  wt::Tensor t = wt::Tensor::zeros({10}, wt::testing::memory());
   wt::Tensor s = t.slice(4, {2, 3});
   s.fill(1.0f);
   EXPECT_EQ(t.data()[3], 0.0f);

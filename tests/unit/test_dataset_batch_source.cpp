@@ -6,6 +6,7 @@
 
 #include "data/dataset_batch_source.hpp"
 #include "dataset_test_util.hpp"
+#include "test_memory.hpp"
 
 namespace wt {
 namespace {
@@ -43,7 +44,7 @@ class SourceTest : public ::testing::Test {
 TEST_F(SourceTest, ShardsMatchTheSamplerAndRollOverEpochs) {
   DatasetReader reader(path_, "train", {1, 2, 3}, 10), reference(path_, "train", {1, 2, 3}, 10);
   BatchSampler sampler(reader.size(), 8, 5, true);  // 5 batches per epoch
-  DatasetBatchSource source(reader, sampler, 8, true);
+  DatasetBatchSource source(reader, wt::testing::memory(), sampler, 8, true);
   Tensor x;
   std::vector<int32_t> y;
   for (int64_t sequence = 0; sequence < 12; ++sequence) {
@@ -63,7 +64,8 @@ TEST_F(SourceTest, ShardsMatchTheSamplerAndRollOverEpochs) {
 TEST_F(SourceTest, PreloadOnAndOffAgreePlannedOrNot) {
   DatasetReader reader_a(path_, "train", {1, 2, 3}, 10), reader_b(path_, "train", {1, 2, 3}, 10);
   BatchSampler sampler(reader_a.size(), 6, 3, true);
-  DatasetBatchSource with(reader_a, sampler, 6, true), without(reader_b, sampler, 6, false);
+  DatasetBatchSource with(reader_a, wt::testing::memory(), sampler, 6, true),
+      without(reader_b, wt::testing::memory(), sampler, 6, false);
   // In order, then jumping back and forward across epochs.
   const std::vector<int64_t> sequences{0, 1, 2, 3, 4, 5, 6, 7, 3, 20, 21, 2, 2, 9};
   for (int part = 0; part < 2; ++part)
@@ -78,7 +80,7 @@ TEST_F(SourceTest, PreloadOnAndOffAgreePlannedOrNot) {
 TEST_F(SourceTest, PlannedRequestsAreHitsOthersMisses) {
   DatasetReader reader(path_, "train", {1, 2, 3}, 10);
   BatchSampler sampler(reader.size(), 6, 3, true);
-  DatasetBatchSource source(reader, sampler, 6, true);
+  DatasetBatchSource source(reader, wt::testing::memory(), sampler, 6, true);
   Tensor x;
   std::vector<int32_t> y;
   source.fetch({0, 0, 2}, x, y);  // nothing planned yet
@@ -94,7 +96,7 @@ TEST_F(SourceTest, PlannedRequestsAreHitsOthersMisses) {
   EXPECT_EQ(stats.misses, 2);
   // Without preloading nothing is read ahead: every fetch is a miss.
   DatasetReader reader_b(path_, "train", {1, 2, 3}, 10);
-  DatasetBatchSource off(reader_b, sampler, 6, false);
+  DatasetBatchSource off(reader_b, wt::testing::memory(), sampler, 6, false);
   off.plan({{1, 0, 2}});
   off.fetch({1, 0, 2}, x, y);
   EXPECT_EQ(off.preload_stats().hits, 0);
@@ -105,7 +107,7 @@ TEST_F(SourceTest, LabelsOnlyRequestsReadNoInputs) {
   DatasetReader reader(path_, "train", {1, 2, 3}, 10);
   BatchSampler sampler(reader.size(), 6, 3, true);
   for (bool preload : {false, true}) {
-    DatasetBatchSource source(reader, sampler, 6, preload);
+    DatasetBatchSource source(reader, wt::testing::memory(), sampler, 6, preload);
     Tensor x, labels_x;
     std::vector<int32_t> y, labels_y;
     source.fetch({5, 1, 2}, x, y);
@@ -120,7 +122,7 @@ TEST_F(SourceTest, LabelsOnlyRequestsReadNoInputs) {
 TEST_F(SourceTest, ReturnedTensorsStayValidAfterLaterBatches) {
   DatasetReader reader(path_, "train", {1, 2, 3}, 10);
   BatchSampler sampler(reader.size(), 4, 2, true);
-  DatasetBatchSource source(reader, sampler, 4, true);
+  DatasetBatchSource source(reader, wt::testing::memory(), sampler, 4, true);
   Tensor kept, later;
   std::vector<int32_t> y;
   source.fetch({0, 0, 1}, kept, y);
@@ -140,7 +142,7 @@ TEST_F(SourceTest, PreloadThreadAndOtherReaderShareHdf5Safely) {
   DatasetReader train(path_, "train", {1, 2, 3}, 10), reference(path_, "train", {1, 2, 3}, 10);
   DatasetReader second(other, "train", {1, 2, 3}, 10);
   BatchSampler sampler(train.size(), 4, 8, true);
-  DatasetBatchSource source(train, sampler, 4, true);
+  DatasetBatchSource source(train, wt::testing::memory(), sampler, 4, true);
   Tensor x;
   std::vector<int32_t> y;
   std::vector<float> sx(29 * 6), expected(4 * 6);

@@ -4,6 +4,7 @@
 
 #include "data/eval_loader.hpp"
 #include "dataset_test_util.hpp"
+#include "test_memory.hpp"
 
 namespace wt {
 namespace {
@@ -27,7 +28,7 @@ TEST_F(LoaderTest, EvalLoaderVisitsTheSplitOnceInOrder) {
   DatasetReader reader(path_, "test", {1, 2, 3}, 10);
   std::vector<int32_t> all_labels;
   for (int part = 0; part < 3; ++part) {
-    EvalLoader eval(reader, 10, part, 3);
+    EvalLoader eval(reader, wt::testing::memory(), 10, part, 3);
     EXPECT_EQ(eval.batches(), 3);
     Tensor x;
     std::vector<int32_t> y;

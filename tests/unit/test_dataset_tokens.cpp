@@ -11,6 +11,7 @@
 #include "data/eval_loader.hpp"
 #include "data/text_convert.hpp"
 #include "dataset_test_util.hpp"
+#include "test_memory.hpp"
 #include "util/input_error.hpp"
 
 namespace wt {
@@ -81,7 +82,7 @@ TEST(DatasetTokens, LoadersCarryTLabelsPerSample) {
   DatasetReader reader(h5, "train", {4}, 0);
   BatchSampler sampler(reader.size(), 6, 1, true);
   for (bool preload : {false, true}) {
-    DatasetBatchSource source(reader, sampler, 6, preload);
+    DatasetBatchSource source(reader, wt::testing::memory(), sampler, 6, preload);
     Tensor x;
     std::vector<int32_t> y;
     source.fetch({2, 1, 2}, x, y);
@@ -95,7 +96,7 @@ TEST(DatasetTokens, LoadersCarryTLabelsPerSample) {
   }
   Tensor x;
   std::vector<int32_t> y;
-  EvalLoader eval(reader, 5, 0, 1);
+  EvalLoader eval(reader, wt::testing::memory(), 5, 0, 1);
   ASSERT_TRUE(eval.next(x, y));
   EXPECT_EQ(y.size(), 20u);
 }

@@ -1,13 +1,16 @@
 #include <gtest/gtest.h>
 
 #include "gradcheck.hpp"
+#include "test_memory.hpp"
 
 namespace wt::testing {
 namespace {
 
 TEST(LayerAdd, ForwardSumsAllInputs) {
   StandaloneLayer s = make_layer("type = \"add\"", {{3}, {3}, {3}});
-  Tensor a = Tensor::empty({1, 3}), b = Tensor::empty({1, 3}), c = Tensor::empty({1, 3});
+  Tensor a = Tensor::empty({1, 3}, wt::testing::memory()),
+         b = Tensor::empty({1, 3}, wt::testing::memory()),
+         c = Tensor::empty({1, 3}, wt::testing::memory());
   for (int i = 0; i < 3; ++i) {
     a.data()[i] = float(i);
     b.data()[i] = 10.0f * i;
@@ -15,11 +18,11 @@ TEST(LayerAdd, ForwardSumsAllInputs) {
   }
   Tensor out;
   Saved saved;
-  LayerContext ctx;
+  LayerContext ctx = wt::testing::layer_context();
   s.layer->forward({&a, &b, &c}, out, saved, ctx);
   for (int i = 0; i < 3; ++i) EXPECT_FLOAT_EQ(out.data()[i], 11.0f * i - 0.5f);
 
-  Tensor dout = Tensor::empty({1, 3});
+  Tensor dout = Tensor::empty({1, 3}, wt::testing::memory());
   dout.fill(2.0f);
   Tensor da, dc;
   s.layer->backward({&a, &b, &c}, out, dout, {&da, nullptr, &dc}, saved, ctx);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "gradcheck.hpp"
+#include "test_memory.hpp"
 
 namespace wt::testing {
 namespace {
@@ -49,7 +50,7 @@ TEST(LayerBatchNorm2d, TrainOutputIsNormalisedPerChannel) {
   for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] += 10.0f;  // large mean on purpose
   Tensor out;
   Saved saved;
-  s.layer->forward({&x}, out, saved, LayerContext{});
+  s.layer->forward({&x}, out, saved, wt::testing::layer_context());
   std::vector<double> mean, var;
   channel_stats(out, 3, mean, var);
   for (int c = 0; c < 3; ++c) {
@@ -68,7 +69,7 @@ TEST(LayerBatchNorm2d, RunningStatsFollowPyTorchUpdate) {
     for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] += float(step) - 1.0f;
     Tensor out;
     Saved saved;
-    s.layer->forward({&x}, out, saved, LayerContext{});
+    s.layer->forward({&x}, out, saved, wt::testing::layer_context());
     std::vector<double> mean, var;
     channel_stats(x, 2, mean, var);
     const double m = 5 * 9;
@@ -92,7 +93,7 @@ TEST(LayerBatchNorm2d, EvalUsesRunningStatsAndLeavesThemAlone) {
   }
   Rng rng(5);
   Tensor x = random_tensor({3, 2, 2, 2}, rng, 3.0f);
-  LayerContext ctx;
+  LayerContext ctx = wt::testing::layer_context();
   ctx.mode = Mode::Eval;
   Tensor out;
   Saved saved;

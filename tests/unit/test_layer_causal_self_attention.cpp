@@ -4,8 +4,9 @@
 
 #include <cmath>
 
-#include "util/input_error.hpp"
 #include "gradcheck.hpp"
+#include "test_memory.hpp"
+#include "util/input_error.hpp"
 
 namespace wt::testing {
 namespace {
@@ -75,7 +76,7 @@ TEST(LayerCausalSelfAttention, ForwardMatchesDirectReference) {
   Tensor x = random_tensor({2, T, d}, rng);
   Tensor out;
   Saved saved;
-  s.layer->forward({&x}, out, saved, LayerContext{});
+  s.layer->forward({&x}, out, saved, wt::testing::layer_context());
   const std::vector<float> want = reference_forward(s, x, T, d, heads);
   ASSERT_EQ(out.numel(), int64_t(want.size()));
   for (int64_t i = 0; i < out.numel(); ++i) EXPECT_NEAR(out.data()[i], want[size_t(i)], 1e-5) << i;
@@ -88,9 +89,9 @@ TEST(LayerCausalSelfAttention, EarlierPositionsIgnoreLaterOnes) {
   Tensor x = random_tensor({1, T, d}, rng);
   Tensor before, after;
   Saved saved;
-  s.layer->forward({&x}, before, saved, LayerContext{});
+  s.layer->forward({&x}, before, saved, wt::testing::layer_context());
   for (int64_t i = 3 * d; i < T * d; ++i) x.data()[i] += 1.0f;  // change positions 3 and 4
-  s.layer->forward({&x}, after, saved, LayerContext{});
+  s.layer->forward({&x}, after, saved, wt::testing::layer_context());
   for (int64_t i = 0; i < 3 * d; ++i) EXPECT_EQ(before.data()[i], after.data()[i]) << i;
   bool later_changed = false;
   for (int64_t i = 3 * d; i < T * d; ++i) later_changed |= before.data()[i] != after.data()[i];

@@ -1,7 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "util/input_error.hpp"
 #include "gradcheck.hpp"
+#include "test_memory.hpp"
+#include "util/input_error.hpp"
 
 namespace wt::testing {
 namespace {
@@ -15,7 +16,7 @@ TEST(LayerDropout, EvalIsIdentity) {
   StandaloneLayer s = make_layer("type = \"dropout\"\np = 0.5", {{100}});
   Rng data_rng(1);
   Tensor x = random_tensor({4, 100}, data_rng);
-  LayerContext ctx;
+  LayerContext ctx = wt::testing::layer_context();
   ctx.mode = Mode::Eval;  // no rng needed
   Tensor out;
   Saved saved;
@@ -29,10 +30,10 @@ TEST(LayerDropout, EvalIsIdentity) {
 TEST(LayerDropout, KeepsAboutOneMinusPAndScalesSurvivors) {
   const float p = 0.3f;
   StandaloneLayer s = make_layer("type = \"dropout\"\np = 0.3", {{1000}});
-  Tensor x = Tensor::empty({100, 1000});
+  Tensor x = Tensor::empty({100, 1000}, wt::testing::memory());
   x.fill(2.0f);
   Rng rng(42);
-  LayerContext ctx;
+  LayerContext ctx = wt::testing::layer_context();
   ctx.rng = &rng;
   Tensor out;
   Saved saved;
@@ -48,7 +49,7 @@ TEST(LayerDropout, KeepsAboutOneMinusPAndScalesSurvivors) {
   EXPECT_NEAR(double(kept) / out.numel(), 1.0 - p, 0.01);
 
   // Backward routes gradient only through the kept entries, with the same scale.
-  Tensor dout = Tensor::empty(out.shape()), dx;
+  Tensor dout = Tensor::empty(out.shape(), wt::testing::memory()), dx;
   dout.fill(1.0f);
   s.layer->backward({&x}, out, dout, {&dx}, saved, ctx);
   for (int64_t i = 0; i < out.numel(); ++i)
@@ -57,11 +58,11 @@ TEST(LayerDropout, KeepsAboutOneMinusPAndScalesSurvivors) {
 
 TEST(LayerDropout, SameRngStateGivesSameMask) {
   StandaloneLayer s = make_layer("type = \"dropout\"", {{64}});
-  Tensor x = Tensor::empty({2, 64});
+  Tensor x = Tensor::empty({2, 64}, wt::testing::memory());
   x.fill(1.0f);
   Tensor a, b;
   Saved sa, sb;
-  LayerContext ctx;
+  LayerContext ctx = wt::testing::layer_context();
   Rng r1(9), r2(9);
   ctx.rng = &r1;
   s.layer->forward({&x}, a, sa, ctx);

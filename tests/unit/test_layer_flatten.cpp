@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "gradcheck.hpp"
+#include "test_memory.hpp"
 
 namespace wt::testing {
 namespace {
@@ -15,12 +16,12 @@ TEST(LayerFlatten, ForwardKeepsSampleMajorOrder) {
   Tensor x = random_tensor({3, 2, 3, 4}, rng);
   Tensor out;
   Saved saved;
-  s.layer->forward({&x}, out, saved, LayerContext{});
+  s.layer->forward({&x}, out, saved, wt::testing::layer_context());
   ASSERT_EQ(out.shape(), (Shape{3, 24}));
   for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(out.data()[i], x.data()[i]);
   Tensor din;
   std::vector<Tensor*> din_ptrs{&din};
-  s.layer->backward({&x}, out, out, din_ptrs, saved, LayerContext{});
+  s.layer->backward({&x}, out, out, din_ptrs, saved, wt::testing::layer_context());
   EXPECT_EQ(din.shape(), x.shape());
   for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(din.data()[i], x.data()[i]);
 }

@@ -3,8 +3,9 @@
 
 #include <cmath>
 
-#include "util/input_error.hpp"
 #include "gradcheck.hpp"
+#include "test_memory.hpp"
+#include "util/input_error.hpp"
 
 namespace wt::testing {
 namespace {
@@ -25,7 +26,7 @@ TEST(LayerLayerNorm, RowsComeOutNormalised) {
   for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] += 7.0f;  // a large common offset
   Tensor out;
   Saved saved;
-  s.layer->forward({&x}, out, saved, LayerContext{});
+  s.layer->forward({&x}, out, saved, wt::testing::layer_context());
   for (int64_t r = 0; r < 6; ++r) {
     double mean = 0, sq = 0;
     for (int j = 0; j < 8; ++j) mean += out.data()[r * 8 + j] / 8.0;

@@ -1,8 +1,9 @@
 // linear: finite-difference gradients, hand-computed forward values, and input validation.
 #include <gtest/gtest.h>
 
-#include "util/input_error.hpp"
 #include "gradcheck.hpp"
+#include "test_memory.hpp"
+#include "util/input_error.hpp"
 
 namespace wt::testing {
 namespace {
@@ -33,12 +34,12 @@ TEST(LayerLinear, ForwardMatchesHandComputedValues) {
   const float b[2] = {0.5f, -2};
   std::copy(w, w + 6, s.params[0].value.data());
   std::copy(b, b + 2, s.params[1].value.data());
-  Tensor x = Tensor::empty({2, 3});
+  Tensor x = Tensor::empty({2, 3}, wt::testing::memory());
   const float xv[6] = {1, 1, 1, 2, 0, -4};
   std::copy(xv, xv + 6, x.data());
   Tensor out;
   Saved saved;
-  s.layer->forward({&x}, out, saved, LayerContext{});
+  s.layer->forward({&x}, out, saved, wt::testing::layer_context());
   ASSERT_EQ(out.shape(), (Shape{2, 2}));
   EXPECT_FLOAT_EQ(out.data()[0], 1 + 2 + 3 + 0.5f);
   EXPECT_FLOAT_EQ(out.data()[1], -1 + 0 + 0.5f - 2);

@@ -2,8 +2,9 @@
 // change from run to run), hand-computed forward values, padding with -inf, and key validation.
 #include <gtest/gtest.h>
 
-#include "util/input_error.hpp"
 #include "gradcheck.hpp"
+#include "test_memory.hpp"
+#include "util/input_error.hpp"
 
 namespace wt::testing {
 namespace {
@@ -25,11 +26,11 @@ TEST(LayerMaxPool2d, GradientsOverlappingPadded) {
 
 Tensor run_forward(const std::string& toml, const Shape& sample, const std::vector<float>& values) {
   StandaloneLayer s = make_layer(toml, {sample});
-  Tensor x = Tensor::empty(with_batch(1, sample));
+  Tensor x = Tensor::empty(with_batch(1, sample), wt::testing::memory());
   std::copy(values.begin(), values.end(), x.data());
   Tensor out;
   Saved saved;
-  s.layer->forward({&x}, out, saved, LayerContext{});
+  s.layer->forward({&x}, out, saved, wt::testing::layer_context());
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "plan/layer_profile_file.hpp"
 #include "plan/layer_profiler.hpp"
 #include "plan/stage_planner.hpp"
+#include "test_memory.hpp"
 #include "util/input_error.hpp"
 
 namespace {
@@ -35,7 +36,7 @@ wt::LayerProfile sample_profile(const wt::Graph& g) {
 // Every layer of a token model runs (the embedding gets valid ids, the per-token loss valid
 // labels); the fitted lines give more time to more samples, and the big layers dominate.
 TEST(LayerProfiler, MeasuresEveryLayerOfATokenModel) {
-  wt::Model model(load("transformer_small"));
+  wt::Model model(load("transformer_small"), wt::testing::memory());
   model.init(1);
   const wt::LayerProfile p = wt::measure_layer_profile(model, 8, 2);
   ASSERT_EQ(p.nodes.size(), model.graph.nodes.size());
@@ -126,18 +127,19 @@ TEST(StagePlanner, UsesTheCachedProfileAndKeepsCheckpointCuts) {
   cfg.model.file = std::string(WT_SOURCE_DIR) + "/models/mlp.toml";
   cfg.schedule.kind = "waves";
   const std::string run_dir = tmp.file("");
-  wt::StagePlan plan =
-      wt::plan_stages(wt::stage_plan_options(cfg), g, 2, run_dir, wt::ProfileCache::ReadOnly);
+  wt::StagePlan plan = wt::plan_stages(wt::stage_plan_options(cfg), g, 2, run_dir,
+                                       wt::ProfileCache::ReadOnly, wt::testing::memory());
   EXPECT_EQ(plan.basis, "profile");
   EXPECT_NE(plan.description.find("profile.h5, cached"), std::string::npos) << plan.description;
   EXPECT_EQ(plan.cuts, std::vector<int>{static_cast<int>(g.nodes.size()) - 1});
   cfg.schedule.balance = "flops";
-  plan = wt::plan_stages(wt::stage_plan_options(cfg), g, 2, run_dir, wt::ProfileCache::ReadOnly);
+  plan = wt::plan_stages(wt::stage_plan_options(cfg), g, 2, run_dir, wt::ProfileCache::ReadOnly,
+                         wt::testing::memory());
   EXPECT_EQ(plan.basis, "flops");
   EXPECT_EQ(plan.cuts, wt::balanced_cuts(g, 2));
   cfg.schedule.balance = "profile";
-  plan =
-      wt::plan_stages(wt::stage_plan_options(cfg), g, 2, run_dir, wt::ProfileCache::ReadOnly, {3});
+  plan = wt::plan_stages(wt::stage_plan_options(cfg), g, 2, run_dir, wt::ProfileCache::ReadOnly,
+                         wt::testing::memory(), {3});
   EXPECT_EQ(plan.basis, "checkpoint");
   EXPECT_EQ(plan.cuts, std::vector<int>{3});
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "gradcheck.hpp"
+#include "test_memory.hpp"
 
 namespace wt::testing {
 namespace {
@@ -11,11 +12,11 @@ TEST(LayerSoftmaxXent, LossAccuracyAndGradientByHand) {
   StandaloneLayer s = make_layer("type = \"softmax_xent\"", {{3}});
   EXPECT_TRUE(s.layer->is_loss());
   EXPECT_EQ(s.out_shape, (Shape{1}));
-  Tensor x = Tensor::empty({2, 3});
+  Tensor x = Tensor::empty({2, 3}, wt::testing::memory());
   const float xs[] = {1.0f, 2.0f, 3.0f, 0.0f, 0.0f, 0.0f};
   std::copy(xs, xs + 6, x.data());
   const int32_t labels[] = {2, 1};
-  LayerContext ctx;
+  LayerContext ctx = wt::testing::layer_context();
   ctx.labels = labels;
   ctx.loss_scale = 0.5f;
   Tensor out;
@@ -31,7 +32,7 @@ TEST(LayerSoftmaxXent, LossAccuracyAndGradientByHand) {
   // Row 0 argmax 2 == label; row 1 ties resolve to class 0 != label 1.
   EXPECT_EQ(saved.scalar2, 1.0);
 
-  Tensor dout = Tensor::empty({1});
+  Tensor dout = Tensor::empty({1}, wt::testing::memory());
   dout.data()[0] = 2.0f;
   Tensor dx;
   s.layer->backward({&x}, out, dout, {&dx}, saved, ctx);
@@ -42,11 +43,11 @@ TEST(LayerSoftmaxXent, LossAccuracyAndGradientByHand) {
 
 TEST(LayerSoftmaxXent, StableForHugeLogits) {
   StandaloneLayer s = make_layer("type = \"softmax_xent\"", {{2}});
-  Tensor x = Tensor::empty({1, 2});
+  Tensor x = Tensor::empty({1, 2}, wt::testing::memory());
   x.data()[0] = 1000.0f;
   x.data()[1] = 0.0f;
   const int32_t labels[] = {1};
-  LayerContext ctx;
+  LayerContext ctx = wt::testing::layer_context();
   ctx.labels = labels;
   Tensor out;
   Saved saved;
@@ -64,8 +65,8 @@ TEST(LayerSoftmaxXent, GradCheck) {
 
 TEST(LayerSoftmaxXent, LabelOutOfRangeThrowsInsteadOfReadingPastTheRow) {
   StandaloneLayer s = make_layer("type = \"softmax_xent\"", {{3}});
-  Tensor x = Tensor::zeros({2, 3});
-  LayerContext ctx;
+  Tensor x = Tensor::zeros({2, 3}, wt::testing::memory());
+  LayerContext ctx = wt::testing::layer_context();
   Tensor out;
   Saved saved;
   const int32_t too_big[] = {0, 3};

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "gradcheck.hpp"
+#include "test_memory.hpp"
 
 namespace wt::testing {
 namespace {
@@ -24,7 +25,7 @@ TEST(LayerTokenSoftmaxXent, MeanOfPerTokenSoftmaxXent) {
   Tensor logits = random_tensor({n, T, V}, rng, 3.0f);
   std::vector<int32_t> labels;
   for (int64_t i = 0; i < n * T; ++i) labels.push_back(int32_t(rng.below(V)));
-  LayerContext ctx;
+  LayerContext ctx = wt::testing::layer_context();
   ctx.labels = labels.data();
   ctx.loss_scale = 0.5f;
 
@@ -38,7 +39,7 @@ TEST(LayerTokenSoftmaxXent, MeanOfPerTokenSoftmaxXent) {
   EXPECT_NEAR(saved_tok.scalar2, saved_row.scalar2 / T, 1e-12);
   EXPECT_NEAR(out_tok.data()[0], out_row.data()[0] / T, 1e-5);
 
-  Tensor seed = Tensor::empty({1});
+  Tensor seed = Tensor::empty({1}, wt::testing::memory());
   seed.fill(1.0f);
   tok.layer->backward({&logits}, out_tok, seed, {&grad_tok}, saved_tok, ctx);
   row.layer->backward({&rows}, out_row, seed, {&grad_row}, saved_row, ctx);

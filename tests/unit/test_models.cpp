@@ -9,11 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "util/input_error.hpp"
 #include "model/graph.hpp"
 #include "model/layer_registry.hpp"
 #include "model/model.hpp"
 #include "model_runner.hpp"
+#include "test_memory.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 namespace {
@@ -57,7 +58,7 @@ TEST(Models, Mlp) {
   EXPECT_EQ(node_named(g, "fc1").out_shape, (Shape{256}));
   EXPECT_EQ(node_named(g, "fc3").out_shape, (Shape{10}));
   EXPECT_EQ(g.nodes.back().out_shape, (Shape{1}));
-  Model m(std::move(g));
+  Model m(std::move(g), wt::testing::memory());
   EXPECT_EQ(m.param_count(),
             linear_params(784, 256) + linear_params(256, 256) + linear_params(256, 10));
 }
@@ -73,7 +74,7 @@ TEST(Models, LeNet) {
   EXPECT_EQ(node_named(g, "pool2").out_shape, (Shape{64, 7, 7}));
   EXPECT_EQ(node_named(g, "flatten").out_shape, (Shape{3136}));
   EXPECT_EQ(node_named(g, "fc2").out_shape, (Shape{10}));
-  Model m(std::move(g));
+  Model m(std::move(g), wt::testing::memory());
   const int64_t want = conv_params(1, 32, 5, true) + conv_params(32, 64, 5, true) +
                        linear_params(3136, 256) + linear_params(256, 10);
   EXPECT_EQ(want, 857738);
@@ -104,7 +105,7 @@ TEST(Models, ResNet) {
   EXPECT_GE(g.flops_per_sample(), 0.9 * 3 * 2 * macs);
   EXPECT_LT(g.flops_per_sample(), 1.1 * 3 * 2 * macs);
 
-  Model m(std::move(g));
+  Model m(std::move(g), wt::testing::memory());
   const int64_t bn = 2;                                                 // weight + bias per channel
   const int64_t want = conv_params(1, 32, 3, false) + bn * 32 +         //
                        2 * (conv_params(32, 32, 3, false) + bn * 32) +  //
@@ -135,7 +136,7 @@ TEST(Models, VggSmall) {
                       49.0 * 9 * 64 * 128 + 1152.0 * 256 + 256.0 * 10;
   EXPECT_GE(g.flops_per_sample(), 0.9 * 3 * 2 * macs);
   EXPECT_LT(g.flops_per_sample(), 1.1 * 3 * 2 * macs);
-  Model m(std::move(g));
+  Model m(std::move(g), wt::testing::memory());
   const int64_t bn = 2;
   const int64_t want = conv_params(1, 32, 3, false) + conv_params(32, 32, 3, false) +
                        conv_params(32, 64, 3, false) + conv_params(64, 64, 3, false) +
@@ -149,7 +150,7 @@ TEST(Models, VggSmall) {
   m.init(3);
   m.zero_grads();
   Rng rng(8);
-  Tensor x = Tensor::empty({3, 1, 28, 28});
+  Tensor x = Tensor::empty({3, 1, 28, 28}, wt::testing::memory());
   for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] = rng.uniform(-1.0f, 1.0f);
   const double loss = testing::run_model(m, x, {1, 7, 3}, true);
   EXPECT_GT(loss, 1.5);
@@ -174,7 +175,7 @@ TEST(Models, TransformerSmall) {
   EXPECT_EQ(node_named(g, "b3_add2").out_shape, (Shape{64, 128}));
   EXPECT_EQ(node_named(g, "head").out_shape, (Shape{64, 73}));
   EXPECT_EQ(g.nodes.back().layer->labels_per_sample(), 64);
-  Model m(std::move(g));
+  Model m(std::move(g), wt::testing::memory());
   const int64_t d = 128, block = 2 * 2 * d + (3 * d * d + 3 * d) + (d * d + d) +
                                  linear_params(d, 4 * d) + linear_params(4 * d, d);
   const int64_t want = 73 * d + 64 * d + 4 * block + 2 * d + linear_params(d, 73);
@@ -242,13 +243,13 @@ out_features = 7
 name = "loss"
 type = "token_softmax_xent"
 )";
-  Model m(Graph::load(path));
+  Model m(Graph::load(path), wt::testing::memory());
   m.init(5);
   // Embeddings start at N(0, 0.02); larger values make every path's gradient well above noise.
   Rng rng(6);
   for (Stage& st : m.stages)
     for (int64_t i = 0; i < st.values.numel(); ++i) st.values.data()[i] += rng.uniform(-0.3f, 0.3f);
-  Tensor x = Tensor::empty({2, 5});
+  Tensor x = Tensor::empty({2, 5}, wt::testing::memory());
   std::vector<int32_t> y;
   for (int64_t i = 0; i < 10; ++i) {
     x.data()[i] = float(rng.below(7));

@@ -8,6 +8,7 @@
 
 #include "exec/nonfinite_guard.hpp"
 #include "ops/host/finite_check.hpp"
+#include "test_memory.hpp"
 
 namespace {
 
@@ -38,9 +39,9 @@ TEST(FiniteCheck, AcceptsExtremeFiniteValues) {
 
 TEST(NonFiniteGuard, SkipModeCountsStepsNotStages) {
   wt::NonFiniteGuard guard("skip");
-  wt::Tensor good = wt::Tensor::empty({8});
+  wt::Tensor good = wt::Tensor::empty({8}, wt::testing::memory());
   good.fill(1.0f);
-  wt::Tensor bad = wt::Tensor::empty({8});
+  wt::Tensor bad = wt::Tensor::empty({8}, wt::testing::memory());
   bad.fill(1.0f);
   bad.data()[3] = kNaN;
   EXPECT_TRUE(guard.allow_step(0, 0, good));
@@ -58,7 +59,7 @@ TEST(NonFiniteGuard, SkipModeCountsStepsNotStages) {
 
 TEST(NonFiniteGuard, StopModeThrowsDivergedNamingTheStep) {
   wt::NonFiniteGuard guard("stop");
-  wt::Tensor bad = wt::Tensor::empty({4});
+  wt::Tensor bad = wt::Tensor::empty({4}, wt::testing::memory());
   bad.fill(0.0f);
   bad.data()[0] = -kInf;
   try {

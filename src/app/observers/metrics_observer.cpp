@@ -19,7 +19,7 @@ MetricsRow MetricsObserver::row(Job& job, const char* kind, int64_t steps_done) 
   row.epoch = double(steps_done) / job.steps_per_epoch();
   row.lr = job.learning_rate_now();
   row.wall_s = job.resumed_wall_seconds() + seconds_since(run_start_);
-  const MemoryStats memory = device_allocator().stats();
+  const MemoryStats memory = job.device().allocator().stats();
   row.peak_device_mb = memory.peak_reserved / 1048576.0;
   row.peak_in_use_mb = memory.peak_in_use / 1048576.0;
   row.forced_syncs = int64_t(memory.forced_syncs);

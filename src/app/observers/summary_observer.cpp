@@ -25,7 +25,7 @@ void SummaryObserver::after_step(Job&, const StepRecord& record) {
 }
 
 void SummaryObserver::write_summary(Job& job, double peak_rss_mb) const {
-  const MemoryStats memory = device_allocator().stats();
+  const MemoryStats memory = job.device().allocator().stats();
   std::ostringstream s;
   s << "{\n  \"model\": \"" << job.model().graph.name << "\",\n  \"schedule\": \""
     << job.config().schedule.kind << "\",\n  \"ranks\": " << job.comm().size()
@@ -38,8 +38,8 @@ void SummaryObserver::write_summary(Job& job, double peak_rss_mb) const {
     << ",\n  \"peak_device_mb\": " << memory.peak_reserved / 1048576.0
     << ",\n  \"peak_device_in_use_mb\": " << memory.peak_in_use / 1048576.0
     << ",\n  \"forced_syncs\": " << memory.forced_syncs << ",\n  \"jobs\": [{\"job\": " << job.id()
-    << ", \"peak_in_use_mb\": " << device_allocator().job_stats(job.id()).peak_in_use / 1048576.0
-    << "}]\n}\n";
+    << ", \"peak_in_use_mb\": "
+    << job.device().allocator().job_stats(job.id()).peak_in_use / 1048576.0 << "}]\n}\n";
   write_file_atomically(job.run_dir() + "/summary.json", s.str());
 }
 

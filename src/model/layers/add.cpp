@@ -25,7 +25,7 @@ Shape Add::infer(const std::vector<Shape>& inputs) {
 void Add::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
                   const LayerContext& ctx) {
   (void)saved;
-  out = Tensor::empty(in[0]->shape(), ctx.stream);
+  out = ctx.empty(in[0]->shape());
   // At most a handful of inputs: a small stack array avoids a heap allocation per step.
   constexpr size_t kMaxInline = 8;
   const float* inline_ptrs[kMaxInline];
@@ -48,7 +48,7 @@ void Add::backward(const std::vector<const Tensor*>& in, const Tensor& out, cons
   // accumulating into one din cannot corrupt another.
   for (Tensor* d : din) {
     if (!d) continue;
-    *d = Tensor::empty(dout.shape(), ctx.stream);
+    *d = ctx.empty(dout.shape());
     d->copy_from(dout);
   }
 }

@@ -49,10 +49,10 @@ void BatchNorm2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Sav
                           const LayerContext& ctx) {
   const Tensor& x = *in[0];
   const ops::BatchNormShape s{x.dim(0), channels_, spatial_};
-  out = Tensor::empty(x.shape(), ctx.stream);
+  out = ctx.empty(x.shape());
   saved.tensors.clear();
-  saved.tensors.push_back(Tensor::empty({channels_}, ctx.stream));
-  saved.tensors.push_back(Tensor::empty({channels_}, ctx.stream));
+  saved.tensors.push_back(ctx.empty({channels_}));
+  saved.tensors.push_back(ctx.empty({channels_}));
   float* mean = saved.tensors[kMean].data();
   float* invstd = saved.tensors[kInvStd].data();
   const float* gamma = params_[0]->value.data();
@@ -78,7 +78,7 @@ void BatchNorm2d::backward(const std::vector<const Tensor*>& in, const Tensor& o
   const ops::BatchNormShape s{x.dim(0), channels_, spatial_};
   float* dx = nullptr;
   if (din[0]) {
-    *din[0] = Tensor::empty(x.shape(), ctx.stream);
+    *din[0] = ctx.empty(x.shape());
     dx = din[0]->data();
   }
   ops::batchnorm_backward(x.data(), dout.data(), s, params_[0]->value.data(),

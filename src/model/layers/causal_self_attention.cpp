@@ -50,9 +50,9 @@ void CausalSelfAttention::forward(const std::vector<const Tensor*>& in, Tensor& 
   const Tensor& x = *in[0];
   const int64_t n = x.dim(0), T = tokens_, d = dim_, dh = head_dim_, ld = 3 * d;
   const float scale = 1.0f / std::sqrt(float(dh));
-  Tensor qkv = Tensor::empty({n, T, 3 * d}, ctx.stream);
-  Tensor probs = Tensor::empty({n, heads_, T, T}, ctx.stream);
-  Tensor context = Tensor::empty({n, T, d}, ctx.stream);
+  Tensor qkv = ctx.empty({n, T, 3 * d});
+  Tensor probs = ctx.empty({n, heads_, T, T});
+  Tensor context = ctx.empty({n, T, d});
   ops::linear_forward(x.data(), params_[0]->value.data(), params_[1]->value.data(), n * T, d, 3 * d,
                       qkv.data());
   for (int64_t s = 0; s < n; ++s) {
@@ -83,7 +83,7 @@ void CausalSelfAttention::forward(const std::vector<const Tensor*>& in, Tensor& 
                 context.data() + s * T * d + h * dh, d);
     }
   }
-  out = Tensor::empty(x.shape(), ctx.stream);
+  out = ctx.empty(x.shape());
   ops::linear_forward(context.data(), params_[2]->value.data(), params_[3]->value.data(), n * T, d,
                       d, out.data());
   saved.tensors.clear();
@@ -103,12 +103,12 @@ void CausalSelfAttention::backward(const std::vector<const Tensor*>& in, const T
   const int64_t n = x.dim(0), T = tokens_, d = dim_, dh = head_dim_, ld = 3 * d;
   const float scale = 1.0f / std::sqrt(float(dh));
 
-  Tensor dcontext = Tensor::empty({n, T, d}, ctx.stream);
+  Tensor dcontext = ctx.empty({n, T, d});
   ops::linear_backward(context.data(), params_[2]->value.data(), dout.data(), n * T, d, d,
                        params_[2]->grad.data(), params_[3]->grad.data(), dcontext.data());
 
-  Tensor dqkv = Tensor::empty({n, T, 3 * d}, ctx.stream);
-  Tensor dp = Tensor::empty({T, T}, ctx.stream);
+  Tensor dqkv = ctx.empty({n, T, 3 * d});
+  Tensor dp = ctx.empty({T, T});
   for (int64_t s = 0; s < n; ++s) {
     const float* rows = qkv.data() + s * T * ld;
     float* drows = dqkv.data() + s * T * ld;
@@ -137,7 +137,7 @@ void CausalSelfAttention::backward(const std::vector<const Tensor*>& in, const T
   }
   float* dx = nullptr;
   if (din[0]) {
-    *din[0] = Tensor::empty(x.shape(), ctx.stream);
+    *din[0] = ctx.empty(x.shape());
     dx = din[0]->data();
   }
   ops::linear_backward(x.data(), params_[0]->value.data(), dqkv.data(), n * T, d, 3 * d,

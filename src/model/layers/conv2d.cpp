@@ -51,8 +51,9 @@ ops::Conv2dGeometry Conv2d::geometry(int64_t batch) const {
   return g;
 }
 
-Tensor Conv2d::workspace(const ops::Conv2dGeometry& g, int64_t chunk, int stream) const {
-  return Tensor::empty({ops::conv2d_workspace_floats(g, chunk)}, stream);
+Tensor Conv2d::workspace(const ops::Conv2dGeometry& g, int64_t chunk,
+                         const LayerContext& ctx) const {
+  return ctx.empty({ops::conv2d_workspace_floats(g, chunk)});
 }
 
 void Conv2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
@@ -60,7 +61,7 @@ void Conv2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& s
   (void)saved;  // backward recomputes im2col from the input instead of keeping it
   const Tensor& x = *in[0];
   const ops::Conv2dGeometry g = geometry(x.dim(0));
-  out = Tensor::empty({g.batch, g.out_channels, g.out_h(), g.out_w()}, ctx.stream);
+  out = ctx.empty({g.batch, g.out_channels, g.out_h(), g.out_w()});
   const float* bias = has_bias_ ? params_[1]->value.data() : nullptr;
 #if defined(WT_HAVE_DNNL_CONV)
   if (ops::conv2d_dnnl_supports(g, has_bias_)) {
@@ -69,7 +70,7 @@ void Conv2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& s
   }
 #endif
   const int64_t chunk = ops::conv2d_chunk(g);
-  Tensor ws = workspace(g, chunk, ctx.stream);
+  Tensor ws = workspace(g, chunk, ctx);
   ops::conv2d_forward(g, x.data(), params_[0]->value.data(), bias, out.data(), ws.data(), chunk);
 }
 
@@ -81,7 +82,7 @@ void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
   const ops::Conv2dGeometry g = geometry(x.dim(0));
   float* dx = nullptr;
   if (din[0]) {
-    *din[0] = Tensor::empty(x.shape(), ctx.stream);
+    *din[0] = ctx.empty(x.shape());
     dx = din[0]->data();
   }
   float* dbias = has_bias_ ? params_[1]->grad.data() : nullptr;
@@ -93,7 +94,7 @@ void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
   }
 #endif
   const int64_t chunk = ops::conv2d_chunk(g);
-  Tensor ws = workspace(g, chunk, ctx.stream);
+  Tensor ws = workspace(g, chunk, ctx);
   ops::conv2d_backward(g, x.data(), params_[0]->value.data(), dout.data(), dx,
                        params_[0]->grad.data(), dbias, ws.data(), chunk);
 }

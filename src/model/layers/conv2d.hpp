@@ -24,7 +24,7 @@ class Conv2d : public Layer {
 
  private:
   ops::Conv2dGeometry geometry(int64_t batch) const;
-  Tensor workspace(const ops::Conv2dGeometry& g, int64_t chunk, int stream) const;
+  Tensor workspace(const ops::Conv2dGeometry& g, int64_t chunk, const LayerContext& ctx) const;
 
   ops::Conv2dGeometry shape_;  // batch left 0; filled per call
   bool has_bias_;

@@ -24,14 +24,14 @@ Shape Dropout::infer(const std::vector<Shape>& inputs) {
 void Dropout::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
                       const LayerContext& ctx) {
   const Tensor& x = *in[0];
-  out = Tensor::empty(x.shape(), ctx.stream);
+  out = ctx.empty(x.shape());
   saved.tensors.clear();
   if (ctx.mode == Mode::Eval || p_ == 0.0f) {
     out.copy_from(x);
     return;
   }
   if (!ctx.rng) throw std::logic_error("dropout '" + name() + "': train mode needs ctx.rng");
-  Tensor mask = Tensor::empty(x.shape(), ctx.stream);
+  Tensor mask = ctx.empty(x.shape());
   ops::dropout_mask(p_, *ctx.rng, mask.data(), mask.numel());
   ops::multiply(x.data(), mask.data(), out.data(), x.numel());
   saved.tensors.push_back(std::move(mask));
@@ -42,7 +42,7 @@ void Dropout::backward(const std::vector<const Tensor*>& in, const Tensor& out, 
   (void)in;
   (void)out;
   if (!din[0]) return;
-  *din[0] = Tensor::empty(dout.shape(), ctx.stream);
+  *din[0] = ctx.empty(dout.shape());
   if (saved.tensors.empty()) {  // forward was the identity
     din[0]->copy_from(dout);
     return;

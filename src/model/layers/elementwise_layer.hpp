@@ -35,7 +35,7 @@ class ElementwiseLayer : public Layer {
   void forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
                const LayerContext& ctx) override {
     (void)saved;
-    out = Tensor::empty(in[0]->shape(), ctx.stream);
+    out = ctx.empty(in[0]->shape());
     Function::forward(in[0]->data(), out.data(), out.numel());
   }
 
@@ -43,7 +43,7 @@ class ElementwiseLayer : public Layer {
                 const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) override {
     (void)saved;
     if (!din[0]) return;
-    *din[0] = Tensor::empty(out.shape(), ctx.stream);
+    *din[0] = ctx.empty(out.shape());
     Function::backward(in[0]->data(), out.data(), dout.data(), din[0]->data(), out.numel());
   }
 

@@ -51,7 +51,7 @@ void Embedding::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved
   (void)saved;
   const Tensor& ids = *in[0];
   const int64_t rows = ids.numel();
-  out = Tensor::empty({ids.dim(0), tokens_, dim_}, ctx.stream);
+  out = ctx.empty({ids.dim(0), tokens_, dim_});
   ops::gather_rows(params_[0]->value.data(), token_ids(ids), rows, dim_, out.data());
 }
 
@@ -62,7 +62,7 @@ void Embedding::backward(const std::vector<const Tensor*>& in, const Tensor& out
   (void)saved;
   const Tensor& ids = *in[0];
   ops::scatter_add_rows(dout.data(), token_ids(ids), ids.numel(), dim_, params_[0]->grad.data());
-  if (din[0]) *din[0] = Tensor::zeros(ids.shape(), ctx.stream);
+  if (din[0]) *din[0] = ctx.zeros(ids.shape());
 }
 
 // A row copy forward and a row add backward: about 2 flops per output element.

@@ -21,7 +21,7 @@ void GlobalAvgPool::forward(const std::vector<const Tensor*>& in, Tensor& out, S
                             const LayerContext& ctx) {
   (void)saved;
   const Tensor& x = *in[0];
-  out = Tensor::empty({x.dim(0), channels_}, ctx.stream);
+  out = ctx.empty({x.dim(0), channels_});
   ops::global_avgpool_forward(x.dim(0), channels_, pixels_, x.data(), out.data());
 }
 
@@ -32,7 +32,7 @@ void GlobalAvgPool::backward(const std::vector<const Tensor*>& in, const Tensor&
   (void)saved;
   if (!din[0]) return;
   const Tensor& x = *in[0];
-  *din[0] = Tensor::empty(x.shape(), ctx.stream);
+  *din[0] = ctx.empty(x.shape());
   ops::global_avgpool_backward(x.dim(0), channels_, pixels_, dout.data(), din[0]->data());
 }
 

@@ -32,8 +32,8 @@ void LayerNorm::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved
                         const LayerContext& ctx) {
   const Tensor& x = *in[0];
   const int64_t rows = x.numel() / dim_;
-  out = Tensor::empty(x.shape(), ctx.stream);
-  Tensor stats = Tensor::empty({rows, 2}, ctx.stream);  // mean, 1/std per row
+  out = ctx.empty(x.shape());
+  Tensor stats = ctx.empty({rows, 2});  // mean, 1/std per row
   ops::layer_norm_forward(x.data(), params_[0]->value.data(), params_[1]->value.data(), rows, dim_,
                           eps_, out.data(), stats.data());
   saved.tensors.clear();
@@ -49,7 +49,7 @@ void LayerNorm::backward(const std::vector<const Tensor*>& in, const Tensor& out
   const int64_t rows = x.numel() / dim_;
   float* dx = nullptr;
   if (din[0]) {
-    *din[0] = Tensor::empty(x.shape(), ctx.stream);
+    *din[0] = ctx.empty(x.shape());
     dx = din[0]->data();
   }
   ops::layer_norm_backward(x.data(), dout.data(), params_[0]->value.data(), stats.data(), rows,

@@ -49,7 +49,7 @@ void Linear::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& s
   const int64_t n = x.numel() / in_features_;  // rows: samples x tokens
   Shape shape = x.shape();
   shape.back() = out_features_;
-  out = Tensor::empty(shape, ctx.stream);
+  out = ctx.empty(shape);
   float* y = out.data();
   ops::linear_forward(x.data(), params_[0]->value.data(),
                       has_bias_ ? params_[1]->value.data() : nullptr, n, in_features_,
@@ -62,7 +62,7 @@ void Linear::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
   (void)saved;
   const Tensor& x = *in[0];
   const int64_t n = x.numel() / in_features_;
-  if (din[0]) *din[0] = Tensor::empty(x.shape(), ctx.stream);
+  if (din[0]) *din[0] = ctx.empty(x.shape());
   ops::linear_backward(x.data(), params_[0]->value.data(), dout.data(), n, in_features_,
                        out_features_, params_[0]->grad.data(),
                        has_bias_ ? params_[1]->grad.data() : nullptr,

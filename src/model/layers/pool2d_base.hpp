@@ -47,7 +47,7 @@ class Pool2dBase : public Layer {
                const LayerContext& ctx) final {
     (void)saved;
     const Tensor& x = *in[0];
-    out = allocate_output(x.dim(0), ctx.stream);
+    out = ctx.empty({x.dim(0), shape_.channels, shape_.out_h(), shape_.out_w()});
     pool_forward(geometry(x.dim(0)), x.data(), out.data());
   }
   void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
@@ -56,7 +56,7 @@ class Pool2dBase : public Layer {
     (void)saved;
     if (!din[0]) return;
     const Tensor& x = *in[0];
-    *din[0] = Tensor::empty(x.shape(), ctx.stream);
+    *din[0] = ctx.empty(x.shape());
     pool_backward(geometry(x.dim(0)), x.data(), dout.data(), din[0]->data());
   }
 
@@ -71,10 +71,6 @@ class Pool2dBase : public Layer {
     g.batch = batch;
     return g;
   }
-  Tensor allocate_output(int64_t batch, int stream) const {
-    return Tensor::empty({batch, shape_.channels, shape_.out_h(), shape_.out_w()}, stream);
-  }
-
   ops::Pool2dGeometry shape_;  // batch left 0; filled per call
 };
 

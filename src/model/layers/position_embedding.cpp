@@ -32,7 +32,7 @@ void PositionEmbedding::forward(const std::vector<const Tensor*>& in, Tensor& ou
                                 const LayerContext& ctx) {
   (void)saved;
   const Tensor& x = *in[0];
-  out = Tensor::empty(x.shape(), ctx.stream);
+  out = ctx.empty(x.shape());
   const int64_t per_sample = tokens_ * dim_;
   ops::add_row(x.data(), params_[0]->value.data(), x.dim(0), per_sample, out.data());
 }
@@ -45,7 +45,7 @@ void PositionEmbedding::backward(const std::vector<const Tensor*>& in, const Ten
   const int64_t per_sample = tokens_ * dim_;
   ops::add_column_sums(dout.data(), dout.dim(0), per_sample, params_[0]->grad.data());
   if (din[0]) {
-    *din[0] = Tensor::empty(in[0]->shape(), ctx.stream);
+    *din[0] = ctx.empty(in[0]->shape());
     din[0]->copy_from(dout);
   }
 }

@@ -35,11 +35,11 @@ void SoftmaxXent::forward(const std::vector<const Tensor*>& in, Tensor& out, Sav
   const int64_t rows = logits.dim(0) * tokens_;
   // softmax - onehot is the whole backward up to a scale: computing it here leaves backward a
   // single scaled copy and frees it from needing the labels again.
-  Tensor grad = Tensor::empty(logits.shape(), ctx.stream);
+  Tensor grad = ctx.empty(logits.shape());
   ops::XentStats stats =
       ops::softmax_xent_forward(logits.data(), ctx.labels, rows, classes_, grad.data());
   const double per_sample = 1.0 / double(tokens_);  // exactly 1 for softmax_xent
-  out = Tensor::empty({1}, ctx.stream);
+  out = ctx.empty({1});
   out.data()[0] = static_cast<float>(ctx.loss_scale * stats.loss_sum * per_sample);
   saved.tensors.clear();
   saved.tensors.push_back(std::move(grad));
@@ -53,7 +53,7 @@ void SoftmaxXent::backward(const std::vector<const Tensor*>& in, const Tensor& o
   (void)out;
   if (!din[0]) return;
   const Tensor& g = saved.tensors.at(0);
-  *din[0] = Tensor::empty(in[0]->shape(), ctx.stream);
+  *din[0] = ctx.empty(in[0]->shape());
   ops::scale(g.data(), dout.data()[0] * ctx.loss_scale / float(tokens_), din[0]->data(), g.numel());
 }
 

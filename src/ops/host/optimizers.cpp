@@ -30,7 +30,8 @@ struct StageState {
 // Shared bookkeeping: per-stage state tensors with fixed names.
 class StatefulOptimizer : public Optimizer {
  public:
-  explicit StatefulOptimizer(std::vector<std::string> names) : names_(std::move(names)) {}
+  StatefulOptimizer(std::vector<std::string> names, CachingAllocator& allocator)
+      : names_(std::move(names)), allocator_(allocator) {}
 
   void prepare(int stage, int64_t numel) override {
     auto it = states_.find(stage);
@@ -42,7 +43,8 @@ class StatefulOptimizer : public Optimizer {
       return;
     }
     StageState s;
-    for (size_t i = 0; i < names_.size(); ++i) s.tensors.push_back(Tensor::zeros({numel}));
+    for (size_t i = 0; i < names_.size(); ++i)
+      s.tensors.push_back(Tensor::zeros({numel}, allocator_));
     states_.emplace(stage, std::move(s));
   }
 
@@ -67,6 +69,7 @@ class StatefulOptimizer : public Optimizer {
 
  private:
   std::vector<std::string> names_;
+  CachingAllocator& allocator_;
   std::map<int, StageState> states_;
 };
 
@@ -91,9 +94,10 @@ void sgd_update(int64_t n, float* __restrict w, const float* __restrict g, float
 
 class Sgd : public StatefulOptimizer {
  public:
-  explicit Sgd(const OptimizerOptions& c)
-      : StatefulOptimizer(c.momentum != 0 ? std::vector<std::string>{"momentum"}
-                                          : std::vector<std::string>{}),
+  Sgd(const OptimizerOptions& c, CachingAllocator& allocator)
+      : StatefulOptimizer(
+            c.momentum != 0 ? std::vector<std::string>{"momentum"} : std::vector<std::string>{},
+            allocator),
         momentum_(static_cast<float>(c.momentum)),
         weight_decay_(static_cast<float>(c.weight_decay)),
         nesterov_(c.nesterov) {
@@ -151,8 +155,8 @@ void adamw_update(int64_t n, float* __restrict w, const float* __restrict g, flo
 //   w -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 class AdamW : public StatefulOptimizer {
  public:
-  explicit AdamW(const OptimizerOptions& c)
-      : StatefulOptimizer({"exp_avg", "exp_avg_sq"}),
+  AdamW(const OptimizerOptions& c, CachingAllocator& allocator)
+      : StatefulOptimizer({"exp_avg", "exp_avg_sq"}, allocator),
         beta1_(c.beta1),
         beta2_(c.beta2),
         eps_(c.eps),
@@ -185,9 +189,10 @@ class AdamW : public StatefulOptimizer {
 
 }  // namespace
 
-std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& config) {
-  if (config.kind == "sgd") return std::make_unique<Sgd>(config);
-  if (config.kind == "adamw") return std::make_unique<AdamW>(config);
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& config,
+                                          CachingAllocator& allocator) {
+  if (config.kind == "sgd") return std::make_unique<Sgd>(config, allocator);
+  if (config.kind == "adamw") return std::make_unique<AdamW>(config, allocator);
   throw std::invalid_argument("unknown optimizer.kind '" + config.kind + "' (known: sgd, adamw)");
 }
 

@@ -37,7 +37,8 @@ class Optimizer {
   std::map<int, int64_t> steps_;
 };
 
-// sgd or adamw, as the deck says.
-std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& config);
+// sgd or adamw, as the deck says; its state comes from `allocator` (the device's).
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& config,
+                                          CachingAllocator& allocator);
 
 }  // namespace wt
