@@ -5,15 +5,20 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <typeinfo>
 #include <vector>
 
+#include "ops/host/attention.hpp"
 #include "ops/host/elementwise.hpp"
 #include "ops/host/fast_math.hpp"
+#include "ops/host/layer_norm.hpp"
 #include "ops/host/rows.hpp"
 
 namespace {
@@ -68,6 +73,52 @@ void add_row(const float* __restrict x, const float* __restrict row, int64_t row
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < width; ++j) y[r * width + j] = x[r * width + j] + row[j];
 }
+// Inline in the attention layer before it moved to ops/host/attention.cpp.
+void causal_softmax(float* p, int64_t T) {
+  for (int64_t i = 0; i < T; ++i) {
+    float* row = p + i * T;
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j <= i; ++j) mx = std::max(mx, row[j]);
+    float sum = 0;
+    for (int64_t j = 0; j <= i; ++j) {
+      row[j] = std::exp(row[j] - mx);
+      sum += row[j];
+    }
+    const float inv = 1.0f / sum;
+    for (int64_t j = 0; j <= i; ++j) row[j] *= inv;
+    for (int64_t j = i + 1; j < T; ++j) row[j] = 0.0f;
+  }
+}
+void causal_softmax_backward(const float* p, float* g_all, int64_t T) {
+  for (int64_t i = 0; i < T; ++i) {
+    const float* pr = p + i * T;
+    float* g = g_all + i * T;
+    float dot = 0;
+    for (int64_t j = 0; j <= i; ++j) dot += pr[j] * g[j];
+    for (int64_t j = 0; j <= i; ++j) g[j] = pr[j] * (g[j] - dot);
+    for (int64_t j = i + 1; j < T; ++j) g[j] = 0.0f;
+  }
+}
+void layer_norm_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t dim,
+                        double eps, float* y, float* stats) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * dim;
+    float* yr = y + r * dim;
+    double sum = 0;
+    for (int64_t j = 0; j < dim; ++j) sum += xr[j];
+    const float mean = float(sum / double(dim));
+    double var = 0;
+    for (int64_t j = 0; j < dim; ++j) var += double(xr[j] - mean) * double(xr[j] - mean);
+    const float rstd = float(1.0 / std::sqrt(var / double(dim) + eps));
+    for (int64_t j = 0; j < dim; ++j) yr[j] = (xr[j] - mean) * rstd * w[j] + b[j];
+    stats[2 * r] = mean;
+    stats[2 * r + 1] = rstd;
+  }
+}
+void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width, float* y) {
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(y + r * width, table + ids[r] * width, sizeof(float) * size_t(width));
+}
 }  // namespace loop
 
 }  // namespace
@@ -89,6 +140,11 @@ int main(int argc, char** argv) {
   float* x = a.data();
   float* y = b.data();
   float* z = c.data();
+  int64_t T = 1;  // attention: one [T, T] score matrix of about n floats
+  while ((T + 1) * (T + 1) <= n) ++T;
+  std::vector<float> stats(static_cast<size_t>(2 * rows));
+  std::vector<int64_t> ids(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) ids[size_t(r)] = (r * 7919) % rows;
   const std::vector<Case> cases = {
       {"relu_forward", [&] { wt::ops::relu_forward(x, z, n); },
        [&] { loop::relu_forward(x, z, n); }},
@@ -109,6 +165,15 @@ int main(int argc, char** argv) {
       {"accumulate", [&] { wt::ops::accumulate(x, z, n); }, [&] { loop::accumulate(x, z, n); }},
       {"add_row (768 wide)", [&] { wt::ops::add_row(x, y, rows, width, z); },
        [&] { loop::add_row(x, y, rows, width, z); }},
+      {"causal_softmax (one T x T)", [&] { wt::ops::causal_softmax(z, T); },
+       [&] { loop::causal_softmax(z, T); }},
+      {"causal_softmax_backward", [&] { wt::ops::causal_softmax_backward(x, z, T); },
+       [&] { loop::causal_softmax_backward(x, z, T); }},
+      {"layer_norm_forward (768 wide)",
+       [&] { wt::ops::layer_norm_forward(x, y, y, rows, width, 1e-5, z, stats.data()); },
+       [&] { loop::layer_norm_forward(x, y, y, rows, width, 1e-5, z, stats.data()); }},
+      {"gather_rows (768 wide)", [&] { wt::ops::gather_rows(x, ids.data(), rows, width, z); },
+       [&] { loop::gather_rows(x, ids.data(), rows, width, z); }},
   };
   std::printf("host threads (Kokkos %s): %d; n = %lld floats, %d calls each, median us\n",
               typeid(Kokkos::DefaultHostExecutionSpace).name(),

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
+#include "ops/host/attention.hpp"
 #include "ops/host/elementwise.hpp"
 #include "ops/host/gemm.hpp"
 #include "ops/host/linear.hpp"
@@ -65,19 +65,7 @@ void CausalSelfAttention::forward(const std::vector<const Tensor*>& in, Tensor& 
       // scores[T, T] = q k^T / sqrt(dh); the masked upper triangle is computed and discarded,
       // which is cheaper than T small GEMMs at these sizes.
       ops::gemm(false, true, T, T, dh, scale, q, ld, k, ld, 0.0f, p, T);
-      for (int64_t i = 0; i < T; ++i) {
-        float* row = p + i * T;
-        float mx = -std::numeric_limits<float>::infinity();
-        for (int64_t j = 0; j <= i; ++j) mx = std::max(mx, row[j]);
-        float sum = 0;
-        for (int64_t j = 0; j <= i; ++j) {
-          row[j] = std::exp(row[j] - mx);
-          sum += row[j];
-        }
-        const float inv = 1.0f / sum;
-        for (int64_t j = 0; j <= i; ++j) row[j] *= inv;
-        for (int64_t j = i + 1; j < T; ++j) row[j] = 0.0f;
-      }
+      ops::causal_softmax(p, T);
       // context[:, h] = probs v
       ops::gemm(false, false, T, dh, T, 1.0f, p, T, v, ld, 0.0f,
                 context.data() + s * T * d + h * dh, d);
@@ -121,15 +109,7 @@ void CausalSelfAttention::backward(const std::vector<const Tensor*>& in, const T
       // dprobs = dcontext v^T; dv = probs^T dcontext
       ops::gemm(false, true, T, T, dh, 1.0f, dc, d, v, ld, 0.0f, dp.data(), T);
       ops::gemm(true, false, T, dh, T, 1.0f, p, T, dc, d, 0.0f, drows + 2 * d + h * dh, ld);
-      // Softmax backward: dscores = p * (dprobs - sum_j p dprobs); masked entries have p = 0.
-      for (int64_t i = 0; i < T; ++i) {
-        const float* pr = p + i * T;
-        float* g = dp.data() + i * T;
-        float dot = 0;
-        for (int64_t j = 0; j <= i; ++j) dot += pr[j] * g[j];
-        for (int64_t j = 0; j <= i; ++j) g[j] = pr[j] * (g[j] - dot);
-        for (int64_t j = i + 1; j < T; ++j) g[j] = 0.0f;
-      }
+      ops::causal_softmax_backward(p, dp.data(), T);  // dprobs -> dscores
       // dq = dscores k / sqrt(dh); dk = dscores^T q / sqrt(dh)
       ops::gemm(false, false, T, dh, T, scale, dp.data(), T, k, ld, 0.0f, drows + h * dh, ld);
       ops::gemm(true, false, T, dh, T, scale, dp.data(), T, q, ld, 0.0f, drows + d + h * dh, ld);

@@ -24,10 +24,12 @@ void add_column_sums(const float* __restrict x, int64_t rows, int64_t width,
 }
 
 void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width, float* y) {
-  for (int64_t r = 0; r < rows; ++r)
+  host_for("wt::gather_rows", rows, [=](int64_t r) {
     std::memcpy(y + r * width, table + ids[r] * width, sizeof(float) * size_t(width));
+  });
 }
 
+// One thread: a repeated id adds into the same row, which threads would race on.
 void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
                       float* table) {
   for (int64_t r = 0; r < rows; ++r) {
