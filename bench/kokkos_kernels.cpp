@@ -19,6 +19,7 @@
 #include "ops/host/elementwise.hpp"
 #include "ops/host/fast_math.hpp"
 #include "ops/host/layer_norm.hpp"
+#include "ops/host/optimizer_updates.hpp"
 #include "ops/host/rows.hpp"
 
 namespace {
@@ -119,6 +120,32 @@ void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t w
   for (int64_t r = 0; r < rows; ++r)
     std::memcpy(y + r * width, table + ids[r] * width, sizeof(float) * size_t(width));
 }
+// The optimizer updates as they were in ops/host/optimizers.cpp (SGD with momentum, not first
+// step, not Nesterov; AdamW).
+void sgd_momentum(int64_t n, float* __restrict w, const float* __restrict g, float* __restrict b,
+                  float lr, float wd, float mu) {
+  for (int64_t i = 0; i < n; ++i) {
+    float d = g[i] + wd * w[i];
+    const float buf = mu * b[i] + d;
+    b[i] = buf;
+    d = buf;
+    w[i] = w[i] - lr * d;
+  }
+}
+void adamw(int64_t n, float* __restrict w, const float* __restrict g, float* __restrict m,
+           float* __restrict v, const wt::ops::AdamWUpdate& k) {
+  const float b1 = k.b1, one_minus_b1 = k.one_minus_b1, b2 = k.b2, one_minus_b2 = k.one_minus_b2;
+  const float bias2_sqrt = k.bias2_sqrt, eps = k.eps, decay = k.decay, step_size = k.step_size;
+  for (int64_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float mi = b1 * m[i] + one_minus_b1 * gi;
+    const float vi = b2 * v[i] + one_minus_b2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    const float denom = std::sqrt(vi) / bias2_sqrt + eps;
+    w[i] = w[i] * decay - step_size * mi / denom;
+  }
+}
 }  // namespace loop
 
 }  // namespace
@@ -142,6 +169,22 @@ int main(int argc, char** argv) {
   float* z = c.data();
   int64_t T = 1;  // attention: one [T, T] score matrix of about n floats
   while ((T + 1) * (T + 1) <= n) ++T;
+  std::vector<float> m_state(static_cast<size_t>(n), 0.0f), v_state(static_cast<size_t>(n), 0.0f);
+  float* m = m_state.data();
+  float* v = v_state.data();
+  wt::ops::SgdUpdate sgd;
+  sgd.lr = 1e-3f;
+  sgd.weight_decay = 1e-4f;
+  sgd.momentum = 0.9f;
+  wt::ops::AdamWUpdate adam;
+  adam.decay = 1.0f - 1e-5f;
+  adam.b1 = 0.9f;
+  adam.one_minus_b1 = 0.1f;
+  adam.b2 = 0.999f;
+  adam.one_minus_b2 = 0.001f;
+  adam.step_size = 1e-3f;
+  adam.bias2_sqrt = 0.03f;
+  adam.eps = 1e-8f;
   std::vector<float> stats(static_cast<size_t>(2 * rows));
   std::vector<int64_t> ids(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) ids[size_t(r)] = (r * 7919) % rows;
@@ -172,6 +215,10 @@ int main(int argc, char** argv) {
       {"layer_norm_forward (768 wide)",
        [&] { wt::ops::layer_norm_forward(x, y, y, rows, width, 1e-5, z, stats.data()); },
        [&] { loop::layer_norm_forward(x, y, y, rows, width, 1e-5, z, stats.data()); }},
+      {"sgd_update (momentum)", [&] { wt::ops::sgd_update(sgd, n, z, y, m); },
+       [&] { loop::sgd_momentum(n, z, y, m, sgd.lr, sgd.weight_decay, sgd.momentum); }},
+      {"adamw_update", [&] { wt::ops::adamw_update(adam, n, z, y, m, v); },
+       [&] { loop::adamw(n, z, y, m, v, adam); }},
       {"gather_rows (768 wide)", [&] { wt::ops::gather_rows(x, ids.data(), rows, width, z); },
        [&] { loop::gather_rows(x, ids.data(), rows, width, z); }},
   };

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "ops/host/optimizer_updates.hpp"
+
 namespace wt {
 
 Optimizer::~Optimizer() = default;
@@ -73,25 +75,7 @@ class StatefulOptimizer : public Optimizer {
   std::map<int, StageState> states_;
 };
 
-// torch.optim.SGD with dampening 0:
-//   d = g + wd * w
-//   b = d on the first step, else b = mu * b + d      (only when mu != 0)
-//   d = nesterov ? d + mu * b : b                      (only when mu != 0)
-//   w -= lr * d
-template <bool kMomentum, bool kFirst, bool kNesterov>
-void sgd_update(int64_t n, float* __restrict w, const float* __restrict g, float* __restrict b,
-                float lr, float wd, float mu) {
-  for (int64_t i = 0; i < n; ++i) {
-    float d = g[i] + wd * w[i];
-    if (kMomentum) {
-      const float buf = kFirst ? d : mu * b[i] + d;
-      b[i] = buf;
-      d = kNesterov ? d + mu * buf : buf;
-    }
-    w[i] = w[i] - lr * d;
-  }
-}
-
+// torch.optim.SGD with dampening 0 (the update: ops/host/optimizer_updates.hpp).
 class Sgd : public StatefulOptimizer {
  public:
   Sgd(const OptimizerOptions& c, CachingAllocator& allocator)
@@ -110,21 +94,13 @@ class Sgd : public StatefulOptimizer {
     const int64_t n = values.numel();
     float* w = values.data();
     const float* g = grads.data();
-    const float lr_f = static_cast<float>(lr);
-    if (momentum_ == 0) {
-      sgd_update<false, false, false>(n, w, g, nullptr, lr_f, weight_decay_, 0);
-    } else {
-      float* b = s[0].data();
-      const bool first = step_count(stage) == 0;
-      if (first && nesterov_)
-        sgd_update<true, true, true>(n, w, g, b, lr_f, weight_decay_, momentum_);
-      if (first && !nesterov_)
-        sgd_update<true, true, false>(n, w, g, b, lr_f, weight_decay_, momentum_);
-      if (!first && nesterov_)
-        sgd_update<true, false, true>(n, w, g, b, lr_f, weight_decay_, momentum_);
-      if (!first && !nesterov_)
-        sgd_update<true, false, false>(n, w, g, b, lr_f, weight_decay_, momentum_);
-    }
+    ops::SgdUpdate u;
+    u.lr = static_cast<float>(lr);
+    u.weight_decay = weight_decay_;
+    u.momentum = momentum_;
+    u.first = step_count(stage) == 0;
+    u.nesterov = nesterov_;
+    ops::sgd_update(u, n, w, g, momentum_ == 0 ? nullptr : s[0].data());
     steps_[stage] = step_count(stage) + 1;
   }
 
@@ -132,22 +108,6 @@ class Sgd : public StatefulOptimizer {
   float momentum_, weight_decay_;
   bool nesterov_;
 };
-
-// Vectorises only without errno handling for sqrt (GCC: -fno-math-errno, set for this file in
-// src/CMakeLists.txt); v >= 0 here, so errno would never be set anyway.
-void adamw_update(int64_t n, float* __restrict w, const float* __restrict g, float* __restrict m,
-                  float* __restrict v, float decay, float b1, float one_minus_b1, float b2,
-                  float one_minus_b2, float step_size, float bias2_sqrt, float eps) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float gi = g[i];
-    const float mi = b1 * m[i] + one_minus_b1 * gi;
-    const float vi = b2 * v[i] + one_minus_b2 * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    const float denom = std::sqrt(vi) / bias2_sqrt + eps;
-    w[i] = w[i] * decay - step_size * mi / denom;
-  }
-}
 
 // torch.optim.AdamW (amsgrad off), at step t (1-based):
 //   w *= 1 - lr * wd
@@ -168,18 +128,18 @@ class AdamW : public StatefulOptimizer {
     const int64_t n = values.numel();
     float* w = values.data();
     const float* g = grads.data();
-    float* m = s[0].data();
-    float* v = s[1].data();
-    const float decay = static_cast<float>(1.0 - lr * weight_decay_);
-    const float b1 = static_cast<float>(beta1_), one_minus_b1 = static_cast<float>(1.0 - beta1_);
-    const float b2 = static_cast<float>(beta2_), one_minus_b2 = static_cast<float>(1.0 - beta2_);
+    ops::AdamWUpdate u;
+    u.decay = static_cast<float>(1.0 - lr * weight_decay_);
+    u.b1 = static_cast<float>(beta1_);
+    u.one_minus_b1 = static_cast<float>(1.0 - beta1_);
+    u.b2 = static_cast<float>(beta2_);
+    u.one_minus_b2 = static_cast<float>(1.0 - beta2_);
     const double bias1 = 1.0 - std::pow(beta1_, static_cast<double>(t));
     const double bias2 = 1.0 - std::pow(beta2_, static_cast<double>(t));
-    const float step_size = static_cast<float>(lr / bias1);
-    const float bias2_sqrt = static_cast<float>(std::sqrt(bias2));
-    const float eps = static_cast<float>(eps_);
-    adamw_update(n, w, g, m, v, decay, b1, one_minus_b1, b2, one_minus_b2, step_size, bias2_sqrt,
-                 eps);
+    u.step_size = static_cast<float>(lr / bias1);
+    u.bias2_sqrt = static_cast<float>(std::sqrt(bias2));
+    u.eps = static_cast<float>(eps_);
+    ops::adamw_update(u, n, w, g, s[0].data(), s[1].data());
     steps_[stage] = t;
   }
 
