@@ -22,7 +22,7 @@ struct MetricsRow {
   double rss_mb = 0;           // process peak resident set
   int64_t preload_hits = 0;    // training batches read ahead as planned, over all ranks so far
   int64_t preload_misses = 0;  // ... and read when asked for
-  double peak_in_use_mb = 0;   // the allocator's peak of bytes handed out (this rank)
+  double peak_in_use_mb = 0;   // this job's peak bytes in use on the device (its account)
   int64_t forced_syncs = 0;    // synchronisations the allocator forced under memory pressure
   double fragmentation = 0;    // of the allocator's cached bytes now (MemoryStats)
 };

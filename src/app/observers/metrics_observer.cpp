@@ -21,7 +21,7 @@ MetricsRow MetricsObserver::row(Job& job, const char* kind, int64_t steps_done) 
   row.wall_s = job.resumed_wall_seconds() + seconds_since(run_start_);
   const MemoryStats memory = job.device().allocator().stats();
   row.peak_device_mb = memory.peak_reserved / 1048576.0;
-  row.peak_in_use_mb = memory.peak_in_use / 1048576.0;
+  row.peak_in_use_mb = job.device().allocator().job_stats(job.id()).peak_in_use / 1048576.0;
   row.forced_syncs = int64_t(memory.forced_syncs);
   row.fragmentation = memory.fragmentation();
   row.rss_mb = peak_rss_mb();
