@@ -53,7 +53,7 @@ void CachingAllocator::settle_pending_locked() {
   pending_.erase(ready, pending_.end());
 }
 
-MemBlock* CachingAllocator::reserve(size_t size) {
+MemBlock* CachingAllocator::reserve(size_t size, size_t requested) {
   // Cached whole segments that no request fits go back before the cache grows past what is in
   // use by more than 1/16: two jobs with different sizes would otherwise each keep their own.
   const size_t needed = stats_.in_use + size;
@@ -64,16 +64,16 @@ MemBlock* CachingAllocator::reserve(size_t size) {
   if (limit_ && stats_.reserved + size > limit_) return nullptr;
   MemBlock* block = pool_.new_segment(size);
   if (!block)
-    throw OutOfMemory("out of host memory: requested " + std::to_string(size) +
+    throw OutOfMemory("out of host memory: requested " + std::to_string(requested) +
                           " bytes, which this process cannot get (" +
                           std::to_string(stats_.in_use) + " in use)",
-                      size);
+                      requested);
   stats_.reserved += size;
   stats_.system_allocations++;
   return block;
 }
 
-MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream) {
+MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream, size_t requested) {
   if (MemBlock* b = pool_.take_best_fit(stream, size)) return b;  // stream order makes it safe
   if (MemBlock* b = pool_.take_best_fit(kSyncedPool, size)) return b;
   // Other streams' freed blocks whose last use has finished, by their events.
@@ -81,7 +81,7 @@ MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream) {
   if (MemBlock* b = pool_.take_best_fit(stream, size)) return b;
   if (pool_.sync_pools([this](const StreamEvent& e) { return events_->completed(e); }) > 0)
     if (MemBlock* b = pool_.take_best_fit(kSyncedPool, size)) return b;
-  if (MemBlock* b = reserve(size)) return b;
+  if (MemBlock* b = reserve(size, requested)) return b;
   // Memory pressure: wait for every stream, then everything freed is safe for everyone.
   if (!pending_.empty() || pool_.has_stream_pools()) {
     events_->synchronize();
@@ -90,7 +90,7 @@ MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream) {
     pending_.clear();
     pool_.sync_pools([](const StreamEvent&) { return true; });
     if (MemBlock* b = pool_.take_best_fit(kSyncedPool, size)) return b;
-    if (MemBlock* b = reserve(size)) return b;
+    if (MemBlock* b = reserve(size, requested)) return b;
   }
   return nullptr;
 }
@@ -108,7 +108,7 @@ void* CachingAllocator::allocate(size_t bytes, int stream, size_t* granted) {
   const size_t size = round_size(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.allocations++;
-  MemBlock* block = find_or_reserve(size, stream);
+  MemBlock* block = find_or_reserve(size, stream, bytes);
   if (!block) throw OutOfMemory(bytes, stats_.in_use, limit_);
   block->stream = stream;
   block->job = current_job();

@@ -104,8 +104,9 @@ class CachingAllocator {
   static size_t round_size(size_t bytes);
 
  private:
-  MemBlock* find_or_reserve(size_t size, int stream);
-  MemBlock* reserve(size_t size);
+  // size: the rounded block size; requested: the bytes asked for (named in errors).
+  MemBlock* find_or_reserve(size_t size, int stream, size_t requested);
+  MemBlock* reserve(size_t size, size_t requested);
   void settle_pending_locked();
   void count_allocation(MemBlock* block);
   void notify_locked();  // the observer, with current stats
