@@ -27,10 +27,11 @@ constexpr int64_t kReservedMemorySamplesPerStep = 256;
 }  // namespace
 
 TraceRecorder::TraceRecorder(Communicator& comm, Executor& executor, CachingAllocator& allocator,
-                             TraceInfo info, std::string path)
+                             int job, TraceInfo info, std::string path)
     : comm_(comm),
       executor_(executor),
       allocator_(allocator),
+      job_(job),
       info_(std::move(info)),
       path_(std::move(path)) {
   if (info_.end_step <= info_.start_step)
@@ -75,22 +76,26 @@ void TraceRecorder::attach() {
   trace_.memory.reserve(std::min(kReservedMemorySamplesPerStep * steps, kMaxReservedRecords));
   std::fill(event_row_.begin(), event_row_.end(), -1);
   const MemoryStats now = allocator_.stats();
-  trace_.memory.push_back(memory_sample(now));
+  trace_.memory.push_back(memory_sample(now, allocator_.job_stats(job_).in_use));
   // The allocator calls this under its own lock, so samples from the preload thread and the
   // main thread never race on the vector.
-  allocator_.set_observer(
-      [this](const MemoryStats& s) { trace_.memory.push_back(memory_sample(s)); });
+  observer_ =
+      allocator_.add_observer([this](const MemoryStats& s, const std::map<int, JobMemory>& jobs) {
+        auto it = jobs.find(job_);
+        trace_.memory.push_back(memory_sample(s, it == jobs.end() ? 0 : it->second.in_use));
+      });
   executor_.set_observer(this);
 }
 
-TraceMemorySample TraceRecorder::memory_sample(const MemoryStats& s) const {
-  return {since_origin(steady_seconds()), int64_t(s.in_use), int64_t(s.reserved),
-          int64_t(s.forced_syncs), int64_t(s.largest_free)};
+TraceMemorySample TraceRecorder::memory_sample(const MemoryStats& s, size_t job_in_use) const {
+  return {since_origin(steady_seconds()), int64_t(s.in_use),       int64_t(s.reserved),
+          int64_t(s.forced_syncs),        int64_t(s.largest_free), int64_t(job_in_use)};
 }
 
 void TraceRecorder::detach() {
   executor_.set_observer(nullptr);
-  allocator_.set_observer(nullptr);  // takes the allocator's lock: no sample is in flight after
+  if (observer_ >= 0) allocator_.remove_observer(observer_);  // no sample in flight after it
+  observer_ = -1;
   recording_ = false;
 }
 

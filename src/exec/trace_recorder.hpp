@@ -26,9 +26,10 @@ namespace wt {
 
 class TraceRecorder : public InstructionObserver {
  public:
-  // info: root attributes (world size, schedule, model, the window). Collective (barrier).
-  TraceRecorder(Communicator& comm, Executor& executor, CachingAllocator& allocator, TraceInfo info,
-                std::string path);
+  // info: root attributes (world size, schedule, model, the window). `job`: the traced job's
+  // account in `allocator` (the rank's device, which its jobs share). Collective (barrier).
+  TraceRecorder(Communicator& comm, Executor& executor, CachingAllocator& allocator, int job,
+                TraceInfo info, std::string path);
   ~TraceRecorder() override;
   TraceRecorder(const TraceRecorder&) = delete;
   TraceRecorder& operator=(const TraceRecorder&) = delete;
@@ -54,12 +55,14 @@ class TraceRecorder : public InstructionObserver {
   void detach();
   void write();
   double since_origin(double steady_seconds) const { return steady_seconds - origin_; }
-  TraceMemorySample memory_sample(const MemoryStats& stats) const;
+  TraceMemorySample memory_sample(const MemoryStats& stats, size_t job_in_use) const;
   const char* name_of(OpCode op);
 
   Communicator& comm_;
   Executor& executor_;
   CachingAllocator& allocator_;
+  int job_;
+  int observer_ = -1;  // the allocator observer's handle while recording
   TraceInfo info_;
   std::string path_;
   double origin_ = 0;  // steady_clock seconds right after the start barrier

@@ -37,6 +37,7 @@ struct TraceMemorySample {
   int64_t reserved;
   int64_t forced_syncs = 0;  // so far: device synchronisations forced by memory pressure
   int64_t largest_free = 0;  // the largest cached block (fragmentation = 1 - it / cached)
+  int64_t job_in_use = 0;    // the traced job's own bytes in use (the device is shared by jobs)
 };
 
 struct RankTrace {

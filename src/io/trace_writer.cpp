@@ -79,6 +79,7 @@ void write_memory(hid_t rank_group, const std::vector<TraceMemorySample>& memory
               &TraceMemorySample::forced_syncs);
   write_field(group.get(), "largest_free", H5T_NATIVE_INT64, memory,
               &TraceMemorySample::largest_free);
+  write_field(group.get(), "job_in_use", H5T_NATIVE_INT64, memory, &TraceMemorySample::job_in_use);
 }
 
 void write_contents(const std::string& path, const TraceInfo& info,

@@ -140,9 +140,9 @@ void CachingAllocator::release(void* ptr, size_t granted, int stream) {
 }
 
 void CachingAllocator::notify_locked() {
-  if (!observer_) return;
+  if (observers_.empty()) return;
   stats_.largest_free = pool_.largest_free_block();
-  observer_(stats_);
+  for (auto& [handle, observer] : observers_) observer(stats_, jobs_);
 }
 
 void CachingAllocator::record_use(void* ptr, int stream) {
@@ -205,9 +205,15 @@ void CachingAllocator::empty_cache() {
   stats_.reserved -= pool_.release_free_segments(SIZE_MAX);
 }
 
-void CachingAllocator::set_observer(std::function<void(const MemoryStats&)> observer) {
+int CachingAllocator::add_observer(Observer observer) {
   std::lock_guard<std::mutex> lock(mutex_);
-  observer_ = std::move(observer);
+  observers_[next_observer_] = std::move(observer);
+  return next_observer_++;
+}
+
+void CachingAllocator::remove_observer(int handle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  observers_.erase(handle);
 }
 
 }  // namespace wt

@@ -98,8 +98,11 @@ class CachingAllocator {
   void reset_peaks();
   // Returns every cached block that is safe for every stream, as whole segments, to the system.
   void empty_cache();
-  // Called after every allocate/release with the new stats (the trace's memory samples).
-  void set_observer(std::function<void(const MemoryStats&)> observer);
+  // Called after every allocate/release, under the allocator's lock, with the new statistics
+  // and every job's account (the traces' memory samples; each job's trace adds its own).
+  using Observer = std::function<void(const MemoryStats&, const std::map<int, JobMemory>&)>;
+  int add_observer(Observer observer);  // returns a handle for remove_observer
+  void remove_observer(int handle);     // no call is in flight once this returns
 
   static size_t round_size(size_t bytes);
 
@@ -118,7 +121,8 @@ class CachingAllocator {
   std::vector<MemBlock*> pending_;             // freed, waiting for other streams' events
   MemoryStats stats_;
   std::map<int, JobMemory> jobs_;
-  std::function<void(const MemoryStats&)> observer_;
+  std::map<int, Observer> observers_;
+  int next_observer_ = 0;
   mutable std::mutex mutex_;
 };
 

@@ -91,6 +91,9 @@ def check_trace(path, ranks, window, per_rank_instructions, world_size):
                   f"rank_{r}: memory columns differ in length")
             check(np.all(mem["in_use"][:] <= mem["reserved"][:]), f"rank_{r}: in_use > reserved")
             check(np.all(mem["in_use"][:] > 0), f"rank_{r}: nothing in use")
+            # One job on the rank: its own account is everything in use.
+            check(np.array_equal(mem["job_in_use"][:], mem["in_use"][:]),
+                  f"rank_{r}: the job's bytes in use differ from the device's with one job")
             check(t.min() >= st["begin"][0] - 1 and np.all(np.diff(t) >= 0),
                   f"rank_{r}: memory sample times")
 

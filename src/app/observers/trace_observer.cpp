@@ -8,7 +8,7 @@ namespace wt {
 TraceObserver::TraceObserver(Job& job) {
   const RunConfig& cfg = job.config();
   recorder_ = std::make_unique<TraceRecorder>(
-      job.comm(), job.executor(), job.device().allocator(),
+      job.comm(), job.executor(), job.device().allocator(), job.id(),
       TraceInfo{job.comm().size(), cfg.schedule.kind, job.model().graph.name, cfg.trace.start_step,
                 cfg.trace.end_step},
       job.run_dir() + "/trace.h5");
