@@ -16,11 +16,22 @@
 #include <vector>
 
 #include "ops/host/attention.hpp"
+#include "ops/host/batchnorm.hpp"
 #include "ops/host/elementwise.hpp"
 #include "ops/host/fast_math.hpp"
 #include "ops/host/layer_norm.hpp"
 #include "ops/host/optimizer_updates.hpp"
 #include "ops/host/rows.hpp"
+
+// The batch-norm kernels as they were (bench/batchnorm_loops.cpp).
+namespace wt::ops_loop {
+void batchnorm_forward_train(const float* x, const wt::ops::BatchNormShape& s, const float* gamma,
+                             const float* beta, float eps, float momentum, float* running_mean,
+                             float* running_var, float* mean, float* invstd, float* y);
+void batchnorm_backward(const float* x, const float* dy, const wt::ops::BatchNormShape& s,
+                        const float* gamma, const float* mean, const float* invstd,
+                        bool batch_stats, float* dx, float* dgamma, float* dbeta);
+}  // namespace wt::ops_loop
 
 namespace {
 
@@ -185,6 +196,10 @@ int main(int argc, char** argv) {
   adam.step_size = 1e-3f;
   adam.bias2_sqrt = 0.03f;
   adam.eps = 1e-8f;
+  // Batch norm on ResNet's first block: 128 samples, 64 channels of 8 x 16 (about n floats).
+  const wt::ops::BatchNormShape bn{n / (64 * 128), 64, 128};
+  std::vector<float> bn_gamma(64, 1.0f), bn_beta(64, 0.0f), bn_rm(64, 0.0f), bn_rv(64, 1.0f),
+      bn_mean(64), bn_invstd(64), bn_dgamma(64, 0.0f), bn_dbeta(64, 0.0f);
   std::vector<float> stats(static_cast<size_t>(2 * rows));
   std::vector<int64_t> ids(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) ids[size_t(r)] = (r * 7919) % rows;
@@ -219,6 +234,27 @@ int main(int argc, char** argv) {
        [&] { loop::sgd_momentum(n, z, y, m, sgd.lr, sgd.weight_decay, sgd.momentum); }},
       {"adamw_update", [&] { wt::ops::adamw_update(adam, n, z, y, m, v); },
        [&] { loop::adamw(n, z, y, m, v, adam); }},
+      {"batchnorm_forward_train",
+       [&] {
+         wt::ops::batchnorm_forward_train(x, bn, bn_gamma.data(), bn_beta.data(), 1e-5f, 0.1f,
+                                          bn_rm.data(), bn_rv.data(), bn_mean.data(),
+                                          bn_invstd.data(), z);
+       },
+       [&] {
+         wt::ops_loop::batchnorm_forward_train(x, bn, bn_gamma.data(), bn_beta.data(), 1e-5f, 0.1f,
+                                               bn_rm.data(), bn_rv.data(), bn_mean.data(),
+                                               bn_invstd.data(), z);
+       }},
+      {"batchnorm_backward",
+       [&] {
+         wt::ops::batchnorm_backward(x, y, bn, bn_gamma.data(), bn_mean.data(), bn_invstd.data(),
+                                     true, z, bn_dgamma.data(), bn_dbeta.data());
+       },
+       [&] {
+         wt::ops_loop::batchnorm_backward(x, y, bn, bn_gamma.data(), bn_mean.data(),
+                                          bn_invstd.data(), true, z, bn_dgamma.data(),
+                                          bn_dbeta.data());
+       }},
       {"gather_rows (768 wide)", [&] { wt::ops::gather_rows(x, ids.data(), rows, width, z); },
        [&] { loop::gather_rows(x, ids.data(), rows, width, z); }},
   };

@@ -12,5 +12,6 @@ g++ -std=c++17 -O3 -march=native -DNDEBUG -I"$here/../src" -I"$kokkos_include" \
   "$here/kokkos_kernels.cpp" "$here/../src/ops/host/elementwise.cpp" \
   "$here/../src/ops/host/rows.cpp" "$here/../src/ops/host/attention.cpp" \
   "$here/../src/ops/host/layer_norm.cpp" "$here/../src/ops/host/optimizer_updates.cpp" \
+  "$here/../src/ops/host/batchnorm.cpp" "$here/batchnorm_loops.cpp" \
   -fno-math-errno -l"$kokkos_lib" -ldl -o "$out/kokkos_kernels"
 "$out/kokkos_kernels" "${1:-1048576}" "${2:-200}"

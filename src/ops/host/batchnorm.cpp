@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "ops/host/host_for.hpp"
+
 namespace wt::ops {
 
 namespace {
@@ -69,14 +71,22 @@ void affine(const float* __restrict x, float a, float b, float* __restrict y, in
   for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + b;
 }
 
+// dx = a * dy + bx * x + cst over one row (restrict on parameters: GCC ignores it on pointers
+// declared inside a kernel's lambda, and then does not vectorise).
+void dx_row(const float* __restrict x, const float* __restrict dy, float a, float bx, float cst,
+            float* __restrict dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = a * dy[i] + bx * x[i] + cst;
+}
+
+// Every (sample, channel) row on its own: rows are independent.
 void normalise(const float* x, const BatchNormShape& s, const float* gamma, const float* beta,
                const float* mean, const float* invstd, float* y) {
-  for (int64_t b = 0; b < s.n; ++b)
-    for (int64_t c = 0; c < s.c; ++c) {
-      const int64_t off = (b * s.c + c) * s.hw;
-      const float a = gamma[c] * invstd[c];
-      affine(x + off, a, beta[c] - mean[c] * a, y + off, s.hw);
-    }
+  const int64_t channels = s.c, hw = s.hw;
+  host_for("wt::batchnorm_normalise", s.n * s.c, [=](int64_t row) {
+    const int64_t c = row % channels;
+    const float a = gamma[c] * invstd[c];
+    affine(x + row * hw, a, beta[c] - mean[c] * a, y + row * hw, hw);
+  });
 }
 
 }  // namespace
@@ -87,7 +97,8 @@ void batchnorm_forward_train(const float* x, const BatchNormShape& s, const floa
   const int64_t m = s.n * s.hw;
   if (m < 2)
     throw std::invalid_argument("batchnorm2d in train mode needs more than one value per channel");
-  for (int64_t c = 0; c < s.c; ++c) {
+  // Channels are independent: one kernel index per channel.
+  host_for("wt::batchnorm_statistics", s.c, [=](int64_t c) {
     // Row sums in float, accumulated across the batch in double.
     double total = 0.0;
     for (int64_t b = 0; b < s.n; ++b) total += sum(x + (b * s.c + c) * s.hw, s.hw);
@@ -100,7 +111,7 @@ void batchnorm_forward_train(const float* x, const BatchNormShape& s, const floa
     running_mean[c] = (1.0f - momentum) * running_mean[c] + momentum * mu;
     running_var[c] = static_cast<float>((1.0 - momentum) * running_var[c] +
                                         momentum * (sq / static_cast<double>(m - 1)));
-  }
+  });
   normalise(x, s, gamma, beta, mean, invstd, y);
 }
 
@@ -118,7 +129,9 @@ void batchnorm_backward(const float* x, const float* dy, const BatchNormShape& s
                         const float* gamma, const float* mean, const float* invstd,
                         bool batch_stats, float* dx, float* dgamma, float* dbeta) {
   const double m = static_cast<double>(s.n * s.hw);
-  for (int64_t c = 0; c < s.c; ++c) {
+  // Channels are independent (dgamma[c], dbeta[c] and channel c's rows of dx): one kernel index
+  // per channel.
+  host_for("wt::batchnorm_backward", s.c, [=](int64_t c) {
     double sdy = 0.0, sdydev = 0.0;
     for (int64_t b = 0; b < s.n; ++b) {
       const int64_t off = (b * s.c + c) * s.hw;
@@ -130,7 +143,7 @@ void batchnorm_backward(const float* x, const float* dy, const BatchNormShape& s
     const float is = invstd[c];
     dgamma[c] += static_cast<float>(sdydev * is);  // sum(dy * xhat)
     dbeta[c] += static_cast<float>(sdy);
-    if (!dx) continue;
+    if (!dx) return;
     // Batch statistics: dx = g*is * (dy - mean(dy) - xhat * mean(dy*xhat)), xhat = (x-mu)*is,
     // folded into dx = A*dy + B*x + C. Running statistics are constants: dx = g*is * dy.
     const float a = gamma[c] * is;
@@ -143,12 +156,9 @@ void batchnorm_backward(const float* x, const float* dy, const BatchNormShape& s
     }
     for (int64_t b = 0; b < s.n; ++b) {
       const int64_t off = (b * s.c + c) * s.hw;
-      const float* __restrict xr = x + off;
-      const float* __restrict dyr = dy + off;
-      float* __restrict dxr = dx + off;
-      for (int64_t i = 0; i < s.hw; ++i) dxr[i] = a * dyr[i] + bx * xr[i] + cst;
+      dx_row(x + off, dy + off, a, bx, cst, dx + off, s.hw);
     }
-  }
+  });
 }
 
 }  // namespace wt::ops
