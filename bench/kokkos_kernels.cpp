@@ -23,7 +23,7 @@
 #include "ops/host/optimizer_updates.hpp"
 #include "ops/host/rows.hpp"
 
-// The batch-norm kernels as they were (bench/batchnorm_loops.cpp).
+// The batch-norm kernels as they were (kokkos_kernels.sh takes the file from git history).
 namespace wt::ops_loop {
 void batchnorm_forward_train(const float* x, const wt::ops::BatchNormShape& s, const float* gamma,
                              const float* beta, float eps, float momentum, float* running_mean,
