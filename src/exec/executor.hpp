@@ -94,6 +94,10 @@ class Executor {
   void start(int event, std::unique_ptr<CommRequest> request, Tensor hold = Tensor(),
              std::function<void()> then = nullptr);
   void execute_transfer(const Instruction& ins);
+  void execute_broadcast(const Instruction& ins, Stage& st);
+  void execute_reduce(const Instruction& ins, Stage& st);
+  // Throws std::logic_error when a transfer's tensor is not the size the instruction says.
+  void check_transfer_bytes(const Instruction& ins, const Tensor& t) const;
   void check_stage_boundaries() const;
   // This rank's LoadBatch instructions of `step`, as requests, in program order.
   std::vector<BatchRequest> loads_of_step(int64_t step) const;

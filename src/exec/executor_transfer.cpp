@@ -47,12 +47,7 @@ void Executor::start(int event, std::unique_ptr<CommRequest> request, Tensor hol
 void Executor::execute_transfer(const Instruction& ins) {
   Stage& st = replica(ins).stages[ins.stage];
   const auto& nodes = replica(ins).graph.nodes;
-  auto check_bytes = [&](const Tensor& t) {
-    if (static_cast<int64_t>(t.bytes()) != ins.bytes)
-      throw std::logic_error("schedule '" + program_.schedule + "' rank " + std::to_string(rank_) +
-                             ": " + ins.str() + " but the tensor has " + std::to_string(t.bytes()) +
-                             " bytes");
-  };
+  auto check_bytes = [&](const Tensor& t) { check_transfer_bytes(ins, t); };
   switch (ins.op) {
     case OpCode::SendActivation: {
       Tensor t = slots_[ins.slot]->out[st.node_end - 1];
@@ -91,46 +86,61 @@ void Executor::execute_transfer(const Instruction& ins) {
       start(ins.event, comm_.irecv(t.data(), t.numel(), ins.peer, ins.tag));
       break;
     }
-    case OpCode::Broadcast: {
-      st.materialize_values();  // a borrowed stage arrives here (no-op when held)
-      std::unique_ptr<CommRequest> values, buffers;
-      if (st.values.defined())
-        values = comm_.ibroadcast(st.values.data(), st.values.numel(), ins.root, ins.group);
-      if (st.buffer_values.defined())
-        buffers = comm_.ibroadcast(st.buffer_values.data(), st.buffer_values.numel(), ins.root,
-                                   ins.group);
-      if (values && buffers)
-        values = std::make_unique<RequestPair>(std::move(values), std::move(buffers));
-      else if (!values)
-        values = std::move(buffers);
-      if (values)
-        start(ins.event, std::move(values));
-      else
-        done_[ins.event] = 1;
+    case OpCode::Broadcast:
+      execute_broadcast(ins, st);
       break;
-    }
-    case OpCode::Reduce: {
-      if (st.param_count() == 0) {
-        done_[ins.event] = 1;
-        break;
-      }
-      st.materialize_grads();  // a borrowed stage this rank ran no Backward on adds zeros
-      std::function<void()> then;
-      // A non-owner's gradients now live in the owner's sum; keep them from counting twice. A
-      // borrowed stage gives their memory back instead (materialized zeroed when next needed).
-      if (rank_ != ins.root) {
-        if (residency_.stages[ins.replica][ins.stage] == Residency::Borrowed)
-          then = [&st] { st.release_grads(); };
-        else
-          then = [&st] { st.grads.fill(0.0f); };
-      }
-      start(ins.event, comm_.ireduce_sum(st.grads.data(), st.grads.numel(), ins.root, ins.group),
-            Tensor(), std::move(then));
+    case OpCode::Reduce:
+      execute_reduce(ins, st);
       break;
-    }
     default:
       throw std::logic_error("execute_transfer: not a transfer");
   }
+}
+
+void Executor::check_transfer_bytes(const Instruction& ins, const Tensor& t) const {
+  if (static_cast<int64_t>(t.bytes()) != ins.bytes)
+    throw std::logic_error("schedule '" + program_.schedule + "' rank " + std::to_string(rank_) +
+                           ": " + ins.str() + " but the tensor has " + std::to_string(t.bytes()) +
+                           " bytes");
+}
+
+// A stage's values and buffers from its owner (ins.root) to the group.
+void Executor::execute_broadcast(const Instruction& ins, Stage& st) {
+  st.materialize_values();  // a borrowed stage arrives here (no-op when held)
+  std::unique_ptr<CommRequest> values, buffers;
+  if (st.values.defined())
+    values = comm_.ibroadcast(st.values.data(), st.values.numel(), ins.root, ins.group);
+  if (st.buffer_values.defined())
+    buffers =
+        comm_.ibroadcast(st.buffer_values.data(), st.buffer_values.numel(), ins.root, ins.group);
+  if (values && buffers)
+    values = std::make_unique<RequestPair>(std::move(values), std::move(buffers));
+  else if (!values)
+    values = std::move(buffers);
+  if (values)
+    start(ins.event, std::move(values));
+  else
+    done_[ins.event] = 1;
+}
+
+// A stage's gradients summed into its owner (ins.root).
+void Executor::execute_reduce(const Instruction& ins, Stage& st) {
+  if (st.param_count() == 0) {
+    done_[ins.event] = 1;
+    return;
+  }
+  st.materialize_grads();  // a borrowed stage this rank ran no Backward on adds zeros
+  std::function<void()> then;
+  // A non-owner's gradients now live in the owner's sum; keep them from counting twice. A
+  // borrowed stage gives their memory back instead (materialized zeroed when next needed).
+  if (rank_ != ins.root) {
+    if (residency_.stages[ins.replica][ins.stage] == Residency::Borrowed)
+      then = [&st] { st.release_grads(); };
+    else
+      then = [&st] { st.grads.fill(0.0f); };
+  }
+  start(ins.event, comm_.ireduce_sum(st.grads.data(), st.grads.numel(), ins.root, ins.group),
+        Tensor(), std::move(then));
 }
 
 // A stage whose input arrives from another rank may read only the previous node's output: that
