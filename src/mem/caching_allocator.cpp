@@ -114,18 +114,17 @@ void* CachingAllocator::allocate(size_t bytes, int stream, size_t* granted) {
   block->job = current_job();
   live_[block->ptr] = block;
   count_allocation(block);
-  *granted = block->size;
+  if (granted) *granted = block->size;
   notify_locked();
   return block->ptr;
 }
 
-void CachingAllocator::release(void* ptr, size_t granted, int stream) {
+void CachingAllocator::release(void* ptr, int stream) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = live_.find(ptr);
   if (it == live_.end()) return;  // not ours: nothing to give back
   MemBlock* block = it->second;
   live_.erase(it);
-  (void)granted;
   stats_.in_use -= block->size;
   jobs_[block->job].in_use -= block->size;
   block->stream = stream;

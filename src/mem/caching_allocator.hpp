@@ -64,11 +64,11 @@ class CachingAllocator {
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
   // Returns 64-byte aligned memory of at least `bytes` for work on `stream`, counted for the
-  // current job; `*granted` receives the block size.
-  void* allocate(size_t bytes, int stream, size_t* granted);
-  // Frees on the stream it was allocated on; the block's other streams (record_use) must
+  // current job; `*granted`, when given, receives the block size.
+  void* allocate(size_t bytes, int stream, size_t* granted = nullptr);
+  // Frees on `stream` (the block knows its size); the block's other streams (record_use) must
   // finish their work before anyone reuses it.
-  void release(void* ptr, size_t granted, int stream);
+  void release(void* ptr, int stream);
   // `ptr`'s block is read or written by work on `stream` as well (a tensor handed to another
   // stream): its reuse will wait for that stream too.
   void record_use(void* ptr, int stream);

@@ -18,11 +18,9 @@ std::string shape_str(const Shape& shape) {
 }
 
 MemoryBlock::MemoryBlock(CachingAllocator& alloc, size_t bytes, int stream_id)
-    : allocator(alloc), ptr(nullptr), granted(0), stream(stream_id) {
-  ptr = allocator.allocate(bytes, stream, &granted);
-}
+    : allocator(alloc), ptr(alloc.allocate(bytes, stream_id)), stream(stream_id) {}
 
-MemoryBlock::~MemoryBlock() { allocator.release(ptr, granted, stream); }
+MemoryBlock::~MemoryBlock() { allocator.release(ptr, stream); }
 
 Tensor Tensor::empty(const Shape& shape, CachingAllocator& alloc, int stream) {
   Tensor t;

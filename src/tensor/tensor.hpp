@@ -28,7 +28,6 @@ struct MemoryBlock {
   MemoryBlock& operator=(const MemoryBlock&) = delete;
   CachingAllocator& allocator;
   void* ptr;
-  size_t granted;
   int stream;
 };
 

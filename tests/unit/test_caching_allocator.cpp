@@ -8,11 +8,11 @@ TEST(CachingAllocator, ReusesFreedBlocksWithoutSystemCalls) {
   wt::CachingAllocator a;
   size_t g1 = 0, g2 = 0;
   void* p = a.allocate(1000, 0, &g1);
-  a.release(p, g1, 0);
+  a.release(p, 0);
   void* q = a.allocate(900, 0, &g2);
   EXPECT_EQ(p, q);
   EXPECT_EQ(a.stats().system_allocations, 1u);
-  a.release(q, g2, 0);
+  a.release(q, 0);
 }
 
 TEST(CachingAllocator, EnforcesBudgetAfterFlushingCache) {
@@ -20,12 +20,12 @@ TEST(CachingAllocator, EnforcesBudgetAfterFlushingCache) {
   size_t g = 0, g2 = 0;
   void* p = a.allocate(600 << 10, 0, &g);
   EXPECT_THROW(a.allocate(600 << 10, 0, &g2), wt::OutOfMemory);
-  a.release(p, g, 0);
+  a.release(p, 0);
   // The cached 600 KiB block is returned to the system to make room for a different size.
   void* q = a.allocate(700 << 10, 0, &g2);
   EXPECT_NE(q, nullptr);
   EXPECT_LE(a.stats().reserved, size_t(1) << 20);
-  a.release(q, g2, 0);
+  a.release(q, 0);
 }
 
 TEST(CachingAllocator, TracksPeaks) {

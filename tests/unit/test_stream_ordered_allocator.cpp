@@ -34,7 +34,7 @@ struct Allocation {
   Allocation(wt::CachingAllocator& a, size_t bytes, int s) : allocator(a), stream(s) {
     ptr = a.allocate(bytes, s, &granted);
   }
-  void free() { allocator.release(ptr, granted, stream); }
+  void free() { allocator.release(ptr, stream); }
 };
 
 }  // namespace
@@ -168,13 +168,13 @@ TEST(StreamOrderedAllocator, AccountsMemoryPerJob) {
   {
     wt::CachingAllocator::JobScope job(a, 2);
     q = a.allocate(300 * KiB, 0, &g2);
-    a.release(p, g1, 0);  // freed while job 2 runs: still job 1's bytes
+    a.release(p, 0);  // freed while job 2 runs: still job 1's bytes
   }
   EXPECT_EQ(a.job_stats(1).in_use, 0u);
   EXPECT_EQ(a.job_stats(1).peak_in_use, g1);
   EXPECT_EQ(a.job_stats(2).in_use, g2);
   EXPECT_EQ(a.stats().in_use, g2);
-  a.release(q, g2, 0);
+  a.release(q, 0);
 }
 
 // Two jobs of different shapes under one budget: what one frees serves the other's sizes.
