@@ -23,8 +23,10 @@
 #include "ops/host/optimizer_updates.hpp"
 #include "ops/host/rows.hpp"
 
-// The batch-norm kernels as they were (kokkos_kernels.sh takes the file from git history).
+// Batch norm and layer norm as they were (kokkos_kernels.sh takes the files from git history).
 namespace wt::ops_loop {
+void layer_norm_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t dim,
+                        double eps, float* y, float* stats);
 void batchnorm_forward_train(const float* x, const wt::ops::BatchNormShape& s, const float* gamma,
                              const float* beta, float eps, float momentum, float* running_mean,
                              float* running_var, float* mean, float* invstd, float* y);
@@ -111,22 +113,6 @@ void causal_softmax_backward(const float* p, float* g_all, int64_t T) {
     for (int64_t j = i + 1; j < T; ++j) g[j] = 0.0f;
   }
 }
-void layer_norm_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t dim,
-                        double eps, float* y, float* stats) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * dim;
-    float* yr = y + r * dim;
-    double sum = 0;
-    for (int64_t j = 0; j < dim; ++j) sum += xr[j];
-    const float mean = float(sum / double(dim));
-    double var = 0;
-    for (int64_t j = 0; j < dim; ++j) var += double(xr[j] - mean) * double(xr[j] - mean);
-    const float rstd = float(1.0 / std::sqrt(var / double(dim) + eps));
-    for (int64_t j = 0; j < dim; ++j) yr[j] = (xr[j] - mean) * rstd * w[j] + b[j];
-    stats[2 * r] = mean;
-    stats[2 * r + 1] = rstd;
-  }
-}
 void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width, float* y) {
   for (int64_t r = 0; r < rows; ++r)
     std::memcpy(y + r * width, table + ids[r] * width, sizeof(float) * size_t(width));
@@ -159,105 +145,135 @@ void adamw(int64_t n, float* __restrict w, const float* __restrict g, float* __r
 }
 }  // namespace loop
 
+struct Case {
+  const char* name;
+  std::function<void()> kokkos, before;
+};
+
+// The kernels' arguments: buffers of about n floats each.
+struct Inputs {
+  explicit Inputs(int64_t n_floats)
+      : n(n_floats),
+        a(size_t(n)),
+        b(size_t(n)),
+        c(size_t(n)),
+        m(size_t(n)),
+        v(size_t(n)),
+        stats(size_t(2 * (n / width))),
+        ids(size_t(n / width)) {
+    for (int64_t i = 0; i < n; ++i) {
+      a[size_t(i)] = float((i * 37) % 101) / 50.0f - 1.0f;
+      b[size_t(i)] = float((i * 11) % 97) / 48.0f - 1.0f;
+    }
+    for (int64_t r = 0; r < rows; ++r) ids[size_t(r)] = (r * 7919) % rows;
+    while ((T + 1) * (T + 1) <= n) ++T;
+    sgd.lr = 1e-3f;
+    sgd.weight_decay = 1e-4f;
+    sgd.momentum = 0.9f;
+    adam.decay = 1.0f - 1e-5f;
+    adam.b1 = 0.9f;
+    adam.one_minus_b1 = 0.1f;
+    adam.b2 = 0.999f;
+    adam.one_minus_b2 = 0.001f;
+    adam.step_size = 1e-3f;
+    adam.bias2_sqrt = 0.03f;
+    adam.eps = 1e-8f;
+  }
+  int64_t n;
+  static constexpr int64_t width = 768;  // rows of a transformer's width
+  int64_t rows = n / width;
+  int64_t T = 1;  // attention: one [T, T] score matrix of about n floats
+  std::vector<float> a, b, c, m, v, stats;
+  std::vector<int64_t> ids;
+  wt::ops::SgdUpdate sgd;
+  wt::ops::AdamWUpdate adam;
+  // Batch norm on ResNet's first block: 128 samples, 64 channels of 8 x 16 (about n floats).
+  wt::ops::BatchNormShape bn{n / (64 * 128), 64, 128};
+  std::vector<float> gamma = std::vector<float>(64, 1.0f), beta = std::vector<float>(64, 0.0f),
+                     running_mean = std::vector<float>(64, 0.0f),
+                     running_var = std::vector<float>(64, 1.0f), mean = std::vector<float>(64),
+                     invstd = std::vector<float>(64), dgamma = std::vector<float>(64, 0.0f),
+                     dbeta = std::vector<float>(64, 0.0f);
+};
+
+// Every kernel against its baseline; the lambdas point into `in`.
+std::vector<Case> kernel_cases(Inputs& in) {
+  const int64_t n = in.n, rows = in.rows, width = in.width, T = in.T;
+  float* x = in.a.data();
+  float* y = in.b.data();
+  float* z = in.c.data();
+  float* m = in.m.data();
+  float* v = in.v.data();
+  float* stats = in.stats.data();
+  const int64_t* id_ptr = in.ids.data();
+  const wt::ops::SgdUpdate& sgd = in.sgd;
+  const wt::ops::AdamWUpdate& adam = in.adam;
+  const wt::ops::BatchNormShape bn = in.bn;
+  float *bn_gamma = in.gamma.data(), *bn_beta = in.beta.data(), *bn_rm = in.running_mean.data(),
+        *bn_rv = in.running_var.data(), *bn_mean = in.mean.data(), *bn_invstd = in.invstd.data(),
+        *bn_dgamma = in.dgamma.data(), *bn_dbeta = in.dbeta.data();
+  return {
+      {"relu_forward", [=] { wt::ops::relu_forward(x, z, n); },
+       [=] { loop::relu_forward(x, z, n); }},
+      {"relu_backward", [=] { wt::ops::relu_backward(x, y, z, n); },
+       [=] { loop::relu_backward(x, y, z, n); }},
+      {"gelu_forward", [=] { wt::ops::gelu_forward(x, z, n); },
+       [=] { loop::gelu_forward(x, z, n); }},
+      {"gelu_backward", [=] { wt::ops::gelu_backward(x, y, z, n); },
+       [=] { loop::gelu_backward(x, y, z, n); }},
+      {"scale", [=] { wt::ops::scale(x, 0.5f, z, n); }, [=] { loop::scale(x, 0.5f, z, n); }},
+      {"multiply", [=] { wt::ops::multiply(x, y, z, n); }, [=] { loop::multiply(x, y, z, n); }},
+      {"sum_arrays (2)",
+       [=] {
+         const float* xs[2] = {x, y};
+         wt::ops::sum_arrays(xs, 2, z, n);
+       },
+       [=] { loop::sum2(x, y, z, n); }},
+      {"accumulate", [=] { wt::ops::accumulate(x, z, n); }, [=] { loop::accumulate(x, z, n); }},
+      {"add_row (768 wide)", [=] { wt::ops::add_row(x, y, rows, width, z); },
+       [=] { loop::add_row(x, y, rows, width, z); }},
+      {"causal_softmax (one T x T)", [=] { wt::ops::causal_softmax(z, T); },
+       [=] { loop::causal_softmax(z, T); }},
+      {"causal_softmax_backward", [=] { wt::ops::causal_softmax_backward(x, z, T); },
+       [=] { loop::causal_softmax_backward(x, z, T); }},
+      {"layer_norm_forward (768 wide)",
+       [=] { wt::ops::layer_norm_forward(x, y, y, rows, width, 1e-5, z, stats); },
+       [=] { wt::ops_loop::layer_norm_forward(x, y, y, rows, width, 1e-5, z, stats); }},
+      {"sgd_update (momentum)", [=] { wt::ops::sgd_update(sgd, n, z, y, m); },
+       [=] { loop::sgd_momentum(n, z, y, m, sgd.lr, sgd.weight_decay, sgd.momentum); }},
+      {"adamw_update", [=] { wt::ops::adamw_update(adam, n, z, y, m, v); },
+       [=] { loop::adamw(n, z, y, m, v, adam); }},
+      {"batchnorm_forward_train",
+       [=] {
+         wt::ops::batchnorm_forward_train(x, bn, bn_gamma, bn_beta, 1e-5f, 0.1f, bn_rm, bn_rv,
+                                          bn_mean, bn_invstd, z);
+       },
+       [=] {
+         wt::ops_loop::batchnorm_forward_train(x, bn, bn_gamma, bn_beta, 1e-5f, 0.1f, bn_rm, bn_rv,
+                                               bn_mean, bn_invstd, z);
+       }},
+      {"batchnorm_backward",
+       [=] {
+         wt::ops::batchnorm_backward(x, y, bn, bn_gamma, bn_mean, bn_invstd, true, z, bn_dgamma,
+                                     bn_dbeta);
+       },
+       [=] {
+         wt::ops_loop::batchnorm_backward(x, y, bn, bn_gamma, bn_mean, bn_invstd, true, z,
+                                          bn_dgamma, bn_dbeta);
+       }},
+      {"gather_rows (768 wide)", [=] { wt::ops::gather_rows(x, id_ptr, rows, width, z); },
+       [=] { loop::gather_rows(x, id_ptr, rows, width, z); }},
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : (1 << 20);
   const int reps = argc > 2 ? std::atoi(argv[2]) : 200;
   Kokkos::ScopeGuard kokkos(argc, argv);
-  std::vector<float> a(n), b(n), c(n);
-  for (int64_t i = 0; i < n; ++i) {
-    a[size_t(i)] = float((i * 37) % 101) / 50.0f - 1.0f;
-    b[size_t(i)] = float((i * 11) % 97) / 48.0f - 1.0f;
-  }
-  const int64_t width = 768, rows = n / width;
-  struct Case {
-    const char* name;
-    std::function<void()> kokkos, before;
-  };
-  float* x = a.data();
-  float* y = b.data();
-  float* z = c.data();
-  int64_t T = 1;  // attention: one [T, T] score matrix of about n floats
-  while ((T + 1) * (T + 1) <= n) ++T;
-  std::vector<float> m_state(static_cast<size_t>(n), 0.0f), v_state(static_cast<size_t>(n), 0.0f);
-  float* m = m_state.data();
-  float* v = v_state.data();
-  wt::ops::SgdUpdate sgd;
-  sgd.lr = 1e-3f;
-  sgd.weight_decay = 1e-4f;
-  sgd.momentum = 0.9f;
-  wt::ops::AdamWUpdate adam;
-  adam.decay = 1.0f - 1e-5f;
-  adam.b1 = 0.9f;
-  adam.one_minus_b1 = 0.1f;
-  adam.b2 = 0.999f;
-  adam.one_minus_b2 = 0.001f;
-  adam.step_size = 1e-3f;
-  adam.bias2_sqrt = 0.03f;
-  adam.eps = 1e-8f;
-  // Batch norm on ResNet's first block: 128 samples, 64 channels of 8 x 16 (about n floats).
-  const wt::ops::BatchNormShape bn{n / (64 * 128), 64, 128};
-  std::vector<float> bn_gamma(64, 1.0f), bn_beta(64, 0.0f), bn_rm(64, 0.0f), bn_rv(64, 1.0f),
-      bn_mean(64), bn_invstd(64), bn_dgamma(64, 0.0f), bn_dbeta(64, 0.0f);
-  std::vector<float> stats(static_cast<size_t>(2 * rows));
-  std::vector<int64_t> ids(static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) ids[size_t(r)] = (r * 7919) % rows;
-  const std::vector<Case> cases = {
-      {"relu_forward", [&] { wt::ops::relu_forward(x, z, n); },
-       [&] { loop::relu_forward(x, z, n); }},
-      {"relu_backward", [&] { wt::ops::relu_backward(x, y, z, n); },
-       [&] { loop::relu_backward(x, y, z, n); }},
-      {"gelu_forward", [&] { wt::ops::gelu_forward(x, z, n); },
-       [&] { loop::gelu_forward(x, z, n); }},
-      {"gelu_backward", [&] { wt::ops::gelu_backward(x, y, z, n); },
-       [&] { loop::gelu_backward(x, y, z, n); }},
-      {"scale", [&] { wt::ops::scale(x, 0.5f, z, n); }, [&] { loop::scale(x, 0.5f, z, n); }},
-      {"multiply", [&] { wt::ops::multiply(x, y, z, n); }, [&] { loop::multiply(x, y, z, n); }},
-      {"sum_arrays (2)",
-       [&] {
-         const float* xs[2] = {x, y};
-         wt::ops::sum_arrays(xs, 2, z, n);
-       },
-       [&] { loop::sum2(x, y, z, n); }},
-      {"accumulate", [&] { wt::ops::accumulate(x, z, n); }, [&] { loop::accumulate(x, z, n); }},
-      {"add_row (768 wide)", [&] { wt::ops::add_row(x, y, rows, width, z); },
-       [&] { loop::add_row(x, y, rows, width, z); }},
-      {"causal_softmax (one T x T)", [&] { wt::ops::causal_softmax(z, T); },
-       [&] { loop::causal_softmax(z, T); }},
-      {"causal_softmax_backward", [&] { wt::ops::causal_softmax_backward(x, z, T); },
-       [&] { loop::causal_softmax_backward(x, z, T); }},
-      {"layer_norm_forward (768 wide)",
-       [&] { wt::ops::layer_norm_forward(x, y, y, rows, width, 1e-5, z, stats.data()); },
-       [&] { loop::layer_norm_forward(x, y, y, rows, width, 1e-5, z, stats.data()); }},
-      {"sgd_update (momentum)", [&] { wt::ops::sgd_update(sgd, n, z, y, m); },
-       [&] { loop::sgd_momentum(n, z, y, m, sgd.lr, sgd.weight_decay, sgd.momentum); }},
-      {"adamw_update", [&] { wt::ops::adamw_update(adam, n, z, y, m, v); },
-       [&] { loop::adamw(n, z, y, m, v, adam); }},
-      {"batchnorm_forward_train",
-       [&] {
-         wt::ops::batchnorm_forward_train(x, bn, bn_gamma.data(), bn_beta.data(), 1e-5f, 0.1f,
-                                          bn_rm.data(), bn_rv.data(), bn_mean.data(),
-                                          bn_invstd.data(), z);
-       },
-       [&] {
-         wt::ops_loop::batchnorm_forward_train(x, bn, bn_gamma.data(), bn_beta.data(), 1e-5f, 0.1f,
-                                               bn_rm.data(), bn_rv.data(), bn_mean.data(),
-                                               bn_invstd.data(), z);
-       }},
-      {"batchnorm_backward",
-       [&] {
-         wt::ops::batchnorm_backward(x, y, bn, bn_gamma.data(), bn_mean.data(), bn_invstd.data(),
-                                     true, z, bn_dgamma.data(), bn_dbeta.data());
-       },
-       [&] {
-         wt::ops_loop::batchnorm_backward(x, y, bn, bn_gamma.data(), bn_mean.data(),
-                                          bn_invstd.data(), true, z, bn_dgamma.data(),
-                                          bn_dbeta.data());
-       }},
-      {"gather_rows (768 wide)", [&] { wt::ops::gather_rows(x, ids.data(), rows, width, z); },
-       [&] { loop::gather_rows(x, ids.data(), rows, width, z); }},
-  };
+  Inputs inputs(n);
+  const std::vector<Case> cases = kernel_cases(inputs);
   std::printf("host threads (Kokkos %s): %d; n = %lld floats, %d calls each, median us\n",
               typeid(Kokkos::DefaultHostExecutionSpace).name(),
               Kokkos::DefaultHostExecutionSpace::concurrency(), (long long)n, reps);

@@ -8,16 +8,18 @@ out="${BENCH_BUILD_DIR:-$here/../build/bench}"
 kokkos_include=${KOKKOS_INCLUDE:-/usr/include/trilinos}
 kokkos_lib=${KOKKOS_LIB:-trilinos_kokkoscore}
 mkdir -p "$out"
-# Batch norm's baseline is the file before its loops became kernels, taken from git history (not a
-# copy in the tree), in its own namespace.
-baseline=600b1aa
-git -C "$here/.." show "$baseline:src/ops/host/batchnorm.cpp" |
-  sed 's/^namespace wt::ops {/namespace wt::ops_loop {\nusing wt::ops::BatchNormShape;/; s|^}  // namespace wt::ops$|}  // namespace wt::ops_loop|' \
-  >"$out/batchnorm_loops.cpp"
+# Batch norm's and layer norm's baselines are the files as they were just before their loops
+# became kernels, taken from git history (not copies in the tree), in their own namespace.
+for baseline in batchnorm:3cca06d^ layer_norm:f270f27^; do
+  file=${baseline%%:*}
+  git -C "$here/.." show "${baseline#*:}:src/ops/host/$file.cpp" |
+    sed 's/^namespace wt::ops {/namespace wt::ops_loop {\nusing namespace wt::ops;  \/\/ the header'"'"'s types/; s|^}  // namespace wt::ops$|}  // namespace wt::ops_loop|' \
+    >"$out/${file}_loops.cpp"
+done
 g++ -std=c++17 -O3 -march=native -DNDEBUG -I"$here/../src" -I"$kokkos_include" \
   "$here/kokkos_kernels.cpp" "$here/../src/ops/host/elementwise.cpp" \
   "$here/../src/ops/host/rows.cpp" "$here/../src/ops/host/attention.cpp" \
   "$here/../src/ops/host/layer_norm.cpp" "$here/../src/ops/host/optimizer_updates.cpp" \
-  "$here/../src/ops/host/batchnorm.cpp" "$out/batchnorm_loops.cpp" \
+  "$here/../src/ops/host/batchnorm.cpp" "$out/batchnorm_loops.cpp" "$out/layer_norm_loops.cpp" \
   -fno-math-errno -l"$kokkos_lib" -ldl -o "$out/kokkos_kernels"
 "$out/kokkos_kernels" "${1:-1048576}" "${2:-200}"
