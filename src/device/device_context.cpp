@@ -1,7 +1,36 @@
 #include "device/device_context.hpp"
 
+#include <stdexcept>
+
 namespace wt {
 
-DeviceContext::DeviceContext(size_t memory_limit) : allocator_(memory_limit, &events_) {}
+DeviceKind parse_device_kind(const std::string& name) {
+  if (name == "host") return DeviceKind::Host;
+  if (name == "strict") return DeviceKind::Strict;
+  throw std::invalid_argument("unknown device kind '" + name + "' (host or strict)");
+}
+
+const char* device_kind_name(DeviceKind kind) {
+  return kind == DeviceKind::Strict ? "strict" : "host";
+}
+
+namespace {
+std::unique_ptr<StrictStreams> make_queues(DeviceKind kind, uint64_t seed) {
+  if (kind != DeviceKind::Strict) return nullptr;
+  return std::make_unique<StrictStreams>(seed);
+}
+}  // namespace
+
+DeviceContext::DeviceContext(size_t memory_limit, DeviceKind kind, uint64_t seed)
+    : kind_(kind),
+      strict_(make_queues(kind, seed)),
+      allocator_(memory_limit, strict_ ? static_cast<StreamEvents*>(strict_.get()) : &host_events_) {
+  allocator_.set_device_only(kind == DeviceKind::Strict);
+}
+
+void DeviceContext::launch(int stream, DeviceWork work) {
+  if (strict_) return strict_->launch(stream, std::move(work));
+  work.run();
+}
 
 }  // namespace wt

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -20,8 +21,10 @@ double now_seconds() {
 }  // namespace
 
 Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, BatchSource& data,
-                   Program program, uint64_t seed, std::vector<Model*> more_replicas)
+                   Program program, uint64_t seed, std::vector<Model*> more_replicas,
+                   DeviceContext* device)
     : model_(model),
+      queues_(device ? device->queues() : nullptr),
       comm_(comm),
       optimizer_(optimizer),
       data_(data),
@@ -88,6 +91,27 @@ Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, Batch
   visit_order_ = stream_visit_order(program_.ranks[rank_]);
   loss_seed_ = Tensor::empty({1}, model_.allocator());
   loss_seed_.fill(1.0f);
+  loss_seed_.set_label("the loss seed");
+  static_assert(sizeof(StepStats) % sizeof(float) == 0, "StepStats in float storage");
+  step_totals_ = Tensor::zeros({int64_t(sizeof(StepStats) / sizeof(float))}, model_.allocator());
+  step_totals_.set_label("the step's loss and accuracy totals");
+}
+
+StepStats& Executor::device_totals() {
+  return *reinterpret_cast<StepStats*>(step_totals_.data());
+}
+
+StepStats Executor::read_totals() const {
+  const std::vector<float> staged = step_totals_.to_host();
+  StepStats totals;
+  std::memcpy(static_cast<void*>(&totals), staged.data(), sizeof totals);
+  return totals;
+}
+
+void Executor::run_on_device(const std::function<void()>& work) {
+  if (!queues_) return work();
+  queues_->launch(0, DeviceWork{work, nullptr, false});
+  queues_->drain([this] { return poll_pending(); });
 }
 
 Executor::~Executor() = default;
@@ -98,7 +122,10 @@ bool Executor::event_done(int event) {
     pending_[event].reset();
     hold_[event] = Tensor();
     done_[event] = 1;
-    if (then_[event]) std::exchange(then_[event], nullptr)();
+    if (then_[event]) {  // device work that follows the communication on its stream
+      DeviceWorkScope device_work;
+      std::exchange(then_[event], nullptr)();
+    }
     if (observer_) observer_->completed(event, now_seconds());
   }
   return done_[event] != 0;
@@ -118,9 +145,9 @@ std::vector<BatchRequest> Executor::loads_of_step(int64_t step) const {
 }
 
 StepStats Executor::run_step(int64_t step, double lr) {
-  StepStats stats;
   std::fill(done_.begin(), done_.end(), 0);
   loads_done_ = 0;
+  step_totals_.fill(0.0f);  // all bits zero: 0.0 and 0
   const auto& streams = program_.ranks[rank_].streams;
   std::vector<size_t> pos(streams.size(), 0);
   while (true) {
@@ -132,30 +159,46 @@ StepStats Executor::run_step(int64_t step, double lr) {
           if (observer_ && wait_since_[s] < 0) wait_since_[s] = now_seconds();
           break;
         }
-        const double t0 = !observer_ ? 0 : wait_since_[s] >= 0 ? wait_since_[s] : now_seconds();
-        wait_since_[s] = -1;
-        current_stream_ = static_cast<int>(s);
-        execute(ins, step, lr, stats, may_block_[s][pos[s]] != 0);
-        if (residency_.release_values_after[s][pos[s]])  // a borrowed stage's last read for now
-          replica(ins).stages[ins.stage].release_values();
-        if (observer_)
-          observer_->executed(static_cast<int>(s), ins, t0, now_seconds(), bytes_moved(ins));
-        ++pos[s];
+        issue(s, pos[s]++, step, lr);
         progressed = true;
       }
       finished = finished && pos[s] == streams[s].size();
     }
     if (finished) break;
-    if (!progressed) {
-      bool any_pending = false;
-      for (auto& p : pending_) any_pending = any_pending || p != nullptr;
-      if (!any_pending)
-        throw std::logic_error("schedule '" + program_.schedule + "' deadlocked on rank " +
-                               std::to_string(rank_));
-      poll();
-    }
+    if (!progressed) wait_for_progress();
   }
-  return stats;
+  if (queues_) queues_->drain([this] { return poll_pending(); });
+  return read_totals();
+}
+
+void Executor::issue(int s, size_t index, int64_t step, double lr) {
+  const Instruction& ins = program_.ranks[rank_].streams[s][index];
+  const double waited_since = wait_since_[s];
+  wait_since_[s] = -1;
+  auto work = [this, s, index, &ins, step, lr, waited_since] {
+    const double t0 = !observer_ ? 0 : waited_since >= 0 ? waited_since : now_seconds();
+    current_stream_ = s;
+    execute(ins, step, lr, device_totals(), may_block_[s][index] != 0);
+    if (residency_.release_values_after[s][index])  // a borrowed stage's last read for now
+      replica(ins).stages[ins.stage].release_values();
+    if (observer_) observer_->executed(s, ins, t0, now_seconds(), bytes_moved(ins));
+  };
+  if (!queues_) return work();
+  queues_->launch(s, DeviceWork{std::move(work), nullptr, is_communication(ins.op)});
+}
+
+bool Executor::poll_pending() {
+  bool any_pending = false;
+  for (auto& p : pending_) any_pending = any_pending || p != nullptr;
+  if (any_pending) poll();
+  return any_pending;
+}
+
+void Executor::wait_for_progress() {
+  if (queues_ && queues_->run_one()) return;
+  if (!poll_pending())
+    throw std::logic_error("schedule '" + program_.schedule + "' deadlocked on rank " +
+                           std::to_string(rank_));
 }
 
 void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStats& stats,
@@ -372,7 +415,6 @@ StepStats Executor::evaluate(const Tensor& inputs, const std::vector<int32_t>& l
       throw std::logic_error(
           "evaluate(): this rank does not hold every stage; call "
           "prepare_evaluation() first");
-  StepStats stats;
   Slot slot;
   const size_t nodes = model_.graph.nodes.size();
   slot.out.resize(nodes);
@@ -380,9 +422,13 @@ StepStats Executor::evaluate(const Tensor& inputs, const std::vector<int32_t>& l
   slot.grad.resize(nodes);
   slot.input = inputs;
   slot.labels = labels;
-  current_stream_ = 0;  // between steps: the default stream
-  forward_nodes(model_, slot, 0, static_cast<int>(nodes), Mode::Eval, 1.0f, stats, true);
-  return stats;
+  step_totals_.fill(0.0f);
+  run_on_device([&] {
+    current_stream_ = 0;  // between steps: the default stream
+    forward_nodes(model_, slot, 0, static_cast<int>(nodes), Mode::Eval, 1.0f, device_totals(),
+                  true);
+  });
+  return read_totals();
 }
 
 }  // namespace wt

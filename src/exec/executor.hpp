@@ -8,6 +8,7 @@
 
 #include "comm/communicator.hpp"
 #include "data/batch_source.hpp"
+#include "device/device_context.hpp"
 #include "model/model.hpp"
 #include "ops/host/optimizers.hpp"
 #include "sched/instruction.hpp"
@@ -52,8 +53,11 @@ class Executor {
   // built from the same graph and cuts; replica 0 is `model`, the one evaluate() uses. Held
   // stages are materialized (a Model built with StageStorage::Deferred gets its storage here; its
   // init() may follow), the others released.
+  // device: the rank's device context, whose streams run the instructions' work; nullptr: the
+  // host device (work runs when issued). The model's allocator must be the device's.
   Executor(Model& model, Communicator& comm, Optimizer& optimizer, BatchSource& data,
-           Program program, uint64_t seed, std::vector<Model*> more_replicas = {});
+           Program program, uint64_t seed, std::vector<Model*> more_replicas = {},
+           DeviceContext* device = nullptr);
   ~Executor();
 
   // Runs one step of the program with learning rate lr.
@@ -80,6 +84,19 @@ class Executor {
 
  private:
   struct Slot;
+  // Issues instruction `index` of stream `s`: the host device runs it now, the strict device
+  // queues it on its stream.
+  void issue(int s, size_t index, int64_t step, double lr);
+  // The host issues nothing more until something completes: the strict device runs queued work,
+  // communication progresses; throws when nothing ever will (a deadlock).
+  void wait_for_progress();
+  bool poll_pending();  // polls outstanding communication; false when there is none
+  // Runs `work` as device work on stream 0 and waits for it (evaluation, between steps).
+  void run_on_device(const std::function<void()>& work);
+  // The step's loss, accuracy and sample count live in device memory (step_totals_); device work
+  // adds to them and the host reads them once per step through a staged copy.
+  StepStats& device_totals();
+  StepStats read_totals() const;
   void execute(const Instruction& ins, int64_t step, double lr, StepStats& stats, bool may_block);
   void forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode, float loss_scale,
                      StepStats& stats, bool free_dead);
@@ -99,10 +116,13 @@ class Executor {
   // Throws std::logic_error when a transfer's tensor is not the size the instruction says.
   void check_transfer_bytes(const Instruction& ins, const Tensor& t) const;
   void check_stage_boundaries() const;
+  void gather_owned_stages();  // prepare_evaluation's work
   // This rank's LoadBatch instructions of `step`, as requests, in program order.
   std::vector<BatchRequest> loads_of_step(int64_t step) const;
 
   Model& model_;
+  StrictStreams* queues_ = nullptr;  // the strict device's queues, else nullptr
+  Tensor step_totals_;               // a StepStats in device memory
   std::vector<Model*> replicas_;           // [0] = &model_
   std::vector<std::vector<Tensor>> kept_;  // [replica][stage]: a wave's kept local gradient
   Communicator& comm_;

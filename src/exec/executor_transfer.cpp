@@ -165,6 +165,10 @@ void Executor::check_stage_boundaries() const {
 }
 
 void Executor::prepare_evaluation() {
+  run_on_device([this] { gather_owned_stages(); });
+}
+
+void Executor::gather_owned_stages() {
   for (Stage& st : model_.stages) st.materialize_values();  // no-op for held stages
   if (comm_.size() == 1) return;
   for (size_t s = 0; s < model_.stages.size(); ++s) {

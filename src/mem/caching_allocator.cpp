@@ -1,6 +1,7 @@
 #include "mem/caching_allocator.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <new>
 
 namespace wt {
@@ -47,6 +48,7 @@ void CachingAllocator::settle_pending_locked() {
   auto ready = std::stable_partition(pending_.begin(), pending_.end(),
                                      [&](MemBlock* b) { return !done(b); });
   for (auto it = ready; it != pending_.end(); ++it) {
+    if (device_only_) std::memset((*it)->ptr, 0xff, (*it)->size);  // every use is over: poison
     (*it)->freed = events_->record((*it)->stream);
     pool_.put(*it, (*it)->stream);
   }
@@ -86,7 +88,10 @@ MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream, size_t requ
   if (!pending_.empty() || pool_.has_stream_pools()) {
     events_->synchronize();
     stats_.forced_syncs++;
-    for (MemBlock* block : pending_) pool_.put(block, kSyncedPool);
+    for (MemBlock* block : pending_) {
+      if (device_only_) std::memset(block->ptr, 0xff, block->size);
+      pool_.put(block, kSyncedPool);
+    }
     pending_.clear();
     pool_.sync_pools([](const StreamEvent&) { return true; });
     if (MemBlock* b = pool_.take_best_fit(kSyncedPool, size)) return b;
@@ -129,6 +134,7 @@ void CachingAllocator::release(void* ptr, int stream) {
   jobs_[block->job].in_use -= block->size;
   block->stream = stream;
   if (block->used_on.empty()) {
+    if (device_only_) poison(block);  // before the event, which must cover it
     block->freed = events_->record(stream);
     pool_.put(block, stream);
   } else {
@@ -136,6 +142,13 @@ void CachingAllocator::release(void* ptr, int stream) {
     pending_.push_back(block);
   }
   notify_locked();
+}
+
+void CachingAllocator::poison(MemBlock* block) {
+  // All bits set is a NaN. The block cannot go back to the system before this ran: the event
+  // recorded after it guards the block's way out of its stream's pool.
+  events_->at_stream_point(block->stream,
+                           [ptr = block->ptr, size = block->size] { std::memset(ptr, 0xff, size); });
 }
 
 void CachingAllocator::notify_locked() {

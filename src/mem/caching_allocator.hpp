@@ -91,6 +91,14 @@ class CachingAllocator {
   // The job this thread's allocations count towards now (0 outside any scope).
   static int current_job();
 
+  // The strict device: its tensors refuse host access (tensor/host_access.hpp), and freed blocks
+  // are filled with NaN (at the free's point in its stream) until reused, so a read of freed or
+  // uninitialised memory shows.
+  void set_device_only(bool device_only) { device_only_ = device_only; }
+  bool device_only() const { return device_only_; }
+  // Waits for every stream's issued work (a staged copy or a blocking kernel does this first).
+  void synchronize_device() { events_->synchronize(); }
+
   void set_limit(size_t limit_bytes);
   size_t limit() const { return limit_; }
   MemoryStats stats() const;
@@ -113,7 +121,9 @@ class CachingAllocator {
   void settle_pending_locked();
   void count_allocation(MemBlock* block);
   void notify_locked();  // the observer, with current stats
+  void poison(MemBlock* block);
   size_t limit_;
+  bool device_only_ = false;
   StreamEvents* events_;
   ImmediateStreamEvents host_events_;
   BlockPool pool_;

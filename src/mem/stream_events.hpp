@@ -4,6 +4,7 @@
 // recorded; a CUDA device records cudaEvents; a device with asynchronous queues answers from its
 // queues. Events on one stream complete in the order they were recorded.
 #include <cstdint>
+#include <functional>
 
 namespace wt {
 
@@ -20,6 +21,12 @@ class StreamEvents {
   virtual bool completed(const StreamEvent& event) = 0;
   // Waits until every stream's issued work has finished (a device synchronisation).
   virtual void synchronize() = 0;
+  // Runs `work` once everything issued on `stream` so far has run (at once where issuing is
+  // executing); the allocator poisons freed blocks this way.
+  virtual void at_stream_point(int stream, std::function<void()> work) {
+    (void)stream;
+    work();
+  }
 };
 
 // The host device: work runs when it is issued, on the rank's own thread.

@@ -18,7 +18,10 @@ std::string shape_str(const Shape& shape) {
 }
 
 MemoryBlock::MemoryBlock(CachingAllocator& alloc, size_t bytes, int stream_id)
-    : allocator(alloc), ptr(alloc.allocate(bytes, stream_id)), stream(stream_id) {}
+    : allocator(alloc),
+      ptr(alloc.allocate(bytes, stream_id)),
+      stream(stream_id),
+      device_only(alloc.device_only()) {}
 
 MemoryBlock::~MemoryBlock() { allocator.release(ptr, stream); }
 
@@ -58,18 +61,59 @@ Tensor Tensor::slice(int64_t offset, const Shape& shape) const {
   return t;
 }
 
+namespace {
+// Runs `kernel` as device work: inside device work at once; from host code on a device-only
+// tensor after synchronising the device (a blocking kernel).
+template <class Kernel>
+void run_kernel(const std::shared_ptr<MemoryBlock>& block, Kernel kernel) {
+  if (!block || !block->device_only || in_device_work()) return kernel();
+  block->allocator.synchronize_device();
+  DeviceWorkScope device_work;
+  kernel();
+}
+}  // namespace
+
 void Tensor::fill(float value) {
-  FloatView v = view();
-  Kokkos::parallel_for(
-      "wt::fill", Kokkos::RangePolicy<DeviceSpace>(0, numel_),
-      KOKKOS_LAMBDA(int64_t i) { v(i) = value; });
+  run_kernel(block_, [&] {
+    FloatView v(data_, numel_);
+    Kokkos::parallel_for(
+        "wt::fill", Kokkos::RangePolicy<DeviceSpace>(0, numel_),
+        KOKKOS_LAMBDA(int64_t i) { v(i) = value; });
+  });
 }
 
 void Tensor::copy_from(const Tensor& other) {
   if (other.numel_ != numel_)
     throw std::invalid_argument("copy_from: " + shape_str(other.shape_) + " into " +
                                 shape_str(shape_));
-  std::memcpy(data_, other.data_, bytes());
+  run_kernel(block_ ? block_ : other.block_, [&] {
+    other.check_access();
+    std::memcpy(data_, other.data_, bytes());
+  });
+}
+
+std::vector<float> Tensor::to_host() const {
+  std::vector<float> values(static_cast<size_t>(numel_));
+  run_kernel(block_, [&] { std::memcpy(values.data(), data_, bytes()); });
+  return values;
+}
+
+void Tensor::copy_from_host(const float* values) {
+  run_kernel(block_, [&] { std::memcpy(data_, values, bytes()); });
+}
+
+void Tensor::set_label(std::string label) {
+  if (block_) block_->label = std::move(label);
+}
+
+std::string Tensor::label() const { return block_ ? block_->label : std::string(); }
+
+void Tensor::throw_host_access() const {
+  const std::string name = block_->label.empty() ? "an unnamed tensor" : "'" + block_->label + "'";
+  throw HostAccessError("host code accessed device memory of " + name + " " + shape_str(shape_) +
+                        " (allocated on stream " + std::to_string(block_->stream) +
+                        ") on the strict device: copy it through a staged copy "
+                        "(Tensor::to_host / copy_from_host) or run it as device work");
 }
 
 }  // namespace wt

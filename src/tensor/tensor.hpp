@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mem/caching_allocator.hpp"
+#include "tensor/host_access.hpp"
 
 namespace wt {
 
@@ -29,6 +30,8 @@ struct MemoryBlock {
   CachingAllocator& allocator;
   void* ptr;
   int stream;
+  bool device_only;   // the strict device's memory: host code must stage (host_access.hpp)
+  std::string label;  // what the tensor holds, for errors ("stage 1 parameters")
 };
 
 class Tensor {
@@ -47,19 +50,45 @@ class Tensor {
   int64_t numel() const { return numel_; }
   size_t bytes() const { return static_cast<size_t>(numel_) * sizeof(float); }
 
-  float* data() { return data_; }
-  const float* data() const { return data_; }
-  FloatView view() const { return FloatView(data_, numel_); }
+  // Device memory: on the strict device only device work may call these (host_access.hpp).
+  float* data() {
+    check_access();
+    return data_;
+  }
+  const float* data() const {
+    check_access();
+    return data_;
+  }
+  FloatView view() const {
+    check_access();
+    return FloatView(data_, numel_);
+  }
+
+  // Staged copies between host memory and the tensor: the device is synchronised first, so the
+  // copy sees (or precedes) all work issued before it. On the host device these are plain copies.
+  std::vector<float> to_host() const;
+  void copy_from_host(const float* values);  // numel() values
+
+  // Names the storage in errors (a host access on the strict device); slices share the name.
+  void set_label(std::string label);
+  std::string label() const;
 
   // Same storage, new shape (same numel).
   Tensor reshaped(const Shape& shape) const;
   // Elements [offset, offset + numel(shape)) of this tensor's storage, as a tensor of `shape`.
   Tensor slice(int64_t offset, const Shape& shape) const;
 
+  // Kernels: host code may call them on any device; on the strict device a call from host code
+  // synchronises the device and runs at once (a blocking kernel).
   void fill(float value);
   void copy_from(const Tensor& other);  // same numel
 
  private:
+  void check_access() const {
+    if (block_ && block_->device_only && !in_device_work()) throw_host_access();
+  }
+  [[noreturn]] void throw_host_access() const;
+
   std::shared_ptr<MemoryBlock> block_;
   float* data_ = nullptr;
   Shape shape_;

@@ -1,0 +1,101 @@
+#include "device/strict_streams.hpp"
+
+#include <stdexcept>
+
+#include "tensor/host_access.hpp"
+
+namespace wt {
+
+namespace {
+constexpr uint64_t kNotOrdered = ~uint64_t(0);
+}
+
+StrictStreams::StrictStreams(uint64_t seed) : rng_(seed) {}
+
+StrictStreams::Queue& StrictStreams::queue(int stream) {
+  if (stream < 0) throw std::logic_error("negative stream " + std::to_string(stream));
+  if (static_cast<size_t>(stream) >= queues_.size()) queues_.resize(size_t(stream) + 1);
+  return queues_[size_t(stream)];
+}
+
+void StrictStreams::launch(int stream, DeviceWork work) {
+  Queue& q = queue(stream);
+  q.issue_index.push_back(work.issue_ordered ? ordered_issued_++ : kNotOrdered);
+  q.work.push_back(std::move(work));
+  ++q.issued;
+}
+
+bool StrictStreams::ready_at_head(const Queue& q) const {
+  if (q.work.empty()) return false;
+  const uint64_t index = q.issue_index.front();
+  if (index != kNotOrdered && index != ordered_started_) return false;
+  return !q.work.front().ready || q.work.front().ready();
+}
+
+bool StrictStreams::run_one() {
+  if (running()) return false;  // work does not run work
+  std::vector<int> ready;
+  for (size_t s = 0; s < queues_.size(); ++s)
+    if (ready_at_head(queues_[s])) ready.push_back(static_cast<int>(s));
+  if (ready.empty()) return false;
+  const int s = ready[std::uniform_int_distribution<size_t>(0, ready.size() - 1)(rng_)];
+  Queue& q = queues_[size_t(s)];
+  DeviceWork work = std::move(q.work.front());
+  if (q.issue_index.front() != kNotOrdered) ++ordered_started_;
+  q.work.pop_front();
+  q.issue_index.pop_front();
+  running_stream_ = s;
+  try {
+    DeviceWorkScope device_work;
+    work.run();
+  } catch (...) {
+    running_stream_ = -1;
+    throw;
+  }
+  running_stream_ = -1;
+  ++q.executed;
+  ++executed_total_;
+  return true;
+}
+
+bool StrictStreams::idle() const {
+  for (const Queue& q : queues_)
+    if (!q.work.empty()) return false;
+  return true;
+}
+
+void StrictStreams::drain(const std::function<bool()>& progress) {
+  while (!idle()) {
+    if (run_one()) continue;
+    if (progress && progress()) continue;
+    std::string heads;
+    for (size_t s = 0; s < queues_.size(); ++s)
+      if (!queues_[s].work.empty())
+        heads += " stream " + std::to_string(s) + " (" + std::to_string(queues_[s].work.size()) +
+                 " queued)";
+    throw std::logic_error("strict device: queued work can never run (deadlock):" + heads);
+  }
+}
+
+StreamEvent StrictStreams::record(int stream) {
+  const Queue& q = queue(stream);
+  if (running_stream_ == stream) return {stream, q.executed + 1};
+  return {stream, q.issued};
+}
+
+bool StrictStreams::completed(const StreamEvent& event) {
+  return queue(event.stream).executed >= event.sequence;
+}
+
+void StrictStreams::synchronize() {
+  if (running()) return;
+  drain(nullptr);
+}
+
+void StrictStreams::at_stream_point(int stream, std::function<void()> work) {
+  // Running work frees what it no longer needs: nothing queued still refers to it.
+  if (running()) return work();
+  launch(stream, DeviceWork{std::move(work), nullptr, false});
+}
+
+}  // namespace wt

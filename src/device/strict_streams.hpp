@@ -1,0 +1,67 @@
+#pragma once
+// The strict device's streams: queues of device work that run lazily, at synchronisation points,
+// on the rank's own thread (Kokkos Serial's shared reduction scratch forbids a second thread).
+// Between synchronisation points the order across streams is shuffled from a seed, so work that
+// is not ordered by stream order, an event or a synchronisation runs in an arbitrary order, as on
+// a GPU, and an ordering bug changes results or reads poisoned memory instead of passing by luck.
+//
+// Work can carry a readiness test (a device-side wait on an event) and can be "issue ordered":
+// such work (communication) starts in the order it was issued across all streams, the rule NCCL
+// and MPI's collectives impose on one rank's operations (sched/comm_rules.hpp).
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mem/stream_events.hpp"
+
+namespace wt {
+
+struct DeviceWork {
+  std::function<void()> run;
+  std::function<bool()> ready;  // empty: always ready once at its stream's head
+  bool issue_ordered = false;
+};
+
+class StrictStreams final : public StreamEvents {
+ public:
+  explicit StrictStreams(uint64_t seed);
+
+  // Queues `work` on `stream`; it runs at a later synchronisation point.
+  void launch(int stream, DeviceWork work);
+  // Runs one piece of ready work from a randomly chosen stream; false when none is ready.
+  bool run_one();
+  // Runs ready work until every queue is empty; `progress` (may be empty) is called whenever
+  // nothing is ready, and must return false when nothing will ever make work ready, which is
+  // reported as a deadlock.
+  void drain(const std::function<bool()>& progress);
+  bool idle() const;
+  bool running() const { return running_stream_ >= 0; }
+  uint64_t executed() const { return executed_total_; }
+
+  // StreamEvents: an event covers the work issued on the stream so far, or, recorded by work
+  // that is running on that stream, the work up to and including it.
+  StreamEvent record(int stream) override;
+  bool completed(const StreamEvent& event) override;
+  // Runs every queue dry (outside running work; inside, the caller is device work already and
+  // nothing else may run under it).
+  void synchronize() override;
+  void at_stream_point(int stream, std::function<void()> work) override;
+
+ private:
+  struct Queue {
+    std::deque<DeviceWork> work;
+    std::deque<uint64_t> issue_index;  // per work: its place among issue-ordered work, or ~0
+    uint64_t issued = 0, executed = 0;
+  };
+  Queue& queue(int stream);
+  bool ready_at_head(const Queue& q) const;
+  std::vector<Queue> queues_;
+  std::mt19937_64 rng_;
+  int running_stream_ = -1;
+  uint64_t ordered_issued_ = 0, ordered_started_ = 0, executed_total_ = 0;
+};
+
+}  // namespace wt
