@@ -1,16 +1,27 @@
 #pragma once
-// The tests' device memory: one allocator without a budget for the whole test binary (in the
-// product, each rank's DeviceContext owns its allocator). Never destroyed, so a tensor a test
-// keeps in static storage can still give its block back at exit.
+// The tests' device: one device context for the whole test binary (in the product, each rank
+// owns one). WT_TEST_DEVICE=strict makes it the strict device (ctest runs the MPI equivalence
+// tests that way too); default host. Never destroyed, so a tensor a test keeps in static storage
+// can still give its block back at exit.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "device/device_context.hpp"
 #include "mem/caching_allocator.hpp"
 #include "model/layer.hpp"
 
 namespace wt::testing {
 
-inline CachingAllocator& memory() {
-  static CachingAllocator* allocator = new CachingAllocator();
-  return *allocator;
+inline DeviceContext& device() {
+  static DeviceContext* context = [] {
+    const char* kind = std::getenv("WT_TEST_DEVICE");
+    return new DeviceContext(0, parse_device_kind(kind && *kind ? kind : "host"), 20261124);
+  }();
+  return *context;
 }
+
+inline CachingAllocator& memory() { return device().allocator(); }
 
 // A layer call's context whose outputs and temporaries come from memory().
 inline LayerContext layer_context() {
@@ -18,5 +29,9 @@ inline LayerContext layer_context() {
   ctx.allocator = &memory();
   return ctx;
 }
+
+// A tensor's values on the host, through a staged copy (what a host read must be on the strict
+// device).
+inline std::vector<float> host_values(const Tensor& t) { return t.to_host(); }
 
 }  // namespace wt::testing

@@ -25,7 +25,10 @@ namespace {
 // A stage's storage, named in an out-of-memory error: which tensor, how big, and why it failed.
 Tensor stage_tensor(const Stage& stage, int64_t count, const char* what) {
   try {
-    return Tensor::zeros({count}, *stage.allocator);
+    Tensor t = Tensor::zeros({count}, *stage.allocator);
+    t.set_label(std::string(what) + " of the stage of nodes " + std::to_string(stage.node_begin) +
+                ".." + std::to_string(stage.node_end - 1));
+    return t;
   } catch (const OutOfMemory& e) {
     throw OutOfMemory("cannot allocate the " + std::string(what) + " of the stage of nodes " +
                           std::to_string(stage.node_begin) + ".." +
@@ -130,6 +133,9 @@ Model::Model(Graph g, CachingAllocator& allocator, const std::vector<int>& cuts,
 }
 
 void Model::init(uint64_t seed) {
+  // A kernel on the device (values drawn where they live, as cuRAND does), run synchronously.
+  allocator_->synchronize_device();
+  DeviceWorkScope device_work;
   for (Stage& st : stages) {
     const bool borrowed = !st.values.defined();
     st.materialize_values();

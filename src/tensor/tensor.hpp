@@ -64,6 +64,10 @@ class Tensor {
     return FloatView(data_, numel_);
   }
 
+  // The storage's device address, unchecked: for work issued now that runs later (a kernel's
+  // argument) and for the allocator (record_use). Host code must not dereference it.
+  float* device_address() const { return data_; }
+
   // Staged copies between host memory and the tensor: the device is synchronised first, so the
   // copy sees (or precedes) all work issued before it. On the host device these are plain copies.
   std::vector<float> to_host() const;

@@ -48,11 +48,12 @@ Trained train_gang(const std::string& model_file, wt::Communicator& comm, int st
   for (int n = st.node_begin; n < st.node_end; ++n)
     info.node_param_bytes.push_back(st.node_count[n] * 4);
   in.stages.push_back(info);
-  wt::Executor exec(model, comm, *opt, source, wt::ScheduleRegistry::generate("gang", in), 42);
+  wt::Executor exec(model, comm, *opt, source, wt::ScheduleRegistry::generate("gang", in), 42, {},
+                    &wt::testing::device());
   Trained t;
-  t.initial.assign(st.values.data(), st.values.data() + st.values.numel());
+  t.initial = st.values.to_host();
   for (int s = 0; s < steps; ++s) t.loss = exec.run_step(s, opt_cfg.lr).loss_sum;
-  t.final_values.assign(st.values.data(), st.values.data() + st.values.numel());
+  t.final_values = st.values.to_host();
   // Each rank read only its own part of every global batch.
   for (const auto& r : source.requests) {
     EXPECT_EQ(r.part, comm.rank());

@@ -78,8 +78,7 @@ Params params_of(const wt::Model& model, const std::vector<int>& stages) {
   for (size_t s = 0; s < model.stages.size(); ++s) {
     if (!stages.empty() && std::find(stages.begin(), stages.end(), int(s)) == stages.end())
       continue;
-    for (const auto& param : model.stages[s].params)
-      p[param.name].assign(param.value.data(), param.value.data() + param.value.numel());
+    for (const auto& param : model.stages[s].params) p[param.name] = param.value.to_host();
   }
   return p;
 }
@@ -105,7 +104,7 @@ Trained train_model_parallel(const std::string& file, const std::string& kind, i
       kind, wt::make_schedule_input(model, cfg.schedule, cfg.train.global_batch, comm.size()));
   Trained t;
   t.initial = params_of(model, {});  // before the executor drops the stages this rank borrows
-  wt::Executor exec(model, comm, *opt, source, program, 42);
+  wt::Executor exec(model, comm, *opt, source, program, 42, {}, &wt::testing::device());
   for (int s = 0; s < kSteps; ++s) exec.run_step(s, opt_cfg.lr);
   t.owned = params_of(model, {comm.rank()});  // rank j owns stage j
   // Between steps a rank holds only the stage it owns: pipeline never touches the others, waves
@@ -124,7 +123,8 @@ Trained train_model_parallel(const std::string& file, const std::string& kind, i
   for (size_t s = 0; s < model.stages.size(); ++s) {
     const wt::Tensor& g = model.stages[s].grads;
     int64_t nonzero = 0;
-    for (int64_t i = 0; g.defined() && i < g.numel(); ++i) nonzero += g.data()[i] != 0.0f;
+    if (g.defined())
+      for (float v : g.to_host()) nonzero += v != 0.0f;
     EXPECT_EQ(nonzero, 0) << "stage " << s << " gradient left after the step";
   }
   exec.finish_evaluation();
@@ -148,7 +148,7 @@ Params train_reference(const std::string& file, int batches_per_step) {
   cfg.train.global_batch = kBatch * batches_per_step;
   wt::Program program = wt::ScheduleRegistry::generate(
       "gang", wt::make_schedule_input(model, cfg.schedule, cfg.train.global_batch, 1));
-  wt::Executor exec(model, self, *opt, source, program, 42);
+  wt::Executor exec(model, self, *opt, source, program, 42, {}, &wt::testing::device());
   for (int s = 0; s < kSteps; ++s) exec.run_step(s, opt_cfg.lr);
   return params_of(model, {});
 }

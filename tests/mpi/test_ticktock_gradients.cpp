@@ -27,7 +27,7 @@ namespace {
 
 using Vec = std::vector<float>;
 
-Vec copy_of(const wt::Tensor& t) { return Vec(t.data(), t.data() + t.numel()); }
+Vec copy_of(const wt::Tensor& t) { return t.to_host(); }
 
 Vec sum_over_ranks(Vec v, wt::Communicator& comm) {
   std::vector<double> d(v.begin(), v.end());
@@ -57,7 +57,7 @@ TEST(TicktockGradients, AppliedUpdateIsTheCrossWaveAverageOfLocalGradients) {
   wt::Program program = wt::ScheduleRegistry::generate(
       "ticktock", wt::make_schedule_input(tick, cfg.schedule, cfg.train.global_batch, comm.size()));
   ASSERT_EQ(program.ranks[comm.rank()].streams.size(), 2u) << "one stream per wave";
-  wt::Executor exec(tick, comm, *opt, source, program, 42, {&tock});
+  wt::Executor exec(tick, comm, *opt, source, program, 42, {&tock}, &wt::testing::device());
 
   Vec local[2];  // this step's local gradient per wave
   // Records each wave's local gradient right after its backward pass, before any mixing.

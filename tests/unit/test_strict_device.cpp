@@ -1,0 +1,172 @@
+// The strict device: lazy queued streams in a seeded order, events, issue-ordered communication,
+// host access refused, staged copies, poisoned frees. The negative tests show the bugs it exists
+// to catch failing on it and passing unnoticed on the host device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "device/device_context.hpp"
+#include "tensor/tensor.hpp"
+
+namespace {
+
+using wt::DeviceContext;
+using wt::DeviceKind;
+using wt::DeviceWork;
+using wt::Tensor;
+
+DeviceWork work(std::function<void()> run) { return DeviceWork{std::move(run), nullptr, false}; }
+
+TEST(StrictDevice, WorkRunsLazilyAtSynchronisationInStreamOrder) {
+  DeviceContext device(0, DeviceKind::Strict, 7);
+  std::vector<int> ran;
+  for (int i = 0; i < 5; ++i) device.launch(0, work([&ran, i] { ran.push_back(i); }));
+  EXPECT_TRUE(ran.empty()) << "issuing must not run the work";
+  device.synchronize();
+  EXPECT_EQ(ran, (std::vector<int>{0, 1, 2, 3, 4}));
+}
+
+TEST(StrictDevice, HostDeviceRunsWorkWhenIssued) {
+  DeviceContext device;
+  int ran = 0;
+  device.launch(3, work([&] { ++ran; }));
+  EXPECT_EQ(ran, 1);
+}
+
+// Two streams' work interleaves differently under different seeds, each stream in its order.
+TEST(StrictDevice, OrderAcrossStreamsIsShuffledBySeed) {
+  std::set<std::string> orders;
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
+    DeviceContext device(0, DeviceKind::Strict, seed);
+    std::string order;
+    for (int i = 0; i < 3; ++i) {
+      device.launch(0, work([&order, i] { order += char('a' + i); }));
+      device.launch(1, work([&order, i] { order += char('A' + i); }));
+    }
+    device.synchronize();
+    std::string lower, upper;
+    for (char c : order) (std::islower(c) ? lower : upper) += c;
+    EXPECT_EQ(lower, "abc");
+    EXPECT_EQ(upper, "ABC");
+    orders.insert(order);
+  }
+  EXPECT_GE(orders.size(), 4u) << "the seeds should give several interleavings";
+}
+
+TEST(StrictDevice, EventsCompleteWhenTheirStreamReachesThem) {
+  DeviceContext device(0, DeviceKind::Strict, 3);
+  bool first = false;
+  device.launch(0, work([&] { first = true; }));
+  const wt::StreamEvent after_first = device.events().record(0);
+  bool second = false;
+  device.launch(0, work([&] { second = true; }));
+  // Stream 1 waits on the event, as cudaStreamWaitEvent makes it.
+  bool saw_first = false;
+  device.launch(1, DeviceWork{[&] { saw_first = first; },
+                              [&] { return device.events().completed(after_first); }, false});
+  EXPECT_FALSE(device.events().completed(after_first));
+  device.synchronize();
+  EXPECT_TRUE(saw_first);
+  EXPECT_TRUE(second);
+  EXPECT_TRUE(device.events().completed(after_first));
+}
+
+// Communication starts in the order it was issued across all streams (MPI's collective order,
+// NCCL's issue order), whatever the shuffle.
+TEST(StrictDevice, IssueOrderedWorkStartsInIssueOrder) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    DeviceContext device(0, DeviceKind::Strict, seed);
+    std::vector<int> started;
+    for (int i = 0; i < 6; ++i)
+      device.launch(i % 3, DeviceWork{[&started, i] { started.push_back(i); }, nullptr, true});
+    device.synchronize();
+    EXPECT_EQ(started, (std::vector<int>{0, 1, 2, 3, 4, 5})) << "seed " << seed;
+  }
+}
+
+TEST(StrictDevice, WorkThatCanNeverRunIsADeadlock) {
+  DeviceContext device(0, DeviceKind::Strict, 1);
+  device.launch(0, DeviceWork{[] {}, [] { return false; }, false});
+  EXPECT_THROW(device.synchronize(), std::logic_error);
+}
+
+TEST(StrictDevice, HostAccessFailsNamingTheTensorAndStagedCopiesWork) {
+  DeviceContext device(0, DeviceKind::Strict, 1);
+  Tensor t = Tensor::empty({4}, device.allocator());
+  t.set_label("layer fc1 weights");
+  try {
+    (void)t.data();
+    FAIL() << "a host read of device memory must throw";
+  } catch (const wt::HostAccessError& e) {
+    EXPECT_NE(std::string(e.what()).find("'layer fc1 weights' [4]"), std::string::npos)
+        << e.what();
+  }
+  const float values[4] = {1, 2, 3, 4};
+  t.copy_from_host(values);
+  EXPECT_EQ(t.to_host(), (std::vector<float>{1, 2, 3, 4}));
+  // Device work may touch it; the work runs at the synchronisation, not before.
+  device.launch(0, work([&] { t.data()[0] = 10; }));
+  EXPECT_EQ(t.to_host()[0], 10.0f) << "a staged copy synchronises first";
+  t.fill(5);  // a kernel from host code: blocking
+  EXPECT_EQ(t.to_host(), (std::vector<float>(4, 5.0f)));
+}
+
+TEST(StrictDevice, FreedBlocksArePoisonedUntilReused) {
+  DeviceContext device(0, DeviceKind::Strict, 1);
+  { Tensor t = Tensor::zeros({256}, device.allocator()); }
+  Tensor reused = Tensor::empty({256}, device.allocator());
+  for (float v : reused.to_host()) ASSERT_TRUE(std::isnan(v)) << "freed memory must read as NaN";
+  // The host device hands back whatever was there.
+  DeviceContext host;
+  { Tensor t = Tensor::zeros({256}, host.allocator()); }
+  Tensor again = Tensor::empty({256}, host.allocator());
+  EXPECT_FALSE(std::isnan(again.data()[0]));
+}
+
+// Negative test: a tensor that stream 1 reads is freed on stream 0 without record_use, so its
+// block goes back to stream 0 at once and stream 0's next tensor overwrites it. On the host
+// device stream 1's read has already happened and the bug passes unnoticed; on the strict device
+// stream 1's queued read runs later, after the overwrite or the poison, for some seed.
+// With record_use the block waits for stream 1, and every seed reads the right values.
+struct ReuseOutcome {
+  bool wrong = false;
+};
+
+ReuseOutcome reuse_without_event(DeviceContext& device, bool record_use) {
+  std::vector<float> read_by_stream_1(64, -1.0f);
+  {
+    Tensor x = Tensor::empty({64}, device.allocator(), 0);
+    device.launch(0, work([x]() mutable { x.fill(1.0f); }));
+    const wt::StreamEvent filled = device.events().record(0);
+    device.launch(1, DeviceWork{[&read_by_stream_1, p = x.device_address()] {
+                                  std::copy(p, p + 64, read_by_stream_1.begin());
+                                },
+                                [&device, filled] { return device.events().completed(filled); },
+                                false});
+    if (record_use) device.allocator().record_use(x.device_address(), 1);
+  }  // x freed on stream 0 by the host, stream 1's read still queued
+  Tensor y = Tensor::empty({64}, device.allocator(), 0);
+  device.launch(0, work([y]() mutable { y.fill(7.0f); }));
+  device.synchronize();
+  ReuseOutcome outcome;
+  for (float v : read_by_stream_1) outcome.wrong = outcome.wrong || v != 1.0f;
+  return outcome;
+}
+
+TEST(StrictDevice, CatchesABlockReusedBeforeAnotherStreamsReadFinished) {
+  DeviceContext host;
+  EXPECT_FALSE(reuse_without_event(host, false).wrong) << "the host device hides the bug";
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    DeviceContext strict(0, DeviceKind::Strict, seed);
+    caught += reuse_without_event(strict, false).wrong;
+    DeviceContext fixed(0, DeviceKind::Strict, seed);
+    EXPECT_FALSE(reuse_without_event(fixed, true).wrong) << "seed " << seed;
+  }
+  EXPECT_GT(caught, 0) << "the strict device should expose the missing record_use";
+}
+
+}  // namespace
