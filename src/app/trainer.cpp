@@ -51,7 +51,9 @@ std::string run_directory(const RunConfig& config, const TrainOptions& options) 
 TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicator& comm) {
   const auto t_start = std::chrono::steady_clock::now();
   // The rank's device, shared by its jobs; declared first, so it outlives their tensors.
-  DeviceContext device(static_cast<size_t>(cfg.device.memory_limit));
+  DeviceContext device(static_cast<size_t>(cfg.device.memory_limit),
+                       cfg.device.kind == "strict" ? DeviceKind::Strict : DeviceKind::Host,
+                       static_cast<uint64_t>(cfg.device.strict_seed + comm.rank()));
   std::unique_ptr<Job> job;
   agree_on_failure(comm, [&] {
     job = std::make_unique<Job>(cfg, job_options(options), device, comm.rank(), comm.size());

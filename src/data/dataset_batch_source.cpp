@@ -87,18 +87,29 @@ DatasetBatchSource::Loaded DatasetBatchSource::read(const BatchRequest& request)
     reader_.read(rows, nullptr, l.labels.data());
     return l;
   }
-  Shape shape{static_cast<int64_t>(rows.size())};
-  for (int64_t d : reader_.sample_shape()) shape.push_back(d);
+  l.shape = {static_cast<int64_t>(rows.size())};
+  for (int64_t d : reader_.sample_shape()) l.shape.push_back(d);
+  if (memory_.device_only()) {
+    l.staged.resize(size_t(shape_numel(l.shape)));
+    reader_.read(rows, l.staged.data(), l.labels.data());
+    return l;
+  }
+  l.inputs = allocate_inputs(l.shape);
+  reader_.read(rows, l.inputs.data(), l.labels.data());
+  return l;
+}
+
+Tensor DatasetBatchSource::allocate_inputs(const Shape& shape) {
   // Stream 1: data buffers come from their own pool, apart from compute temporaries.
   try {
-    l.inputs = Tensor::empty(shape, memory_, 1);
+    Tensor inputs = Tensor::empty(shape, memory_, 1);
+    inputs.set_label("a batch of " + reader_.split() + " inputs");
+    return inputs;
   } catch (const OutOfMemory& e) {
-    throw OutOfMemory("cannot allocate a batch of " + std::to_string(rows.size()) + " samples of " +
+    throw OutOfMemory("cannot allocate a batch of " + std::to_string(shape[0]) + " samples of " +
                           reader_.path() + " /" + reader_.split() + "/inputs: " + e.what(),
                       e.requested);
   }
-  reader_.read(rows, l.inputs.data(), l.labels.data());
-  return l;
 }
 
 void DatasetBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
@@ -122,6 +133,10 @@ void DatasetBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
   }
   if (l.error) std::rethrow_exception(l.error);  // a planned read failed: this batch's failure
   if (!hit) l = read(request);
+  if (!l.staged.empty()) {  // the staged copy into device memory
+    l.inputs = allocate_inputs(l.shape);
+    l.inputs.copy_from_host(l.staged.data());
+  }
   inputs = std::move(l.inputs);
   labels = std::move(l.labels);
 }

@@ -40,10 +40,15 @@ class DatasetBatchSource : public BatchSource {
   struct Loaded {
     BatchRequest request;
     Tensor inputs;
+    // A device that host code cannot write (the strict device): the rows in host memory, staged
+    // into `inputs` by fetch() (device work), as a GPU stages a pinned buffer.
+    std::vector<float> staged;
+    Shape shape;
     std::vector<int32_t> labels;
     std::exception_ptr error;  // the read failed: the fetch of this request rethrows it
   };
   Loaded read(const BatchRequest& request);
+  Tensor allocate_inputs(const Shape& shape);
   void preload_loop();
   bool pending(const BatchRequest& request) const;  // planned and not yet read (mutex_ held)
 

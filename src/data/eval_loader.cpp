@@ -35,8 +35,15 @@ bool EvalLoader::next(Tensor& inputs, std::vector<int32_t>& labels) {
   Shape shape = reader_.sample_shape();
   shape.insert(shape.begin(), static_cast<int64_t>(rows.size()));
   inputs = Tensor::empty(shape, memory_, 1);  // stream 1: the data buffers' pool
+  inputs.set_label("a batch of " + reader_.split() + " inputs");
   labels.resize(rows.size() * size_t(reader_.labels_per_sample()));
-  reader_.read(rows, inputs.data(), labels.data());
+  if (!memory_.device_only()) {
+    reader_.read(rows, inputs.data(), labels.data());
+    return true;
+  }
+  std::vector<float> staged(static_cast<size_t>(inputs.numel()));  // host memory, then staged
+  reader_.read(rows, staged.data(), labels.data());
+  inputs.copy_from_host(staged.data());
   return true;
 }
 

@@ -75,8 +75,9 @@ struct RunConfig {
   } failure;
 
   struct Device {
-    std::string kind = "auto";  // auto | cpu | cuda
+    std::string kind = "auto";  // auto | cpu | host | strict | cuda
     int64_t memory_limit = 0;   // bytes; 0 = unlimited
+    int64_t strict_seed = 1;    // the strict device's stream order (plus the rank)
   } device;
 };
 

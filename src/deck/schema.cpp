@@ -169,8 +169,12 @@ const std::vector<KeyDef>& deck_schema() {
           "a collective waiting longer than this reports the late rank and stops; 0 = off")
           .in(Range::at_least(0)),
       // [device]
-      key("device", "kind", WT_FIELD(device.kind), "device per rank")
-          .one_of({"auto", "cpu", "cuda"}),
+      key("device", "kind", WT_FIELD(device.kind),
+          "device per rank; strict = the host's kernels under a GPU's rules (finds ordering bugs)")
+          .one_of({"auto", "cpu", "host", "strict", "cuda"}),
+      key("device", "strict_seed", WT_FIELD(device.strict_seed),
+          "strict device: seed of the order in which streams run (each rank adds its rank)")
+          .in(Range::at_least(0)),
       key("device", "memory_limit", WT_FIELD(device.memory_limit),
           "device memory budget per rank in bytes; 0 = unlimited")
           .in(Range::at_least(0)),

@@ -24,7 +24,8 @@ std::unique_ptr<StrictStreams> make_queues(DeviceKind kind, uint64_t seed) {
 DeviceContext::DeviceContext(size_t memory_limit, DeviceKind kind, uint64_t seed)
     : kind_(kind),
       strict_(make_queues(kind, seed)),
-      allocator_(memory_limit, strict_ ? static_cast<StreamEvents*>(strict_.get()) : &host_events_) {
+      allocator_(memory_limit,
+                 strict_ ? static_cast<StreamEvents*>(strict_.get()) : &host_events_) {
   allocator_.set_device_only(kind == DeviceKind::Strict);
 }
 

@@ -48,7 +48,7 @@ class DeviceContext {
 
  private:
   DeviceKind kind_;
-  ImmediateStreamEvents host_events_;    // before allocator_, which uses them
+  ImmediateStreamEvents host_events_;  // before allocator_, which uses them
   std::unique_ptr<StrictStreams> strict_;
   CachingAllocator allocator_;
 };

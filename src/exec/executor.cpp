@@ -97,9 +97,7 @@ Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, Batch
   step_totals_.set_label("the step's loss and accuracy totals");
 }
 
-StepStats& Executor::device_totals() {
-  return *reinterpret_cast<StepStats*>(step_totals_.data());
-}
+StepStats& Executor::device_totals() { return *reinterpret_cast<StepStats*>(step_totals_.data()); }
 
 StepStats Executor::read_totals() const {
   const std::vector<float> staged = step_totals_.to_host();

@@ -121,8 +121,8 @@ class Executor {
   std::vector<BatchRequest> loads_of_step(int64_t step) const;
 
   Model& model_;
-  StrictStreams* queues_ = nullptr;  // the strict device's queues, else nullptr
-  Tensor step_totals_;               // a StepStats in device memory
+  StrictStreams* queues_ = nullptr;        // the strict device's queues, else nullptr
+  Tensor step_totals_;                     // a StepStats in device memory
   std::vector<Model*> replicas_;           // [0] = &model_
   std::vector<std::vector<Tensor>> kept_;  // [replica][stage]: a wave's kept local gradient
   Communicator& comm_;

@@ -195,7 +195,7 @@ void load_stages(const Reader& r, const CheckpointInfo& info, const std::string&
     r.read_floats(base + "/values", scratch, st.param_count());  // checked even when not kept
     // A stage this rank does not hold (borrowed from its owner) gets the owner's values by
     // Broadcast when it is next needed.
-    if (st.values.defined()) std::memcpy(st.values.data(), scratch.data(), scratch.size() * 4);
+    if (st.values.defined()) st.values.copy_from_host(scratch.data());
 
     const int64_t nb = st.buffer_values.defined() ? st.buffer_values.numel() : 0;
     H5Handle bds = r.open_dataset(base + "/buffers");
@@ -207,7 +207,7 @@ void load_stages(const Reader& r, const CheckpointInfo& info, const std::string&
     r.read_checked(base + "/buffers", H5T_NATIVE_FLOAT, scratch.data(), scratch.size() * 4,
                    info.world_size);
     if (nb)  // a rank of the new world takes the row of the old rank it stands in for
-      std::memcpy(st.buffer_values.data(), scratch.data() + (rank % info.world_size) * nb, nb * 4);
+      st.buffer_values.copy_from_host(scratch.data() + (rank % info.world_size) * nb);
 
     H5Handle og(H5Gopen2(r.file.get(), (base + "/optimizer").c_str(), H5P_DEFAULT), H5Gclose);
     if (!og.valid()) r.fail(base + "/optimizer", "missing group");
@@ -228,7 +228,7 @@ void load_stages(const Reader& r, const CheckpointInfo& info, const std::string&
     optimizer.set_step_count(key, steps);
     for (auto& [name, tensor] : optimizer.state(key)) {
       r.read_floats(base + "/optimizer/" + name, scratch, tensor->numel());
-      std::memcpy(tensor->data(), scratch.data(), scratch.size() * 4);
+      tensor->copy_from_host(scratch.data());
     }
   }
 }
@@ -256,15 +256,16 @@ void load_kept(const Reader& r, const CheckpointInfo& info, const Model& model,
                          " gradient values per rank)");
       rows.resize(d[0] * d[1]);
       r.read_checked(name, H5T_NATIVE_FLOAT, rows.data(), rows.size() * 4, info.world_size);
-      Tensor t = Tensor::empty({n}, model.allocator());
-      t.fill(0.0f);
-      float* out = t.data();
+      std::vector<float> mine(size_t(n), 0.0f);
       if (world == info.world_size) {
-        std::memcpy(out, rows.data() + int64_t(rank) * n, size_t(n) * 4);
+        std::copy_n(rows.begin() + int64_t(rank) * n, n, mine.begin());
       } else if (rank == 0) {
         for (int64_t row = 0; row < info.world_size; ++row)
-          for (int64_t i = 0; i < n; ++i) out[i] += rows[row * n + i];
+          for (int64_t i = 0; i < n; ++i) mine[size_t(i)] += rows[size_t(row * n + i)];
       }
+      Tensor t = Tensor::empty({n}, model.allocator());
+      t.set_label("a wave's kept gradient");
+      t.copy_from_host(mine.data());
       kept[w][s] = std::move(t);
     }
 }

@@ -15,8 +15,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "util/hdf5_util.hpp"
 #include "io/checkpoint_format.hpp"
+#include "util/hdf5_util.hpp"
 
 namespace wt {
 
@@ -230,10 +230,9 @@ void Writer::stages(hid_t parent, Model& model, Optimizer& optimizer, int key_ba
     const int owner = stage_owner.at(s);
     const int key = key_base + int(s);
     H5Handle g = group(stages.get(), std::to_string(s));
-    owned(g.get(), "values", st.values.defined() ? st.values.data() : nullptr, st.param_count(),
-          owner);
+    owned(g.get(), "values", HostReadable(st.values).data(), st.param_count(), owner);
     const int64_t nb = st.buffer_values.defined() ? st.buffer_values.numel() : 0;
-    rows(g.get(), "buffers", nb ? st.buffer_values.data() : nullptr, nb);
+    rows(g.get(), "buffers", HostReadable(st.buffer_values).data(), nb);
 
     H5Handle og = group(g.get(), "optimizer");
     // Only the owner has (or gets) the stage's state: a rank that borrows stages must not
@@ -250,8 +249,9 @@ void Writer::stages(hid_t parent, Model& model, Optimizer& optimizer, int key_ba
              int64_t(checkpoint_format::step_count_checksum(steps)));
     const std::vector<std::string> names = optimizer.state_names();
     for (size_t i = 0; i < names.size(); ++i)
-      owned(og.get(), names[i].c_str(), rank == owner ? state.at(i).second->data() : nullptr,
-            st.param_count(), owner);
+      owned(og.get(), names[i].c_str(),
+            rank == owner ? HostReadable(*state.at(i).second).data() : nullptr, st.param_count(),
+            owner);
   }
 }
 
@@ -352,7 +352,8 @@ void write_checkpoint(const std::string& path, const CheckpointInfo& info_in, Mo
         H5Handle g = w.group(kg.get(), std::to_string(r));
         for (size_t s = 0; s < (*replicas.kept)[r].size(); ++s) {
           const Tensor& t = (*replicas.kept)[r][s];
-          if (t.defined()) w.rows(g.get(), std::to_string(s).c_str(), t.data(), t.numel());
+          if (t.defined())
+            w.rows(g.get(), std::to_string(s).c_str(), HostReadable(t).data(), t.numel());
         }
       }
     }

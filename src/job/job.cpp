@@ -106,7 +106,7 @@ void Job::build_executor(Communicator& comm) {
   std::vector<Model*> replicas;
   for (auto& r : more_replicas_) replicas.push_back(r.get());
   executor_ = std::make_unique<Executor>(*model_, comm, *optimizer_, *source_, program_,
-                                         config_.run.seed, replicas);
+                                         config_.run.seed, replicas, &device_);
   model_->init(config_.run.seed);
   guard_ = std::make_unique<NonFiniteGuard>(config_.failure.on_nonfinite);
   executor_->set_step_guard([this](int64_t step, int stage, const Tensor& grads) {

@@ -147,8 +147,8 @@ void CachingAllocator::release(void* ptr, int stream) {
 void CachingAllocator::poison(MemBlock* block) {
   // All bits set is a NaN. The block cannot go back to the system before this ran: the event
   // recorded after it guards the block's way out of its stream's pool.
-  events_->at_stream_point(block->stream,
-                           [ptr = block->ptr, size = block->size] { std::memset(ptr, 0xff, size); });
+  events_->at_stream_point(
+      block->stream, [ptr = block->ptr, size = block->size] { std::memset(ptr, 0xff, size); });
 }
 
 void CachingAllocator::notify_locked() {

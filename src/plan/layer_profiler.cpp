@@ -78,6 +78,9 @@ LayerProfile measure_layer_profile(Model& model, int64_t batch, int repeats) {
   const int64_t large = std::max(batch, small + 1);
   repeats = std::max(repeats, 1);
   Rng rng(0x9e0f11e);
+  // Each layer is timed to completion, so profiling is synchronous device work on any device.
+  model.allocator().synchronize_device();
+  DeviceWorkScope device_work;
   const Timings at_large = measure_at(model, large, repeats, rng);
   const Timings at_small = measure_at(model, small, repeats, rng);
   model.zero_grads();

@@ -102,6 +102,16 @@ void Tensor::copy_from_host(const float* values) {
   run_kernel(block_, [&] { std::memcpy(data_, values, bytes()); });
 }
 
+HostReadable::HostReadable(const Tensor& t) {
+  if (!t.defined()) return;
+  if (!t.block_->device_only) {
+    ptr_ = t.data_;
+    return;
+  }
+  copy_ = t.to_host();
+  ptr_ = copy_.data();
+}
+
 void Tensor::set_label(std::string label) {
   if (block_) block_->label = std::move(label);
 }

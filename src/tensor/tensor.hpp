@@ -92,11 +92,24 @@ class Tensor {
     if (block_ && block_->device_only && !in_device_work()) throw_host_access();
   }
   [[noreturn]] void throw_host_access() const;
+  friend class HostReadable;
 
   std::shared_ptr<MemoryBlock> block_;
   float* data_ = nullptr;
   Shape shape_;
   int64_t numel_ = 0;
+};
+
+// Host-readable values of a tensor while this lives: the tensor's own memory where host code may
+// read it, a staged copy on the strict device (so the host device pays no copy).
+class HostReadable {
+ public:
+  explicit HostReadable(const Tensor& t);
+  const float* data() const { return ptr_; }  // nullptr for an undefined tensor
+
+ private:
+  std::vector<float> copy_;
+  const float* ptr_ = nullptr;
 };
 
 }  // namespace wt

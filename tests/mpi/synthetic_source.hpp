@@ -10,8 +10,14 @@ namespace wt::testing {
 
 class SyntheticSource : public BatchSource {
  public:
-  SyntheticSource(Shape sample_shape, int classes, int64_t global_batch, uint64_t seed)
-      : shape_(std::move(sample_shape)), classes_(classes), batch_(global_batch), seed_(seed) {}
+  // The batches come from `memory` (the device the executor runs on).
+  SyntheticSource(Shape sample_shape, int classes, int64_t global_batch, uint64_t seed,
+                  CachingAllocator& memory = wt::testing::memory())
+      : shape_(std::move(sample_shape)),
+        classes_(classes),
+        batch_(global_batch),
+        seed_(seed),
+        memory_(memory) {}
   int64_t global_batch() const override { return batch_; }
   void fetch(const BatchRequest& request, Tensor& inputs, std::vector<int32_t>& labels) override {
     const int64_t sequence = request.sequence;
@@ -20,7 +26,7 @@ class SyntheticSource : public BatchSource {
     const int64_t per_sample = shape_numel(shape_);
     Shape s{end - begin};
     s.insert(s.end(), shape_.begin(), shape_.end());
-    inputs = Tensor::empty(s, wt::testing::memory());
+    inputs = Tensor::empty(s, memory_);
     labels.resize(end - begin);
     for (int64_t i = begin; i < end; ++i) {
       Rng r(seed_ * 7919 + uint64_t(sequence) * 104729 + uint64_t(i));
@@ -42,6 +48,7 @@ class SyntheticSource : public BatchSource {
   int classes_;
   int64_t batch_;
   uint64_t seed_;
+  CachingAllocator& memory_;
 };
 
 }  // namespace wt::testing

@@ -51,7 +51,8 @@ Weights train_ticktock(wt::DeviceContext& device, bool without_wait, int steps =
   cfg.train.global_batch = 64;
   cfg.optimizer.kind = "sgd";
   auto opt = wt::make_optimizer(cfg.optimizer, device.allocator());
-  wt::testing::SyntheticSource source(tick.graph.input_shape, tick.graph.classes, 64, 5);
+  wt::testing::SyntheticSource source(tick.graph.input_shape, tick.graph.classes, 64, 5,
+                                      device.allocator());
   wt::Program program = wt::ScheduleRegistry::generate(
       "ticktock", wt::make_schedule_input(tick, cfg.schedule, cfg.train.global_batch, comm.size()));
   if (without_wait) remove_cross_wave_wait(program);

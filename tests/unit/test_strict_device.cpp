@@ -101,8 +101,7 @@ TEST(StrictDevice, HostAccessFailsNamingTheTensorAndStagedCopiesWork) {
     (void)t.data();
     FAIL() << "a host read of device memory must throw";
   } catch (const wt::HostAccessError& e) {
-    EXPECT_NE(std::string(e.what()).find("'layer fc1 weights' [4]"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("'layer fc1 weights' [4]"), std::string::npos) << e.what();
   }
   const float values[4] = {1, 2, 3, 4};
   t.copy_from_host(values);
@@ -141,11 +140,11 @@ ReuseOutcome reuse_without_event(DeviceContext& device, bool record_use) {
     Tensor x = Tensor::empty({64}, device.allocator(), 0);
     device.launch(0, work([x]() mutable { x.fill(1.0f); }));
     const wt::StreamEvent filled = device.events().record(0);
-    device.launch(1, DeviceWork{[&read_by_stream_1, p = x.device_address()] {
-                                  std::copy(p, p + 64, read_by_stream_1.begin());
-                                },
-                                [&device, filled] { return device.events().completed(filled); },
-                                false});
+    device.launch(
+        1, DeviceWork{[&read_by_stream_1, p = x.device_address()] {
+                        std::copy(p, p + 64, read_by_stream_1.begin());
+                      },
+                      [&device, filled] { return device.events().completed(filled); }, false});
     if (record_use) device.allocator().record_use(x.device_address(), 1);
   }  // x freed on stream 0 by the host, stream 1's read still queued
   Tensor y = Tensor::empty({64}, device.allocator(), 0);
