@@ -25,11 +25,13 @@ struct BenchJob {
   Model model;
   Tensor input;
   std::vector<int32_t> labels;
+  const OpsBackend* ops;  // the device's kernels
 };
 
-BenchJob make_job(int id, const std::string& model_file, int64_t batch, CachingAllocator& memory) {
+BenchJob make_job(int id, const std::string& model_file, int64_t batch, DeviceContext& device) {
+  CachingAllocator& memory = device.allocator();
   CachingAllocator::JobScope account(memory, id);  // its parameters count as its own
-  BenchJob job{id, model_file, Model(Graph::load(model_file), memory), Tensor(), {}};
+  BenchJob job{id, model_file, Model(Graph::load(model_file), memory), Tensor(), {}, &device.ops()};
   job.model.init(uint64_t(id) + 1);
   const Graph& graph = job.model.graph;
   Shape shape{batch};
@@ -48,7 +50,7 @@ BenchJob make_job(int id, const std::string& model_file, int64_t batch, CachingA
 void train_pass(BenchJob& job) {
   CachingAllocator::JobScope account(job.model.allocator(), job.id);
   job.model.zero_grads();
-  run_graph_pass(job.model, job.input, job.labels, true);
+  run_graph_pass(job.model, *job.ops, job.input, job.labels, true);
 }
 
 void report(const char* phase, const std::vector<BenchJob*>& jobs, CachingAllocator& memory) {
@@ -92,8 +94,8 @@ int main(int argc, char** argv) {
   const int64_t batch = argc > 4 ? std::atoll(argv[4]) : 32;
   DeviceContext device;  // one rank's, shared by both jobs
   CachingAllocator& memory = device.allocator();
-  BenchJob job_a = make_job(0, a, batch, memory);
-  BenchJob job_b = make_job(1, b, batch, memory);
+  BenchJob job_a = make_job(0, a, batch, device);
+  BenchJob job_b = make_job(1, b, batch, device);
   std::printf(
       "job 0: %s, job 1: %s, batch %lld, %d steps per phase (parameters and inputs are "
       "held throughout and count as in use)\n",

@@ -27,6 +27,7 @@ inline CachingAllocator& memory() { return device().allocator(); }
 inline LayerContext layer_context() {
   LayerContext ctx;
   ctx.allocator = &memory();
+  ctx.ops = &device().ops();
   return ctx;
 }
 

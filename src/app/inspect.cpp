@@ -25,12 +25,12 @@ namespace {
 // The model cut as the deck's schedule would cut it on `ranks` ranks, with the run directory's
 // cached layer profile (or one measured now; nothing is written).
 Model load_model(const RunConfig& config, int ranks, const std::string& run_dir,
-                 CachingAllocator& memory) {
+                 DeviceContext& device) {
   Graph graph = Graph::load(config.model.file);
   const StagePlan plan = plan_stages(stage_plan_options(config), graph,
                                      ScheduleRegistry::stage_count(config.schedule.kind, ranks),
-                                     run_dir, ProfileCache::ReadOnly, memory);
-  return Model(std::move(graph), memory, plan.cuts);
+                                     run_dir, ProfileCache::ReadOnly, device);
+  return Model(std::move(graph), device.allocator(), plan.cuts);
 }
 
 // "F1.3": forward of stage 1 on batch 3; "B0.0.2": backward of stage 0 on part 2 of batch 0.
@@ -109,13 +109,13 @@ void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
   DeviceContext device(static_cast<size_t>(config.device.memory_limit));
   Graph graph = Graph::load(config.model.file);
   StagePlan plan = plan_stages(stage_plan_options(config), graph, stage_count, run_dir,
-                               ProfileCache::ReadOnly, device.allocator());
+                               ProfileCache::ReadOnly, device);
   // Times are shown whenever the deck balances by profile, whatever decided the cut.
   std::string time_source = plan.basis == "profile" ? "profiled" : "";
   if (plan.node_seconds.empty() && config.schedule.balance == "profile") {
     try {
       ObtainedProfile p = obtain_layer_profile(stage_plan_options(config), graph, run_dir,
-                                               ProfileCache::ReadOnly, device.allocator());
+                                               ProfileCache::ReadOnly, device);
       plan.warnings.insert(plan.warnings.end(), p.warnings.begin(), p.warnings.end());
       plan.node_seconds = node_seconds(p.profile, stage_batch(config));
       time_source = p.measured ? "measured now" : "profile.h5, cached";
@@ -205,7 +205,7 @@ void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
 void show_schedule(const RunConfig& config, int ranks, const std::string& run_dir,
                    std::ostream& out) {
   DeviceContext device(static_cast<size_t>(config.device.memory_limit));
-  Model model = load_model(config, ranks, run_dir, device.allocator());
+  Model model = load_model(config, ranks, run_dir, device);
   const ScheduleInput in =
       make_schedule_input(model, config.schedule, config.train.global_batch, ranks);
   Program p;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/host/optimizer_options.hpp"
+#include "ops/optimizer_options.hpp"
 #include "sched/schedule_options.hpp"
 
 namespace wt {

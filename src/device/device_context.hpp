@@ -1,7 +1,8 @@
 #pragma once
 // One per rank, shared by the rank's jobs: the device's memory (one caching allocator under one
-// budget, with an account per job) and its streams. A job, the executor, the layers and the data
-// path reach the device through it; nothing about the device is process-wide.
+// budget, with an account per job), its kernels (the ops backend) and its streams. A job, the
+// executor, the layers and the data path reach the device through it; nothing about the device is
+// process-wide.
 //
 // Kinds (device.kind):
 //   host:   a CPU core; work on a stream runs when it is issued.
@@ -17,6 +18,7 @@
 #include "device/strict_streams.hpp"
 #include "mem/caching_allocator.hpp"
 #include "mem/stream_events.hpp"
+#include "ops/host/host_ops.hpp"
 
 namespace wt {
 
@@ -37,6 +39,8 @@ class DeviceContext {
 
   DeviceKind kind() const { return kind_; }
   CachingAllocator& allocator() { return allocator_; }
+  // The device's kernels (the host backend on the host and strict devices).
+  const OpsBackend& ops() const { return ops_; }
   StreamEvents& events() { return strict_ ? static_cast<StreamEvents&>(*strict_) : host_events_; }
   // The strict device's queues; nullptr on the host device.
   StrictStreams* queues() { return strict_.get(); }
@@ -48,6 +52,7 @@ class DeviceContext {
 
  private:
   DeviceKind kind_;
+  HostOps ops_;
   ImmediateStreamEvents host_events_;  // before allocator_, which uses them
   std::unique_ptr<StrictStreams> strict_;
   CachingAllocator allocator_;

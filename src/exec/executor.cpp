@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "exec/executor_slot.hpp"
-#include "ops/host/elementwise.hpp"
 #include "sched/opcode_traits.hpp"
 
 namespace wt {
@@ -20,11 +19,12 @@ double now_seconds() {
 }
 }  // namespace
 
-Executor::Executor(Model& model, Communicator& comm, Optimizer& optimizer, BatchSource& data,
-                   Program program, uint64_t seed, std::vector<Model*> more_replicas,
-                   DeviceContext* device)
+Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Optimizer& optimizer,
+                   BatchSource& data, Program program, uint64_t seed,
+                   std::vector<Model*> more_replicas)
     : model_(model),
-      queues_(device ? device->queues() : nullptr),
+      ops_(device.ops()),
+      queues_(device.queues()),
       comm_(comm),
       optimizer_(optimizer),
       data_(data),
@@ -309,9 +309,9 @@ void Executor::execute_gradient_exchange(const Instruction& ins) {
   }
   const Tensor& other = kept_[ins.from_replica][ins.stage];
   if (other.defined())
-    ops::accumulate(other.data(), st.grads.data(), st.grads.numel());
+    ops_.accumulate(other.data(), st.grads.data(), st.grads.numel());
   else
-    ops::scale_in_place(2.0f, st.grads.data(), st.grads.numel());
+    ops_.scale_in_place(2.0f, st.grads.data(), st.grads.numel());
 }
 
 void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode,
@@ -333,6 +333,7 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
     ctx.loss_scale = loss_scale;
     ctx.stream = current_stream_;
     ctx.allocator = &model.allocator();
+    ctx.ops = &ops_;
     slot.saved[i] = Saved{};
     node.layer->forward(in, slot.out[i], slot.saved[i], ctx);
     if (node.layer->is_loss()) {
@@ -378,6 +379,8 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       ctx.loss_scale = 1.0f / float(data_.global_batch() * program_.global_batches);
       ctx.stream = current_stream_;
       ctx.allocator = &model.allocator();
+      ctx.ops = &ops_;
+      ctx.ops = &ops_;
       node.layer->backward(in, slot.out[i], dout, din_ptrs, slot.saved[i], ctx);
       // Fan-out: a tensor read by several nodes receives the sum of their gradients.
       for (size_t k = 0; k < node.inputs.size(); ++k) {
@@ -386,7 +389,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
         if (!slot.grad[src].defined()) {
           slot.grad[src] = std::move(din[k]);
         } else {
-          ops::accumulate(din[k].data(), slot.grad[src].data(), din[k].numel());
+          ops_.accumulate(din[k].data(), slot.grad[src].data(), din[k].numel());
         }
       }
       din.clear();  // a summed-in gradient is dead now: give its memory back at once

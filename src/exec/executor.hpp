@@ -10,7 +10,7 @@
 #include "data/batch_source.hpp"
 #include "device/device_context.hpp"
 #include "model/model.hpp"
-#include "ops/host/optimizers.hpp"
+#include "ops/optimizers.hpp"
 #include "sched/instruction.hpp"
 #include "sched/stage_residency.hpp"
 
@@ -53,11 +53,11 @@ class Executor {
   // built from the same graph and cuts; replica 0 is `model`, the one evaluate() uses. Held
   // stages are materialized (a Model built with StageStorage::Deferred gets its storage here; its
   // init() may follow), the others released.
-  // device: the rank's device context, whose streams run the instructions' work; nullptr: the
-  // host device (work runs when issued). The model's allocator must be the device's.
-  Executor(Model& model, Communicator& comm, Optimizer& optimizer, BatchSource& data,
-           Program program, uint64_t seed, std::vector<Model*> more_replicas = {},
-           DeviceContext* device = nullptr);
+  // device: the rank's device context, whose streams run the instructions' work and whose
+  // kernels they call; the model's allocator must be the device's.
+  Executor(DeviceContext& device, Model& model, Communicator& comm, Optimizer& optimizer,
+           BatchSource& data, Program program, uint64_t seed,
+           std::vector<Model*> more_replicas = {});
   ~Executor();
 
   // Runs one step of the program with learning rate lr.
@@ -121,6 +121,7 @@ class Executor {
   std::vector<BatchRequest> loads_of_step(int64_t step) const;
 
   Model& model_;
+  const OpsBackend& ops_;                  // the device's kernels
   StrictStreams* queues_ = nullptr;        // the strict device's queues, else nullptr
   Tensor step_totals_;                     // a StepStats in device memory
   std::vector<Model*> replicas_;           // [0] = &model_

@@ -1,16 +1,15 @@
 #include "exec/nonfinite_guard.hpp"
 
-#include "ops/host/finite_check.hpp"
-
 namespace wt {
 
-NonFiniteGuard::NonFiniteGuard(const std::string& on_nonfinite) : stop_(on_nonfinite != "skip") {}
+NonFiniteGuard::NonFiniteGuard(const std::string& on_nonfinite, const OpsBackend& ops)
+    : ops_(ops), stop_(on_nonfinite != "skip") {}
 
 bool NonFiniteGuard::allow_step(int64_t step, int stage, const Tensor& grads) {
-  if (all_finite(grads.data(), grads.numel())) return true;
+  if (ops_.all_finite(grads.data(), grads.numel())) return true;
   const std::string reason = "stage " + std::to_string(stage) + ": " +
-                             std::to_string(count_nonfinite(grads.data(), grads.numel())) + " of " +
-                             std::to_string(grads.numel()) +
+                             std::to_string(ops_.count_nonfinite(grads.data(), grads.numel())) +
+                             " of " + std::to_string(grads.numel()) +
                              " summed gradient values are NaN or Inf";
   if (stop_)
     throw Diverged("non-finite loss/gradient at step " + std::to_string(step + 1) + " (" + reason +

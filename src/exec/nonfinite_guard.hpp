@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "ops/ops_backend.hpp"
 #include "tensor/tensor.hpp"
 
 namespace wt {
@@ -26,7 +27,8 @@ class Diverged : public std::runtime_error {
 class NonFiniteGuard {
  public:
   // on_nonfinite: "stop" or "skip" (the deck's failure.on_nonfinite).
-  explicit NonFiniteGuard(const std::string& on_nonfinite);
+  // ops: the kernels of the device the gradients live on (the check runs there).
+  NonFiniteGuard(const std::string& on_nonfinite, const OpsBackend& ops);
 
   // Called with a stage's summed gradient right before its optimizer step. Returns whether the
   // step may proceed; throws Diverged in "stop" mode.
@@ -40,6 +42,7 @@ class NonFiniteGuard {
   const std::string& last_reason() const { return last_reason_; }
 
  private:
+  const OpsBackend& ops_;
   bool stop_;
   int64_t skipped_steps_ = 0;
   int64_t last_skipped_step_ = -1;

@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "model/model.hpp"
-#include "ops/host/optimizers.hpp"
+#include "ops/optimizers.hpp"
 
 namespace wt {
 

@@ -10,7 +10,7 @@
 #include "job/run_preflight.hpp"
 #include "job/stage_choice.hpp"
 #include "mem/caching_allocator.hpp"
-#include "ops/host/lr_schedule.hpp"
+#include "ops/lr_schedule.hpp"
 #include "sched/schedule_registry.hpp"
 #include "util/input_error.hpp"
 
@@ -70,7 +70,7 @@ Job::~Job() = default;
 void Job::build_model_and_program(Communicator& comm) {
   const std::vector<int> cuts = choose_stage_cuts(
       config_, *graph_, ScheduleRegistry::stage_count(config_.schedule.kind, comm.size()), run_dir_,
-      options_.restart || config_.checkpoint.restart == "auto", comm, log_, device_.allocator());
+      options_.restart || config_.checkpoint.restart == "auto", comm, log_, device_);
   // Storage deferred: the executor allocates only the stages this rank holds (a waves rank does
   // not hold the whole model, not even while starting); init() follows it.
   model_ = std::make_unique<Model>(std::move(*graph_), device_.allocator(), cuts,
@@ -102,13 +102,13 @@ void Job::build_executor(Communicator& comm) {
                                                  config_.train.global_batch, config_.data.preload);
   // A step consumes program.global_batches global batches (waves: one per rank).
   per_epoch_ = std::max<int64_t>(1, sampler_->batches_per_epoch() / program_.global_batches);
-  optimizer_ = make_optimizer(config_.optimizer, device_.allocator());
+  optimizer_ = make_optimizer(config_.optimizer, device_);
   std::vector<Model*> replicas;
   for (auto& r : more_replicas_) replicas.push_back(r.get());
-  executor_ = std::make_unique<Executor>(*model_, comm, *optimizer_, *source_, program_,
-                                         config_.run.seed, replicas, &device_);
+  executor_ = std::make_unique<Executor>(device_, *model_, comm, *optimizer_, *source_, program_,
+                                         config_.run.seed, replicas);
   model_->init(config_.run.seed);
-  guard_ = std::make_unique<NonFiniteGuard>(config_.failure.on_nonfinite);
+  guard_ = std::make_unique<NonFiniteGuard>(config_.failure.on_nonfinite, device_.ops());
   executor_->set_step_guard([this](int64_t step, int stage, const Tensor& grads) {
     return guard_->allow_step(step, stage, grads);
   });

@@ -26,7 +26,7 @@
 #include "job/checkpointer.hpp"
 #include "job/run_dir_lock.hpp"
 #include "model/model.hpp"
-#include "ops/host/optimizers.hpp"
+#include "ops/optimizers.hpp"
 
 namespace wt {
 

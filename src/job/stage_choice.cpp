@@ -44,14 +44,14 @@ void wait_for_root_quietly(Communicator& comm) {
 
 std::vector<int> choose_stage_cuts(const RunConfig& config, const Graph& graph, int stages,
                                    const std::string& run_dir, bool resuming, Communicator& comm,
-                                   RunLog& log, CachingAllocator& memory) {
+                                   RunLog& log, DeviceContext& device) {
   // Whatever can reject the deck is decided on every rank alike, so every rank throws the same.
   // Agreed all the same: every rank then ends with the same status, none waiting on another.
   if (!config.schedule.cuts.empty() || stages <= 1) {
     StagePlan plan;
     agree_on_failure(comm, [&] {
       plan = plan_stages(stage_plan_options(config), graph, stages, run_dir,
-                         ProfileCache::ReadWrite, memory);
+                         ProfileCache::ReadWrite, device);
     });
     if (stages > 1) log.line("wavetrain: %s", plan.description.c_str());
     return plan.cuts;
@@ -69,7 +69,7 @@ std::vector<int> choose_stage_cuts(const RunConfig& config, const Graph& graph, 
     const std::vector<int64_t> resumed =
         resuming ? newest_checkpoint_cuts(config, run_dir) : std::vector<int64_t>{};
     const StagePlan plan = plan_stages(stage_plan_options(config), graph, stages, run_dir,
-                                       ProfileCache::ReadWrite, memory, resumed);
+                                       ProfileCache::ReadWrite, device, resumed);
     for (const std::string& w : plan.warnings) log.warning("%s", w.c_str());
     std::string cut_list;
     for (int c : plan.cuts) cut_list += (cut_list.empty() ? "" : ", ") + std::to_string(c);

@@ -8,6 +8,7 @@
 
 #include "comm/communicator.hpp"
 #include "deck/run_config.hpp"
+#include "device/device_context.hpp"
 #include "io/run_log.hpp"
 #include "model/graph.hpp"
 
@@ -19,6 +20,6 @@ namespace wt {
 // `memory`: the device's, where a profiling probe of the model runs.
 std::vector<int> choose_stage_cuts(const RunConfig& config, const Graph& graph, int stages,
                                    const std::string& run_dir, bool resuming, Communicator& comm,
-                                   RunLog& log, CachingAllocator& memory);
+                                   RunLog& log, DeviceContext& device);
 
 }  // namespace wt

@@ -2,7 +2,6 @@
 
 #include <chrono>
 
-#include "ops/host/elementwise.hpp"
 #include "tensor/rng.hpp"
 
 namespace wt {
@@ -17,8 +16,9 @@ double since(Clock::time_point t0) {
 
 }  // namespace
 
-double run_graph_pass(Model& model, const Tensor& x, const std::vector<int32_t>& labels,
-                      bool backward, Mode mode, uint64_t rng_seed, NodeSeconds* times) {
+double run_graph_pass(Model& model, const OpsBackend& ops, const Tensor& x,
+                      const std::vector<int32_t>& labels, bool backward, Mode mode,
+                      uint64_t rng_seed, NodeSeconds* times) {
   const auto& nodes = model.graph.nodes;
   const size_t count = nodes.size();
   if (times) {
@@ -34,6 +34,7 @@ double run_graph_pass(Model& model, const Tensor& x, const std::vector<int32_t>&
   ctx.labels = labels.data();
   ctx.loss_scale = 1.0f / float(x.dim(0));
   ctx.allocator = &model.allocator();
+  ctx.ops = &ops;
   auto inputs_of = [&](const Node& n) {
     std::vector<const Tensor*> in;
     for (int src : n.inputs) in.push_back(src == kGraphInput ? &x : &out[size_t(src)]);
@@ -66,7 +67,7 @@ double run_graph_pass(Model& model, const Tensor& x, const std::vector<int32_t>&
       if (!grad[size_t(src)].defined())
         grad[size_t(src)] = din[k];
       else
-        ops::accumulate(din[k].data(), grad[size_t(src)].data(), din[k].numel());
+        ops.accumulate(din[k].data(), grad[size_t(src)].data(), din[k].numel());
     }
     if (times) times->backward[i] = since(t0);
   }

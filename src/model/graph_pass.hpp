@@ -15,12 +15,12 @@ struct NodeSeconds {
   std::vector<double> forward, backward;
 };
 
-// Returns the batch's mean loss (the loss layer's scaled output). With `backward`, parameter
-// gradients accumulate into the model's flat gradient buffers. Dropout draws from Rng(rng_seed),
-// so two calls with the same seed see the same masks. `times`, when given, receives each call's
-// seconds (the clock is read only then).
-double run_graph_pass(Model& model, const Tensor& x, const std::vector<int32_t>& labels,
-                      bool backward, Mode mode = Mode::Train, uint64_t rng_seed = 1,
-                      NodeSeconds* times = nullptr);
+// `ops`: the kernels of the device the model lives on. Returns the batch's mean loss (the loss
+// layer's scaled output). With `backward`, parameter gradients accumulate into the model's flat
+// gradient buffers. Dropout draws from Rng(rng_seed), so two calls with the same seed see the same
+// masks. `times`, when given, receives each call's seconds (the clock is read only then).
+double run_graph_pass(Model& model, const OpsBackend& ops, const Tensor& x,
+                      const std::vector<int32_t>& labels, bool backward, Mode mode = Mode::Train,
+                      uint64_t rng_seed = 1, NodeSeconds* times = nullptr);
 
 }  // namespace wt

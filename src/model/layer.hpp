@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/ops_backend.hpp"
 #include "tensor/rng.hpp"
 #include "tensor/tensor.hpp"
 
@@ -33,10 +34,13 @@ struct LayerContext {
   float loss_scale = 1.0f;          // 1 / global batch: per-rank loss sums to the global mean
   int stream = 0;                   // the instruction's stream: its allocations' stream
   CachingAllocator* allocator = nullptr;  // the device's (the executor's model's)
+  const OpsBackend* ops = nullptr;        // the device's kernels
 
   // New tensors for this call's outputs and temporaries: the device's memory, this stream.
   Tensor empty(const Shape& shape) const { return Tensor::empty(shape, *allocator, stream); }
   Tensor zeros(const Shape& shape) const { return Tensor::zeros(shape, *allocator, stream); }
+  // Where a kernel takes its temporaries.
+  Scratch scratch() const { return Scratch{allocator, stream}; }
 };
 
 // What forward leaves for backward, per batch in flight.

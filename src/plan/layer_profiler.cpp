@@ -38,7 +38,7 @@ struct Timings {
   std::vector<double> forward, backward;
 };
 
-Timings measure_at(Model& model, int64_t batch, int repeats, Rng& rng) {
+Timings measure_at(Model& model, const OpsBackend& ops, int64_t batch, int repeats, Rng& rng) {
   const Graph& g = model.graph;
   const Tensor x = synthetic_input(model, batch, rng);
   const int64_t per_sample = g.nodes.back().layer->labels_per_sample();
@@ -48,9 +48,9 @@ Timings measure_at(Model& model, int64_t batch, int repeats, Rng& rng) {
   std::vector<std::vector<double>> fwd(n), bwd(n);
   NodeSeconds t;
   // Warm-up first: caches, allocator, BLAS buffers.
-  run_graph_pass(model, x, labels, true, Mode::Train, 1, &t);
+  run_graph_pass(model, ops, x, labels, true, Mode::Train, 1, &t);
   for (int r = 0; r < repeats; ++r) {
-    run_graph_pass(model, x, labels, true, Mode::Train, uint64_t(r) + 2, &t);
+    run_graph_pass(model, ops, x, labels, true, Mode::Train, uint64_t(r) + 2, &t);
     for (size_t i = 0; i < n; ++i) {
       fwd[i].push_back(t.forward[i]);
       bwd[i].push_back(t.backward[i]);
@@ -73,7 +73,8 @@ void fit(double t_small, double t_large, int64_t small, int64_t large, double* f
 
 }  // namespace
 
-LayerProfile measure_layer_profile(Model& model, int64_t batch, int repeats) {
+LayerProfile measure_layer_profile(Model& model, const OpsBackend& ops, int64_t batch,
+                                   int repeats) {
   const int64_t small = std::max<int64_t>(1, batch / 4);
   const int64_t large = std::max(batch, small + 1);
   repeats = std::max(repeats, 1);
@@ -81,8 +82,8 @@ LayerProfile measure_layer_profile(Model& model, int64_t batch, int repeats) {
   // Each layer is timed to completion, so profiling is synchronous device work on any device.
   model.allocator().synchronize_device();
   DeviceWorkScope device_work;
-  const Timings at_large = measure_at(model, large, repeats, rng);
-  const Timings at_small = measure_at(model, small, repeats, rng);
+  const Timings at_large = measure_at(model, ops, large, repeats, rng);
+  const Timings at_small = measure_at(model, ops, small, repeats, rng);
   model.zero_grads();
 
   LayerProfile p;

@@ -17,7 +17,8 @@ namespace wt {
 // changed (batchnorm running statistics are: profile a model of its own); its gradient buffers
 // are zeroed afterwards. Throws OutOfMemory when the device budget
 // cannot hold the whole model's activations at `batch`.
-LayerProfile measure_layer_profile(Model& model, int64_t batch, int repeats = 5);
+LayerProfile measure_layer_profile(Model& model, const OpsBackend& ops, int64_t batch,
+                                   int repeats = 5);
 
 // "cpu: <processor name>, 1 thread": where this process measures, in words.
 std::string profiling_device_name();

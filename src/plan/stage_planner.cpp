@@ -45,7 +45,7 @@ std::vector<double> node_seconds(const LayerProfile& profile, int64_t batch) {
 
 ObtainedProfile obtain_layer_profile(const StagePlanOptions& config, const Graph& graph,
                                      const std::string& run_dir, ProfileCache cache,
-                                     CachingAllocator& memory) {
+                                     DeviceContext& device) {
   ObtainedProfile out;
   out.path = (std::filesystem::path(run_dir) / "profile.h5").string();
   if (!run_dir.empty() && std::filesystem::exists(out.path)) {
@@ -66,13 +66,13 @@ ObtainedProfile obtain_layer_profile(const StagePlanOptions& config, const Graph
   const auto t0 = std::chrono::steady_clock::now();
   {
     // Its own copy: profiling moves batchnorm statistics.
-    Model probe(Graph::load(config.model_file), memory);
+    Model probe(Graph::load(config.model_file), device.allocator());
     probe.init(config.seed);
-    out.profile = measure_layer_profile(probe, config.stage_batch, kProfileRepeats);
+    out.profile = measure_layer_profile(probe, device.ops(), config.stage_batch, kProfileRepeats);
   }
   // The probe's activations must not count as the run's memory use.
-  memory.empty_cache();
-  memory.reset_peaks();
+  device.allocator().empty_cache();
+  device.allocator().reset_peaks();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out.measured = true;
   if (cache == ProfileCache::ReadWrite && !run_dir.empty()) {
@@ -87,7 +87,7 @@ ObtainedProfile obtain_layer_profile(const StagePlanOptions& config, const Graph
 }
 
 StagePlan plan_stages(const StagePlanOptions& config, const Graph& graph, int stages,
-                      const std::string& run_dir, ProfileCache cache, CachingAllocator& memory,
+                      const std::string& run_dir, ProfileCache cache, DeviceContext& device,
                       const std::vector<int64_t>& checkpoint_cuts) {
   StagePlan plan;
   if (!config.cuts.cuts.empty()) {
@@ -119,7 +119,7 @@ StagePlan plan_stages(const StagePlanOptions& config, const Graph& graph, int st
   }
   if (config.balance == "profile") {
     try {
-      ObtainedProfile p = obtain_layer_profile(config, graph, run_dir, cache, memory);
+      ObtainedProfile p = obtain_layer_profile(config, graph, run_dir, cache, device);
       plan.warnings = p.warnings;
       plan.node_seconds = node_seconds(p.profile, config.stage_batch);
       plan.cuts = balanced_cuts(graph, stages, plan.node_seconds);

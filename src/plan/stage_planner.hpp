@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "device/device_context.hpp"
 #include "model/graph.hpp"
 #include "model/stage_cuts.hpp"
 #include "plan/layer_profile.hpp"
@@ -41,7 +42,7 @@ struct ObtainedProfile {
 // The probe model lives in `memory` (the device's), under its budget, and leaves it as it was.
 ObtainedProfile obtain_layer_profile(const StagePlanOptions& config, const Graph& graph,
                                      const std::string& run_dir, ProfileCache cache,
-                                     CachingAllocator& memory);
+                                     DeviceContext& device);
 
 // Forward+backward seconds of every node at `batch` samples.
 std::vector<double> node_seconds(const LayerProfile& profile, int64_t batch);
@@ -58,7 +59,7 @@ struct StagePlan {
 // when they fit `stages` and the graph, so a resumed run never re-balances into another cut.
 // Throws InputError (schedule.kind / schedule.cuts) when the graph cannot be cut as asked.
 StagePlan plan_stages(const StagePlanOptions& config, const Graph& graph, int stages,
-                      const std::string& run_dir, ProfileCache cache, CachingAllocator& memory,
+                      const std::string& run_dir, ProfileCache cache, DeviceContext& device,
                       const std::vector<int64_t>& checkpoint_cuts = {});
 
 }  // namespace wt

@@ -1,7 +1,9 @@
 """The layering rules of ARCHITECTURE.md, checked on the source tree:
 - dependencies point one way: a file in src/<dir>/ may include headers of its own directory, of a
   directory on the same tier, or of a lower tier, never of a higher one;
-- kernels live behind the ops interface: nothing outside src/ops/ includes or calls a BLAS.
+- kernels live behind the ops interface: nothing outside src/ops/ includes or calls a BLAS, and
+  nothing but src/ops/ and src/device/ (which picks the backend) includes a backend's folder
+  (ops/host/, ops/cuda/): layers, the executor, optimizers and the guard call OpsBackend.
 Fails naming every violation.
 
     layering.py SRC_DIR      check the tree
@@ -29,6 +31,7 @@ TIERS = [
 TIER = {d: i for i, tier in enumerate(TIERS) for d in tier}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.M)
 BLAS = re.compile(r'#\s*include\s*<cblas\.h>|\bcblas_[a-z]+\s*\(')
+BACKEND = re.compile(r'^\s*#\s*include\s+"ops/(host|cuda)/', re.M)
 
 
 def violations(src):
@@ -48,6 +51,9 @@ def violations(src):
                              f"the dependency must point down")
         if where != "ops" and BLAS.search(path.read_text(errors="replace")):
             found.append(f"{path}: uses a BLAS outside src/ops/: call an ops/ kernel instead")
+        if where not in ("ops", "device") and BACKEND.search(path.read_text(errors="replace")):
+            found.append(f"{path}: includes a backend's kernels: call them through OpsBackend "
+                         f"(the device context's ops())")
     return found
 
 
@@ -67,7 +73,14 @@ def self_test():
         (src / "ops" / "ok.cpp").write_text('#include <cblas.h>\n')
         found = violations(src)
         assert len(found) == 1 and "uses a BLAS outside src/ops/" in found[0], found
-    print("self-test: an upward include and a BLAS call outside ops/ are caught; the rest passes")
+        (src / "model" / "bad.cpp").write_text('#include "ops/host/gemm.hpp"\n')
+        found = violations(src)
+        assert len(found) == 1 and "includes a backend's kernels" in found[0], found
+        (src / "device").mkdir()
+        (src / "device" / "ok.cpp").write_text('#include "ops/host/host_ops.hpp"\n')
+        assert len(violations(src)) == 1
+    print("self-test: an upward include, a BLAS call outside ops/ and a backend included past the "
+          "ops interface are caught; the rest passes")
 
 
 def main():

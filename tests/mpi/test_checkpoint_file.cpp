@@ -50,7 +50,7 @@ wt::Model make_model(uint64_t seed) {
 std::unique_ptr<wt::Optimizer> make_adamw() {
   wt::RunConfig::Optimizer c;
   c.kind = "adamw";
-  return wt::make_optimizer(c, wt::testing::memory());
+  return wt::make_optimizer(c, wt::testing::device());
 }
 
 struct Written {

@@ -38,7 +38,7 @@ Trained train_gang(const std::string& model_file, wt::Communicator& comm, int st
   opt_cfg.lr = 0.05;
   opt_cfg.momentum = 0.9;
   opt_cfg.weight_decay = 1e-4;
-  auto opt = wt::make_optimizer(opt_cfg, wt::testing::memory());
+  auto opt = wt::make_optimizer(opt_cfg, wt::testing::device());
   SyntheticSource source(model.graph.input_shape, model.graph.classes, 64, 3);
   wt::ScheduleInput in;
   in.world_size = comm.size();
@@ -48,8 +48,8 @@ Trained train_gang(const std::string& model_file, wt::Communicator& comm, int st
   for (int n = st.node_begin; n < st.node_end; ++n)
     info.node_param_bytes.push_back(st.node_count[n] * 4);
   in.stages.push_back(info);
-  wt::Executor exec(model, comm, *opt, source, wt::ScheduleRegistry::generate("gang", in), 42, {},
-                    &wt::testing::device());
+  wt::Executor exec(wt::testing::device(), model, comm, *opt, source,
+                    wt::ScheduleRegistry::generate("gang", in), 42);
   Trained t;
   t.initial = st.values.to_host();
   for (int s = 0; s < steps; ++s) t.loss = exec.run_step(s, opt_cfg.lr).loss_sum;

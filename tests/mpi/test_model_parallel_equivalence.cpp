@@ -98,13 +98,13 @@ Trained train_model_parallel(const std::string& file, const std::string& kind, i
   cfg.schedule.microbatches = microbatches;
   cfg.train.global_batch = kBatch;
   const wt::RunConfig::Optimizer opt_cfg = sgd();
-  auto opt = wt::make_optimizer(opt_cfg, wt::testing::memory());
+  auto opt = wt::make_optimizer(opt_cfg, wt::testing::device());
   SyntheticSource source(model.graph.input_shape, model.graph.classes, kBatch, 3);
   wt::Program program = wt::ScheduleRegistry::generate(
       kind, wt::make_schedule_input(model, cfg.schedule, cfg.train.global_batch, comm.size()));
   Trained t;
   t.initial = params_of(model, {});  // before the executor drops the stages this rank borrows
-  wt::Executor exec(model, comm, *opt, source, program, 42, {}, &wt::testing::device());
+  wt::Executor exec(wt::testing::device(), model, comm, *opt, source, program, 42);
   for (int s = 0; s < kSteps; ++s) exec.run_step(s, opt_cfg.lr);
   t.owned = params_of(model, {comm.rank()});  // rank j owns stage j
   // Between steps a rank holds only the stage it owns: pipeline never touches the others, waves
@@ -141,14 +141,14 @@ Params train_reference(const std::string& file, int batches_per_step) {
   wt::Model model(wt::Graph::load(file), wt::testing::memory());
   model.init(42);
   const wt::RunConfig::Optimizer opt_cfg = sgd();
-  auto opt = wt::make_optimizer(opt_cfg, wt::testing::memory());
+  auto opt = wt::make_optimizer(opt_cfg, wt::testing::device());
   SyntheticSource inner(model.graph.input_shape, model.graph.classes, kBatch, 3);
   ConcatSource source(inner, batches_per_step);
   wt::RunConfig cfg;
   cfg.train.global_batch = kBatch * batches_per_step;
   wt::Program program = wt::ScheduleRegistry::generate(
       "gang", wt::make_schedule_input(model, cfg.schedule, cfg.train.global_batch, 1));
-  wt::Executor exec(model, self, *opt, source, program, 42, {}, &wt::testing::device());
+  wt::Executor exec(wt::testing::device(), model, self, *opt, source, program, 42);
   for (int s = 0; s < kSteps; ++s) exec.run_step(s, opt_cfg.lr);
   return params_of(model, {});
 }

@@ -117,7 +117,7 @@ TEST(StallDetector, CheckpointWriteIsWatched) {
   wt::Model model(wt::Graph::load(std::string(WT_SOURCE_DIR) + "/models/mlp.toml"),
                   wt::testing::memory());
   model.init(1);
-  auto opt = wt::make_optimizer(wt::RunConfig::Optimizer{}, wt::testing::memory());
+  auto opt = wt::make_optimizer(wt::RunConfig::Optimizer{}, wt::testing::device());
   wt::CheckpointInfo info;
   info.model = model.graph.name;
   info.optimizer = "sgd";

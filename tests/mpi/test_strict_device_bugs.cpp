@@ -50,13 +50,13 @@ Weights train_ticktock(wt::DeviceContext& device, bool without_wait, int steps =
   cfg.schedule.kind = "ticktock";
   cfg.train.global_batch = 64;
   cfg.optimizer.kind = "sgd";
-  auto opt = wt::make_optimizer(cfg.optimizer, device.allocator());
+  auto opt = wt::make_optimizer(cfg.optimizer, device);
   wt::testing::SyntheticSource source(tick.graph.input_shape, tick.graph.classes, 64, 5,
                                       device.allocator());
   wt::Program program = wt::ScheduleRegistry::generate(
       "ticktock", wt::make_schedule_input(tick, cfg.schedule, cfg.train.global_batch, comm.size()));
   if (without_wait) remove_cross_wave_wait(program);
-  wt::Executor exec(tick, comm, *opt, source, program, 42, {&tock}, &device);
+  wt::Executor exec(device, tick, comm, *opt, source, program, 42, {&tock});
   for (int k = 0; k < steps; ++k) exec.run_step(k, 0.1);
   Weights w = tick.stages[0].values.to_host();
   const Weights w2 = tock.stages[0].values.to_host();

@@ -52,12 +52,12 @@ TEST(TicktockGradients, AppliedUpdateIsTheCrossWaveAverageOfLocalGradients) {
   cfg.optimizer.momentum = 0;
   cfg.optimizer.weight_decay = 0;
   const double lr = 0.1;
-  auto opt = wt::make_optimizer(cfg.optimizer, wt::testing::memory());
+  auto opt = wt::make_optimizer(cfg.optimizer, wt::testing::device());
   wt::testing::SyntheticSource source(tick.graph.input_shape, tick.graph.classes, 64, 5);
   wt::Program program = wt::ScheduleRegistry::generate(
       "ticktock", wt::make_schedule_input(tick, cfg.schedule, cfg.train.global_batch, comm.size()));
   ASSERT_EQ(program.ranks[comm.rank()].streams.size(), 2u) << "one stream per wave";
-  wt::Executor exec(tick, comm, *opt, source, program, 42, {&tock}, &wt::testing::device());
+  wt::Executor exec(wt::testing::device(), tick, comm, *opt, source, program, 42, {&tock});
 
   Vec local[2];  // this step's local gradient per wave
   // Records each wave's local gradient right after its backward pass, before any mixing.

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "model/graph_pass.hpp"
+#include "test_memory.hpp"
 
 namespace wt::testing {
 
@@ -11,7 +12,7 @@ namespace wt::testing {
 // the parameter gradients accumulate into the model's flat gradient buffers.
 inline double run_model(Model& m, const Tensor& x, const std::vector<int32_t>& labels,
                         bool backward, Mode mode = Mode::Train, uint64_t rng_seed = 1) {
-  return run_graph_pass(m, x, labels, backward, mode, rng_seed);
+  return run_graph_pass(m, wt::testing::device().ops(), x, labels, backward, mode, rng_seed);
 }
 
 }  // namespace wt::testing

@@ -38,7 +38,7 @@ wt::LayerProfile sample_profile(const wt::Graph& g) {
 TEST(LayerProfiler, MeasuresEveryLayerOfATokenModel) {
   wt::Model model(load("transformer_small"), wt::testing::memory());
   model.init(1);
-  const wt::LayerProfile p = wt::measure_layer_profile(model, 8, 2);
+  const wt::LayerProfile p = wt::measure_layer_profile(model, wt::testing::device().ops(), 8, 2);
   ASSERT_EQ(p.nodes.size(), model.graph.nodes.size());
   ASSERT_EQ(p.timing.size(), model.graph.nodes.size());
   EXPECT_EQ(p.model, "transformer_small");
@@ -128,18 +128,18 @@ TEST(StagePlanner, UsesTheCachedProfileAndKeepsCheckpointCuts) {
   cfg.schedule.kind = "waves";
   const std::string run_dir = tmp.file("");
   wt::StagePlan plan = wt::plan_stages(wt::stage_plan_options(cfg), g, 2, run_dir,
-                                       wt::ProfileCache::ReadOnly, wt::testing::memory());
+                                       wt::ProfileCache::ReadOnly, wt::testing::device());
   EXPECT_EQ(plan.basis, "profile");
   EXPECT_NE(plan.description.find("profile.h5, cached"), std::string::npos) << plan.description;
   EXPECT_EQ(plan.cuts, std::vector<int>{static_cast<int>(g.nodes.size()) - 1});
   cfg.schedule.balance = "flops";
   plan = wt::plan_stages(wt::stage_plan_options(cfg), g, 2, run_dir, wt::ProfileCache::ReadOnly,
-                         wt::testing::memory());
+                         wt::testing::device());
   EXPECT_EQ(plan.basis, "flops");
   EXPECT_EQ(plan.cuts, wt::balanced_cuts(g, 2));
   cfg.schedule.balance = "profile";
   plan = wt::plan_stages(wt::stage_plan_options(cfg), g, 2, run_dir, wt::ProfileCache::ReadOnly,
-                         wt::testing::memory(), {3});
+                         wt::testing::device(), {3});
   EXPECT_EQ(plan.basis, "checkpoint");
   EXPECT_EQ(plan.cuts, std::vector<int>{3});
 }

@@ -38,7 +38,7 @@ TEST(FiniteCheck, AcceptsExtremeFiniteValues) {
 }
 
 TEST(NonFiniteGuard, SkipModeCountsStepsNotStages) {
-  wt::NonFiniteGuard guard("skip");
+  wt::NonFiniteGuard guard("skip", wt::testing::device().ops());
   wt::Tensor good = wt::Tensor::empty({8}, wt::testing::memory());
   good.fill(1.0f);
   wt::Tensor bad = wt::Tensor::empty({8}, wt::testing::memory());
@@ -58,7 +58,7 @@ TEST(NonFiniteGuard, SkipModeCountsStepsNotStages) {
 }
 
 TEST(NonFiniteGuard, StopModeThrowsDivergedNamingTheStep) {
-  wt::NonFiniteGuard guard("stop");
+  wt::NonFiniteGuard guard("stop", wt::testing::device().ops());
   wt::Tensor bad = wt::Tensor::empty({4}, wt::testing::memory());
   bad.fill(0.0f);
   bad.data()[0] = -kInf;

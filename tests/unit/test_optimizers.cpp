@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "deck/run_config.hpp"
-#include "ops/host/lr_schedule.hpp"
-#include "ops/host/optimizers.hpp"
+#include "ops/lr_schedule.hpp"
+#include "ops/optimizers.hpp"
 #include "test_memory.hpp"
 
 namespace wt {
@@ -40,7 +40,7 @@ RunConfig::Optimizer sgd(double momentum, double weight_decay, bool nesterov) {
 }
 
 TEST(Optimizers, PlainSgdHasNoState) {
-  auto opt = make_optimizer(sgd(0.0, 0.0, false), wt::testing::memory());
+  auto opt = make_optimizer(sgd(0.0, 0.0, false), wt::testing::device());
   Tensor w = vec({1, 2, -1});
   Tensor g = vec({0.5, -1, 2});
   // w -= 0.1 * g = [1 - 0.05, 2 + 0.1, -1 - 0.2]
@@ -52,7 +52,7 @@ TEST(Optimizers, PlainSgdHasNoState) {
 
 TEST(Optimizers, SgdMomentumWeightDecay) {
   // lr 0.1, momentum 0.9, weight decay 0.1, the same gradient g = [0.5, -1, 2] every step.
-  auto opt = make_optimizer(sgd(0.9, 0.1, false), wt::testing::memory());
+  auto opt = make_optimizer(sgd(0.9, 0.1, false), wt::testing::device());
   Tensor w = vec({1, 2, -1});
   Tensor g = vec({0.5, -1, 2});
   // step 1: d = g + 0.1 w = [0.6, -0.8, 1.9]; b = d (first step); w -= 0.1 b
@@ -78,7 +78,7 @@ TEST(Optimizers, SgdMomentumWeightDecay) {
 
 TEST(Optimizers, SgdNesterov) {
   // lr 0.1, momentum 0.9, no weight decay, g = [0.5, -1, 2] every step.
-  auto opt = make_optimizer(sgd(0.9, 0.0, true), wt::testing::memory());
+  auto opt = make_optimizer(sgd(0.9, 0.0, true), wt::testing::device());
   Tensor w = vec({1, 2, -1});
   Tensor g = vec({0.5, -1, 2});
   // step 1: b = g; d = g + 0.9 b = [0.95, -1.9, 3.8]; w -= 0.1 d = [0.905, 2.19, -1.38]
@@ -91,7 +91,7 @@ TEST(Optimizers, SgdNesterov) {
 }
 
 TEST(Optimizers, StagesKeepSeparateState) {
-  auto opt = make_optimizer(sgd(0.9, 0.0, false), wt::testing::memory());
+  auto opt = make_optimizer(sgd(0.9, 0.0, false), wt::testing::device());
   Tensor w0 = vec({1, 1, 1}), w1 = vec({1, 1});
   Tensor g0 = vec({1, 1, 1}), g1 = vec({2, 2});
   opt->step(0, w0, g0, 0.1);
@@ -116,7 +116,7 @@ RunConfig::Optimizer adamw() {
 
 TEST(Optimizers, AdamW) {
   // lr 0.1, betas (0.9, 0.999), eps 1e-8, weight decay 0.1 -> decay factor 1 - 0.1*0.1 = 0.99.
-  auto opt = make_optimizer(adamw(), wt::testing::memory());
+  auto opt = make_optimizer(adamw(), wt::testing::device());
   Tensor w = vec({1, 2, -1});
   Tensor g = vec({0.5, -1, 2});
   // step 1: w = 0.99 w = [0.99, 1.98, -0.99]; m = 0.1 g = [0.05, -0.1, 0.2];
@@ -154,12 +154,12 @@ TEST(Optimizers, RestoredStateContinuesExactly) {
   // must be bit-identical to the uninterrupted one.
   for (const char* kind : {"sgd", "adamw"}) {
     RunConfig::Optimizer c = std::string(kind) == "sgd" ? sgd(0.9, 0.01, true) : adamw();
-    auto original = make_optimizer(c, wt::testing::memory());
+    auto original = make_optimizer(c, wt::testing::device());
     Tensor w = vec({1, 2, -1}), g1 = vec({0.5, -1, 2}), g2 = vec({-0.25, 0.75, 1});
     original->step(3, w, g1, 0.05);
     original->step(3, w, g2, 0.05);
 
-    auto restored = make_optimizer(c, wt::testing::memory());
+    auto restored = make_optimizer(c, wt::testing::device());
     restored->prepare(3, 3);
     auto from = original->state(3), to = restored->state(3);
     ASSERT_EQ(from.size(), to.size()) << kind;
@@ -177,7 +177,7 @@ TEST(Optimizers, RestoredStateContinuesExactly) {
 TEST(Optimizers, UnknownKindThrows) {
   RunConfig::Optimizer c;
   c.kind = "lamb";
-  EXPECT_THROW(make_optimizer(c, wt::testing::memory()), std::invalid_argument);
+  EXPECT_THROW(make_optimizer(c, wt::testing::device()), std::invalid_argument);
 }
 
 RunConfig schedule(const char* kind, int64_t warmup) {

@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
-#include "ops/host/elementwise.hpp"
 
 namespace wt {
 
@@ -36,7 +35,7 @@ void Add::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& save
     ptrs = heap_ptrs.data();
   }
   for (size_t i = 0; i < in.size(); ++i) ptrs[i] = in[i]->data();
-  ops::sum_arrays(ptrs, static_cast<int>(in.size()), out.data(), out.numel());
+  ctx.ops->sum_arrays(ptrs, static_cast<int>(in.size()), out.data(), out.numel());
 }
 
 void Add::backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,

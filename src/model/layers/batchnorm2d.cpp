@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
-#include "ops/host/batchnorm.hpp"
 
 namespace wt {
 
@@ -60,12 +59,12 @@ void BatchNorm2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Sav
   float* running_mean = buffers_[0]->value.data();
   float* running_var = buffers_[1]->value.data();
   if (ctx.mode == Mode::Train) {
-    ops::batchnorm_forward_train(x.data(), s, gamma, beta, eps_, momentum_, running_mean,
-                                 running_var, mean, invstd, out.data());
+    ctx.ops->batchnorm_forward_train(x.data(), s, gamma, beta, eps_, momentum_, running_mean,
+                                     running_var, mean, invstd, out.data());
     saved.scalar = 1.0;
   } else {
-    ops::batchnorm_forward_eval(x.data(), s, gamma, beta, running_mean, running_var, eps_, mean,
-                                invstd, out.data());
+    ctx.ops->batchnorm_forward_eval(x.data(), s, gamma, beta, running_mean, running_var, eps_, mean,
+                                    invstd, out.data());
     saved.scalar = 0.0;
   }
 }
@@ -81,10 +80,10 @@ void BatchNorm2d::backward(const std::vector<const Tensor*>& in, const Tensor& o
     *din[0] = ctx.empty(x.shape());
     dx = din[0]->data();
   }
-  ops::batchnorm_backward(x.data(), dout.data(), s, params_[0]->value.data(),
-                          saved.tensors[kMean].data(), saved.tensors[kInvStd].data(),
-                          saved.scalar != 0.0, dx, params_[0]->grad.data(),
-                          params_[1]->grad.data());
+  ctx.ops->batchnorm_backward(x.data(), dout.data(), s, params_[0]->value.data(),
+                              saved.tensors[kMean].data(), saved.tensors[kInvStd].data(),
+                              saved.scalar != 0.0, dx, params_[0]->grad.data(),
+                              params_[1]->grad.data());
 }
 
 // Forward: statistics (about 3 flops per element) and the affine map (2), x3 for fwd + bwd.

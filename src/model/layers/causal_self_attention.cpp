@@ -5,10 +5,7 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
-#include "ops/host/attention.hpp"
-#include "ops/host/elementwise.hpp"
-#include "ops/host/gemm.hpp"
-#include "ops/host/linear.hpp"
+#include "ops/param_init.hpp"
 
 namespace wt {
 
@@ -53,8 +50,8 @@ void CausalSelfAttention::forward(const std::vector<const Tensor*>& in, Tensor& 
   Tensor qkv = ctx.empty({n, T, 3 * d});
   Tensor probs = ctx.empty({n, heads_, T, T});
   Tensor context = ctx.empty({n, T, d});
-  ops::linear_forward(x.data(), params_[0]->value.data(), params_[1]->value.data(), n * T, d, 3 * d,
-                      qkv.data());
+  ctx.ops->linear_forward(x.data(), params_[0]->value.data(), params_[1]->value.data(), n * T, d,
+                          3 * d, qkv.data());
   for (int64_t s = 0; s < n; ++s) {
     const float* q_rows = qkv.data() + s * T * ld;
     for (int64_t h = 0; h < heads_; ++h) {
@@ -64,16 +61,16 @@ void CausalSelfAttention::forward(const std::vector<const Tensor*>& in, Tensor& 
       float* p = probs.data() + (s * heads_ + h) * T * T;
       // scores[T, T] = q k^T / sqrt(dh); the masked upper triangle is computed and discarded,
       // which is cheaper than T small GEMMs at these sizes.
-      ops::gemm(false, true, T, T, dh, scale, q, ld, k, ld, 0.0f, p, T);
-      ops::causal_softmax(p, T);
+      ctx.ops->gemm(false, true, T, T, dh, scale, q, ld, k, ld, 0.0f, p, T);
+      ctx.ops->causal_softmax(p, T);
       // context[:, h] = probs v
-      ops::gemm(false, false, T, dh, T, 1.0f, p, T, v, ld, 0.0f,
-                context.data() + s * T * d + h * dh, d);
+      ctx.ops->gemm(false, false, T, dh, T, 1.0f, p, T, v, ld, 0.0f,
+                    context.data() + s * T * d + h * dh, d);
     }
   }
   out = ctx.empty(x.shape());
-  ops::linear_forward(context.data(), params_[2]->value.data(), params_[3]->value.data(), n * T, d,
-                      d, out.data());
+  ctx.ops->linear_forward(context.data(), params_[2]->value.data(), params_[3]->value.data(), n * T,
+                          d, d, out.data());
   saved.tensors.clear();
   saved.tensors.push_back(std::move(qkv));
   saved.tensors.push_back(std::move(probs));
@@ -92,8 +89,8 @@ void CausalSelfAttention::backward(const std::vector<const Tensor*>& in, const T
   const float scale = 1.0f / std::sqrt(float(dh));
 
   Tensor dcontext = ctx.empty({n, T, d});
-  ops::linear_backward(context.data(), params_[2]->value.data(), dout.data(), n * T, d, d,
-                       params_[2]->grad.data(), params_[3]->grad.data(), dcontext.data());
+  ctx.ops->linear_backward(context.data(), params_[2]->value.data(), dout.data(), n * T, d, d,
+                           params_[2]->grad.data(), params_[3]->grad.data(), dcontext.data());
 
   Tensor dqkv = ctx.empty({n, T, 3 * d});
   Tensor dp = ctx.empty({T, T});
@@ -107,12 +104,13 @@ void CausalSelfAttention::backward(const std::vector<const Tensor*>& in, const T
       const float* p = probs.data() + (s * heads_ + h) * T * T;
       const float* dc = dcontext.data() + s * T * d + h * dh;
       // dprobs = dcontext v^T; dv = probs^T dcontext
-      ops::gemm(false, true, T, T, dh, 1.0f, dc, d, v, ld, 0.0f, dp.data(), T);
-      ops::gemm(true, false, T, dh, T, 1.0f, p, T, dc, d, 0.0f, drows + 2 * d + h * dh, ld);
-      ops::causal_softmax_backward(p, dp.data(), T);  // dprobs -> dscores
+      ctx.ops->gemm(false, true, T, T, dh, 1.0f, dc, d, v, ld, 0.0f, dp.data(), T);
+      ctx.ops->gemm(true, false, T, dh, T, 1.0f, p, T, dc, d, 0.0f, drows + 2 * d + h * dh, ld);
+      ctx.ops->causal_softmax_backward(p, dp.data(), T);  // dprobs -> dscores
       // dq = dscores k / sqrt(dh); dk = dscores^T q / sqrt(dh)
-      ops::gemm(false, false, T, dh, T, scale, dp.data(), T, k, ld, 0.0f, drows + h * dh, ld);
-      ops::gemm(true, false, T, dh, T, scale, dp.data(), T, q, ld, 0.0f, drows + d + h * dh, ld);
+      ctx.ops->gemm(false, false, T, dh, T, scale, dp.data(), T, k, ld, 0.0f, drows + h * dh, ld);
+      ctx.ops->gemm(true, false, T, dh, T, scale, dp.data(), T, q, ld, 0.0f, drows + d + h * dh,
+                    ld);
     }
   }
   float* dx = nullptr;
@@ -120,8 +118,8 @@ void CausalSelfAttention::backward(const std::vector<const Tensor*>& in, const T
     *din[0] = ctx.empty(x.shape());
     dx = din[0]->data();
   }
-  ops::linear_backward(x.data(), params_[0]->value.data(), dqkv.data(), n * T, d, 3 * d,
-                       params_[0]->grad.data(), params_[1]->grad.data(), dx);
+  ctx.ops->linear_backward(x.data(), params_[0]->value.data(), dqkv.data(), n * T, d, 3 * d,
+                           params_[0]->grad.data(), params_[1]->grad.data(), dx);
 }
 
 // Multiply-adds per sample forward: projections 4 T d^2, scores and context 2 T^2 d (full

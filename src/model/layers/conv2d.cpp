@@ -4,8 +4,7 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
-#include "ops/host/conv2d_dnnl.hpp"
-#include "ops/host/elementwise.hpp"
+#include "ops/param_init.hpp"
 
 namespace wt {
 
@@ -51,11 +50,6 @@ ops::Conv2dGeometry Conv2d::geometry(int64_t batch) const {
   return g;
 }
 
-Tensor Conv2d::workspace(const ops::Conv2dGeometry& g, int64_t chunk,
-                         const LayerContext& ctx) const {
-  return ctx.empty({ops::conv2d_workspace_floats(g, chunk)});
-}
-
 void Conv2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
                      const LayerContext& ctx) {
   (void)saved;  // backward recomputes im2col from the input instead of keeping it
@@ -63,15 +57,7 @@ void Conv2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& s
   const ops::Conv2dGeometry g = geometry(x.dim(0));
   out = ctx.empty({g.batch, g.out_channels, g.out_h(), g.out_w()});
   const float* bias = has_bias_ ? params_[1]->value.data() : nullptr;
-#if defined(WT_HAVE_DNNL_CONV)
-  if (ops::conv2d_dnnl_supports(g, has_bias_)) {
-    ops::conv2d_dnnl_forward(g, x.data(), params_[0]->value.data(), bias, out.data());
-    return;
-  }
-#endif
-  const int64_t chunk = ops::conv2d_chunk(g);
-  Tensor ws = workspace(g, chunk, ctx);
-  ops::conv2d_forward(g, x.data(), params_[0]->value.data(), bias, out.data(), ws.data(), chunk);
+  ctx.ops->conv2d_forward(g, x.data(), params_[0]->value.data(), bias, out.data(), ctx.scratch());
 }
 
 void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
@@ -86,17 +72,8 @@ void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
     dx = din[0]->data();
   }
   float* dbias = has_bias_ ? params_[1]->grad.data() : nullptr;
-#if defined(WT_HAVE_DNNL_CONV)
-  if (ops::conv2d_dnnl_supports(g, has_bias_)) {
-    ops::conv2d_dnnl_backward(g, x.data(), params_[0]->value.data(), dout.data(), dx,
-                              params_[0]->grad.data(), dbias);
-    return;
-  }
-#endif
-  const int64_t chunk = ops::conv2d_chunk(g);
-  Tensor ws = workspace(g, chunk, ctx);
-  ops::conv2d_backward(g, x.data(), params_[0]->value.data(), dout.data(), dx,
-                       params_[0]->grad.data(), dbias, ws.data(), chunk);
+  ctx.ops->conv2d_backward(g, x.data(), params_[0]->value.data(), dout.data(), dx,
+                           params_[0]->grad.data(), dbias, ctx.scratch());
 }
 
 double Conv2d::flops_per_sample() const {

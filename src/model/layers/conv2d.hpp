@@ -1,11 +1,10 @@
 #pragma once
 // 2-D convolution over NCHW: [C, H, W] -> [out_channels, H', W'], square kernel, PyTorch layouts
-// (weight [out, C, k, k], bias [out]). The math is oneDNN's convolution primitives
-// (ops/host/conv2d_dnnl) when built with oneDNN and it implements the geometry, else
-// ops/host/conv2d (chunked im2col + GEMM).
+// (weight [out, C, k, k], bias [out]). The math is the device's (OpsBackend::conv2d_forward:
+// on the host, oneDNN where it implements the geometry, else chunked im2col + GEMM).
 #include "model/layer.hpp"
 #include "model/layer_args.hpp"
-#include "ops/host/conv2d.hpp"
+#include "ops/kernel_args.hpp"
 
 namespace wt {
 
@@ -24,7 +23,6 @@ class Conv2d : public Layer {
 
  private:
   ops::Conv2dGeometry geometry(int64_t batch) const;
-  Tensor workspace(const ops::Conv2dGeometry& g, int64_t chunk, const LayerContext& ctx) const;
 
   ops::Conv2dGeometry shape_;  // batch left 0; filled per call
   bool has_bias_;

@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
-#include "ops/host/elementwise.hpp"
 
 namespace wt {
 
@@ -32,8 +31,8 @@ void Dropout::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& 
   }
   if (!ctx.rng) throw std::logic_error("dropout '" + name() + "': train mode needs ctx.rng");
   Tensor mask = ctx.empty(x.shape());
-  ops::dropout_mask(p_, *ctx.rng, mask.data(), mask.numel());
-  ops::multiply(x.data(), mask.data(), out.data(), x.numel());
+  ctx.ops->dropout_mask(p_, *ctx.rng, mask.data(), mask.numel());
+  ctx.ops->multiply(x.data(), mask.data(), out.data(), x.numel());
   saved.tensors.push_back(std::move(mask));
 }
 
@@ -47,7 +46,7 @@ void Dropout::backward(const std::vector<const Tensor*>& in, const Tensor& out, 
     din[0]->copy_from(dout);
     return;
   }
-  ops::multiply(dout.data(), saved.tensors[0].data(), din[0]->data(), dout.numel());
+  ctx.ops->multiply(dout.data(), saved.tensors[0].data(), din[0]->data(), dout.numel());
 }
 
 // One multiply per element forward, x3 for forward + backward.

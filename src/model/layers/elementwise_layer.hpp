@@ -6,8 +6,9 @@
 //   struct ReluFunction {
 //     static constexpr const char* kType = "relu";
 //     static constexpr double kFlopsPerElement = 3;  // forward + backward (x3 convention)
-//     static void forward(const float* x, float* y, int64_t n);
-//     static void backward(const float* x, const float* y, const float* dy, float* dx, int64_t n);
+//     static void forward(const OpsBackend& ops, const float* x, float* y, int64_t n);
+//     static void backward(const OpsBackend& ops, const float* x, const float* y,
+//                          const float* dy, float* dx, int64_t n);
 //   };
 //   using Relu = ElementwiseLayer<ReluFunction>;
 #include <stdexcept>
@@ -36,7 +37,7 @@ class ElementwiseLayer : public Layer {
                const LayerContext& ctx) override {
     (void)saved;
     out = ctx.empty(in[0]->shape());
-    Function::forward(in[0]->data(), out.data(), out.numel());
+    Function::forward(*ctx.ops, in[0]->data(), out.data(), out.numel());
   }
 
   void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
@@ -44,7 +45,8 @@ class ElementwiseLayer : public Layer {
     (void)saved;
     if (!din[0]) return;
     *din[0] = ctx.empty(out.shape());
-    Function::backward(in[0]->data(), out.data(), dout.data(), din[0]->data(), out.numel());
+    Function::backward(*ctx.ops, in[0]->data(), out.data(), dout.data(), din[0]->data(),
+                       out.numel());
   }
 
   double flops_per_sample() const override {

@@ -4,8 +4,7 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
-#include "ops/host/elementwise.hpp"
-#include "ops/host/rows.hpp"
+#include "ops/param_init.hpp"
 
 namespace wt {
 
@@ -52,7 +51,7 @@ void Embedding::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved
   const Tensor& ids = *in[0];
   const int64_t rows = ids.numel();
   out = ctx.empty({ids.dim(0), tokens_, dim_});
-  ops::gather_rows(params_[0]->value.data(), token_ids(ids), rows, dim_, out.data());
+  ctx.ops->gather_rows(params_[0]->value.data(), token_ids(ids), rows, dim_, out.data());
 }
 
 void Embedding::backward(const std::vector<const Tensor*>& in, const Tensor& out,
@@ -61,7 +60,8 @@ void Embedding::backward(const std::vector<const Tensor*>& in, const Tensor& out
   (void)out;
   (void)saved;
   const Tensor& ids = *in[0];
-  ops::scatter_add_rows(dout.data(), token_ids(ids), ids.numel(), dim_, params_[0]->grad.data());
+  ctx.ops->scatter_add_rows(dout.data(), token_ids(ids), ids.numel(), dim_,
+                            params_[0]->grad.data());
   if (din[0]) *din[0] = ctx.zeros(ids.shape());
 }
 

@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
-#include "ops/host/pool2d.hpp"
 
 namespace wt {
 
@@ -22,7 +21,7 @@ void GlobalAvgPool::forward(const std::vector<const Tensor*>& in, Tensor& out, S
   (void)saved;
   const Tensor& x = *in[0];
   out = ctx.empty({x.dim(0), channels_});
-  ops::global_avgpool_forward(x.dim(0), channels_, pixels_, x.data(), out.data());
+  ctx.ops->global_avgpool_forward(x.dim(0), channels_, pixels_, x.data(), out.data());
 }
 
 void GlobalAvgPool::backward(const std::vector<const Tensor*>& in, const Tensor& out,
@@ -33,7 +32,7 @@ void GlobalAvgPool::backward(const std::vector<const Tensor*>& in, const Tensor&
   if (!din[0]) return;
   const Tensor& x = *in[0];
   *din[0] = ctx.empty(x.shape());
-  ops::global_avgpool_backward(x.dim(0), channels_, pixels_, dout.data(), din[0]->data());
+  ctx.ops->global_avgpool_backward(x.dim(0), channels_, pixels_, dout.data(), din[0]->data());
 }
 
 WT_REGISTER_LAYER("global_avgpool", GlobalAvgPool);

@@ -4,7 +4,6 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
-#include "ops/host/layer_norm.hpp"
 
 namespace wt {
 
@@ -34,8 +33,8 @@ void LayerNorm::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved
   const int64_t rows = x.numel() / dim_;
   out = ctx.empty(x.shape());
   Tensor stats = ctx.empty({rows, 2});  // mean, 1/std per row
-  ops::layer_norm_forward(x.data(), params_[0]->value.data(), params_[1]->value.data(), rows, dim_,
-                          eps_, out.data(), stats.data());
+  ctx.ops->layer_norm_forward(x.data(), params_[0]->value.data(), params_[1]->value.data(), rows,
+                              dim_, eps_, out.data(), stats.data());
   saved.tensors.clear();
   saved.tensors.push_back(std::move(stats));
 }
@@ -52,8 +51,8 @@ void LayerNorm::backward(const std::vector<const Tensor*>& in, const Tensor& out
     *din[0] = ctx.empty(x.shape());
     dx = din[0]->data();
   }
-  ops::layer_norm_backward(x.data(), dout.data(), params_[0]->value.data(), stats.data(), rows,
-                           dim_, params_[0]->grad.data(), params_[1]->grad.data(), dx);
+  ctx.ops->layer_norm_backward(x.data(), dout.data(), params_[0]->value.data(), stats.data(), rows,
+                               dim_, params_[0]->grad.data(), params_[1]->grad.data(), dx);
 }
 
 // About 8 flops per element forward, 16 backward.

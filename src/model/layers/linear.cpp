@@ -4,8 +4,7 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
-#include "ops/host/elementwise.hpp"
-#include "ops/host/linear.hpp"
+#include "ops/param_init.hpp"
 
 namespace wt {
 
@@ -51,9 +50,9 @@ void Linear::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& s
   shape.back() = out_features_;
   out = ctx.empty(shape);
   float* y = out.data();
-  ops::linear_forward(x.data(), params_[0]->value.data(),
-                      has_bias_ ? params_[1]->value.data() : nullptr, n, in_features_,
-                      out_features_, y);
+  ctx.ops->linear_forward(x.data(), params_[0]->value.data(),
+                          has_bias_ ? params_[1]->value.data() : nullptr, n, in_features_,
+                          out_features_, y);
 }
 
 void Linear::backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
@@ -63,10 +62,10 @@ void Linear::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
   const Tensor& x = *in[0];
   const int64_t n = x.numel() / in_features_;
   if (din[0]) *din[0] = ctx.empty(x.shape());
-  ops::linear_backward(x.data(), params_[0]->value.data(), dout.data(), n, in_features_,
-                       out_features_, params_[0]->grad.data(),
-                       has_bias_ ? params_[1]->grad.data() : nullptr,
-                       din[0] ? din[0]->data() : nullptr);
+  ctx.ops->linear_backward(x.data(), params_[0]->value.data(), dout.data(), n, in_features_,
+                           out_features_, params_[0]->grad.data(),
+                           has_bias_ ? params_[1]->grad.data() : nullptr,
+                           din[0] ? din[0]->data() : nullptr);
 }
 
 double Linear::flops_per_sample() const {

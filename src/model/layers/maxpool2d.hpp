@@ -10,9 +10,10 @@ class MaxPool2d : public Pool2dBase {
   const char* type() const override { return "maxpool2d"; }
 
  protected:
-  void pool_forward(const ops::Pool2dGeometry& g, const float* x, float* y) override;
-  void pool_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
-                     float* dx) override;
+  void pool_forward(const OpsBackend& ops, const ops::Pool2dGeometry& g, const float* x,
+                    float* y) override;
+  void pool_backward(const OpsBackend& ops, const ops::Pool2dGeometry& g, const float* x,
+                     const float* dy, float* dx) override;
 };
 
 }  // namespace wt

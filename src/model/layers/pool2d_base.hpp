@@ -6,7 +6,7 @@
 
 #include "model/layer.hpp"
 #include "model/layer_args.hpp"
-#include "ops/host/pool2d.hpp"
+#include "ops/kernel_args.hpp"
 
 namespace wt {
 
@@ -48,7 +48,7 @@ class Pool2dBase : public Layer {
     (void)saved;
     const Tensor& x = *in[0];
     out = ctx.empty({x.dim(0), shape_.channels, shape_.out_h(), shape_.out_w()});
-    pool_forward(geometry(x.dim(0)), x.data(), out.data());
+    pool_forward(*ctx.ops, geometry(x.dim(0)), x.data(), out.data());
   }
   void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
                 const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) final {
@@ -57,14 +57,15 @@ class Pool2dBase : public Layer {
     if (!din[0]) return;
     const Tensor& x = *in[0];
     *din[0] = ctx.empty(x.shape());
-    pool_backward(geometry(x.dim(0)), x.data(), dout.data(), din[0]->data());
+    pool_backward(*ctx.ops, geometry(x.dim(0)), x.data(), dout.data(), din[0]->data());
   }
 
  protected:
-  virtual void pool_forward(const ops::Pool2dGeometry& g, const float* x, float* y) = 0;
+  virtual void pool_forward(const OpsBackend& ops, const ops::Pool2dGeometry& g, const float* x,
+                            float* y) = 0;
   // dx is overwritten; x is the forward input.
-  virtual void pool_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
-                             float* dx) = 0;
+  virtual void pool_backward(const OpsBackend& ops, const ops::Pool2dGeometry& g, const float* x,
+                             const float* dy, float* dx) = 0;
 
   ops::Pool2dGeometry geometry(int64_t batch) const {
     ops::Pool2dGeometry g = shape_;

@@ -3,8 +3,7 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
-#include "ops/host/elementwise.hpp"
-#include "ops/host/rows.hpp"
+#include "ops/param_init.hpp"
 
 namespace wt {
 
@@ -34,7 +33,7 @@ void PositionEmbedding::forward(const std::vector<const Tensor*>& in, Tensor& ou
   const Tensor& x = *in[0];
   out = ctx.empty(x.shape());
   const int64_t per_sample = tokens_ * dim_;
-  ops::add_row(x.data(), params_[0]->value.data(), x.dim(0), per_sample, out.data());
+  ctx.ops->add_row(x.data(), params_[0]->value.data(), x.dim(0), per_sample, out.data());
 }
 
 void PositionEmbedding::backward(const std::vector<const Tensor*>& in, const Tensor& out,
@@ -43,7 +42,7 @@ void PositionEmbedding::backward(const std::vector<const Tensor*>& in, const Ten
   (void)out;
   (void)saved;
   const int64_t per_sample = tokens_ * dim_;
-  ops::add_column_sums(dout.data(), dout.dim(0), per_sample, params_[0]->grad.data());
+  ctx.ops->add_column_sums(dout.data(), dout.dim(0), per_sample, params_[0]->grad.data());
   if (din[0]) {
     *din[0] = ctx.empty(in[0]->shape());
     din[0]->copy_from(dout);

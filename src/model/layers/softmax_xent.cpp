@@ -3,8 +3,6 @@
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
-#include "ops/host/elementwise.hpp"
-#include "ops/host/softmax_xent.hpp"
 
 namespace wt {
 
@@ -37,7 +35,7 @@ void SoftmaxXent::forward(const std::vector<const Tensor*>& in, Tensor& out, Sav
   // single scaled copy and frees it from needing the labels again.
   Tensor grad = ctx.empty(logits.shape());
   ops::XentStats stats =
-      ops::softmax_xent_forward(logits.data(), ctx.labels, rows, classes_, grad.data());
+      ctx.ops->softmax_xent_forward(logits.data(), ctx.labels, rows, classes_, grad.data());
   const double per_sample = 1.0 / double(tokens_);  // exactly 1 for softmax_xent
   out = ctx.empty({1});
   out.data()[0] = static_cast<float>(ctx.loss_scale * stats.loss_sum * per_sample);
@@ -54,7 +52,8 @@ void SoftmaxXent::backward(const std::vector<const Tensor*>& in, const Tensor& o
   if (!din[0]) return;
   const Tensor& g = saved.tensors.at(0);
   *din[0] = ctx.empty(in[0]->shape());
-  ops::scale(g.data(), dout.data()[0] * ctx.loss_scale / float(tokens_), din[0]->data(), g.numel());
+  ctx.ops->scale(g.data(), dout.data()[0] * ctx.loss_scale / float(tokens_), din[0]->data(),
+                 g.numel());
 }
 
 // Forward: max, exp, sum, divide, about 4 flops per class; x3 for forward + backward.

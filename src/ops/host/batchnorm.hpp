@@ -4,13 +4,9 @@
 // with, so backward needs no recomputation and no per-call allocation.
 #include <cstdint>
 
-namespace wt::ops {
+#include "ops/kernel_args.hpp"
 
-struct BatchNormShape {
-  int64_t n = 0;   // batch
-  int64_t c = 0;   // channels
-  int64_t hw = 0;  // spatial size H*W
-};
+namespace wt::ops {
 
 // Train mode: normalise with the batch statistics (biased variance), write them to mean[c] and
 // invstd[c], and update the running statistics like PyTorch:

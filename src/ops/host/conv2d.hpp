@@ -4,16 +4,9 @@
 // S times wider than a per-sample one while the workspace stays bounded (no whole-batch im2col).
 #include <cstdint>
 
-namespace wt::ops {
+#include "ops/kernel_args.hpp"
 
-struct Conv2dGeometry {
-  int64_t batch = 0, in_channels = 0, in_h = 0, in_w = 0;
-  int64_t out_channels = 0, kernel = 1, stride = 1, padding = 0;
-  int64_t out_h() const { return (in_h + 2 * padding - kernel) / stride + 1; }
-  int64_t out_w() const { return (in_w + 2 * padding - kernel) / stride + 1; }
-  int64_t col_rows() const { return in_channels * kernel * kernel; }  // GEMM K of the forward
-  int64_t out_pixels() const { return out_h() * out_w(); }
-};
+namespace wt::ops {
 
 // Samples per im2col chunk; 0 picks the default measured in bench/lenet_layers.cpp.
 int64_t conv2d_chunk(const Conv2dGeometry& g, int64_t requested = 0);

@@ -60,14 +60,6 @@ void scale_in_place(float s, float* y, int64_t n) {
   host_for("wt::scale_in_place", n, [=](int64_t i) { y[i] *= s; });
 }
 
-void uniform_fill(Rng& rng, float lo, float hi, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = rng.uniform(lo, hi);
-}
-
-void normal_fill(Rng& rng, float scale, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = scale * rng.normal();
-}
-
 void multiply(const float* __restrict a, const float* __restrict b, float* __restrict y,
               int64_t n) {
   host_for("wt::multiply", n, [=](int64_t i) { y[i] = a[i] * b[i]; });

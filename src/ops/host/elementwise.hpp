@@ -31,11 +31,6 @@ void scale_in_place(float s, float* y, int64_t n);
 // y = a * b
 void multiply(const float* a, const float* b, float* y, int64_t n);
 
-// Parameter initialisation, in index order from `rng` (the same draws on every device):
-// y = U(lo, hi), and y = scale * N(0, 1).
-void uniform_fill(Rng& rng, float lo, float hi, float* y, int64_t n);
-void normal_fill(Rng& rng, float scale, float* y, int64_t n);
-
 // Inverted-dropout mask: each entry is 1/(1-p) with probability 1-p, else 0, drawn from `rng`
 // (two entries per 64-bit draw). 0 <= p < 1.
 void dropout_mask(float p, Rng& rng, float* mask, int64_t n);

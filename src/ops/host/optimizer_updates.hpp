@@ -3,6 +3,8 @@
 // (optimizers.cpp keeps the state tensors and step counts and picks the update).
 #include <cstdint>
 
+#include "ops/kernel_args.hpp"
+
 namespace wt::ops {
 
 // torch.optim.SGD with dampening 0:
@@ -10,20 +12,12 @@ namespace wt::ops {
 //   b = d on the first step, else b = mu * b + d      (only when mu != 0; b may be null otherwise)
 //   d = nesterov ? d + mu * b : b                      (only when mu != 0)
 //   w -= lr * d
-struct SgdUpdate {
-  float lr = 0, weight_decay = 0, momentum = 0;
-  bool first = false, nesterov = false;
-};
 void sgd_update(const SgdUpdate& u, int64_t n, float* w, const float* g, float* b);
 
 // torch.optim.AdamW (amsgrad off) at step t, with decay = 1 - lr * wd, step_size = lr / (1 -
 // b1^t) and bias2_sqrt = sqrt(1 - b2^t):
 //   m = b1 * m + (1 - b1) * g;  v = b2 * v + (1 - b2) * g * g
 //   w = w * decay - step_size * m / (sqrt(v) / bias2_sqrt + eps)
-struct AdamWUpdate {
-  float decay = 1, b1 = 0, one_minus_b1 = 1, b2 = 0, one_minus_b2 = 1;
-  float step_size = 0, bias2_sqrt = 1, eps = 0;
-};
 void adamw_update(const AdamWUpdate& u, int64_t n, float* w, const float* g, float* m, float* v);
 
 }  // namespace wt::ops

@@ -3,14 +3,9 @@
 // output size, max pooling pads with -inf, average pooling counts padded cells in the divisor).
 #include <cstdint>
 
-namespace wt::ops {
+#include "ops/kernel_args.hpp"
 
-struct Pool2dGeometry {
-  int64_t batch = 0, channels = 0, in_h = 0, in_w = 0;
-  int64_t kernel = 1, stride = 1, padding = 0;
-  int64_t out_h() const { return (in_h + 2 * padding - kernel) / stride + 1; }
-  int64_t out_w() const { return (in_w + 2 * padding - kernel) / stride + 1; }
-};
+namespace wt::ops {
 
 void maxpool2d_forward(const Pool2dGeometry& g, const float* x, float* y);
 // Overwrites dx: each dy goes to the first maximal input of its window (recomputed from x, so the

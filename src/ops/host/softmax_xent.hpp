@@ -3,12 +3,9 @@
 // subtracted before exponentiating).
 #include <cstdint>
 
-namespace wt::ops {
+#include "ops/kernel_args.hpp"
 
-struct XentStats {
-  double loss_sum = 0.0;  // sum over rows of -log softmax(x)[label]
-  int64_t correct = 0;    // rows whose first argmax equals the label
-};
+namespace wt::ops {
 
 // logits [n, k], labels [n]. Writes grad[n, k] = softmax(x) - onehot(label): the gradient of the
 // unscaled loss sum, so backward only scales it. Throws std::out_of_range for a label outside

@@ -2,7 +2,7 @@
 // The learning rate at each step, from [optimizer] lr and [lr_schedule].
 #include <cstdint>
 
-#include "ops/host/optimizer_options.hpp"
+#include "ops/optimizer_options.hpp"
 
 namespace wt {
 

@@ -1,9 +1,9 @@
-#include "ops/host/optimizers.hpp"
+#include "ops/optimizers.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "ops/host/optimizer_updates.hpp"
+#include "ops/kernel_args.hpp"
 
 namespace wt {
 
@@ -32,8 +32,8 @@ struct StageState {
 // Shared bookkeeping: per-stage state tensors with fixed names.
 class StatefulOptimizer : public Optimizer {
  public:
-  StatefulOptimizer(std::vector<std::string> names, CachingAllocator& allocator)
-      : names_(std::move(names)), allocator_(allocator) {}
+  StatefulOptimizer(std::vector<std::string> names, DeviceContext& device)
+      : ops_(device.ops()), names_(std::move(names)), allocator_(device.allocator()) {}
 
   void prepare(int stage, int64_t numel) override {
     auto it = states_.find(stage);
@@ -68,6 +68,7 @@ class StatefulOptimizer : public Optimizer {
     prepare(stage, values.numel());
     return states_[stage].tensors;
   }
+  const OpsBackend& ops_;  // the device's kernels: the updates run there
 
  private:
   std::vector<std::string> names_;
@@ -78,10 +79,10 @@ class StatefulOptimizer : public Optimizer {
 // torch.optim.SGD with dampening 0 (the update: ops/host/optimizer_updates.hpp).
 class Sgd : public StatefulOptimizer {
  public:
-  Sgd(const OptimizerOptions& c, CachingAllocator& allocator)
+  Sgd(const OptimizerOptions& c, DeviceContext& device)
       : StatefulOptimizer(
             c.momentum != 0 ? std::vector<std::string>{"momentum"} : std::vector<std::string>{},
-            allocator),
+            device),
         momentum_(static_cast<float>(c.momentum)),
         weight_decay_(static_cast<float>(c.weight_decay)),
         nesterov_(c.nesterov) {
@@ -100,7 +101,7 @@ class Sgd : public StatefulOptimizer {
     u.momentum = momentum_;
     u.first = step_count(stage) == 0;
     u.nesterov = nesterov_;
-    ops::sgd_update(u, n, w, g, momentum_ == 0 ? nullptr : s[0].data());
+    ops_.sgd_update(u, n, w, g, momentum_ == 0 ? nullptr : s[0].data());
     steps_[stage] = step_count(stage) + 1;
   }
 
@@ -115,8 +116,8 @@ class Sgd : public StatefulOptimizer {
 //   w -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 class AdamW : public StatefulOptimizer {
  public:
-  AdamW(const OptimizerOptions& c, CachingAllocator& allocator)
-      : StatefulOptimizer({"exp_avg", "exp_avg_sq"}, allocator),
+  AdamW(const OptimizerOptions& c, DeviceContext& device)
+      : StatefulOptimizer({"exp_avg", "exp_avg_sq"}, device),
         beta1_(c.beta1),
         beta2_(c.beta2),
         eps_(c.eps),
@@ -139,7 +140,7 @@ class AdamW : public StatefulOptimizer {
     u.step_size = static_cast<float>(lr / bias1);
     u.bias2_sqrt = static_cast<float>(std::sqrt(bias2));
     u.eps = static_cast<float>(eps_);
-    ops::adamw_update(u, n, w, g, s[0].data(), s[1].data());
+    ops_.adamw_update(u, n, w, g, s[0].data(), s[1].data());
     steps_[stage] = t;
   }
 
@@ -149,10 +150,9 @@ class AdamW : public StatefulOptimizer {
 
 }  // namespace
 
-std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& config,
-                                          CachingAllocator& allocator) {
-  if (config.kind == "sgd") return std::make_unique<Sgd>(config, allocator);
-  if (config.kind == "adamw") return std::make_unique<AdamW>(config, allocator);
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& config, DeviceContext& device) {
+  if (config.kind == "sgd") return std::make_unique<Sgd>(config, device);
+  if (config.kind == "adamw") return std::make_unique<AdamW>(config, device);
   throw std::invalid_argument("unknown optimizer.kind '" + config.kind + "' (known: sgd, adamw)");
 }
 

@@ -9,7 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "ops/host/optimizer_options.hpp"
+#include "device/device_context.hpp"
+#include "ops/optimizer_options.hpp"
 #include "tensor/tensor.hpp"
 
 namespace wt {
@@ -38,7 +39,7 @@ class Optimizer {
 };
 
 // sgd or adamw, as the deck says; its state comes from `allocator` (the device's).
-std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& config,
-                                          CachingAllocator& allocator);
+// The optimizer's state lives on `device` and its updates run on the device's kernels.
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& config, DeviceContext& device);
 
 }  // namespace wt

@@ -1,4 +1,4 @@
-#include "ops/host/lr_schedule.hpp"
+#include "ops/lr_schedule.hpp"
 
 #include <algorithm>
 #include <cmath>

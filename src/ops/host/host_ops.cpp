@@ -1,0 +1,200 @@
+#include "ops/host/host_ops.hpp"
+
+#include "ops/host/attention.hpp"
+#include "ops/host/batchnorm.hpp"
+#include "ops/host/conv2d.hpp"
+#include "ops/host/conv2d_dnnl.hpp"
+#include "ops/host/elementwise.hpp"
+#include "ops/host/finite_check.hpp"
+#include "ops/host/gemm.hpp"
+#include "ops/host/layer_norm.hpp"
+#include "ops/host/linear.hpp"
+#include "ops/host/optimizer_updates.hpp"
+#include "ops/host/pool2d.hpp"
+#include "ops/host/rows.hpp"
+#include "ops/host/softmax_xent.hpp"
+
+namespace wt {
+
+// oneDNN where it supports the geometry, else chunked im2col + GEMM with scratch memory.
+void HostOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                             const float* bias, float* y, const Scratch& scratch) const {
+#if defined(WT_HAVE_DNNL_CONV)
+  if (ops::conv2d_dnnl_supports(g, bias != nullptr))
+    return ops::conv2d_dnnl_forward(g, x, w, bias, y);
+#endif
+  const int64_t chunk = ops::conv2d_chunk(g);
+  Tensor workspace = scratch.floats(ops::conv2d_workspace_floats(g, chunk));
+  ops::conv2d_forward(g, x, w, bias, y, workspace.data(), chunk);
+}
+
+void HostOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                              const float* dy, float* dx, float* dw, float* dbias,
+                              const Scratch& scratch) const {
+#if defined(WT_HAVE_DNNL_CONV)
+  if (ops::conv2d_dnnl_supports(g, dbias != nullptr))
+    return ops::conv2d_dnnl_backward(g, x, w, dy, dx, dw, dbias);
+#endif
+  const int64_t chunk = ops::conv2d_chunk(g);
+  Tensor workspace = scratch.floats(ops::conv2d_workspace_floats(g, chunk));
+  ops::conv2d_backward(g, x, w, dy, dx, dw, dbias, workspace.data(), chunk);
+}
+
+void HostOps::relu_forward(const float* x, float* y, int64_t n) const {
+  ops::relu_forward(x, y, n);
+}
+
+void HostOps::relu_backward(const float* y, const float* dy, float* dx, int64_t n) const {
+  ops::relu_backward(y, dy, dx, n);
+}
+
+void HostOps::gelu_forward(const float* x, float* y, int64_t n) const {
+  ops::gelu_forward(x, y, n);
+}
+
+void HostOps::gelu_backward(const float* x, const float* dy, float* dx, int64_t n) const {
+  ops::gelu_backward(x, dy, dx, n);
+}
+
+void HostOps::sum_arrays(const float* const* xs, int count, float* y, int64_t n) const {
+  ops::sum_arrays(xs, count, y, n);
+}
+
+void HostOps::scale(const float* x, float s, float* y, int64_t n) const { ops::scale(x, s, y, n); }
+
+void HostOps::accumulate(const float* x, float* y, int64_t n) const { ops::accumulate(x, y, n); }
+
+void HostOps::scale_in_place(float s, float* y, int64_t n) const { ops::scale_in_place(s, y, n); }
+
+void HostOps::multiply(const float* a, const float* b, float* y, int64_t n) const {
+  ops::multiply(a, b, y, n);
+}
+
+void HostOps::dropout_mask(float p, Rng& rng, float* mask, int64_t n) const {
+  ops::dropout_mask(p, rng, mask, n);
+}
+
+void HostOps::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                   const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                   int64_t ldc) const {
+  ops::gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void HostOps::linear_forward(const float* x, const float* w, const float* b, int64_t rows,
+                             int64_t in, int64_t out, float* y) const {
+  ops::linear_forward(x, w, b, rows, in, out, y);
+}
+
+void HostOps::linear_backward(const float* x, const float* w, const float* dy, int64_t rows,
+                              int64_t in, int64_t out, float* dw, float* db, float* dx) const {
+  ops::linear_backward(x, w, dy, rows, in, out, dw, db, dx);
+}
+
+void HostOps::add_row(const float* x, const float* row, int64_t rows, int64_t width,
+                      float* y) const {
+  ops::add_row(x, row, rows, width, y);
+}
+
+void HostOps::add_column_sums(const float* x, int64_t rows, int64_t width, float* sums) const {
+  ops::add_column_sums(x, rows, width, sums);
+}
+
+void HostOps::gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width,
+                          float* y) const {
+  ops::gather_rows(table, ids, rows, width, y);
+}
+
+void HostOps::scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
+                               float* table) const {
+  ops::scatter_add_rows(x, ids, rows, width, table);
+}
+
+void HostOps::maxpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const {
+  ops::maxpool2d_forward(g, x, y);
+}
+
+void HostOps::maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
+                                 float* dx) const {
+  ops::maxpool2d_backward(g, x, dy, dx);
+}
+
+void HostOps::avgpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const {
+  ops::avgpool2d_forward(g, x, y);
+}
+
+void HostOps::avgpool2d_backward(const ops::Pool2dGeometry& g, const float* dy, float* dx) const {
+  ops::avgpool2d_backward(g, dy, dx);
+}
+
+void HostOps::global_avgpool_forward(int64_t batch, int64_t channels, int64_t pixels,
+                                     const float* x, float* y) const {
+  ops::global_avgpool_forward(batch, channels, pixels, x, y);
+}
+
+void HostOps::global_avgpool_backward(int64_t batch, int64_t channels, int64_t pixels,
+                                      const float* dy, float* dx) const {
+  ops::global_avgpool_backward(batch, channels, pixels, dy, dx);
+}
+
+void HostOps::batchnorm_forward_train(const float* x, const ops::BatchNormShape& s,
+                                      const float* gamma, const float* beta, float eps,
+                                      float momentum, float* running_mean, float* running_var,
+                                      float* mean, float* invstd, float* y) const {
+  ops::batchnorm_forward_train(x, s, gamma, beta, eps, momentum, running_mean, running_var, mean,
+                               invstd, y);
+}
+
+void HostOps::batchnorm_forward_eval(const float* x, const ops::BatchNormShape& s,
+                                     const float* gamma, const float* beta,
+                                     const float* running_mean, const float* running_var, float eps,
+                                     float* mean, float* invstd, float* y) const {
+  ops::batchnorm_forward_eval(x, s, gamma, beta, running_mean, running_var, eps, mean, invstd, y);
+}
+
+void HostOps::batchnorm_backward(const float* x, const float* dy, const ops::BatchNormShape& s,
+                                 const float* gamma, const float* mean, const float* invstd,
+                                 bool batch_stats, float* dx, float* dgamma, float* dbeta) const {
+  ops::batchnorm_backward(x, dy, s, gamma, mean, invstd, batch_stats, dx, dgamma, dbeta);
+}
+
+void HostOps::layer_norm_forward(const float* x, const float* w, const float* b, int64_t rows,
+                                 int64_t dim, double eps, float* y, float* stats) const {
+  ops::layer_norm_forward(x, w, b, rows, dim, eps, y, stats);
+}
+
+void HostOps::layer_norm_backward(const float* x, const float* dy, const float* w,
+                                  const float* stats, int64_t rows, int64_t dim, float* dw,
+                                  float* db, float* dx) const {
+  ops::layer_norm_backward(x, dy, w, stats, rows, dim, dw, db, dx);
+}
+
+void HostOps::causal_softmax(float* p, int64_t T) const { ops::causal_softmax(p, T); }
+
+void HostOps::causal_softmax_backward(const float* p, float* g, int64_t T) const {
+  ops::causal_softmax_backward(p, g, T);
+}
+
+ops::XentStats HostOps::softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n,
+                                             int64_t k, float* grad) const {
+  return ops::softmax_xent_forward(logits, labels, n, k, grad);
+}
+
+bool HostOps::all_finite(const float* data, int64_t count) const {
+  return wt::all_finite(data, count);
+}
+
+int64_t HostOps::count_nonfinite(const float* data, int64_t count) const {
+  return wt::count_nonfinite(data, count);
+}
+
+void HostOps::sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g,
+                         float* b) const {
+  ops::sgd_update(u, n, w, g, b);
+}
+
+void HostOps::adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g, float* m,
+                           float* v) const {
+  ops::adamw_update(u, n, w, g, m, v);
+}
+
+}  // namespace wt

@@ -1,0 +1,78 @@
+#pragma once
+// The host backend of the ops interface: oneDNN and a BLAS for convolution and GEMM, Kokkos
+// kernels over the host execution space for the rest (the free functions of this folder). The
+// host and strict devices both run it.
+#include "ops/ops_backend.hpp"
+
+namespace wt {
+
+class HostOps final : public OpsBackend {
+ public:
+  const char* name() const override { return "host"; }
+  void relu_forward(const float* x, float* y, int64_t n) const override;
+  void relu_backward(const float* y, const float* dy, float* dx, int64_t n) const override;
+  void gelu_forward(const float* x, float* y, int64_t n) const override;
+  void gelu_backward(const float* x, const float* dy, float* dx, int64_t n) const override;
+  void sum_arrays(const float* const* xs, int count, float* y, int64_t n) const override;
+  void scale(const float* x, float s, float* y, int64_t n) const override;
+  void accumulate(const float* x, float* y, int64_t n) const override;
+  void scale_in_place(float s, float* y, int64_t n) const override;
+  void multiply(const float* a, const float* b, float* y, int64_t n) const override;
+  void dropout_mask(float p, Rng& rng, float* mask, int64_t n) const override;
+  void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+            int64_t ldc) const override;
+  void linear_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t in,
+                      int64_t out, float* y) const override;
+  void linear_backward(const float* x, const float* w, const float* dy, int64_t rows, int64_t in,
+                       int64_t out, float* dw, float* db, float* dx) const override;
+  void add_row(const float* x, const float* row, int64_t rows, int64_t width,
+               float* y) const override;
+  void add_column_sums(const float* x, int64_t rows, int64_t width, float* sums) const override;
+  void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width,
+                   float* y) const override;
+  void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
+                        float* table) const override;
+  void conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                      const float* bias, float* y, const Scratch& scratch) const override;
+  void conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                       const float* dy, float* dx, float* dw, float* dbias,
+                       const Scratch& scratch) const override;
+  void maxpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const override;
+  void maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
+                          float* dx) const override;
+  void avgpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const override;
+  void avgpool2d_backward(const ops::Pool2dGeometry& g, const float* dy, float* dx) const override;
+  void global_avgpool_forward(int64_t batch, int64_t channels, int64_t pixels, const float* x,
+                              float* y) const override;
+  void global_avgpool_backward(int64_t batch, int64_t channels, int64_t pixels, const float* dy,
+                               float* dx) const override;
+  void batchnorm_forward_train(const float* x, const ops::BatchNormShape& s, const float* gamma,
+                               const float* beta, float eps, float momentum, float* running_mean,
+                               float* running_var, float* mean, float* invstd,
+                               float* y) const override;
+  void batchnorm_forward_eval(const float* x, const ops::BatchNormShape& s, const float* gamma,
+                              const float* beta, const float* running_mean,
+                              const float* running_var, float eps, float* mean, float* invstd,
+                              float* y) const override;
+  void batchnorm_backward(const float* x, const float* dy, const ops::BatchNormShape& s,
+                          const float* gamma, const float* mean, const float* invstd,
+                          bool batch_stats, float* dx, float* dgamma, float* dbeta) const override;
+  void layer_norm_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t dim,
+                          double eps, float* y, float* stats) const override;
+  void layer_norm_backward(const float* x, const float* dy, const float* w, const float* stats,
+                           int64_t rows, int64_t dim, float* dw, float* db,
+                           float* dx) const override;
+  void causal_softmax(float* p, int64_t T) const override;
+  void causal_softmax_backward(const float* p, float* g, int64_t T) const override;
+  ops::XentStats softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n,
+                                      int64_t k, float* grad) const override;
+  bool all_finite(const float* data, int64_t count) const override;
+  int64_t count_nonfinite(const float* data, int64_t count) const override;
+  void sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g,
+                  float* b) const override;
+  void adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g, float* m,
+                    float* v) const override;
+};
+
+}  // namespace wt

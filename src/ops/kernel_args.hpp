@@ -1,0 +1,45 @@
+#pragma once
+// The arguments of the kernels that several backends implement (ops/ops.hpp): shapes and update
+// coefficients, plain values that mean the same on every device.
+#include <cstdint>
+
+namespace wt::ops {
+
+struct Conv2dGeometry {
+  int64_t batch = 0, in_channels = 0, in_h = 0, in_w = 0;
+  int64_t out_channels = 0, kernel = 1, stride = 1, padding = 0;
+  int64_t out_h() const { return (in_h + 2 * padding - kernel) / stride + 1; }
+  int64_t out_w() const { return (in_w + 2 * padding - kernel) / stride + 1; }
+  int64_t col_rows() const { return in_channels * kernel * kernel; }  // GEMM K of the forward
+  int64_t out_pixels() const { return out_h() * out_w(); }
+};
+
+struct Pool2dGeometry {
+  int64_t batch = 0, channels = 0, in_h = 0, in_w = 0;
+  int64_t kernel = 1, stride = 1, padding = 0;
+  int64_t out_h() const { return (in_h + 2 * padding - kernel) / stride + 1; }
+  int64_t out_w() const { return (in_w + 2 * padding - kernel) / stride + 1; }
+};
+
+struct BatchNormShape {
+  int64_t n = 0;   // batch
+  int64_t c = 0;   // channels
+  int64_t hw = 0;  // spatial size H*W
+};
+
+struct XentStats {
+  double loss_sum = 0.0;  // sum over rows of -log softmax(x)[label]
+  int64_t correct = 0;    // rows whose first argmax equals the label
+};
+
+struct SgdUpdate {
+  float lr = 0, weight_decay = 0, momentum = 0;
+  bool first = false, nesterov = false;
+};
+
+struct AdamWUpdate {
+  float decay = 1, b1 = 0, one_minus_b1 = 1, b2 = 0, one_minus_b2 = 1;
+  float step_size = 0, bias2_sqrt = 1, eps = 0;
+};
+
+}  // namespace wt::ops

@@ -1,0 +1,118 @@
+#pragma once
+// The ops interface: every kernel that layers, the executor, the optimizers and the non-finite
+// guard run, as one object per device (DeviceContext::ops()). Pointers are device memory of the
+// caller's device; a backend (host/ today; cuda/ next) implements each with its own libraries.
+// Parameter initialisation is not here: it draws from the host's Rng so that every device starts
+// from bitwise the same weights (ops/host/elementwise.hpp's fills), then stages them in.
+#include <cstdint>
+
+#include "mem/caching_allocator.hpp"
+#include "ops/kernel_args.hpp"
+#include "tensor/rng.hpp"
+#include "tensor/tensor.hpp"
+
+namespace wt {
+
+// Where a kernel gets temporary device memory: the caller's allocator and stream.
+struct Scratch {
+  CachingAllocator* memory = nullptr;
+  int stream = 0;
+  Tensor floats(int64_t n) const { return Tensor::empty({n}, *memory, stream); }
+};
+
+class OpsBackend {
+ public:
+  virtual ~OpsBackend() = default;
+  virtual const char* name() const = 0;
+
+  // Elementwise (n elements).
+  virtual void relu_forward(const float* x, float* y, int64_t n) const = 0;
+  virtual void relu_backward(const float* y, const float* dy, float* dx, int64_t n) const = 0;
+  virtual void gelu_forward(const float* x, float* y, int64_t n) const = 0;
+  virtual void gelu_backward(const float* x, const float* dy, float* dx, int64_t n) const = 0;
+  virtual void sum_arrays(const float* const* xs, int count, float* y, int64_t n) const = 0;
+  virtual void scale(const float* x, float s, float* y, int64_t n) const = 0;
+  virtual void accumulate(const float* x, float* y, int64_t n) const = 0;  // y += x
+  virtual void scale_in_place(float s, float* y, int64_t n) const = 0;
+  virtual void multiply(const float* a, const float* b, float* y, int64_t n) const = 0;
+  // Inverted-dropout mask: 0 with probability p, else 1 / (1 - p); draws from the batch's Rng.
+  virtual void dropout_mask(float p, Rng& rng, float* mask, int64_t n) const = 0;
+
+  // Matrices, row-major: C = alpha op(A) op(B) + beta C.
+  virtual void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                    int64_t ldc) const = 0;
+  void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+            const float* a, const float* b, float beta, float* c) const {
+    gemm(trans_a, trans_b, m, n, k, alpha, a, trans_a ? m : k, b, trans_b ? k : n, beta, c, n);
+  }
+  virtual void linear_forward(const float* x, const float* w, const float* b, int64_t rows,
+                              int64_t in, int64_t out, float* y) const = 0;
+  virtual void linear_backward(const float* x, const float* w, const float* dy, int64_t rows,
+                               int64_t in, int64_t out, float* dw, float* db, float* dx) const = 0;
+
+  // Rows of a [rows, width] matrix.
+  virtual void add_row(const float* x, const float* row, int64_t rows, int64_t width,
+                       float* y) const = 0;
+  virtual void add_column_sums(const float* x, int64_t rows, int64_t width, float* sums) const = 0;
+  virtual void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width,
+                           float* y) const = 0;
+  virtual void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
+                                float* table) const = 0;
+
+  // Convolution and pooling (NCHW). The convolution may take scratch memory.
+  virtual void conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                              const float* bias, float* y, const Scratch& scratch) const = 0;
+  virtual void conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                               const float* dy, float* dx, float* dw, float* dbias,
+                               const Scratch& scratch) const = 0;
+  virtual void maxpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const = 0;
+  virtual void maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
+                                  float* dx) const = 0;
+  virtual void avgpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const = 0;
+  virtual void avgpool2d_backward(const ops::Pool2dGeometry& g, const float* dy,
+                                  float* dx) const = 0;
+  virtual void global_avgpool_forward(int64_t batch, int64_t channels, int64_t pixels,
+                                      const float* x, float* y) const = 0;
+  virtual void global_avgpool_backward(int64_t batch, int64_t channels, int64_t pixels,
+                                       const float* dy, float* dx) const = 0;
+
+  // Normalisation.
+  virtual void batchnorm_forward_train(const float* x, const ops::BatchNormShape& s,
+                                       const float* gamma, const float* beta, float eps,
+                                       float momentum, float* running_mean, float* running_var,
+                                       float* mean, float* invstd, float* y) const = 0;
+  virtual void batchnorm_forward_eval(const float* x, const ops::BatchNormShape& s,
+                                      const float* gamma, const float* beta,
+                                      const float* running_mean, const float* running_var,
+                                      float eps, float* mean, float* invstd, float* y) const = 0;
+  virtual void batchnorm_backward(const float* x, const float* dy, const ops::BatchNormShape& s,
+                                  const float* gamma, const float* mean, const float* invstd,
+                                  bool batch_stats, float* dx, float* dgamma,
+                                  float* dbeta) const = 0;
+  virtual void layer_norm_forward(const float* x, const float* w, const float* b, int64_t rows,
+                                  int64_t dim, double eps, float* y, float* stats) const = 0;
+  virtual void layer_norm_backward(const float* x, const float* dy, const float* w,
+                                   const float* stats, int64_t rows, int64_t dim, float* dw,
+                                   float* db, float* dx) const = 0;
+
+  // Attention: row-wise causal softmax of one [T, T] score matrix, in place.
+  virtual void causal_softmax(float* p, int64_t T) const = 0;
+  virtual void causal_softmax_backward(const float* p, float* g, int64_t T) const = 0;
+
+  // The loss: softmax cross-entropy of [n, k] logits, its gradient, loss sum and hits.
+  virtual ops::XentStats softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n,
+                                              int64_t k, float* grad) const = 0;
+
+  // The non-finite guard.
+  virtual bool all_finite(const float* data, int64_t count) const = 0;
+  virtual int64_t count_nonfinite(const float* data, int64_t count) const = 0;
+
+  // Optimizer updates.
+  virtual void sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g,
+                          float* b) const = 0;
+  virtual void adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g,
+                            float* m, float* v) const = 0;
+};
+
+}  // namespace wt
