@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "ops/host/layer_norm.hpp"
 #include "ops/host/optimizer_updates.hpp"
 #include "ops/host/rows.hpp"
+#include "ops/host/softmax_xent.hpp"
 
 // Batch norm and layer norm as they were (kokkos_kernels.sh takes the files from git history).
 namespace wt::ops_loop {
@@ -33,6 +35,12 @@ void batchnorm_forward_train(const float* x, const wt::ops::BatchNormShape& s, c
 void batchnorm_backward(const float* x, const float* dy, const wt::ops::BatchNormShape& s,
                         const float* gamma, const float* mean, const float* invstd,
                         bool batch_stats, float* dx, float* dgamma, float* dbeta);
+void layer_norm_backward(const float* x, const float* dy, const float* w, const float* stats,
+                         int64_t rows, int64_t dim, float* dw, float* db, float* dx);
+void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
+                      float* table);
+wt::ops::XentStats softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n,
+                                        int64_t k, float* grad);
 }  // namespace wt::ops_loop
 
 namespace {
@@ -160,12 +168,14 @@ struct Inputs {
         m(size_t(n)),
         v(size_t(n)),
         stats(size_t(2 * (n / width))),
-        ids(size_t(n / width)) {
+        ids(size_t(n / width)),
+        labels(size_t(n / 10)) {
     for (int64_t i = 0; i < n; ++i) {
       a[size_t(i)] = float((i * 37) % 101) / 50.0f - 1.0f;
       b[size_t(i)] = float((i * 11) % 97) / 48.0f - 1.0f;
     }
     for (int64_t r = 0; r < rows; ++r) ids[size_t(r)] = (r * 7919) % rows;
+    for (size_t r = 0; r < labels.size(); ++r) labels[r] = int32_t((r * 7) % 10);
     while ((T + 1) * (T + 1) <= n) ++T;
     sgd.lr = 1e-3f;
     sgd.weight_decay = 1e-4f;
@@ -185,6 +195,7 @@ struct Inputs {
   int64_t T = 1;  // attention: one [T, T] score matrix of about n floats
   std::vector<float> a, b, c, m, v, stats;
   std::vector<int64_t> ids;
+  std::vector<int32_t> labels;  // n / 10 rows of 10 classes (softmax cross-entropy)
   wt::ops::SgdUpdate sgd;
   wt::ops::AdamWUpdate adam;
   // Batch norm on ResNet's first block: 128 samples, 64 channels of 8 x 16 (about n floats).
@@ -266,6 +277,37 @@ std::vector<Case> kernel_cases(Inputs& in) {
   };
 }
 
+// The kernels of the last step of issue 11 (the rows race without care under threads, and the
+// loss reduces), against the files as they were (kokkos_kernels.sh takes them from git history).
+std::vector<Case> reduction_cases(Inputs& in) {
+  const int64_t n = in.n, rows = in.rows, width = in.width;
+  float *x = in.a.data(), *y = in.b.data(), *z = in.c.data(), *m = in.m.data(),
+        *stats = in.stats.data();
+  const int64_t* id_ptr = in.ids.data();
+  const int32_t* labels = in.labels.data();
+  const int64_t xent_rows = int64_t(in.labels.size()), wide_rows = n / 100;
+  std::vector<int32_t> wide_labels(static_cast<size_t>(wide_rows));
+  for (int64_t r = 0; r < wide_rows; ++r) wide_labels[size_t(r)] = int32_t((r * 37) % 100);
+  const auto wide = std::make_shared<std::vector<int32_t>>(std::move(wide_labels));
+  for (int64_t r = 0; r < rows; ++r) {  // layer norm's saved mean and rstd
+    stats[2 * r] = 0.01f;
+    stats[2 * r + 1] = 1.1f;
+  }
+  return {
+      {"layer_norm_backward (768 wide)",
+       [=] { wt::ops::layer_norm_backward(x, y, y, stats, rows, width, m, m + width, z); },
+       [=] { wt::ops_loop::layer_norm_backward(x, y, y, stats, rows, width, m, m + width, z); }},
+      {"scatter_add_rows (768 wide)", [=] { wt::ops::scatter_add_rows(x, id_ptr, rows, width, z); },
+       [=] { wt::ops_loop::scatter_add_rows(x, id_ptr, rows, width, z); }},
+      {"softmax_xent (10 classes)",
+       [=] { wt::ops::softmax_xent_forward(x, labels, xent_rows, 10, z); },
+       [=] { wt::ops_loop::softmax_xent_forward(x, labels, xent_rows, 10, z); }},
+      {"softmax_xent (100 classes)",
+       [=] { wt::ops::softmax_xent_forward(x, wide->data(), wide_rows, 100, z); },
+       [=] { wt::ops_loop::softmax_xent_forward(x, wide->data(), wide_rows, 100, z); }},
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -273,7 +315,8 @@ int main(int argc, char** argv) {
   const int reps = argc > 2 ? std::atoi(argv[2]) : 200;
   Kokkos::ScopeGuard kokkos(argc, argv);
   Inputs inputs(n);
-  const std::vector<Case> cases = kernel_cases(inputs);
+  std::vector<Case> cases = kernel_cases(inputs);
+  for (Case& c : reduction_cases(inputs)) cases.push_back(std::move(c));
   std::printf("host threads (Kokkos %s): %d; n = %lld floats, %d calls each, median us\n",
               typeid(Kokkos::DefaultHostExecutionSpace).name(),
               Kokkos::DefaultHostExecutionSpace::concurrency(), (long long)n, reps);

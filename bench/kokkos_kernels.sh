@@ -8,9 +8,10 @@ out="${BENCH_BUILD_DIR:-$here/../build/bench}"
 kokkos_include=${KOKKOS_INCLUDE:-/usr/include/trilinos}
 kokkos_lib=${KOKKOS_LIB:-trilinos_kokkoscore}
 mkdir -p "$out"
-# Batch norm's and layer norm's baselines are the files as they were just before their loops
-# became kernels, taken from git history (not copies in the tree), in their own namespace.
-for baseline in batchnorm:3cca06d^ layer_norm:f270f27^; do
+# Batch norm's, layer norm's, the rows' and softmax cross-entropy's baselines are the files as
+# they were just before their loops became kernels, taken from git history (not copies in the
+# tree), in their own namespace (layer norm's file of f270f27^ holds both of its loops).
+for baseline in batchnorm:3cca06d^ layer_norm:f270f27^ rows:0d358a8 softmax_xent:0d358a8; do
   file=${baseline%%:*}
   git -C "$here/.." show "${baseline#*:}:src/ops/host/$file.cpp" |
     sed 's/^namespace wt::ops {/namespace wt::ops_loop {\nusing namespace wt::ops;  \/\/ the header'"'"'s types/; s|^}  // namespace wt::ops$|}  // namespace wt::ops_loop|' \
@@ -21,5 +22,6 @@ g++ -std=c++17 -O3 -march=native -DNDEBUG -I"$here/../src" -I"$kokkos_include" \
   "$here/../src/ops/host/rows.cpp" "$here/../src/ops/host/attention.cpp" \
   "$here/../src/ops/host/layer_norm.cpp" "$here/../src/ops/host/optimizer_updates.cpp" \
   "$here/../src/ops/host/batchnorm.cpp" "$out/batchnorm_loops.cpp" "$out/layer_norm_loops.cpp" \
+  "$here/../src/ops/host/softmax_xent.cpp" "$out/rows_loops.cpp" "$out/softmax_xent_loops.cpp" \
   -fno-math-errno -l"$kokkos_lib" -ldl -o "$out/kokkos_kernels"
 "$out/kokkos_kernels" "${1:-1048576}" "${2:-200}"
