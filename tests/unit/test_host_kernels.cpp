@@ -31,6 +31,22 @@ TEST(HostKernels, ElementwiseLayerOnTwoThreads) {
   check_layer_gradients("type = \"gelu\"", {{64}}, 4);
 }
 
+// The kernels that reduce across rows: layer norm's dw/db (an array reduction), the embedding's
+// scatter-add with repeated ids (column stripes), and the loss's sums, on 2 threads.
+TEST(HostKernels, ReducingLayersOnTwoThreads) {
+  if (ops::host_threads() < 2)
+    GTEST_SKIP() << "Kokkos's host space has " << ops::host_threads()
+                 << " thread(s) (Serial): build against Kokkos with OpenMP to run this";
+  check_layer_gradients("type = \"layernorm\"", {{16, 40}}, 4);
+  GradCheckOptions tokens;
+  tokens.integer_inputs = 5;  // 64 tokens over a vocabulary of 5: every id repeats
+  check_layer_gradients("type = \"embedding\"\nvocab = 5\ndim = 40", {{64}}, 2, tokens);
+  GradCheckOptions labels;
+  labels.labels = std::vector<int32_t>(64);
+  for (size_t i = 0; i < labels.labels.size(); ++i) labels.labels[i] = int32_t(i % 5);
+  check_layer_gradients("type = \"softmax_xent\"", {{5}}, 64, labels);
+}
+
 TEST(HostKernels, KokkosHostSpaceRunsTheKernels) {
   // Whatever the backend, the kernels run and agree with the loop they replaced.
   const int64_t n = 1000;
