@@ -1,0 +1,74 @@
+#pragma once
+// DeepPool's burst-parallel planner (seeds/deeppool.txt §4.1, Alg. 1 "Search Linear"): for a
+// chain of planning units, how many ranks run each unit so the step is fastest, within a
+// tolerance for wasted device time (the GPU-second amplification limit). A pure function of a
+// cost table: the costs come from a profile or a device model (burst_costs.hpp), the tests build
+// them by hand.
+//
+// The dynamic program, literally as the paper writes it (research notes §1.2):
+//   S[0][g] = 0; Amp(0, h) = 1                      (unit 0 is the data)
+//   for unit i, count g: over predecessors h in ascending order,
+//     cand = S[i-1][h] + comm(i, h -> g)
+//     admitted if Amp(i-1, h) <= max(bestAmp, limit) and cand <= bestS;
+//     then bestS = cand, bestT = comm, bestAmp = min(bestAmp, Amp(i-1, h)), pred = h
+//   S[i][g] = bestS + comp(i, g) + sync(i, g);  T[i][g] = bestT + comp(i, g) + sync(i, g)
+//   Amp(i, g) = T[i][g] * g / (comp(i, 1) + sync(i, 1)), or 1 when that is <= amp_exempt_s
+// The limit is soft (a predecessor over it is still admitted when no more amplified than every
+// one admitted so far), checked on the predecessor only (the last unit is never checked), and
+// depends on the ascending order of h. DeepPool's code differs slightly (strict <, bestAmp set
+// to the newest amplification, not the minimum); this follows the paper.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace wt {
+
+// Costs in seconds. counts: candidate rank counts, ascending. Indexed [unit][count index]; comm
+// is [unit][predecessor's count index][this unit's count index] (unit 0's is ignored: the data
+// arrives where the first unit runs).
+struct BurstCosts {
+  std::vector<int> counts;
+  std::vector<std::vector<double>> comp;
+  std::vector<std::vector<double>> sync;
+  std::vector<std::vector<std::vector<double>>> comm;
+  int units() const { return static_cast<int>(comp.size()); }
+};
+
+struct BurstOptions {
+  double amp_limit = 2.0;        // burst.amp_limit (DeepPool's code's default)
+  double amp_exempt_s = 300e-6;  // burst.amp_exempt_s: units this fast are never limited
+};
+
+// One unit of the chosen plan, as DeepPool prints it.
+struct BurstUnitPlan {
+  int count = 1;             // ranks running the unit
+  double comp_s = 0;         // forward + backward at global_batch / count samples per rank
+  double comm_s = 0;         // moving its input rows in (and their gradients back)
+  double sync_s = 0;         // allreducing its gradients over its ranks
+  double cumulative_s = 0;   // the step so far, through this unit
+  double amplification = 1;  // GPU-seconds over the single-rank time (1 if exempt)
+};
+
+struct BurstPlan {
+  std::vector<BurstUnitPlan> units;
+  double step_s = 0;       // predicted step time (no overlap of sync with compute)
+  double gpu_seconds = 0;  // sum over units of count * (comp + comm + sync)
+  // Per rank (0..max count - 1): seconds of the step it runs nothing. Ranks beyond the widest
+  // unit are idle all step and not listed.
+  std::vector<double> idle_s;
+  // Maximal runs of units with equal counts: [first unit, last unit + 1) and the count.
+  struct Segment {
+    int unit_begin, unit_end, count;
+  };
+  std::vector<Segment> segments() const;
+};
+
+// Throws std::invalid_argument on an inconsistent cost table (empty, sizes that disagree,
+// counts not ascending and positive).
+BurstPlan plan_burst(const BurstCosts& costs, const BurstOptions& options);
+
+// The plan's table (per unit: count, comp, comm, sync, cumulative time, amplification), with
+// unit names when given.
+std::string burst_plan_table(const BurstPlan& plan, const std::vector<std::string>& unit_names);
+
+}  // namespace wt
