@@ -4,8 +4,8 @@
 #include <iostream>
 #include <regex>
 
-#include "util/input_error.hpp"
 #include "deck/schema.hpp"
+#include "util/input_error.hpp"
 
 #ifndef WT_VERSION
 #define WT_VERSION "0.1.0"
@@ -124,21 +124,26 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
       "stage (profiling now unless the run directory caches profile.h5), then exit");
   app.add_flag("--show-schedule", cl.show_schedule,
                "Print the schedule's per-rank instruction table, then exit");
+  app.add_flag("--show-plan", cl.show_plan,
+               "Print DeepPool's burst plan of the deck's model on --ranks ranks of --device "
+               "(per unit: ranks, compute, transfer, sync, cumulative time, amplification), then "
+               "exit");
   app.add_option("--ranks", cl.ranks,
-                 "Rank count for --show-stages, --show-schedule and --simulate (default: the MPI "
-                 "world size)")
+                 "Rank count for --show-stages, --show-schedule, --show-plan and --simulate "
+                 "(default: the MPI world size)")
       ->type_name("N")
       ->check(CLI::Range(1, kMaxRanks));
   app.add_flag("--simulate", cl.simulate,
                "Predict step time, throughput, busy fraction and memory per rank of the deck's "
                "schedule on --ranks ranks of --device, without running the model, then exit");
   app.add_option("--device", cl.device,
-                 "Device model for --simulate: v100, a100, h100 or a device file (TOML; see "
+                 "Device model for --simulate and --show-plan: v100, a100, h100 or a device file "
+                 "(TOML; see "
                  "bench/devices/)")
       ->type_name("NAME|FILE");
   app.add_option("--profile", cl.profile,
                  "Layer times measured by the profiling step (profile.h5 in a run directory) for "
-                 "--simulate, instead of the device's roofline estimate")
+                 "--simulate or --show-plan, instead of the device's roofline estimate")
       ->type_name("FILE");
   app.add_option("--simulate-trace", cl.simulate_trace,
                  "With --simulate: write the simulated step as a trace file (trace.h5 format) for "
@@ -176,19 +181,20 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
     throw InputError("", 0, "DECK",
                      "missing the input deck: wavetrain DECK [options] (wavetrain --help)");
   for (const std::string& o : cl.overrides) check_override_shape(o);
-  if (cl.simulate && cl.device.empty())
+  const bool priced = cl.simulate || cl.show_plan;  // needs a device model
+  if (priced && cl.device.empty())
     throw InputError("", 0, "--device",
-                     "--simulate needs a device model: --device v100|a100|h100|FILE");
-  if (!cl.simulate && (!cl.device.empty() || !cl.profile.empty() || !cl.simulate_trace.empty()))
-    throw InputError("", 0,
-                     !cl.device.empty()    ? "--device"
-                     : !cl.profile.empty() ? "--profile"
-                                           : "--simulate-trace",
-                     "only applies with --simulate");
-  if (cl.ranks > 0 && !cl.simulate && !cl.show_stages && !cl.show_schedule)
+                     std::string(cl.simulate ? "--simulate" : "--show-plan") +
+                         " needs a device model: --device v100|a100|h100|FILE");
+  if (!priced && (!cl.device.empty() || !cl.profile.empty()))
+    throw InputError("", 0, !cl.device.empty() ? "--device" : "--profile",
+                     "only applies with --simulate or --show-plan");
+  if (!cl.simulate && !cl.simulate_trace.empty())
+    throw InputError("", 0, "--simulate-trace", "only applies with --simulate");
+  if (cl.ranks > 0 && !priced && !cl.show_stages && !cl.show_schedule)
     throw InputError("", 0, "--ranks",
-                     "only applies with --simulate, --show-stages or --show-schedule: a training "
-                     "run uses the MPI world size (mpirun -n N)");
+                     "only applies with --simulate, --show-plan, --show-stages or "
+                     "--show-schedule: a training run uses the MPI world size (mpirun -n N)");
   if (!walltime.empty()) cl.walltime_s = parse_walltime(walltime);
   return cl;
 }

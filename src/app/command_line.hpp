@@ -22,6 +22,7 @@ struct CommandLine {
   bool show_stages = false;            // --show-stages: print the stage split and exit
   bool show_schedule = false;          // --show-schedule: print the schedule table and exit
   int ranks = 0;                       // --ranks N for --show-*/--simulate; 0 = the MPI world size
+  bool show_plan = false;              // --show-plan: print the burst planner's plan and exit
   bool simulate = false;               // --simulate: predict the schedule with the cost model
   std::string device;                  // --device for --simulate: a built-in name or a file
   std::string profile;                 // --profile FILE: measured layer times for --simulate

@@ -16,15 +16,16 @@
 #include "app/inspect.hpp"
 #include "app/job_failure.hpp"
 #include "app/run_control.hpp"
+#include "app/show_plan.hpp"
 #include "app/simulate_command.hpp"
 #include "app/stall_watch.hpp"
 #include "app/trainer.hpp"
 #include "comm/failure_agreement.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "comm/open_mpi_defaults.hpp"
-#include "util/agreed_error.hpp"
 #include "deck/deck_parser.hpp"
 #include "exec/nonfinite_guard.hpp"
+#include "util/agreed_error.hpp"
 
 // OpenBLAS's own thread pool would fight the other ranks for cores: one rank owns one core.
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));
@@ -47,6 +48,10 @@ int simulate_or_inspect(const wt::CommandLine& cli, const wt::RunConfig& config,
     request.profile = cli.profile;
     request.trace_path = cli.simulate_trace;
     wt::run_simulate_command(config, request, std::cout);
+    return 0;
+  }
+  if (cli.show_plan) {
+    wt::show_burst_plan(config, {ranks, cli.device, cli.profile}, std::cout);
     return 0;
   }
   wt::TrainOptions where;
@@ -83,7 +88,7 @@ int run(int argc, char** argv, int world_rank) {
       if (!cli.exit_now) config = wt::parse_deck(cli.deck, cli.overrides);
     });
     if (cli.exit_now) return 0;
-    if (cli.simulate || cli.show_stages || cli.show_schedule)
+    if (cli.simulate || cli.show_plan || cli.show_stages || cli.show_schedule)
       return simulate_or_inspect(cli, config, world_rank, mpi.size());
     return train(cli, config, mpi);
   } catch (const wt::Diverged& e) {

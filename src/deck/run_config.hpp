@@ -74,6 +74,12 @@ struct RunConfig {
     double stall_seconds = 600;         // report the late rank and stop; 0 = off
   } failure;
 
+  // DeepPool's burst planner (plan/burst_planner.hpp).
+  struct Burst {
+    double amp_limit = 2.0;       // GPU-second amplification a unit may reach (99 = no limit)
+    double amp_exempt_s = 300e-6;  // units faster than this on one rank are never limited
+  } burst;
+
   struct Device {
     std::string kind = "auto";  // auto | cpu | host | strict | cuda
     int64_t memory_limit = 0;   // bytes; 0 = unlimited

@@ -121,6 +121,14 @@ const std::vector<KeyDef>& deck_schema() {
       key("schedule", "wave_offset", WT_FIELD(schedule.wave_offset),
           "ticktock: the tock wave's forward starts when the tick's ends, overlapping the tick's "
           "backward (Wavelet); false = both waves in lockstep, forwards then backwards"),
+      // [burst]
+      key("burst", "amp_limit", WT_FIELD(burst.amp_limit),
+          "burst planner: the GPU-second amplification (device time over the single-rank time) "
+          "a unit may reach when it runs on more ranks; soft, as in DeepPool; 99 = no limit")
+          .in(Range::above(0)),
+      key("burst", "amp_exempt_s", WT_FIELD(burst.amp_exempt_s),
+          "burst planner: units faster than this on one rank (seconds) are never limited")
+          .in(Range::at_least(0)),
       // [train]
       key("train", "epochs", WT_FIELD(train.epochs), "passes over the training set")
           .in(Range::at_least(1)),

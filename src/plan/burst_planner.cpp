@@ -107,6 +107,7 @@ BurstPlan plan_burst(const BurstCosts& costs, const BurstOptions& options) {
   plan.idle_s.assign(size_t(widest), plan.step_s);
   for (const BurstUnitPlan& p : plan.units)
     for (int r = 0; r < p.count; ++r) plan.idle_s[size_t(r)] -= p.comm_s + p.comp_s + p.sync_s;
+  for (double& idle : plan.idle_s) idle = std::max(0.0, idle);  // rounding on the busiest rank
   return plan;
 }
 

@@ -70,4 +70,19 @@ expect_error "profile.h5: --profile: " "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashi
   --set "data.path=\"$data\"" --simulate --ranks 2 --device v100 --profile "$dir/run/profile.h5"
 expect_error "command line: --device: --simulate needs" sim --ranks 2
 expect_error "only applies with --simulate" "$WAVETRAIN" "$deck" --device v100
+
+# DeepPool's burst plan: VGG-16 at global batch 32 on 8 A100s keeps its convolutions on 8 ranks
+# and moves the fully connected layers to fewer (its Fig. 9a), beating data parallelism.
+vgg=("$WAVETRAIN" "$WT_SOURCE_DIR/inputs/vgg16_sim.toml" --set "data.path=\"$data\"")
+"${vgg[@]}" --show-plan --ranks 8 --device a100 > "$dir/plan.txt"
+cat "$dir/plan.txt"
+grep -q "^conv1_1..relu1_1 *8 " "$dir/plan.txt" || fail "plan: conv1_1 not on 8 ranks"
+grep -Eq "^fc6..drop6 +[124] " "$dir/plan.txt" || fail "plan: fc6 still on 8 ranks"
+ratio=$(awk '/^data parallel/ { print $NF }' "$dir/plan.txt")
+awk -v r="$ratio" 'BEGIN { exit !(r < 1) }' || fail "plan: burst/DP step $ratio, expected < 1"
+expect_error "command line: --device: --show-plan needs" "${vgg[@]}" --show-plan --ranks 8
+expect_error "burst.amp_limit" "${vgg[@]}" --show-plan --ranks 8 --device a100 \
+  --set burst.amp_limit=0
+expect_error "train.global_batch" "${vgg[@]}" --show-plan --ranks 8 --device a100 \
+  --set train.global_batch=7
 echo "simulate: ok"

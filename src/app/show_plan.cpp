@@ -1,0 +1,72 @@
+#include "app/show_plan.hpp"
+
+#include <chrono>
+
+#include "app/text_format.hpp"
+#include "plan/burst_costs.hpp"
+#include "plan/layer_profile_file.hpp"
+#include "sim/device_model.hpp"
+#include "util/input_error.hpp"
+
+namespace wt {
+
+namespace {
+
+// Data parallelism on all N ranks in the planner's own terms (no transfers, unoverlapped sync).
+double all_ranks_step(const BurstCosts& costs) {
+  double t = 0;
+  for (int u = 0; u < costs.units(); ++u) t += costs.comp[u].back() + costs.sync[u].back();
+  return t;
+}
+
+}  // namespace
+
+void show_burst_plan(const RunConfig& config, const ShowPlanRequest& request, std::ostream& out) {
+  const DeviceModel device = load_device_model(request.device);
+  const Graph graph = Graph::load(config.model.file);
+  LayerProfile profile;
+  if (!request.profile.empty()) {
+    profile = load_layer_profile(request.profile);
+    const std::string mismatch = profile_mismatch(profile, graph);
+    if (!mismatch.empty()) throw InputError(request.profile, 0, "--profile", mismatch);
+  }
+  const CostModel costs(graph, {}, device, request.profile.empty() ? nullptr : &profile,
+                        optimizer_state_floats(config.optimizer.kind, config.optimizer.momentum));
+  const int64_t batch = config.train.global_batch;
+  const std::vector<int> counts = burst_counts(request.ranks, batch);
+  if (counts.size() < 2 && request.ranks > 1)
+    throw InputError(config.deck_path, 0, "train.global_batch",
+                     std::to_string(batch) + " samples divide over no rank count above 1 up to " +
+                         std::to_string(request.ranks));
+  const std::vector<PlanningUnit> units = burst_units(graph);
+  const auto t0 = std::chrono::steady_clock::now();
+  const BurstCosts table = burst_cost_table(costs, units, counts, batch);
+  BurstOptions options;
+  options.amp_limit = config.burst.amp_limit;
+  options.amp_exempt_s = config.burst.amp_exempt_s;
+  const BurstPlan plan = plan_burst(table, options);
+  const double planning_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  out << "burst plan: " << graph.name << ", global batch " << batch << ", " << request.ranks
+      << " rank(s) of " << device.name << ", amp_limit " << format_number("%g", options.amp_limit)
+      << ", layer times "
+      << (request.profile.empty() ? std::string("roofline") : "measured " + request.profile)
+      << "\n";
+  std::vector<std::string> names;
+  for (const PlanningUnit& u : units) names.push_back(u.name);
+  out << burst_plan_table(plan, names);
+  out << "segments:";
+  for (const BurstPlan::Segment& s : plan.segments())
+    out << " [" << units[s.unit_begin].node_begin << ".." << units[s.unit_end - 1].node_end - 1
+        << "] on " << s.count;
+  out << "\n";
+  const double dp = all_ranks_step(table);
+  out << "data parallel on " << counts.back() << " ranks: " << format_number("%.3f", dp * 1e3)
+      << " ms, " << format_number("%.3f", dp * counts.back() * 1e3) << " GPU-ms; burst/DP step "
+      << format_number("%.3f", plan.step_s / dp) << "\n";
+  out << "planned " << units.size() << " units x " << counts.size() << " counts in "
+      << format_number("%.3f", planning_s * 1e3) << " ms\n";
+}
+
+}  // namespace wt
