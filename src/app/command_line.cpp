@@ -91,33 +91,8 @@ void check_override_shape(const std::string& text) {
 
 }  // namespace
 
-CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& out) {
-  CommandLine cl;
-  bool help_deck = false, version = false;
-
-  CLI::App app(kDescription, "wavetrain");
-  app.footer(kFooter);
-  app.set_help_flag("-h,--help", "Print this help and exit");
-  app.add_option("DECK", cl.deck, "Input deck (TOML), e.g. inputs/fashion_lenet.toml");
-  app.add_option("--set", cl.overrides,
-                 "Override one deck key, e.g. --set train.epochs=2 (repeatable; value is TOML, a "
-                 "bare word for strings)")
-      ->type_name("SECTION.KEY=VALUE")
-      ->allow_extra_args(false);
-  app.add_option("--run-dir", cl.run_dir,
-                 "Run directory (default: <run.output_dir>/<run.name> from the deck)")
-      ->type_name("DIR");
-  app.add_flag("--restart", cl.restart,
-               "Resume from the newest usable checkpoint in the run directory (one must exist)");
-  std::string walltime;
-  app.add_option("--walltime", walltime,
-                 "The job's wall time: checkpoint and exit 75 before it runs out "
-                 "(checkpoint.walltime_margin seconds early)")
-      ->type_name("SECONDS|[HH:]MM:SS");
-  app.add_option("--steps", cl.steps, "Stop after N optimizer steps (overrides train.max_steps)")
-      ->type_name("N")
-      ->check(CLI::Range(int64_t(1), kMaxSteps));
-  app.add_flag("--quiet", cl.quiet, "No progress lines (errors and the final summary only)");
+// The options that inspect, plan or simulate instead of training.
+void add_inspection_options(CLI::App& app, CommandLine& cl) {
   app.add_flag(
       "--show-stages", cl.show_stages,
       "Print the model's layers and stage split with time, parameters and activation bytes per "
@@ -149,6 +124,54 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
                  "With --simulate: write the simulated step as a trace file (trace.h5 format) for "
                  "analysis/timeline.py and analysis/memory.py")
       ->type_name("FILE");
+}
+
+// Options that only make sense together (a device model for pricing, --ranks for inspection).
+void check_option_combinations(const CommandLine& cl) {
+  const bool priced = cl.simulate || cl.show_plan;  // needs a device model
+  if (priced && cl.device.empty())
+    throw InputError("", 0, "--device",
+                     std::string(cl.simulate ? "--simulate" : "--show-plan") +
+                         " needs a device model: --device v100|a100|h100|FILE");
+  if (!priced && (!cl.device.empty() || !cl.profile.empty()))
+    throw InputError("", 0, !cl.device.empty() ? "--device" : "--profile",
+                     "only applies with --simulate or --show-plan");
+  if (!cl.simulate && !cl.simulate_trace.empty())
+    throw InputError("", 0, "--simulate-trace", "only applies with --simulate");
+  if (cl.ranks > 0 && !priced && !cl.show_stages && !cl.show_schedule)
+    throw InputError("", 0, "--ranks",
+                     "only applies with --simulate, --show-plan, --show-stages or "
+                     "--show-schedule: a training run uses the MPI world size (mpirun -n N)");
+}
+
+CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& out) {
+  CommandLine cl;
+  bool help_deck = false, version = false;
+
+  CLI::App app(kDescription, "wavetrain");
+  app.footer(kFooter);
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  app.add_option("DECK", cl.deck, "Input deck (TOML), e.g. inputs/fashion_lenet.toml");
+  app.add_option("--set", cl.overrides,
+                 "Override one deck key, e.g. --set train.epochs=2 (repeatable; value is TOML, a "
+                 "bare word for strings)")
+      ->type_name("SECTION.KEY=VALUE")
+      ->allow_extra_args(false);
+  app.add_option("--run-dir", cl.run_dir,
+                 "Run directory (default: <run.output_dir>/<run.name> from the deck)")
+      ->type_name("DIR");
+  app.add_flag("--restart", cl.restart,
+               "Resume from the newest usable checkpoint in the run directory (one must exist)");
+  std::string walltime;
+  app.add_option("--walltime", walltime,
+                 "The job's wall time: checkpoint and exit 75 before it runs out "
+                 "(checkpoint.walltime_margin seconds early)")
+      ->type_name("SECONDS|[HH:]MM:SS");
+  app.add_option("--steps", cl.steps, "Stop after N optimizer steps (overrides train.max_steps)")
+      ->type_name("N")
+      ->check(CLI::Range(int64_t(1), kMaxSteps));
+  app.add_flag("--quiet", cl.quiet, "No progress lines (errors and the final summary only)");
+  add_inspection_options(app, cl);
   app.add_flag("--help-deck", help_deck, "List every deck key with type, default and meaning");
   app.add_flag("--version", version, "Print the version and exit");
 
@@ -181,20 +204,7 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
     throw InputError("", 0, "DECK",
                      "missing the input deck: wavetrain DECK [options] (wavetrain --help)");
   for (const std::string& o : cl.overrides) check_override_shape(o);
-  const bool priced = cl.simulate || cl.show_plan;  // needs a device model
-  if (priced && cl.device.empty())
-    throw InputError("", 0, "--device",
-                     std::string(cl.simulate ? "--simulate" : "--show-plan") +
-                         " needs a device model: --device v100|a100|h100|FILE");
-  if (!priced && (!cl.device.empty() || !cl.profile.empty()))
-    throw InputError("", 0, !cl.device.empty() ? "--device" : "--profile",
-                     "only applies with --simulate or --show-plan");
-  if (!cl.simulate && !cl.simulate_trace.empty())
-    throw InputError("", 0, "--simulate-trace", "only applies with --simulate");
-  if (cl.ranks > 0 && !priced && !cl.show_stages && !cl.show_schedule)
-    throw InputError("", 0, "--ranks",
-                     "only applies with --simulate, --show-plan, --show-stages or "
-                     "--show-schedule: a training run uses the MPI world size (mpirun -n N)");
+  check_option_combinations(cl);
   if (!walltime.empty()) cl.walltime_s = parse_walltime(walltime);
   return cl;
 }
