@@ -12,6 +12,12 @@ namespace wt {
 
 namespace {
 
+std::string join_counts(const std::vector<int>& counts) {
+  std::string s;
+  for (int c : counts) s += (s.empty() ? "" : ", ") + std::to_string(c);
+  return s;
+}
+
 // Data parallelism on all N ranks in the planner's own terms (no transfers, unoverlapped sync).
 double all_ranks_step(const BurstCosts& costs) {
   double t = 0;
@@ -44,7 +50,18 @@ void show_burst_plan(const RunConfig& config, const ShowPlanRequest& request, st
   BurstOptions options;
   options.amp_limit = config.burst.amp_limit;
   options.amp_exempt_s = config.burst.amp_exempt_s;
-  const BurstPlan plan = plan_burst(table, options);
+  const bool forced = !config.burst.ranks.empty();
+  BurstPlan plan;
+  try {
+    plan = forced ? price_burst_plan(table, options,
+                                     unit_counts_from_nodes(graph, units, config.burst.ranks))
+                  : plan_burst(table, options);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(config.deck_path, 0, "burst.ranks",
+                     std::string(e.what()) + " (candidates on " + std::to_string(request.ranks) +
+                         " ranks at global batch " + std::to_string(batch) + ": " +
+                         join_counts(counts) + ")");
+  }
   const double planning_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -52,7 +69,7 @@ void show_burst_plan(const RunConfig& config, const ShowPlanRequest& request, st
       << " rank(s) of " << device.name << ", amp_limit " << format_number("%g", options.amp_limit)
       << ", layer times "
       << (request.profile.empty() ? std::string("roofline") : "measured " + request.profile)
-      << "\n";
+      << (forced ? ", forced by burst.ranks" : "") << "\n";
   std::vector<std::string> names;
   for (const PlanningUnit& u : units) names.push_back(u.name);
   out << burst_plan_table(plan, names);

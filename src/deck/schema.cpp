@@ -129,6 +129,10 @@ const std::vector<KeyDef>& deck_schema() {
       key("burst", "amp_exempt_s", WT_FIELD(burst.amp_exempt_s),
           "burst planner: units faster than this on one rank (seconds) are never limited")
           .in(Range::at_least(0)),
+      key("burst", "ranks", WT_FIELD(burst.ranks),
+          "a forced burst plan instead of the planner's: the rank count of every node, in order "
+          "(a follower and a residual block's nodes take their unit's count); [] = planned")
+          .in(Range::at_least(1)),
       // [train]
       key("train", "epochs", WT_FIELD(train.epochs), "passes over the training set")
           .in(Range::at_least(1)),

@@ -48,6 +48,27 @@ std::vector<PlanningUnit> burst_units(const Graph& graph) {
   return units;
 }
 
+std::vector<int> unit_counts_from_nodes(const Graph& graph, const std::vector<PlanningUnit>& units,
+                                        const std::vector<int64_t>& node_counts) {
+  if (node_counts.size() != graph.nodes.size())
+    throw std::invalid_argument("has " + std::to_string(node_counts.size()) + " entries; model '" +
+                                graph.name + "' has " + std::to_string(graph.nodes.size()) +
+                                " nodes, one count each");
+  std::vector<int> counts;
+  for (const PlanningUnit& u : units) {
+    const int64_t count = node_counts[size_t(u.node_begin)];
+    for (int n = u.node_begin + 1; n < u.node_end; ++n)
+      if (node_counts[size_t(n)] != count)
+        throw std::invalid_argument(
+            "node " + std::to_string(n) + " ('" + graph.nodes[size_t(n)].name + "') has " +
+            std::to_string(node_counts[size_t(n)]) + " ranks but runs where '" +
+            graph.nodes[size_t(u.node_begin)].name + "' runs (" + std::to_string(count) +
+            "): a follower, or a node inside a residual block, takes its unit's count");
+    counts.push_back(static_cast<int>(count));
+  }
+  return counts;
+}
+
 std::vector<int> burst_counts(int ranks, int64_t global_batch) {
   std::vector<int> counts;
   for (int g = 1; g <= ranks; g *= 2)

@@ -24,6 +24,11 @@ struct PlanningUnit {
 
 std::vector<PlanningUnit> burst_units(const Graph& graph);
 
+// One count per unit from one count per node (burst.ranks): every node of a unit must have the
+// unit's count. Throws std::invalid_argument naming the node that breaks it or a wrong length.
+std::vector<int> unit_counts_from_nodes(const Graph& graph, const std::vector<PlanningUnit>& units,
+                                        const std::vector<int64_t>& node_counts);
+
 // Candidate rank counts: powers of two up to `ranks`, and `ranks` itself when it is not one,
 // keeping those that divide `global_batch`.
 std::vector<int> burst_counts(int ranks, int64_t global_batch);

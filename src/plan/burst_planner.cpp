@@ -76,6 +76,37 @@ Tables search_linear(const BurstCosts& c, const BurstOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// The plan that runs unit u on counts[chosen[u]] ranks, priced along its own path.
+BurstPlan price_plan(const BurstCosts& costs, const BurstOptions& options,
+                     const std::vector<size_t>& chosen) {
+  BurstPlan plan;
+  int widest = 1;
+  for (int u = 0; u < costs.units(); ++u) {
+    const size_t k = chosen[size_t(u)];
+    BurstUnitPlan p;
+    p.count = costs.counts[k];
+    p.comp_s = costs.comp[size_t(u)][k];
+    p.sync_s = costs.sync[size_t(u)][k];
+    p.comm_s = u == 0 ? 0.0 : costs.comm[size_t(u)][chosen[size_t(u - 1)]][k];
+    const double unit_s = p.comm_s + p.comp_s + p.sync_s;
+    p.cumulative_s = (u == 0 ? 0.0 : plan.units.back().cumulative_s) + unit_s;
+    p.amplification = amplification(costs, options, u, k, unit_s);
+    plan.gpu_seconds += p.count * unit_s;
+    widest = std::max(widest, p.count);
+    plan.units.push_back(p);
+  }
+  plan.step_s = plan.units.back().cumulative_s;
+  plan.idle_s.assign(size_t(widest), plan.step_s);
+  for (const BurstUnitPlan& p : plan.units)
+    for (int r = 0; r < p.count; ++r) plan.idle_s[size_t(r)] -= p.comm_s + p.comp_s + p.sync_s;
+  for (double& idle : plan.idle_s) idle = std::max(0.0, idle);  // rounding on the busiest rank
+  return plan;
+}
+
+}  // namespace
+
 BurstPlan plan_burst(const BurstCosts& costs, const BurstOptions& options) {
   check_costs(costs);
   const Tables t = search_linear(costs, options);
@@ -87,28 +118,24 @@ BurstPlan plan_burst(const BurstCosts& costs, const BurstOptions& options) {
     chosen[size_t(u)] = g;
     if (u > 0) g = size_t(t.pred[size_t(u)][g]);
   }
-  BurstPlan plan;
-  int widest = 1;
-  for (int u = 0; u < units; ++u) {
-    const size_t k = chosen[size_t(u)];
-    BurstUnitPlan p;
-    p.count = costs.counts[k];
-    p.comp_s = costs.comp[size_t(u)][k];
-    p.sync_s = costs.sync[size_t(u)][k];
-    p.comm_s = u == 0 ? 0.0 : costs.comm[size_t(u)][chosen[size_t(u - 1)]][k];
-    p.cumulative_s =
-        (u == 0 ? 0.0 : plan.units.back().cumulative_s) + p.comm_s + p.comp_s + p.sync_s;
-    p.amplification = t.amp[size_t(u)][k];
-    plan.gpu_seconds += p.count * (p.comm_s + p.comp_s + p.sync_s);
-    widest = std::max(widest, p.count);
-    plan.units.push_back(p);
+  return price_plan(costs, options, chosen);
+}
+
+BurstPlan price_burst_plan(const BurstCosts& costs, const BurstOptions& options,
+                           const std::vector<int>& unit_counts) {
+  check_costs(costs);
+  if (static_cast<int>(unit_counts.size()) != costs.units())
+    throw std::invalid_argument("a forced plan needs one rank count per unit (" +
+                                std::to_string(costs.units()) + "), got " +
+                                std::to_string(unit_counts.size()));
+  std::vector<size_t> chosen;
+  for (int count : unit_counts) {
+    auto it = std::find(costs.counts.begin(), costs.counts.end(), count);
+    if (it == costs.counts.end())
+      throw std::invalid_argument(std::to_string(count) + " is not a candidate rank count");
+    chosen.push_back(size_t(it - costs.counts.begin()));
   }
-  plan.step_s = plan.units.back().cumulative_s;
-  plan.idle_s.assign(size_t(widest), plan.step_s);
-  for (const BurstUnitPlan& p : plan.units)
-    for (int r = 0; r < p.count; ++r) plan.idle_s[size_t(r)] -= p.comm_s + p.comp_s + p.sync_s;
-  for (double& idle : plan.idle_s) idle = std::max(0.0, idle);  // rounding on the busiest rank
-  return plan;
+  return price_plan(costs, options, chosen);
 }
 
 std::vector<BurstPlan::Segment> BurstPlan::segments() const {

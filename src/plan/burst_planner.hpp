@@ -67,6 +67,12 @@ struct BurstPlan {
 // counts not ascending and positive).
 BurstPlan plan_burst(const BurstCosts& costs, const BurstOptions& options);
 
+// The plan that runs unit u on unit_counts[u] ranks (a forced plan: burst.ranks), priced as the
+// planner prices its own. Throws std::invalid_argument for a count that is not a candidate or a
+// list of the wrong length.
+BurstPlan price_burst_plan(const BurstCosts& costs, const BurstOptions& options,
+                           const std::vector<int>& unit_counts);
+
 // The plan's table (per unit: count, comp, comm, sync, cumulative time, amplification), with
 // unit names when given.
 std::string burst_plan_table(const BurstPlan& plan, const std::vector<std::string>& unit_names);

@@ -85,4 +85,13 @@ expect_error "burst.amp_limit" "${vgg[@]}" --show-plan --ranks 8 --device a100 \
   --set burst.amp_limit=0
 expect_error "train.global_batch" "${vgg[@]}" --show-plan --ranks 8 --device a100 \
   --set train.global_batch=7
+# A forced plan (burst.ranks, one count per node): nodes 0-29 (the convolutions) on 8, pool5 and
+# the classifier on 1.
+forced="[$(printf '8,%.0s' $(seq 30))1,1,1,1,1,1,1,1,1,1]"
+"${vgg[@]}" --show-plan --ranks 8 --device a100 --set "burst.ranks=$forced" > "$dir/forced.txt"
+grep -q "forced by burst.ranks" "$dir/forced.txt" || fail "forced plan not reported"
+grep -q "^segments: \[0..29\] on 8 \[30..39\] on 1" "$dir/forced.txt" ||
+  fail "forced plan: $(grep segments "$dir/forced.txt")"
+expect_error "burst.ranks: has 1 entries" "${vgg[@]}" --show-plan --ranks 8 --device a100 \
+  --set "burst.ranks=[8]"
 echo "simulate: ok"

@@ -53,6 +53,28 @@ TEST(BurstUnits, AResidualBlockIsOneUnit) {
   EXPECT_LE(units.size(), 8u) << testing::PrintToString(names(units));
 }
 
+TEST(BurstUnits, ForcedCountsPerNodeBecomeCountsPerUnit) {
+  const wt::Graph g = load("lenet");
+  const auto units = wt::burst_units(g);
+  std::vector<int64_t> nodes(g.nodes.size(), 2);
+  EXPECT_EQ(wt::unit_counts_from_nodes(g, units, nodes), std::vector<int>(units.size(), 2));
+  // A follower on another count than its producer names itself.
+  int follower = -1;
+  for (const auto& u : units)
+    if (u.node_end - u.node_begin > 1) follower = u.node_begin + 1;
+  ASSERT_GE(follower, 0);
+  nodes[size_t(follower)] = 1;
+  try {
+    wt::unit_counts_from_nodes(g, units, nodes);
+    FAIL() << "a follower with its own count must be refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(g.nodes[size_t(follower)].name), std::string::npos)
+        << e.what();
+  }
+  nodes.pop_back();
+  EXPECT_THROW(wt::unit_counts_from_nodes(g, units, nodes), std::invalid_argument);
+}
+
 TEST(BurstCounts, PowersOfTwoAndTheRankCountThatDivideTheBatch) {
   EXPECT_EQ(wt::burst_counts(8, 32), (std::vector<int>{1, 2, 4, 8}));
   EXPECT_EQ(wt::burst_counts(6, 48), (std::vector<int>{1, 2, 4, 6}));

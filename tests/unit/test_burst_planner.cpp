@@ -118,6 +118,23 @@ TEST(BurstPlanner, EqualCommunicationAndScalingComputeGiveTheAllRanksPlan) {
   for (double idle : p.idle_s) EXPECT_NEAR(idle, 0.0, 1e-12);
 }
 
+TEST(BurstPlanner, PricesAForcedPlanAsItPricesItsOwn) {
+  BurstOptions o;
+  o.amp_limit = 1.2;
+  o.amp_exempt_s = 0;
+  const BurstPlan planned = wt::plan_burst(three_units(), o);
+  const BurstPlan same = wt::price_burst_plan(three_units(), o, counts_of(planned));
+  EXPECT_EQ(counts_of(same), counts_of(planned));
+  EXPECT_DOUBLE_EQ(same.step_s, planned.step_s);
+  for (size_t u = 0; u < same.units.size(); ++u)
+    EXPECT_DOUBLE_EQ(same.units[u].amplification, planned.units[u].amplification) << u;
+  // Everything on 2 ranks: 2.5 + 1.4 + 1.1, no transfers (the same count throughout).
+  const BurstPlan two = wt::price_burst_plan(three_units(), o, {2, 2, 2});
+  EXPECT_DOUBLE_EQ(two.step_s, 5.0);
+  EXPECT_THROW(wt::price_burst_plan(three_units(), o, {2, 2}), std::invalid_argument);
+  EXPECT_THROW(wt::price_burst_plan(three_units(), o, {2, 3, 2}), std::invalid_argument);
+}
+
 TEST(BurstPlanner, RejectsAnInconsistentTable) {
   BurstCosts c = three_units();
   c.sync.pop_back();
