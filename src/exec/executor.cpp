@@ -211,8 +211,10 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
         loads_done_ = 0;
         data_.plan(loads_of_step(step + 1));
       }
-      // Dropout masks depend only on which samples these are, not on the rank layout's history.
-      slot.rng = Rng(seed_).fork(static_cast<uint64_t>(sequence) * 1000003ull + ins.part);
+      // Dropout masks depend only on which samples these are (the batch, each sample's index in
+      // it, the node), not on how the batch is cut into parts or ranks.
+      slot.rng = Rng(seed_).fork(static_cast<uint64_t>(sequence));
+      slot.first_sample = data_.global_batch() * ins.part / ins.parts;
       break;
     }
     case OpCode::Forward: {
@@ -329,6 +331,8 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
     LayerContext ctx;
     ctx.mode = mode;
     ctx.rng = &slot.rng;
+    ctx.first_sample = slot.first_sample;
+    ctx.node = i;
     ctx.labels = slot.labels.data();
     ctx.loss_scale = loss_scale;
     ctx.stream = current_stream_;

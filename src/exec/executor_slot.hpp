@@ -14,7 +14,8 @@ struct Executor::Slot {
   std::vector<Tensor> out;   // per node output
   std::vector<Saved> saved;  // per node forward->backward state
   std::vector<Tensor> grad;  // per node: gradient of the loss w.r.t. its output
-  Rng rng{0};
+  Rng rng{0};                // the global batch's dropout generator
+  int64_t first_sample = 0;  // the global index of the slot's first sample in its batch
 };
 
 }  // namespace wt

@@ -42,6 +42,7 @@ double run_graph_pass(Model& model, const OpsBackend& ops, const Tensor& x,
   };
   for (size_t i = 0; i < count; ++i) {
     const std::vector<const Tensor*> in = inputs_of(nodes[i]);
+    ctx.node = static_cast<int>(i);
     const Clock::time_point t0 = times ? Clock::now() : Clock::time_point();
     nodes[i].layer->forward(in, out[i], saved[i], ctx);
     if (times) times->forward[i] = since(t0);

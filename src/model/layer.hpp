@@ -29,7 +29,11 @@ struct Buffer {
 
 struct LayerContext {
   Mode mode = Mode::Train;
-  Rng* rng = nullptr;               // dropout masks; advanced deterministically per batch
+  // Dropout masks: the global batch's generator (not advanced by layers), keyed per node and per
+  // sample, so a sample's mask is the same whichever rank and part computes it.
+  Rng* rng = nullptr;
+  int64_t first_sample = 0;         // the global index, in its batch, of this call's first sample
+  int node = 0;                     // the node being run (its index in the graph)
   const int32_t* labels = nullptr;  // the batch's labels, labels_per_sample() each (loss layers)
   float loss_scale = 1.0f;          // 1 / global batch: per-rank loss sums to the global mean
   int stream = 0;                   // the instruction's stream: its allocations' stream

@@ -62,8 +62,9 @@ Trained train_gang(const std::string& model_file, wt::Communicator& comm, int st
   return t;
 }
 
-void expect_equivalent(const std::string& model_name, int64_t bucket_bytes) {
-  const std::string file = std::string(WT_SOURCE_DIR) + "/models/" + model_name + ".toml";
+void expect_equivalent(const std::string& model_name, int64_t bucket_bytes,
+                       const std::string& dir = "models") {
+  const std::string file = std::string(WT_SOURCE_DIR) + "/" + dir + "/" + model_name + ".toml";
   wt::MpiCommunicator world(MPI_COMM_WORLD);
   wt::MpiCommunicator self(MPI_COMM_SELF);
   const int steps = 5;
@@ -92,4 +93,9 @@ void expect_equivalent(const std::string& model_name, int64_t bucket_bytes) {
 TEST(GangEquivalence, MlpMatchesSingleRank) { expect_equivalent("mlp", 4 << 20); }
 TEST(GangEquivalence, LenetMatchesSingleRankWithSmallBuckets) {
   expect_equivalent("lenet", 64 << 10);
+}
+// Dropout masks are drawn per sample (keyed by its index in the global batch and the node), so a
+// sample gets the same mask on whichever rank computes it: dropout trains the same model too.
+TEST(GangEquivalence, DropoutMasksDoNotDependOnTheRankCount) {
+  expect_equivalent("mlp_dropout", 4 << 20, "tests/models");
 }

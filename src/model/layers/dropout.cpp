@@ -1,5 +1,6 @@
 #include "model/layers/dropout.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "model/layer_registry.hpp"
@@ -31,7 +32,14 @@ void Dropout::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& 
   }
   if (!ctx.rng) throw std::logic_error("dropout '" + name() + "': train mode needs ctx.rng");
   Tensor mask = ctx.empty(x.shape());
-  ctx.ops->dropout_mask(p_, *ctx.rng, mask.data(), mask.numel());
+  // One generator per sample, from the batch's generator, the node and the sample's global index:
+  // data parallelism on any number of ranks draws the masks one rank draws.
+  const int64_t samples = x.dim(0), per_sample = x.numel() / std::max<int64_t>(1, samples);
+  const uint64_t key = ctx.rng->state() ^ (uint64_t(ctx.node) + 1) * 0xD6E8FEB86659FD93ull;
+  for (int64_t r = 0; r < samples; ++r) {
+    Rng sample = Rng(key).fork(uint64_t(ctx.first_sample + r));
+    ctx.ops->dropout_mask(p_, sample, mask.data() + r * per_sample, per_sample);
+  }
   ctx.ops->multiply(x.data(), mask.data(), out.data(), x.numel());
   saved.tensors.push_back(std::move(mask));
 }
