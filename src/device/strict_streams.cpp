@@ -93,7 +93,7 @@ void StrictStreams::synchronize() {
 }
 
 void StrictStreams::at_stream_point(int stream, std::function<void()> work) {
-  // Running work frees what it no longer needs: nothing queued still refers to it.
+  // Running work frees what it no longer needs: the work issued after it runs after it.
   if (running()) return work();
   launch(stream, DeviceWork{std::move(work), nullptr, false});
 }

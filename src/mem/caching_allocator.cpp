@@ -125,6 +125,13 @@ void* CachingAllocator::allocate(size_t bytes, int stream, size_t* granted) {
 }
 
 void CachingAllocator::release(void* ptr, int stream) {
+  // The free takes effect where its stream has got to: at once where issuing is executing (the
+  // host device, or work that is running), else after the work issued before it (the strict
+  // device's host code), so no earlier-issued work that runs later can be handed the block.
+  events_->at_stream_point(stream, [this, ptr, stream] { release_now(ptr, stream); });
+}
+
+void CachingAllocator::release_now(void* ptr, int stream) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = live_.find(ptr);
   if (it == live_.end()) return;  // not ours: nothing to give back
@@ -134,7 +141,7 @@ void CachingAllocator::release(void* ptr, int stream) {
   jobs_[block->job].in_use -= block->size;
   block->stream = stream;
   if (block->used_on.empty()) {
-    if (device_only_) poison(block);  // before the event, which must cover it
+    if (device_only_) std::memset(block->ptr, 0xff, block->size);  // all bits set: NaN
     block->freed = events_->record(stream);
     pool_.put(block, stream);
   } else {
@@ -142,13 +149,6 @@ void CachingAllocator::release(void* ptr, int stream) {
     pending_.push_back(block);
   }
   notify_locked();
-}
-
-void CachingAllocator::poison(MemBlock* block) {
-  // All bits set is a NaN. The block cannot go back to the system before this ran: the event
-  // recorded after it guards the block's way out of its stream's pool.
-  events_->at_stream_point(
-      block->stream, [ptr = block->ptr, size = block->size] { std::memset(ptr, 0xff, size); });
 }
 
 void CachingAllocator::notify_locked() {

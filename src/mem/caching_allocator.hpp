@@ -66,8 +66,9 @@ class CachingAllocator {
   // Returns 64-byte aligned memory of at least `bytes` for work on `stream`, counted for the
   // current job; `*granted`, when given, receives the block size.
   void* allocate(size_t bytes, int stream, size_t* granted = nullptr);
-  // Frees on `stream` (the block knows its size); the block's other streams (record_use) must
-  // finish their work before anyone reuses it.
+  // Frees on `stream` (the block knows its size), at the stream's current point (see
+  // StreamEvents::at_stream_point); the block's other streams (record_use) must finish their work
+  // before anyone reuses it.
   void release(void* ptr, int stream);
   // `ptr`'s block is read or written by work on `stream` as well (a tensor handed to another
   // stream): its reuse will wait for that stream too.
@@ -121,7 +122,7 @@ class CachingAllocator {
   void settle_pending_locked();
   void count_allocation(MemBlock* block);
   void notify_locked();  // the observer, with current stats
-  void poison(MemBlock* block);
+  void release_now(void* ptr, int stream);
   size_t limit_;
   bool device_only_ = false;
   StreamEvents* events_;

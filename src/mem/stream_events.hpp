@@ -22,7 +22,7 @@ class StreamEvents {
   // Waits until every stream's issued work has finished (a device synchronisation).
   virtual void synchronize() = 0;
   // Runs `work` once everything issued on `stream` so far has run (at once where issuing is
-  // executing); the allocator poisons freed blocks this way.
+  // executing); the allocator frees blocks this way.
   virtual void at_stream_point(int stream, std::function<void()> work) {
     (void)stream;
     work();

@@ -116,6 +116,7 @@ TEST(StrictDevice, HostAccessFailsNamingTheTensorAndStagedCopiesWork) {
 TEST(StrictDevice, FreedBlocksArePoisonedUntilReused) {
   DeviceContext device(0, DeviceKind::Strict, 1);
   { Tensor t = Tensor::zeros({256}, device.allocator()); }
+  device.synchronize();  // a free from host code takes effect where its stream has got to
   Tensor reused = Tensor::empty({256}, device.allocator());
   for (float v : reused.to_host()) ASSERT_TRUE(std::isnan(v)) << "freed memory must read as NaN";
   // The host device hands back whatever was there.
@@ -123,6 +124,22 @@ TEST(StrictDevice, FreedBlocksArePoisonedUntilReused) {
   { Tensor t = Tensor::zeros({256}, host.allocator()); }
   Tensor again = Tensor::empty({256}, host.allocator());
   EXPECT_FALSE(std::isnan(again.data()[0]));
+}
+
+// A free from host code takes effect where its stream has got to, not at once: work issued
+// before it but run after it must not be handed the freed block (it would then be poisoned under
+// that work's live values, which is how the strict waves equivalence test once failed in CI).
+TEST(StrictDevice, HostFreesWaitForTheWorkIssuedBeforeThem) {
+  DeviceContext device(0, DeviceKind::Strict, 1);
+  Tensor freed = Tensor::zeros({64}, device.allocator());
+  Tensor made;
+  device.launch(0, work([&] {
+                  made = Tensor::empty({64}, device.allocator(), 0);
+                  made.fill(3.0f);
+                }));
+  freed = Tensor();  // host code drops it after issuing the work above
+  device.synchronize();
+  for (float v : made.to_host()) ASSERT_EQ(v, 3.0f);
 }
 
 // Negative test: a tensor that stream 1 reads is freed on stream 0 without record_use, so its
