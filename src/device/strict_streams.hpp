@@ -37,7 +37,7 @@ class StrictStreams final : public StreamEvents {
   // nothing is ready, and must return false when nothing will ever make work ready, which is
   // reported as a deadlock.
   void drain(const std::function<bool()>& progress);
-  bool idle() const;
+  bool idle() const override;
   bool running() const { return running_stream_ >= 0; }
   uint64_t executed() const { return executed_total_; }
 

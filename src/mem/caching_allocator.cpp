@@ -21,7 +21,7 @@ CachingAllocator::CachingAllocator(size_t limit_bytes, StreamEvents* events)
     : limit_(limit_bytes), events_(events ? events : &host_events_) {}
 
 CachingAllocator::~CachingAllocator() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   for (MemBlock* block : pending_) pool_.put(block, kSyncedPool);
   pending_.clear();
   pool_.sync_pools([](const StreamEvent&) { return true; });
@@ -85,7 +85,7 @@ MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream, size_t requ
     if (MemBlock* b = pool_.take_best_fit(kSyncedPool, size)) return b;
   if (MemBlock* b = reserve(size, requested)) return b;
   // Memory pressure: wait for every stream, then everything freed is safe for everyone.
-  if (!pending_.empty() || pool_.has_stream_pools()) {
+  if (!pending_.empty() || pool_.has_stream_pools() || !events_->idle()) {
     events_->synchronize();
     stats_.forced_syncs++;
     for (MemBlock* block : pending_) {
@@ -111,7 +111,7 @@ void CachingAllocator::count_allocation(MemBlock* block) {
 
 void* CachingAllocator::allocate(size_t bytes, int stream, size_t* granted) {
   const size_t size = round_size(bytes);
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   stats_.allocations++;
   MemBlock* block = find_or_reserve(size, stream, bytes);
   if (!block) throw OutOfMemory(bytes, stats_.in_use, limit_);
@@ -132,7 +132,7 @@ void CachingAllocator::release(void* ptr, int stream) {
 }
 
 void CachingAllocator::release_now(void* ptr, int stream) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   auto it = live_.find(ptr);
   if (it == live_.end()) return;  // not ours: nothing to give back
   MemBlock* block = it->second;
@@ -158,7 +158,7 @@ void CachingAllocator::notify_locked() {
 }
 
 void CachingAllocator::record_use(void* ptr, int stream) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   auto it = live_.find(ptr);
   if (it == live_.end() || it->second->stream == stream) return;
   auto& used = it->second->used_on;
@@ -166,7 +166,7 @@ void CachingAllocator::record_use(void* ptr, int stream) {
 }
 
 void CachingAllocator::sync_and_coalesce() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   events_->synchronize();
   for (MemBlock* block : pending_) pool_.put(block, kSyncedPool);
   pending_.clear();
@@ -186,45 +186,45 @@ CachingAllocator::JobScope::~JobScope() { t_current_job = previous_; }
 int CachingAllocator::current_job() { return t_current_job; }
 
 void CachingAllocator::set_limit(size_t limit_bytes) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   limit_ = limit_bytes;
 }
 
 MemoryStats CachingAllocator::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   MemoryStats s = stats_;
   s.largest_free = pool_.largest_free_block();
   return s;
 }
 
 JobMemory CachingAllocator::job_stats(int job) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   auto it = jobs_.find(job);
   return it == jobs_.end() ? JobMemory{} : it->second;
 }
 
 void CachingAllocator::reset_peaks() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   stats_.peak_in_use = stats_.in_use;
   stats_.peak_reserved = stats_.reserved;
   for (auto& [id, job] : jobs_) job.peak_in_use = job.in_use;
 }
 
 void CachingAllocator::empty_cache() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   settle_pending_locked();
   pool_.sync_pools([this](const StreamEvent& e) { return events_->completed(e); });
   stats_.reserved -= pool_.release_free_segments(SIZE_MAX);
 }
 
 int CachingAllocator::add_observer(Observer observer) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   observers_[next_observer_] = std::move(observer);
   return next_observer_++;
 }
 
 void CachingAllocator::remove_observer(int handle) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   observers_.erase(handle);
 }
 

@@ -134,7 +134,9 @@ class CachingAllocator {
   std::map<int, JobMemory> jobs_;
   std::map<int, Observer> observers_;
   int next_observer_ = 0;
-  mutable std::mutex mutex_;
+  // Recursive: a forced synchronisation (under the lock) runs the strict device's queued frees,
+  // which take it again on the same thread.
+  mutable std::recursive_mutex mutex_;
 };
 
 }  // namespace wt

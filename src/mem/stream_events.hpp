@@ -21,6 +21,8 @@ class StreamEvents {
   virtual bool completed(const StreamEvent& event) = 0;
   // Waits until every stream's issued work has finished (a device synchronisation).
   virtual void synchronize() = 0;
+  // Whether no issued work is waiting to run (a synchronisation would do nothing).
+  virtual bool idle() const { return true; }
   // Runs `work` once everything issued on `stream` so far has run (at once where issuing is
   // executing); the allocator frees blocks this way.
   virtual void at_stream_point(int stream, std::function<void()> work) {

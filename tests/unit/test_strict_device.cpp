@@ -142,6 +142,17 @@ TEST(StrictDevice, HostFreesWaitForTheWorkIssuedBeforeThem) {
   for (float v : made.to_host()) ASSERT_EQ(v, 3.0f);
 }
 
+// Under a budget, host code's allocation that needs a block whose free is still queued forces a
+// synchronisation, which runs the free (re-entering the allocator) and then succeeds.
+TEST(StrictDevice, MemoryPressureRunsQueuedFrees) {
+  DeviceContext device(1 << 20, DeviceKind::Strict, 1);
+  Tensor a = Tensor::empty({200000}, device.allocator());  // 800 KB of a 1 MiB budget
+  a = Tensor();                                            // its free is queued
+  Tensor b = Tensor::empty({200000}, device.allocator());
+  EXPECT_TRUE(b.defined());
+  EXPECT_EQ(device.allocator().stats().forced_syncs, 1u);
+}
+
 // Negative test: a tensor that stream 1 reads is freed on stream 0 without record_use, so its
 // block goes back to stream 0 at once and stream 0's next tensor overwrites it. On the host
 // device stream 1's read has already happened and the bug passes unnoticed; on the strict device
