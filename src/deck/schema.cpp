@@ -41,8 +41,11 @@ static KeyDef key(const char* section, const char* name, FieldRef (*field)(RunCo
   return def;
 }
 
-const std::vector<KeyDef>& deck_schema() {
-  static const std::vector<KeyDef> schema = {
+namespace {
+
+// The keys of the run and its data and model.
+std::vector<KeyDef> run_keys() {
+  return {
       // [run]
       key("run", "name", WT_FIELD(run.name),
           "run name, one file name (no '/', at most 255 bytes); the run directory is "
@@ -69,6 +72,12 @@ const std::vector<KeyDef>& deck_schema() {
       key("model", "file", WT_FIELD(model.file),
           "model description TOML (relative paths resolve against the deck's directory)")
           .required_file(),
+  };
+}
+
+// The keys of the optimizer and its learning-rate schedule.
+std::vector<KeyDef> optimizer_keys() {
+  return {
       // [optimizer]
       key("optimizer", "kind", WT_FIELD(optimizer.kind), "optimizer").one_of({"sgd", "adamw"}),
       key("optimizer", "lr", WT_FIELD(optimizer.lr), "peak learning rate").in(Range::above(0)),
@@ -99,6 +108,12 @@ const std::vector<KeyDef>& deck_schema() {
       key("lr_schedule", "min_lr", WT_FIELD(lr_schedule.min_lr),
           "cosine: the lr reached at the last step (<= optimizer.lr)")
           .in(Range::at_least(0)),
+  };
+}
+
+// The keys of the parallel schedule and the burst planner.
+std::vector<KeyDef> schedule_keys() {
+  return {
       // [schedule]
       // The allowed kinds are whatever generators registered themselves (WT_REGISTER_SCHEDULE), so
       // a new schedule is one generator file and nothing else. The schema is built on first use,
@@ -133,6 +148,12 @@ const std::vector<KeyDef>& deck_schema() {
           "a forced burst plan instead of the planner's: the rank count of every node, in order "
           "(a follower and a residual block's nodes take their unit's count); [] = planned")
           .in(Range::at_least(1)),
+  };
+}
+
+// The keys of training and checkpoints.
+std::vector<KeyDef> train_keys() {
+  return {
       // [train]
       key("train", "epochs", WT_FIELD(train.epochs), "passes over the training set")
           .in(Range::at_least(1)),
@@ -167,6 +188,12 @@ const std::vector<KeyDef>& deck_schema() {
       key("checkpoint", "walltime_margin", WT_FIELD(checkpoint.walltime_margin),
           "with --walltime: save and exit 75 when fewer seconds than this remain")
           .in(Range::at_least(0)),
+  };
+}
+
+// The keys of traces, failure handling and the device.
+std::vector<KeyDef> runtime_keys() {
+  return {
       // [trace]
       key("trace", "enabled", WT_FIELD(trace.enabled), "write an HDF5 event trace"),
       key("trace", "start_step", WT_FIELD(trace.start_step), "first traced step")
@@ -191,6 +218,19 @@ const std::vector<KeyDef>& deck_schema() {
           "device memory budget per rank in bytes; 0 = unlimited")
           .in(Range::at_least(0)),
   };
+}
+
+}  // namespace
+
+const std::vector<KeyDef>& deck_schema() {
+  static const std::vector<KeyDef> schema = [] {
+    std::vector<KeyDef> all;
+    for (auto part : {run_keys, optimizer_keys, schedule_keys, train_keys, runtime_keys}) {
+      std::vector<KeyDef> keys = part();
+      all.insert(all.end(), keys.begin(), keys.end());
+    }
+    return all;
+  }();
   return schema;
 }
 
