@@ -41,6 +41,10 @@ void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t 
                       float* table);
 wt::ops::XentStats softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n,
                                         int64_t k, float* grad);
+// The attention kernels' own rows in a plain loop (kokkos_kernels.sh writes them from the kernel
+// file: before, the same loop sat inline in the attention layer).
+void causal_softmax(float* p, int64_t T);
+void causal_softmax_backward(const float* p, float* g, int64_t T);
 }  // namespace wt::ops_loop
 
 namespace {
@@ -94,32 +98,6 @@ void add_row(const float* __restrict x, const float* __restrict row, int64_t row
              float* __restrict y) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < width; ++j) y[r * width + j] = x[r * width + j] + row[j];
-}
-// Inline in the attention layer before it moved to ops/host/attention.cpp.
-void causal_softmax(float* p, int64_t T) {
-  for (int64_t i = 0; i < T; ++i) {
-    float* row = p + i * T;
-    float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t j = 0; j <= i; ++j) mx = std::max(mx, row[j]);
-    float sum = 0;
-    for (int64_t j = 0; j <= i; ++j) {
-      row[j] = std::exp(row[j] - mx);
-      sum += row[j];
-    }
-    const float inv = 1.0f / sum;
-    for (int64_t j = 0; j <= i; ++j) row[j] *= inv;
-    for (int64_t j = i + 1; j < T; ++j) row[j] = 0.0f;
-  }
-}
-void causal_softmax_backward(const float* p, float* g_all, int64_t T) {
-  for (int64_t i = 0; i < T; ++i) {
-    const float* pr = p + i * T;
-    float* g = g_all + i * T;
-    float dot = 0;
-    for (int64_t j = 0; j <= i; ++j) dot += pr[j] * g[j];
-    for (int64_t j = 0; j <= i; ++j) g[j] = pr[j] * (g[j] - dot);
-    for (int64_t j = i + 1; j < T; ++j) g[j] = 0.0f;
-  }
 }
 void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width, float* y) {
   for (int64_t r = 0; r < rows; ++r)
@@ -244,9 +222,9 @@ std::vector<Case> kernel_cases(Inputs& in) {
       {"add_row (768 wide)", [=] { wt::ops::add_row(x, y, rows, width, z); },
        [=] { loop::add_row(x, y, rows, width, z); }},
       {"causal_softmax (one T x T)", [=] { wt::ops::causal_softmax(z, T); },
-       [=] { loop::causal_softmax(z, T); }},
+       [=] { wt::ops_loop::causal_softmax(z, T); }},
       {"causal_softmax_backward", [=] { wt::ops::causal_softmax_backward(x, z, T); },
-       [=] { loop::causal_softmax_backward(x, z, T); }},
+       [=] { wt::ops_loop::causal_softmax_backward(x, z, T); }},
       {"layer_norm_forward (768 wide)",
        [=] { wt::ops::layer_norm_forward(x, y, y, rows, width, 1e-5, z, stats); },
        [=] { wt::ops_loop::layer_norm_forward(x, y, y, rows, width, 1e-5, z, stats); }},

@@ -17,11 +17,17 @@ for baseline in batchnorm:3cca06d^ layer_norm:f270f27^ rows:0d358a8 softmax_xent
     sed 's/^namespace wt::ops {/namespace wt::ops_loop {\nusing namespace wt::ops;  \/\/ the header'"'"'s types/; s|^}  // namespace wt::ops$|}  // namespace wt::ops_loop|' \
     >"$out/${file}_loops.cpp"
 done
+# The attention kernels were a loop inline in the layer before: their baseline is the kernel
+# file with each host_for turned back into that plain loop over rows.
+sed 's/^namespace wt::ops {/namespace wt::ops_loop {/; s|^}  // namespace wt::ops$|}  // namespace wt::ops_loop|;
+     s/host_for("[^"]*", T, \[=\](int64_t i) {/for (int64_t i = 0; i < T; ++i) {/; s/^  });$/  }/' \
+  "$here/../src/ops/host/attention.cpp" >"$out/attention_loops.cpp"
 g++ -std=c++17 -O3 -march=native -DNDEBUG -I"$here/../src" -I"$kokkos_include" \
   "$here/kokkos_kernels.cpp" "$here/../src/ops/host/elementwise.cpp" \
   "$here/../src/ops/host/rows.cpp" "$here/../src/ops/host/attention.cpp" \
   "$here/../src/ops/host/layer_norm.cpp" "$here/../src/ops/host/optimizer_updates.cpp" \
   "$here/../src/ops/host/batchnorm.cpp" "$out/batchnorm_loops.cpp" "$out/layer_norm_loops.cpp" \
   "$here/../src/ops/host/softmax_xent.cpp" "$out/rows_loops.cpp" "$out/softmax_xent_loops.cpp" \
+  "$out/attention_loops.cpp" \
   -fno-math-errno -l"$kokkos_lib" -ldl -o "$out/kokkos_kernels"
 "$out/kokkos_kernels" "${1:-1048576}" "${2:-200}"

@@ -31,8 +31,4 @@ inline LayerContext layer_context() {
   return ctx;
 }
 
-// A tensor's values on the host, through a staged copy (what a host read must be on the strict
-// device).
-inline std::vector<float> host_values(const Tensor& t) { return t.to_host(); }
-
 }  // namespace wt::testing

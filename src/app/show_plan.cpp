@@ -18,13 +18,6 @@ std::string join_counts(const std::vector<int>& counts) {
   return s;
 }
 
-// Data parallelism on all N ranks in the planner's own terms (no transfers, unoverlapped sync).
-double all_ranks_step(const BurstCosts& costs) {
-  double t = 0;
-  for (int u = 0; u < costs.units(); ++u) t += costs.comp[u].back() + costs.sync[u].back();
-  return t;
-}
-
 }  // namespace
 
 void show_burst_plan(const RunConfig& config, const ShowPlanRequest& request, std::ostream& out) {
@@ -78,7 +71,9 @@ void show_burst_plan(const RunConfig& config, const ShowPlanRequest& request, st
     out << " [" << units[s.unit_begin].node_begin << ".." << units[s.unit_end - 1].node_end - 1
         << "] on " << s.count;
   out << "\n";
-  const double dp = all_ranks_step(table);
+  // Data parallelism on all N ranks, priced as the planner prices any plan.
+  const double dp =
+      price_burst_plan(table, options, std::vector<int>(units.size(), counts.back())).step_s;
   out << "data parallel on " << counts.back() << " ranks: " << format_number("%.3f", dp * 1e3)
       << " ms, " << format_number("%.3f", dp * counts.back() * 1e3) << " GPU-ms; burst/DP step "
       << format_number("%.3f", plan.step_s / dp) << "\n";

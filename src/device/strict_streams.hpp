@@ -48,6 +48,7 @@ class StrictStreams final : public StreamEvents {
   // Runs every queue dry (outside running work; inside, the caller is device work already and
   // nothing else may run under it).
   void synchronize() override;
+  bool at_point_now(int) const override { return running(); }
   void at_stream_point(int stream, std::function<void()> work) override;
 
  private:

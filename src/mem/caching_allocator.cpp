@@ -128,6 +128,7 @@ void CachingAllocator::release(void* ptr, int stream) {
   // The free takes effect where its stream has got to: at once where issuing is executing (the
   // host device, or work that is running), else after the work issued before it (the strict
   // device's host code), so no earlier-issued work that runs later can be handed the block.
+  if (events_->at_point_now(stream)) return release_now(ptr, stream);
   events_->at_stream_point(stream, [this, ptr, stream] { release_now(ptr, stream); });
 }
 

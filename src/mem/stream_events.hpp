@@ -23,6 +23,12 @@ class StreamEvents {
   virtual void synchronize() = 0;
   // Whether no issued work is waiting to run (a synchronisation would do nothing).
   virtual bool idle() const { return true; }
+  // Whether work handed to at_stream_point(stream) now would run at once (the caller can then do
+  // it inline, without wrapping it in a std::function: frees are a hot path).
+  virtual bool at_point_now(int stream) const {
+    (void)stream;
+    return true;
+  }
   // Runs `work` once everything issued on `stream` so far has run (at once where issuing is
   // executing); the allocator frees blocks this way.
   virtual void at_stream_point(int stream, std::function<void()> work) {
