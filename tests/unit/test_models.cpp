@@ -186,9 +186,8 @@ TEST(Models, TransformerSmall) {
 // The whole transformer stack, finite differences against backward, on a tiny configuration
 // (vocab 7, T 5, d 8, 2 heads, one block): embedding, position embedding, layer norms,
 // attention, GELU MLP, residual adds and the per-token loss together.
-TEST(Models, TinyTransformerGradientsMatchFiniteDifferences) {
-  SKIP_UNLESS_REGISTERED("embedding", "position_embedding", "layernorm", "causal_self_attention",
-                         "linear", "gelu", "token_softmax_xent");
+// A two-block transformer on 5 tokens of a 7-token vocabulary, written to a temporary file.
+std::string write_tiny_transformer() {
   const std::string path = ::testing::TempDir() + "wt_tiny_transformer.toml";
   std::ofstream(path) << R"(
 [model]
@@ -243,6 +242,13 @@ out_features = 7
 name = "loss"
 type = "token_softmax_xent"
 )";
+  return path;
+}
+
+TEST(Models, TinyTransformerGradientsMatchFiniteDifferences) {
+  SKIP_UNLESS_REGISTERED("embedding", "position_embedding", "layernorm", "causal_self_attention",
+                         "linear", "gelu", "token_softmax_xent");
+  const std::string path = write_tiny_transformer();
   Model m(Graph::load(path), wt::testing::memory());
   m.init(5);
   // Embeddings start at N(0, 0.02); larger values make every path's gradient well above noise.
