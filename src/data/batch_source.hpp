@@ -8,6 +8,7 @@
 // current step's loads are done, so a preloading source reads precisely those while the step
 // computes (ScaleDNN's preloading), with no guessing.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "tensor/tensor.hpp"
@@ -19,11 +20,22 @@ struct BatchRequest {
   int part = 0;
   int parts = 1;
   bool labels_only = false;  // the inputs arrive from another stage: read the labels alone
+  // When samples > 0: positions [first_sample, first_sample + samples) of the global batch
+  // instead of a part (burst reads the loss's labels by runs of rows; labels only).
+  int64_t first_sample = 0;
+  int64_t samples = 0;
   bool operator==(const BatchRequest& o) const {
     return sequence == o.sequence && part == o.part && parts == o.parts &&
-           labels_only == o.labels_only;
+           labels_only == o.labels_only && first_sample == o.first_sample &&
+           samples == o.samples;
   }
 };
+
+// The positions [first, end) of the global batch of `batch` samples that `request` asks for.
+inline std::pair<int64_t, int64_t> request_positions(const BatchRequest& request, int64_t batch) {
+  if (request.samples > 0) return {request.first_sample, request.first_sample + request.samples};
+  return {batch * request.part / request.parts, batch * (request.part + 1) / request.parts};
+}
 
 // Fetches that found their batch read ahead (hits) or had to read it then (misses).
 struct PreloadStats {

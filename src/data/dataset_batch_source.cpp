@@ -1,6 +1,7 @@
 #include "data/dataset_batch_source.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 #include "mem/caching_allocator.hpp"
@@ -78,8 +79,18 @@ void DatasetBatchSource::preload_loop() {
 
 DatasetBatchSource::Loaded DatasetBatchSource::read(const BatchRequest& request) {
   const int64_t per_epoch = sampler_.batches_per_epoch();
-  std::vector<int64_t> rows = sampler_.rows(
-      request.sequence / per_epoch, request.sequence % per_epoch, request.part, request.parts);
+  std::vector<int64_t> rows;
+  if (request.samples > 0) {  // a run of positions: read those alone
+    const std::vector<int64_t> all =
+        sampler_.rows(request.sequence / per_epoch, request.sequence % per_epoch, 0, 1);
+    const auto [first, end] = request_positions(request, int64_t(all.size()));
+    if (first < 0 || end > int64_t(all.size()))
+      throw std::logic_error("batch positions beyond the global batch");
+    rows.assign(all.begin() + first, all.begin() + end);
+  } else {
+    rows = sampler_.rows(request.sequence / per_epoch, request.sequence % per_epoch, request.part,
+                         request.parts);
+  }
   Loaded l;
   l.request = request;
   l.labels.resize(rows.size() * size_t(reader_.labels_per_sample()));

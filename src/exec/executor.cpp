@@ -43,14 +43,8 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   kept_.assign(replicas_.size(), std::vector<Tensor>(model_.stages.size()));
   // Groups beyond the world are created collectively, in program order.
   for (size_t g = 1; g < program_.groups.size(); ++g) comm_.add_group(program_.groups[g]);
-  const size_t nodes = model_.graph.nodes.size();
-  for (int s = 0; s < program_.slots; ++s) {
-    auto slot = std::make_unique<Slot>();
-    slot->out.resize(nodes);
-    slot->saved.resize(nodes);
-    slot->grad.resize(nodes);
-    slots_.push_back(std::move(slot));
-  }
+  for (int s = 0; s < program_.slots; ++s)
+    slots_.push_back(std::make_unique<Slot>(model_.graph.nodes.size(), model_.stages.size()));
   pending_.resize(program_.events);
   done_.assign(program_.events, 0);
   hold_.resize(program_.events);
@@ -136,16 +130,26 @@ void Executor::poll() {
 
 std::vector<BatchRequest> Executor::loads_of_step(int64_t step) const {
   std::vector<BatchRequest> requests;
-  for (const Instruction& ins : loads_)
-    requests.push_back(
-        {step * program_.global_batches + ins.batch, ins.part, ins.parts, ins.labels_only});
+  for (const Instruction& ins : loads_) requests.push_back(request_of(ins, step));
   return requests;
+}
+
+BatchRequest Executor::request_of(const Instruction& load, int64_t step) const {
+  BatchRequest r{step * program_.global_batches + load.batch, load.part, load.parts,
+                 load.labels_only};
+  r.first_sample = load.sample_begin;
+  r.samples = load.rows;
+  return r;
 }
 
 StepStats Executor::run_step(int64_t step, double lr) {
   std::fill(done_.begin(), done_.end(), 0);
   loads_done_ = 0;
   step_totals_.fill(0.0f);  // all bits zero: 0.0 and 0
+  for (auto& slot : slots_) {  // the last step's burst rows (its work has all run)
+    slot->row_labels.clear();
+    for (Tensor& t : slot->relaid_grad) t = Tensor();
+  }
   const auto& streams = program_.ranks[rank_].streams;
   std::vector<size_t> pos(streams.size(), 0);
   while (true) {
@@ -205,15 +209,22 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
     case OpCode::LoadBatch: {
       Slot& slot = *slots_[ins.slot];
       const int64_t sequence = step * program_.global_batches + ins.batch;
-      data_.fetch({sequence, ins.part, ins.parts, ins.labels_only}, slot.input, slot.labels);
+      // Dropout masks depend only on which samples these are (the batch, each sample's index in
+      // it, the node), not on how the batch is cut into parts or ranks.
+      slot.rng = Rng(seed_).fork(static_cast<uint64_t>(sequence));
+      if (ins.rows > 0) {  // a run of the loss's labels (burst): appended in row order
+        std::vector<int32_t> run;
+        Tensor none;  // labels only: the slot's input stays
+        data_.fetch(request_of(ins, step), none, run);
+        slot.row_labels.insert(slot.row_labels.end(), run.begin(), run.end());
+        break;
+      }
+      data_.fetch(request_of(ins, step), slot.input, slot.labels);
       // The step's last load: the source reads the next step's while this one computes.
       if (++loads_done_ == loads_.size()) {
         loads_done_ = 0;
         data_.plan(loads_of_step(step + 1));
       }
-      // Dropout masks depend only on which samples these are (the batch, each sample's index in
-      // it, the node), not on how the batch is cut into parts or ranks.
-      slot.rng = Rng(seed_).fork(static_cast<uint64_t>(sequence));
       slot.first_sample = data_.global_batch() * ins.part / ins.parts;
       break;
     }
@@ -223,7 +234,9 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       const float scale = 1.0f / float(data_.global_batch() * program_.global_batches);
       const int b = ins.node_begin < 0 ? st.node_begin : ins.node_begin;
       const int e = ins.node_end < 0 ? st.node_end : ins.node_end;
-      forward_nodes(replica(ins), *slots_[ins.slot], b, e, Mode::Train, scale, stats, false);
+      Slot& slot = *slots_[ins.slot];
+      slot.samples = samples_of(slot, ins.stage);
+      forward_nodes(replica(ins), slot, b, e, Mode::Train, scale, stats, false);
       break;
     }
     case OpCode::Backward: {
@@ -232,7 +245,9 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       const Stage& st = model_.stages[ins.stage];
       const int b = ins.node_begin < 0 ? st.node_begin : ins.node_begin;
       const int e = ins.node_end < 0 ? st.node_end : ins.node_end;
-      backward_nodes(replica(ins), *slots_[ins.slot], b, e);
+      Slot& slot = *slots_[ins.slot];
+      slot.samples = samples_of(slot, ins.stage);
+      backward_nodes(replica(ins), slot, b, e);
       break;
     }
     case OpCode::AllReduce: {
@@ -280,6 +295,11 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
     case OpCode::AddKeptGradient:
       execute_gradient_exchange(ins);
       break;
+    case OpCode::SendRows:
+    case OpCode::RecvRows:
+    case OpCode::CopyRows:
+      execute_rows(ins);
+      break;
   }
 }
 
@@ -321,19 +341,21 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
   const auto& nodes = model.graph.nodes;
   // Labels, not the input: a later stage's input arrives from another rank. A per-token loss
   // has several labels per sample.
-  const int64_t n = static_cast<int64_t>(slot.labels.size()) /
+  const std::vector<int32_t>& labels = slot.loss_labels();
+  const int64_t n = static_cast<int64_t>(labels.size()) /
                     std::max<int64_t>(1, nodes.back().layer->labels_per_sample());
   for (int i = begin; i < end; ++i) {
     const Node& node = nodes[i];
     auto& in = in_scratch_;
     in.clear();
-    for (int src : node.inputs) in.push_back(src == kGraphInput ? &slot.input : &slot.out[src]);
+    for (int src : node.inputs) in.push_back(&slot.input_of(src));
     LayerContext ctx;
     ctx.mode = mode;
     ctx.rng = &slot.rng;
     ctx.first_sample = slot.first_sample;
+    ctx.samples = slot.samples;
     ctx.node = i;
-    ctx.labels = slot.labels.data();
+    ctx.labels = labels.data();
     ctx.loss_scale = loss_scale;
     ctx.stream = current_stream_;
     ctx.allocator = &model.allocator();
@@ -373,27 +395,30 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       din_ptrs.clear();
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const int src = node.inputs[k];
-        in.push_back(src == kGraphInput ? &slot.input : &slot.out[src]);
+        in.push_back(&slot.input_of(src));
         din_ptrs.push_back(src == kGraphInput ? nullptr : &din[k]);
       }
       LayerContext ctx;
       ctx.mode = Mode::Train;
       ctx.rng = &slot.rng;
-      ctx.labels = slot.labels.data();
+      ctx.first_sample = slot.first_sample;
+      ctx.samples = slot.samples;
+      ctx.node = i;
+      ctx.labels = slot.loss_labels().data();
       ctx.loss_scale = 1.0f / float(data_.global_batch() * program_.global_batches);
       ctx.stream = current_stream_;
       ctx.allocator = &model.allocator();
-      ctx.ops = &ops_;
       ctx.ops = &ops_;
       node.layer->backward(in, slot.out[i], dout, din_ptrs, slot.saved[i], ctx);
       // Fan-out: a tensor read by several nodes receives the sum of their gradients.
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const int src = node.inputs[k];
         if (src == kGraphInput) continue;
-        if (!slot.grad[src].defined()) {
-          slot.grad[src] = std::move(din[k]);
+        Tensor& grad = slot.gradient_of(src);
+        if (!grad.defined()) {
+          grad = std::move(din[k]);
         } else {
-          ops_.accumulate(din[k].data(), slot.grad[src].data(), din[k].numel());
+          ops_.accumulate(din[k].data(), grad.data(), din[k].numel());
         }
       }
       din.clear();  // a summed-in gradient is dead now: give its memory back at once
@@ -404,6 +429,9 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
     poll();
   }
   if (begin == 0) slot.input = Tensor();
+  // Burst: the stage's re-laid input is dead once the stage's backward is done (its gradient
+  // rows still go back).
+  if (begin > 0) slot.relaid_out[begin - 1] = Tensor();
 }
 
 void Executor::require_values(const Instruction& ins) {
@@ -420,11 +448,8 @@ StepStats Executor::evaluate(const Tensor& inputs, const std::vector<int32_t>& l
       throw std::logic_error(
           "evaluate(): this rank does not hold every stage; call "
           "prepare_evaluation() first");
-  Slot slot;
   const size_t nodes = model_.graph.nodes.size();
-  slot.out.resize(nodes);
-  slot.saved.resize(nodes);
-  slot.grad.resize(nodes);
+  Slot slot(nodes, model_.stages.size());
   slot.input = inputs;
   slot.labels = labels;
   step_totals_.fill(0.0f);

@@ -111,6 +111,10 @@ class Executor {
   void start(int event, std::unique_ptr<CommRequest> request, Tensor hold = Tensor(),
              std::function<void()> then = nullptr);
   void execute_transfer(const Instruction& ins);
+  void execute_rows(const Instruction& ins);  // burst: SendRows, RecvRows, CopyRows
+  // The batch positions of the rows `stage` computes on when they were re-laid for it, else null.
+  const int64_t* samples_of(const Slot& slot, int stage) const;
+  BatchRequest request_of(const Instruction& load, int64_t step) const;
   void execute_broadcast(const Instruction& ins, Stage& st);
   void execute_reduce(const Instruction& ins, Stage& st);
   // Throws std::logic_error when a transfer's tensor is not the size the instruction says.

@@ -7,6 +7,7 @@
 
 #include "exec/executor.hpp"
 #include "exec/executor_slot.hpp"
+#include "sched/opcode_traits.hpp"
 #include "sched/schedule_registry.hpp"
 
 namespace wt {
@@ -149,7 +150,7 @@ void Executor::check_stage_boundaries() const {
   bool point_to_point = false;
   for (const auto& stream : program_.ranks[rank_].streams)
     for (const auto& ins : stream)
-      point_to_point = point_to_point || ins.op == OpCode::RecvActivation;
+      point_to_point = point_to_point || ins.op == OpCode::RecvActivation || is_rows(ins.op);
   if (!point_to_point) return;
   const auto& nodes = model_.graph.nodes;
   for (size_t s = 1; s < model_.stages.size(); ++s) {
@@ -177,7 +178,9 @@ void Executor::gather_owned_stages() {
       for (const auto& stream : program_.ranks[r].streams)
         for (const auto& ins : stream)
           if (ins.op == OpCode::Step && ins.stage == static_cast<int>(s)) owners.insert(r);
-    if (owners.size() != 1) continue;  // every rank steps it (data parallel): already current
+    // Every rank steps it (data parallel): already current. Otherwise the lowest owner's copy
+    // goes to all (burst steps a stage on ranks 0..g-1 only, each holding the same values).
+    if (owners.empty() || int(owners.size()) == program_.world_size) continue;
     Stage& st = model_.stages[s];
     if (st.values.defined())
       comm_.broadcast(st.values.data(), st.values.numel(), *owners.begin(), 0);

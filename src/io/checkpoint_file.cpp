@@ -160,6 +160,7 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   if (H5Aexists(f, "replicas") > 0) replicas = r.int_attr(f, "replicas");
   info.replicas = int(replicas);
   info.cuts = r.int_array_attr(f, "cuts");
+  if (H5Aexists(f, "stage_ranks") > 0) info.stage_ranks = r.int_array_attr(f, "stage_ranks");
   // Before any value is trusted: an edited or damaged header is a damaged checkpoint.
   info.header_verified = version >= 2;
   if (info.header_verified && uint64_t(r.int_attr(f, "header_checksum")) !=

@@ -3,7 +3,7 @@
 //
 //   /            attrs format="wavetrain-checkpoint", version, step (steps completed),
 //                global_batch, batches_per_epoch, world_size, seed, schedule, model,
-//                optimizer, stages, cuts (int64[stages-1])
+//                optimizer, stages, cuts (int64[stages-1]), stage_ranks (int64[stages], burst)
 //   /deck        uint8[]: the resolved deck (TOML text) the run was started with
 //   /stages/<s>/values            float[n]       parameters (written by the stage's owner)
 //   /stages/<s>/buffers           float[W, nb]   non-trained state (batchnorm running stats),
@@ -50,6 +50,7 @@ struct CheckpointInfo {
   std::string optimizer;              // sgd | adamw
   std::vector<int64_t> stage_params;  // parameters per stage
   std::vector<int64_t> cuts;
+  std::vector<int64_t> stage_ranks;  // burst: ranks running each stage (the plan); else empty
   std::string deck_toml;
   int replicas = 1;             // model replicas per rank
   bool header_verified = true;  // false for a version-1 file: no header checksum to check

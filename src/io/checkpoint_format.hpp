@@ -32,6 +32,10 @@ inline uint64_t header_checksum(const CheckpointInfo& h, int64_t version, int64_
       "\nschedule=" + h.schedule + "\nmodel=" + h.model + "\noptimizer=" + h.optimizer +
       "\nstages=" + std::to_string(stages) + "\nreplicas=" + std::to_string(h.replicas) + "\ncuts=";
   for (int64_t c : h.cuts) text += std::to_string(c) + ",";
+  if (!h.stage_ranks.empty()) {  // burst's plan (absent in files of the other schedules)
+    text += "\nstage_ranks=";
+    for (int64_t g : h.stage_ranks) text += std::to_string(g) + ",";
+  }
   return fnv1a(text.data(), text.size());
 }
 

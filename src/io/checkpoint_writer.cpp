@@ -268,6 +268,7 @@ void Writer::header(hid_t f, const CheckpointInfo& info, int64_t stage_count) {
   string_attr(f, "optimizer", info.optimizer);
   int_attr(f, "stages", stage_count);
   int_array_attr(f, "cuts", info.cuts);
+  if (!info.stage_ranks.empty()) int_array_attr(f, "stage_ranks", info.stage_ranks);
   if (info.replicas > 1) int_attr(f, "replicas", info.replicas);
   const uint64_t sum =
       checkpoint_format::header_checksum(info, checkpoint_format::kVersion, stage_count);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 
 #include "comm/failure_agreement.hpp"
@@ -52,6 +53,16 @@ Checkpointer::Checkpointer(const RunConfig& config, const std::string& run_dir,
   info_.optimizer = config.optimizer.kind;
   // The cuts in use, automatic ones included: a resumed run keeps them (job/stage_choice.hpp).
   for (size_t s = 1; s < model.stages.size(); ++s) info_.cuts.push_back(model.stages[s].node_begin);
+  // burst's plan too: the ranks that step each stage (job/burst_choice.hpp).
+  if (program.schedule == "burst")
+    for (size_t s = 0; s < model.stages.size(); ++s) {
+      std::set<size_t> ranks;
+      for (size_t r = 0; r < program.ranks.size(); ++r)
+        for (const auto& stream : program.ranks[r].streams)
+          for (const Instruction& ins : stream)
+            if (ins.op == OpCode::Step && ins.stage == int(s)) ranks.insert(r);
+      info_.stage_ranks.push_back(int64_t(ranks.size()));
+    }
   info_.deck_toml = to_toml(config);
   // Rank 0 creates it; a failure (a file in the way, a read-only place) is every rank's error.
   agree_on_failure(comm, [&] {

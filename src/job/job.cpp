@@ -7,6 +7,7 @@
 #include "data/eval_loader.hpp"
 #include "deck/deck_parser.hpp"
 #include "exec/schedule_input.hpp"
+#include "job/burst_choice.hpp"
 #include "job/run_preflight.hpp"
 #include "job/stage_choice.hpp"
 #include "mem/caching_allocator.hpp"
@@ -68,9 +69,17 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
 Job::~Job() = default;
 
 void Job::build_model_and_program(Communicator& comm) {
-  const std::vector<int> cuts = choose_stage_cuts(
-      config_, *graph_, ScheduleRegistry::stage_count(config_.schedule.kind, comm.size()), run_dir_,
-      options_.restart || config_.checkpoint.restart == "auto", comm, log_, device_);
+  const bool resuming = options_.restart || config_.checkpoint.restart == "auto";
+  std::vector<int> cuts, stage_ranks;
+  if (config_.schedule.kind == "burst") {
+    BurstChoice burst = choose_burst_plan(config_, *graph_, run_dir_, resuming, comm, log_, device_);
+    cuts = std::move(burst.cuts);
+    stage_ranks = std::move(burst.stage_ranks);
+  } else {
+    cuts = choose_stage_cuts(config_, *graph_,
+                             ScheduleRegistry::stage_count(config_.schedule.kind, comm.size()),
+                             run_dir_, resuming, comm, log_, device_);
+  }
   // Storage deferred: the executor allocates only the stages this rank holds (a waves rank does
   // not hold the whole model, not even while starting); init() follows it.
   model_ = std::make_unique<Model>(std::move(*graph_), device_.allocator(), cuts,
@@ -78,9 +87,10 @@ void Job::build_model_and_program(Communicator& comm) {
   graph_.reset();
   agree_on_failure(comm, [&] {  // the same on every rank, but agreed all the same: no hang
     try {
-      program_ = ScheduleRegistry::generate(
-          config_.schedule.kind,
-          make_schedule_input(*model_, config_.schedule, config_.train.global_batch, comm.size()));
+      ScheduleInput input =
+          make_schedule_input(*model_, config_.schedule, config_.train.global_batch, comm.size());
+      input.stage_ranks = stage_ranks;
+      program_ = ScheduleRegistry::generate(config_.schedule.kind, input);
     } catch (const std::invalid_argument& e) {
       throw InputError(config_.deck_path, 0, "schedule.kind",
                        "'" + config_.schedule.kind + "': " + e.what());

@@ -14,16 +14,12 @@
 
 namespace wt {
 
-namespace {
-
-// The cuts recorded in the newest readable checkpoint header of the run directory; empty when
-// there is none (or it predates recording automatic cuts).
-std::vector<int64_t> newest_checkpoint_cuts(const RunConfig& config, const std::string& run_dir) {
+CheckpointInfo newest_checkpoint_info(const RunConfig& config, const std::string& run_dir) {
   const CheckpointStore store((std::filesystem::path(run_dir) / config.checkpoint.dir).string(),
                               config.checkpoint.keep);
   for (const std::string& path : store.candidates()) {
     try {
-      return read_checkpoint_info(path).cuts;
+      return read_checkpoint_info(path);
     } catch (const InputError&) {
       // Damaged: Checkpointer::resume skips it too and says so.
     }
@@ -31,16 +27,11 @@ std::vector<int64_t> newest_checkpoint_cuts(const RunConfig& config, const std::
   return {};
 }
 
-// Ranks other than 0 wait for rank 0's planning asleep instead of spinning in a blocking
-// collective: where ranks share cores, a spinning neighbour slows the profiled layers and so
-// skews the cut (measured: identical transformer blocks differed by 50%).
 void wait_for_root_quietly(Communicator& comm) {
   float token = 0;
   std::unique_ptr<CommRequest> done = comm.iallreduce_sum(&token, 1, 0);
   while (!done->test()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }
-
-}  // namespace
 
 std::vector<int> choose_stage_cuts(const RunConfig& config, const Graph& graph, int stages,
                                    const std::string& run_dir, bool resuming, Communicator& comm,
@@ -67,7 +58,7 @@ std::vector<int> choose_stage_cuts(const RunConfig& config, const Graph& graph, 
   std::vector<int64_t> cuts(size_t(stages - 1), 0);
   if (comm.rank() == 0) {
     const std::vector<int64_t> resumed =
-        resuming ? newest_checkpoint_cuts(config, run_dir) : std::vector<int64_t>{};
+        resuming ? newest_checkpoint_info(config, run_dir).cuts : std::vector<int64_t>{};
     const StagePlan plan = plan_stages(stage_plan_options(config), graph, stages, run_dir,
                                        ProfileCache::ReadWrite, device, resumed);
     for (const std::string& w : plan.warnings) log.warning("%s", w.c_str());

@@ -9,10 +9,20 @@
 #include "comm/communicator.hpp"
 #include "deck/run_config.hpp"
 #include "device/device_context.hpp"
+#include "io/checkpoint_file.hpp"
 #include "io/run_log.hpp"
 #include "model/graph.hpp"
 
 namespace wt {
+
+// The header of the newest readable checkpoint of the run directory; empty (no cuts) when there
+// is none.
+CheckpointInfo newest_checkpoint_info(const RunConfig& config, const std::string& run_dir);
+
+// Ranks other than 0 wait for rank 0's planning asleep instead of spinning in a blocking
+// collective: where ranks share cores, a spinning neighbour slows the profiled layers and so
+// skews the plan (measured: identical transformer blocks differed by 50%). Collective.
+void wait_for_root_quietly(Communicator& comm);
 
 // Collective. `resuming`: the run will resume from the run directory's checkpoint if there is one,
 // so that checkpoint's cuts are kept. Logs where the cut came from. Throws InputError (on every

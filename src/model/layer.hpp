@@ -33,6 +33,8 @@ struct LayerContext {
   // sample, so a sample's mask is the same whichever rank and part computes it.
   Rng* rng = nullptr;
   int64_t first_sample = 0;         // the global index, in its batch, of this call's first sample
+  const int64_t* samples = nullptr;  // or, when rows are not consecutive samples (burst), each's
+  int64_t sample_index(int64_t row) const { return samples ? samples[row] : first_sample + row; }
   int node = 0;                     // the node being run (its index in the graph)
   const int32_t* labels = nullptr;  // the batch's labels, labels_per_sample() each (loss layers)
   float loss_scale = 1.0f;          // 1 / global batch: per-rank loss sums to the global mean

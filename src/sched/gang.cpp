@@ -4,29 +4,12 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sched/gradient_buckets.hpp"
 #include "sched/schedule_registry.hpp"
 
 namespace wt {
 
 namespace {
-
-// Cuts the stage's nodes, walking backward from the loss, into buckets of at least bucket_bytes of
-// parameters. Returns [begin, end) node ranges in backward order.
-std::vector<std::pair<int, int>> gradient_buckets(const StageInfo& stage, int64_t bucket_bytes) {
-  std::vector<std::pair<int, int>> buckets;
-  int end = stage.node_end;
-  int64_t bytes = 0;
-  for (int n = stage.node_end - 1; n >= stage.node_begin; --n) {
-    bytes += stage.node_param_bytes[n - stage.node_begin];
-    if (bytes >= bucket_bytes && n > stage.node_begin) {
-      buckets.emplace_back(n, end);
-      end = n;
-      bytes = 0;
-    }
-  }
-  buckets.emplace_back(stage.node_begin, end);
-  return buckets;
-}
 
 Program generate_gang(const ScheduleInput& in) {
   if (in.stages.size() != 1)

@@ -20,6 +20,7 @@ std::string Instruction::str() const {
       add("batch", batch);
       s += " part=" + std::to_string(part) + "/" + std::to_string(parts);
       if (labels_only) s += " labels";
+      if (rows > 0) s += " samples=" + std::to_string(sample_begin) + "+" + std::to_string(rows);
       break;
     case OpCode::Forward:
     case OpCode::Backward:
@@ -69,6 +70,23 @@ std::string Instruction::str() const {
     case OpCode::AddKeptGradient:
       add("stage", stage);
       add("from_replica", from_replica);
+      break;
+    case OpCode::SendRows:
+    case OpCode::RecvRows:
+    case OpCode::CopyRows:
+      add("stage", stage);
+      add("slot", slot);
+      s += gradient ? " grad" : " act";
+      s += " rows=" + std::to_string(op == OpCode::CopyRows ? to_row : row_begin) + "+" +
+           std::to_string(rows) + "/" + std::to_string(total_rows);
+      s += " samples=" + std::to_string(sample_begin) + "+";
+      if (op == OpCode::CopyRows) {
+        s += " from_row=" + std::to_string(row_begin);
+        break;
+      }
+      add(op == OpCode::SendRows ? "to" : "from", peer);
+      add("bytes", static_cast<int>(bytes));
+      add("event", event);
       break;
   }
   if (replica != 0) add("replica", replica);

@@ -33,9 +33,17 @@ enum class OpCode {
   KeepGradient,  // keep a copy of replica's stage gradient as that wave's local gradient
   AddKeptGradient,  // add the local gradient kept by replica `from_replica` to replica's stage
                     // gradient; before anything was kept (the first iteration), double it instead
+  // Burst parallelism: a stage (segment) runs on ranks 0..g-1, each holding its own rows of the
+  // batch; at a boundary rows move from one layout to the next (sched/burst_layout.hpp). The
+  // boundary tensor is the output of node stage.node_begin - 1 (its gradient when `gradient`):
+  // forward, from the previous stage's rows into the stage's re-laid input; backward, from the
+  // gradient of that input back into the previous stage's rows.
+  SendRows,  // send rows [row_begin, row_begin + rows) of this rank's side; completes `event`
+  RecvRows,  // receive them into rows [row_begin, ...) of a tensor of total_rows rows
+  CopyRows,  // local: rows [row_begin, ...) into rows [to_row, ...) of a tensor of total_rows
   // A new opcode goes here, last: update kOpCodeCount and add its row in opcode_traits.cpp.
 };
-inline constexpr int kOpCodeCount = static_cast<int>(OpCode::AddKeptGradient) + 1;
+inline constexpr int kOpCodeCount = static_cast<int>(OpCode::CopyRows) + 1;
 
 const char* opcode_name(OpCode op);
 // The enumerator as spelled in the source ("LoadBatch", "AllReduce"): the name traces record.
@@ -60,8 +68,15 @@ struct Instruction {
   bool labels_only = false;
   int job = 0;            // which of the rank's jobs (decks) it belongs to: [0, Program::jobs)
   int replica = 0;        // which model replica on this rank
-  int from_replica = -1;  // AddKeptGradient: whose kept gradient  // LoadBatch: the slot's input
-                          // comes from another stage; keep labels
+  int from_replica = -1;  // AddKeptGradient: whose kept gradient
+  // Rows of a batch (SendRows, RecvRows, CopyRows; LoadBatch with labels_only when rows > 0:
+  // the labels of global batch positions [sample_begin, sample_begin + rows)).
+  bool gradient = false;     // the boundary's gradient (backward), not its activation
+  int64_t row_begin = 0;     // first row on this rank's side (CopyRows: the source's)
+  int64_t to_row = 0;        // CopyRows: first row in the destination
+  int64_t rows = 0;          // how many
+  int64_t total_rows = 0;    // rows of the receiving tensor (allocated by its first piece)
+  int64_t sample_begin = 0;  // the global batch position of the first row
   std::string str() const;
 };
 

@@ -42,6 +42,12 @@ constexpr std::array<OpcodeTraits, kOpCodeCount> kTable{{
      false, true, false, kGrads, kKeptGradient},
     {OpCode::AddKeptGradient, "add_kept_grad", "AddKeptGradient", OpClass::Compute,
      CommPattern::None, false, false, true, false, kKeptGradient | kGrads, kGrads},
+    {OpCode::SendRows, "send_rows", "SendRows", OpClass::Communication, CommPattern::Send, true,
+     false, true, true, kSlot, kNone},
+    {OpCode::RecvRows, "recv_rows", "RecvRows", OpClass::Communication, CommPattern::Receive, true,
+     false, true, true, kNone, kSlot},
+    {OpCode::CopyRows, "copy_rows", "CopyRows", OpClass::Compute, CommPattern::None, false, false,
+     true, true, kSlot, kSlot},
 }};
 
 constexpr bool rows_in_opcode_order() {

@@ -53,5 +53,13 @@ inline bool is_collective(OpCode op) { return opcode_traits(op).comm == CommPatt
 inline bool is_send(OpCode op) { return opcode_traits(op).comm == CommPattern::Send; }
 inline bool is_receive(OpCode op) { return opcode_traits(op).comm == CommPattern::Receive; }
 inline bool is_point_to_point(OpCode op) { return is_send(op) || is_receive(op); }
+inline bool is_rows(OpCode op) {
+  return op == OpCode::SendRows || op == OpCode::RecvRows || op == OpCode::CopyRows;
+}
+// Whether a transfer carries a gradient (backward) rather than an activation (forward).
+inline bool carries_gradient(const Instruction& ins) {
+  return is_rows(ins.op) ? ins.gradient
+                         : ins.op == OpCode::SendGradient || ins.op == OpCode::RecvGradient;
+}
 
 }  // namespace wt

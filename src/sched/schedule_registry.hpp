@@ -28,6 +28,8 @@ struct ScheduleInput {
   std::vector<StageInfo> stages;
   ScheduleOptions deck;      // the deck's [schedule] table
   int64_t global_batch = 0;  // samples per global batch (sizes point-to-point messages)
+  // burst: how many ranks run each stage (ranks 0..count-1); empty for the other schedules.
+  std::vector<int> stage_ranks = {};
 };
 
 // Samples in part `part` of `parts` of a batch of `batch` samples (the BatchSource contract).

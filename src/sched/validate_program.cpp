@@ -2,6 +2,7 @@
 // math. The last check runs every rank's streams abstractly (a Wait blocks until the operation that
 // completes its event could have finished) and reports a deadlock if some stream never finishes.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -37,6 +38,7 @@ class Checker {
            std::to_string(p_.world_size));
     for (int r = 0; r < p_.world_size; ++r) check_rank(r);
     check_coverage();
+    check_rows();
     check_collectives();
     check_messages();
     check_progress();
@@ -56,6 +58,7 @@ class Checker {
       int batch, part, parts;
     };
     std::map<int, Identity> slot_batch;
+    std::map<std::pair<int, int>, Identity> stage_batch;  // (slot, stage): rows re-laid for it
     std::set<int> completed, waited;
     std::map<int, int> group_stream;
     const auto& streams = p_.ranks[r].streams;
@@ -81,11 +84,21 @@ class Checker {
           if (ins.stage == 0) bad("the first stage reads its input from the data, not a peer");
           slot_batch[ins.slot] = {ins.batch, ins.part, ins.parts};
         }
+        if (is_rows(ins.op)) {
+          if (ins.stage == 0) bad("the first stage reads its input from the data, not a peer");
+          note_rows(r, ins, bad);
+          // The stage's re-laid input: its own identity; the slot keeps the previous stage's.
+          if (!ins.gradient && ins.op != OpCode::SendRows)
+            stage_batch[{ins.slot, ins.stage}] = {ins.batch, ins.part, ins.parts};
+        }
         if (ins.op == OpCode::Forward || ins.op == OpCode::Backward) {
-          auto it = slot_batch.find(ins.slot);
-          if (it == slot_batch.end()) bad("slot used before it is loaded or received");
-          const auto key =
-              std::make_tuple(ins.stage, it->second.batch, it->second.part, it->second.parts);
+          const Identity* id = nullptr;
+          if (auto relaid = stage_batch.find({ins.slot, ins.stage}); relaid != stage_batch.end())
+            id = &relaid->second;
+          else if (auto it = slot_batch.find(ins.slot); it != slot_batch.end())
+            id = &it->second;
+          if (!id) bad("slot used before it is loaded or received");
+          const auto key = std::make_tuple(ins.stage, id->batch, id->part, id->parts);
           const int b = ins.node_begin < 0 ? -1 : ins.node_begin;
           const int e = ins.node_end < 0 ? -1 : ins.node_end;
           (ins.op == OpCode::Forward ? forward_ranges_ : backward_ranges_)[key].push_back({b, e});
@@ -233,9 +246,63 @@ class Checker {
         if (a.bytes != b.bytes || a.bytes <= 0)
           fail(name + ": send of " + std::to_string(a.bytes) + " bytes matched with a receive of " +
                std::to_string(b.bytes));
-        if ((a.op == OpCode::SendActivation) != (b.op == OpCode::RecvActivation))
-          fail(name + ": an activation matched with a gradient");
+        if (carries_gradient(a) != carries_gradient(b) || is_rows(a.op) != is_rows(b.op))
+          fail(name + ": an activation matched with a gradient, or rows with a whole tensor");
+        if (is_rows(a.op) && (a.sample_begin != b.sample_begin || a.rows != b.rows))
+          fail(name + ": rows of samples " + std::to_string(a.sample_begin) + "+" +
+               std::to_string(a.rows) + " matched with samples " + std::to_string(b.sample_begin) +
+               "+" + std::to_string(b.rows));
       }
+    }
+  }
+
+  // Burst rows: what every rank receives or copies into a boundary tensor tiles its rows exactly,
+  // and what it sends or copies out of one covers the rows it holds: forward, the rows it sends
+  // are the rows whose gradients come back to it, and the other way round.
+  void note_rows(int r, const Instruction& ins, const std::function<void(std::string)>& bad) {
+    if (ins.rows <= 0 || ins.total_rows <= 0) bad("no rows, or a tensor of no rows");
+    const auto key = std::make_tuple(r, ins.slot, ins.stage, ins.gradient);
+    if (ins.op != OpCode::SendRows) {
+      const int64_t first = ins.op == OpCode::CopyRows ? ins.to_row : ins.row_begin;
+      if (first < 0 || first + ins.rows > ins.total_rows) bad("rows outside the receiving tensor");
+      auto [it, fresh] = rows_total_.emplace(key, ins.total_rows);
+      if (!fresh && it->second != ins.total_rows) bad("pieces of one tensor of different sizes");
+      rows_in_[key].push_back({first, ins.rows});
+    }
+    if (ins.op != OpCode::RecvRows) rows_out_[key].push_back({ins.row_begin, ins.rows});
+  }
+
+  // The extent [0, n) that `pieces` tile without gap or overlap, or -1.
+  static int64_t tiled_extent(std::vector<std::pair<int64_t, int64_t>> pieces) {
+    std::sort(pieces.begin(), pieces.end());
+    int64_t next = 0;
+    for (const auto& [first, n] : pieces) {
+      if (first != next) return -1;
+      next += n;
+    }
+    return next;
+  }
+
+  void check_rows() const {
+    for (const auto& [key, pieces] : rows_in_) {
+      const auto [r, slot, stage, gradient] = key;
+      const std::string name = "rank " + std::to_string(r) + " slot " + std::to_string(slot) +
+                               " stage " + std::to_string(stage) +
+                               (gradient ? " gradient" : " activation") + " rows";
+      const int64_t in = tiled_extent(pieces);
+      if (in != rows_total_.at(key))
+        fail(name + ": the pieces received do not tile the tensor's " +
+             std::to_string(rows_total_.at(key)) + " rows exactly");
+      // The rows coming back the other way leave from exactly these rows.
+      auto out = rows_out_.find(std::make_tuple(r, slot, stage, !gradient));
+      if (out == rows_out_.end() || tiled_extent(out->second) != in)
+        fail(name + ": not the rows this rank sends back the other way");
+    }
+    for (const auto& [key, pieces] : rows_out_) {
+      const auto [r, slot, stage, gradient] = key;
+      if (!rows_in_.count(std::make_tuple(r, slot, stage, !gradient)))
+        fail("rank " + std::to_string(r) + " stage " + std::to_string(stage) +
+             ": sends rows that nothing sends back");
     }
   }
 
@@ -254,6 +321,9 @@ class Checker {
   std::map<std::tuple<int, int, int, int>, std::vector<std::pair<int, int>>> backward_ranges_;
   std::map<std::pair<int, int>, std::vector<const Instruction*>> collectives_;  // (rank, group)
   std::map<Channel, std::vector<Located>> sends_, recvs_;
+  using RowsKey = std::tuple<int, int, int, bool>;  // (rank, slot, stage, gradient)
+  std::map<RowsKey, int64_t> rows_total_;
+  std::map<RowsKey, std::vector<std::pair<int64_t, int64_t>>> rows_in_, rows_out_;
 };
 
 }  // namespace

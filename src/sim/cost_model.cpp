@@ -105,6 +105,10 @@ double CostModel::gradient_copy_s(int stage) const {
   return 3.0 * double(grad_bytes(stage)) / device_.memory_bandwidth + device_.launch_s;
 }
 
+double CostModel::memory_copy_s(int64_t bytes) const {
+  return 2.0 * double(bytes) / device_.memory_bandwidth + device_.launch_s;  // read and write
+}
+
 int64_t CostModel::param_bytes(int stage) const {
   int64_t b = 0;
   for (int n = stage_begin_.at(stage); n < stage_end_.at(stage); ++n)

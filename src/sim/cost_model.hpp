@@ -29,6 +29,7 @@ class CostModel {
   double backward_s(int stage, int node_begin, int node_end, int64_t samples) const;
   double step_s(int stage) const;           // optimizer update: memory bound
   double gradient_copy_s(int stage) const;  // keep / add a stage's gradient (tick-tock)
+  double memory_copy_s(int64_t bytes) const;  // a copy within device memory (burst's CopyRows)
 
   int64_t param_bytes(int stage) const;  // parameters and buffers
   int64_t grad_bytes(int stage, int node_begin = -1, int node_end = -1) const;

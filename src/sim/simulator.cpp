@@ -162,6 +162,8 @@ class Simulation {
   }
 
   int64_t slot_samples(int rank, const Instruction& ins) const {
+    auto relaid = stage_samples_.find({rank, ins.slot, ins.stage});
+    if (relaid != stage_samples_.end()) return relaid->second;
     return ins.slot >= 0 ? slot_samples_[rank][ins.slot] : 0;
   }
 
@@ -237,7 +239,9 @@ class Simulation {
         continue;
       }
       if (traits.comm == CommPattern::Send || traits.comm == CommPattern::Receive) {
-        if (traits.comm == CommPattern::Receive)
+        if (ins.op == OpCode::RecvRows)
+          note_relaid_rows(rank, ins);
+        else if (traits.comm == CommPattern::Receive)
           slot_samples_[rank][ins.slot] = part_samples(opt_.global_batch, ins.part, ins.parts);
         ++st.pc;
         issue_message(rank, stream, st.time, ins);
@@ -272,6 +276,10 @@ class Simulation {
         case OpCode::AddKeptGradient:
           cost = costs_.gradient_copy_s(ins.stage);
           break;
+        case OpCode::CopyRows:
+          cost = costs_.memory_copy_s(ins.bytes);
+          note_relaid_rows(rank, ins);
+          break;
         default:
           throw std::logic_error("simulator: unhandled " + ins.str());
       }
@@ -285,6 +293,11 @@ class Simulation {
       ready_.push({st.time, id});
       return;
     }
+  }
+
+  // Burst: a stage whose input rows were re-laid computes on that many samples.
+  void note_relaid_rows(int rank, const Instruction& ins) {
+    if (!ins.gradient) stage_samples_[{rank, ins.slot, ins.stage}] = ins.total_rows;
   }
 
   struct Delta {
@@ -304,6 +317,7 @@ class Simulation {
   std::vector<std::vector<double>> event_time_;
   std::vector<std::vector<std::vector<int>>> waiters_;
   std::vector<std::vector<int64_t>> slot_samples_;
+  std::map<std::tuple<int, int, int>, int64_t> stage_samples_;  // (rank, slot, stage): burst
   std::vector<std::vector<StreamState>> streams_;
   std::vector<std::pair<int, int>> stream_ids_;
   std::vector<std::vector<int>> collectives_issued_;

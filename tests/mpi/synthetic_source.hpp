@@ -22,7 +22,7 @@ class SyntheticSource : public BatchSource {
   void fetch(const BatchRequest& request, Tensor& inputs, std::vector<int32_t>& labels) override {
     const int64_t sequence = request.sequence;
     const int part = request.part, parts = request.parts;
-    const int64_t begin = batch_ * part / parts, end = batch_ * (part + 1) / parts;
+    const auto [begin, end] = request_positions(request, batch_);
     const int64_t per_sample = shape_numel(shape_);
     Shape s{end - begin};
     s.insert(s.end(), shape_.begin(), shape_.end());

@@ -1,0 +1,152 @@
+#include "job/burst_choice.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "comm/failure_agreement.hpp"
+#include "comm/link_probe.hpp"
+#include "deck/component_options.hpp"
+#include "job/stage_choice.hpp"
+#include "plan/burst_costs.hpp"
+#include "plan/stage_planner.hpp"
+#include "util/input_error.hpp"
+
+namespace wt {
+
+namespace {
+
+std::string list_text(const std::vector<int>& counts) {
+  std::string s;
+  for (int c : counts) s += (s.empty() ? "" : ", ") + std::to_string(c);
+  return s;
+}
+
+// Segments (maximal runs of equal counts) as stage cuts and counts.
+BurstChoice segments_of(const std::vector<PlanningUnit>& units, const std::vector<int>& counts) {
+  BurstChoice choice;
+  for (size_t u = 0; u < units.size(); ++u) {
+    if (u > 0 && counts[u] == counts[u - 1]) continue;
+    if (u > 0) choice.cuts.push_back(units[u].node_begin);
+    choice.stage_ranks.push_back(counts[u]);
+  }
+  return choice;
+}
+
+// DeepPool's planner on this machine: layer times from the measured profile (profile.h5, measured
+// when missing), transfers and allreduces priced with the link measured between ranks 0 and 1.
+BurstPlan plan_on_this_machine(const RunConfig& config, const Graph& graph,
+                               const std::vector<PlanningUnit>& units, const LinkCost& link,
+                               int ranks, const std::string& run_dir, RunLog& log,
+                               DeviceContext& device) {
+  StagePlanOptions options = stage_plan_options(config);
+  options.stage_batch = config.train.global_batch;
+  const ObtainedProfile obtained =
+      obtain_layer_profile(options, graph, run_dir, ProfileCache::ReadWrite, device);
+  for (const std::string& w : obtained.warnings) log.warning("%s", w.c_str());
+  DeviceModel machine;
+  machine.name = "this machine";
+  machine.peak_flops = 1e11;        // unused: every layer time comes from the profile
+  machine.memory_bandwidth = 1e10;  // unused by the planner's cost table
+  machine.ranks_per_node = ranks;
+  machine.intra_alpha_s = machine.inter_alpha_s = link.alpha_s;
+  machine.intra_bytes_per_s = machine.inter_bytes_per_s = std::max(1.0, link.bytes_per_s);
+  machine.comm_uses_compute = true;
+  const CostModel costs(graph, {}, machine, &obtained.profile,
+                        optimizer_state_floats(config.optimizer.kind, config.optimizer.momentum));
+  const int64_t batch = config.train.global_batch;
+  BurstOptions burst;
+  burst.amp_limit = config.burst.amp_limit;
+  burst.amp_exempt_s = config.burst.amp_exempt_s;
+  return plan_burst(burst_cost_table(costs, units, burst_counts(ranks, batch), batch), burst);
+}
+
+}  // namespace
+
+std::vector<int> forced_burst_counts(const RunConfig& config, const Graph& graph, int ranks) {
+  const std::vector<PlanningUnit> units = burst_units(graph);
+  std::vector<int> counts;
+  try {
+    counts = unit_counts_from_nodes(graph, units, config.burst.ranks);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(config.deck_path, 0, "burst.ranks", e.what());
+  }
+  std::vector<int> allowed;
+  for (int g = 1; g < ranks; g *= 2) allowed.push_back(g);
+  allowed.push_back(ranks);
+  for (int g : counts) {
+    if (g > ranks)
+      throw InputError(config.deck_path, 0, "burst.ranks",
+                       "a unit on " + std::to_string(g) + " ranks, but the run has " +
+                           std::to_string(ranks));
+    if (std::find(allowed.begin(), allowed.end(), g) == allowed.end())
+      throw InputError(config.deck_path, 0, "burst.ranks",
+                       std::to_string(g) + " ranks is not a candidate count on " +
+                           std::to_string(ranks) + " ranks (" + list_text(allowed) + ")");
+    if (config.train.global_batch % g != 0)
+      throw InputError(config.deck_path, 0, "train.global_batch",
+                       std::to_string(config.train.global_batch) +
+                           " samples do not divide over the " + std::to_string(g) +
+                           " ranks burst.ranks gives a unit");
+  }
+  return counts;
+}
+
+BurstChoice choose_burst_plan(const RunConfig& config, const Graph& graph,
+                              const std::string& run_dir, bool resuming, Communicator& comm,
+                              RunLog& log, DeviceContext& device) {
+  const int ranks = comm.size();
+  const bool forced = !config.burst.ranks.empty();
+  const std::vector<PlanningUnit> units = burst_units(graph);
+  std::vector<int> forced_counts;
+  agree_on_failure(comm, [&] {
+    if (forced) forced_counts = forced_burst_counts(config, graph, ranks);
+  });
+  const LinkCost link = forced ? LinkCost{} : measure_link(comm);
+  std::vector<int64_t> plan;  // stages, then cuts, then counts: what rank 0 broadcasts
+  agree_on_failure(comm, [&] {
+    if (comm.rank() != 0) return;
+    const CheckpointInfo resumed =
+        resuming ? newest_checkpoint_info(config, run_dir) : CheckpointInfo{};
+    BurstChoice choice;
+    if (!resumed.stage_ranks.empty()) {
+      choice.cuts.assign(resumed.cuts.begin(), resumed.cuts.end());
+      choice.stage_ranks.assign(resumed.stage_ranks.begin(), resumed.stage_ranks.end());
+      log.line("wavetrain: burst plan of the checkpoint being resumed");
+    } else if (forced) {
+      choice = segments_of(units, forced_counts);
+      log.line("wavetrain: burst plan forced by burst.ranks");
+    } else {
+      const BurstPlan p =
+          plan_on_this_machine(config, graph, units, link, ranks, run_dir, log, device);
+      std::vector<int> counts;
+      for (const BurstUnitPlan& u : p.units) counts.push_back(u.count);
+      choice = segments_of(units, counts);
+      log.line("wavetrain: burst plan: predicted step %.3f ms (link %.1f us + %.2f GB/s)",
+               p.step_s * 1e3, link.alpha_s * 1e6, link.bytes_per_s / 1e9);
+    }
+    for (int g : choice.stage_ranks)
+      if (g > ranks)
+        throw InputError(config.deck_path, 0, "burst.ranks",
+                         "the resumed plan runs a stage on " + std::to_string(g) +
+                             " ranks, but the run has " + std::to_string(ranks));
+    std::string segments;
+    for (size_t s = 0; s < choice.stage_ranks.size(); ++s)
+      segments += " [" + std::to_string(s == 0 ? 0 : choice.cuts[s - 1]) + "..] on " +
+                  std::to_string(choice.stage_ranks[s]);
+    log.line("wavetrain: burst segments:%s", segments.c_str());
+    plan.push_back(int64_t(choice.stage_ranks.size()));
+    plan.insert(plan.end(), choice.cuts.begin(), choice.cuts.end());
+    plan.insert(plan.end(), choice.stage_ranks.begin(), choice.stage_ranks.end());
+  });
+  wait_for_root_quietly(comm);
+  int64_t stages = plan.empty() ? 0 : plan[0];
+  comm.broadcast_bytes(&stages, sizeof stages, 0);
+  plan.resize(size_t(2 * stages));
+  comm.broadcast_bytes(plan.data(), int64_t(plan.size() * sizeof(int64_t)), 0);
+  BurstChoice choice;
+  choice.cuts.assign(plan.begin() + 1, plan.begin() + stages);
+  choice.stage_ranks.assign(plan.begin() + stages, plan.end());
+  return choice;
+}
+
+}  // namespace wt

@@ -1,0 +1,33 @@
+#pragma once
+// The burst schedule's plan, identical on every rank: which stages (segments) the model is cut
+// into and how many ranks run each. Rank 0 decides and broadcasts, like the stage cuts
+// (job/stage_choice.hpp): the resumed checkpoint's plan, the deck's forced one (burst.ranks), or
+// DeepPool's planner (plan/burst_planner.hpp) on this machine's measured layer profile and link.
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "deck/run_config.hpp"
+#include "device/device_context.hpp"
+#include "io/run_log.hpp"
+#include "model/graph.hpp"
+
+namespace wt {
+
+struct BurstChoice {
+  std::vector<int> cuts;         // first node of every stage after the first
+  std::vector<int> stage_ranks;  // ranks 0..count-1 run stage s
+};
+
+// Collective. Throws InputError on every rank for a deck the plan cannot satisfy: a forced count
+// that is not a candidate or breaks a planning unit (burst.ranks), a count that does not divide
+// the global batch (train.global_batch), a plan wider than the run.
+BurstChoice choose_burst_plan(const RunConfig& config, const Graph& graph,
+                              const std::string& run_dir, bool resuming, Communicator& comm,
+                              RunLog& log, DeviceContext& device);
+
+// The deck's forced plan checked against the graph and `ranks` (no communication): unit counts,
+// one per planning unit. Throws InputError.
+std::vector<int> forced_burst_counts(const RunConfig& config, const Graph& graph, int ranks);
+
+}  // namespace wt
