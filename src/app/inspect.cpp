@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "app/text_format.hpp"
+#include "job/burst_choice.hpp"
+#include "plan/burst_costs.hpp"
 #include "deck/component_options.hpp"
 #include "device/device_context.hpp"
 #include "exec/schedule_input.hpp"
@@ -202,12 +204,29 @@ void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
       << "): " << format_number("%.3f", mean > 0 ? max_cost / mean : 1.0) << "\n";
 }
 
+// burst's stages: the forced plan, else (the planner runs at training time, on the measured
+// profile) every unit on every rank.
+BurstStages inspected_burst_stages(const RunConfig& config, int ranks, std::ostream& out) {
+  const Graph graph = Graph::load(config.model.file);
+  const std::vector<PlanningUnit> units = burst_units(graph);
+  if (!config.burst.ranks.empty())
+    return burst_stages(units, forced_burst_counts(config, graph, ranks));
+  out << "burst.ranks is not set: the trainer plans at run time on the measured profile "
+         "(--show-plan prints a plan for a device); shown: every unit on all "
+      << ranks << " ranks\n";
+  return burst_stages(units, std::vector<int>(units.size(), ranks));
+}
+
 void show_schedule(const RunConfig& config, int ranks, const std::string& run_dir,
                    std::ostream& out) {
   DeviceContext device(static_cast<size_t>(config.device.memory_limit));
-  Model model = load_model(config, ranks, run_dir, device);
-  const ScheduleInput in =
-      make_schedule_input(model, config.schedule, config.train.global_batch, ranks);
+  BurstStages burst;
+  if (config.schedule.kind == "burst") burst = inspected_burst_stages(config, ranks, out);
+  Model model = config.schedule.kind == "burst"
+                    ? Model(Graph::load(config.model.file), device.allocator(), burst.cuts)
+                    : load_model(config, ranks, run_dir, device);
+  ScheduleInput in = make_schedule_input(model, config.schedule, config.train.global_batch, ranks);
+  in.stage_ranks = burst.stage_ranks;
   Program p;
   try {
     p = ScheduleRegistry::generate(config.schedule.kind, in);

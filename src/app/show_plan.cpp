@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "app/text_format.hpp"
+#include "job/burst_choice.hpp"
 #include "plan/burst_costs.hpp"
 #include "plan/layer_profile_file.hpp"
 #include "sim/device_model.hpp"
@@ -10,15 +11,23 @@
 
 namespace wt {
 
-namespace {
 
-std::string join_counts(const std::vector<int>& counts) {
-  std::string s;
-  for (int c : counts) s += (s.empty() ? "" : ", ") + std::to_string(c);
-  return s;
+BurstPlan deck_burst_plan(const RunConfig& config, const Graph& graph, const CostModel& costs,
+                          int ranks) {
+  const int64_t batch = config.train.global_batch;
+  const std::vector<int> counts = burst_counts(ranks, batch);
+  if (counts.size() < 2 && ranks > 1)
+    throw InputError(config.deck_path, 0, "train.global_batch",
+                     std::to_string(batch) + " samples divide over no rank count above 1 up to " +
+                         std::to_string(ranks));
+  const std::vector<PlanningUnit> units = burst_units(graph);
+  const BurstCosts table = burst_cost_table(costs, units, counts, batch);
+  BurstOptions options;
+  options.amp_limit = config.burst.amp_limit;
+  options.amp_exempt_s = config.burst.amp_exempt_s;
+  if (config.burst.ranks.empty()) return plan_burst(table, options);
+  return price_burst_plan(table, options, forced_burst_counts(config, graph, ranks));
 }
-
-}  // namespace
 
 void show_burst_plan(const RunConfig& config, const ShowPlanRequest& request, std::ostream& out) {
   const DeviceModel device = load_device_model(request.device);
@@ -32,32 +41,18 @@ void show_burst_plan(const RunConfig& config, const ShowPlanRequest& request, st
   const CostModel costs(graph, {}, device, request.profile.empty() ? nullptr : &profile,
                         optimizer_state_floats(config.optimizer.kind, config.optimizer.momentum));
   const int64_t batch = config.train.global_batch;
-  const std::vector<int> counts = burst_counts(request.ranks, batch);
-  if (counts.size() < 2 && request.ranks > 1)
-    throw InputError(config.deck_path, 0, "train.global_batch",
-                     std::to_string(batch) + " samples divide over no rank count above 1 up to " +
-                         std::to_string(request.ranks));
-  const std::vector<PlanningUnit> units = burst_units(graph);
-  const auto t0 = std::chrono::steady_clock::now();
-  const BurstCosts table = burst_cost_table(costs, units, counts, batch);
-  BurstOptions options;
-  options.amp_limit = config.burst.amp_limit;
-  options.amp_exempt_s = config.burst.amp_exempt_s;
   const bool forced = !config.burst.ranks.empty();
-  BurstPlan plan;
-  try {
-    plan = forced ? price_burst_plan(table, options,
-                                     unit_counts_from_nodes(graph, units, config.burst.ranks))
-                  : plan_burst(table, options);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(config.deck_path, 0, "burst.ranks",
-                     std::string(e.what()) + " (candidates on " + std::to_string(request.ranks) +
-                         " ranks at global batch " + std::to_string(batch) + ": " +
-                         join_counts(counts) + ")");
-  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const BurstPlan plan = deck_burst_plan(config, graph, costs, request.ranks);
   const double planning_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
+  BurstOptions options;
+  options.amp_limit = config.burst.amp_limit;
+  options.amp_exempt_s = config.burst.amp_exempt_s;
+  const std::vector<PlanningUnit> units = burst_units(graph);
+  const std::vector<int> counts = burst_counts(request.ranks, batch);
+  const BurstCosts table = burst_cost_table(costs, units, counts, batch);
   out << "burst plan: " << graph.name << ", global batch " << batch << ", " << request.ranks
       << " rank(s) of " << device.name << ", amp_limit " << format_number("%g", options.amp_limit)
       << ", layer times "

@@ -9,7 +9,9 @@
 #include "deck/component_options.hpp"
 #include "exec/schedule_input.hpp"
 #include "io/trace_writer.hpp"
+#include "app/show_plan.hpp"
 #include "model/stage_cuts.hpp"
+#include "plan/burst_costs.hpp"
 #include "plan/layer_profile_file.hpp"
 #include "plan/stage_planner.hpp"
 #include "sched/schedule_registry.hpp"
@@ -94,9 +96,19 @@ void run_simulate_command(const RunConfig& config, const SimulateRequest& reques
     if (!mismatch.empty()) throw InputError(request.profile, 0, "--profile", mismatch);
   }
   const bool profiled = !request.profile.empty();
-  const int stages = ScheduleRegistry::stage_count(config.schedule.kind, request.ranks);
-  std::vector<int> cuts;
-  if (profiled && config.schedule.cuts.empty() && config.schedule.balance == "profile" &&
+  int stages = ScheduleRegistry::stage_count(config.schedule.kind, request.ranks);
+  std::vector<int> cuts, stage_ranks;
+  if (config.schedule.kind == "burst") {  // the planner's segments, priced on this device
+    const CostModel whole(graph, {}, device, profiled ? &profile : nullptr,
+                          optimizer_state_floats(config.optimizer.kind, config.optimizer.momentum));
+    std::vector<int> counts;
+    for (const BurstUnitPlan& u : deck_burst_plan(config, graph, whole, request.ranks).units)
+      counts.push_back(u.count);
+    BurstStages plan = burst_stages(burst_units(graph), counts);
+    cuts = std::move(plan.cuts);
+    stage_ranks = std::move(plan.stage_ranks);
+    stages = int(stage_ranks.size());
+  } else if (profiled && config.schedule.cuts.empty() && config.schedule.balance == "profile" &&
       stages > 1)
     try {
       cuts = balanced_cuts(graph, stages, node_seconds(profile, stage_batch(config)));
@@ -108,9 +120,10 @@ void run_simulate_command(const RunConfig& config, const SimulateRequest& reques
     cuts = resolve_cuts(stage_cut_options(config), graph, stages);
   Program program;
   try {
-    program = ScheduleRegistry::generate(
-        config.schedule.kind, make_schedule_input(graph, cuts, config.schedule,
-                                                  config.train.global_batch, request.ranks));
+    ScheduleInput input =
+        make_schedule_input(graph, cuts, config.schedule, config.train.global_batch, request.ranks);
+    input.stage_ranks = stage_ranks;
+    program = ScheduleRegistry::generate(config.schedule.kind, input);
   } catch (const std::invalid_argument& e) {
     throw InputError(config.deck_path, 0, "schedule.kind",
                      "'" + config.schedule.kind + "': " + e.what());

@@ -21,17 +21,6 @@ std::string list_text(const std::vector<int>& counts) {
   return s;
 }
 
-// Segments (maximal runs of equal counts) as stage cuts and counts.
-BurstChoice segments_of(const std::vector<PlanningUnit>& units, const std::vector<int>& counts) {
-  BurstChoice choice;
-  for (size_t u = 0; u < units.size(); ++u) {
-    if (u > 0 && counts[u] == counts[u - 1]) continue;
-    if (u > 0) choice.cuts.push_back(units[u].node_begin);
-    choice.stage_ranks.push_back(counts[u]);
-  }
-  return choice;
-}
-
 // DeepPool's planner on this machine: layer times from the measured profile (profile.h5, measured
 // when missing), transfers and allreduces priced with the link measured between ranks 0 and 1.
 BurstPlan plan_on_this_machine(const RunConfig& config, const Graph& graph,
@@ -91,7 +80,7 @@ std::vector<int> forced_burst_counts(const RunConfig& config, const Graph& graph
   return counts;
 }
 
-BurstChoice choose_burst_plan(const RunConfig& config, const Graph& graph,
+BurstStages choose_burst_plan(const RunConfig& config, const Graph& graph,
                               const std::string& run_dir, bool resuming, Communicator& comm,
                               RunLog& log, DeviceContext& device) {
   const int ranks = comm.size();
@@ -107,20 +96,20 @@ BurstChoice choose_burst_plan(const RunConfig& config, const Graph& graph,
     if (comm.rank() != 0) return;
     const CheckpointInfo resumed =
         resuming ? newest_checkpoint_info(config, run_dir) : CheckpointInfo{};
-    BurstChoice choice;
+    BurstStages choice;
     if (!resumed.stage_ranks.empty()) {
       choice.cuts.assign(resumed.cuts.begin(), resumed.cuts.end());
       choice.stage_ranks.assign(resumed.stage_ranks.begin(), resumed.stage_ranks.end());
       log.line("wavetrain: burst plan of the checkpoint being resumed");
     } else if (forced) {
-      choice = segments_of(units, forced_counts);
+      choice = burst_stages(units, forced_counts);
       log.line("wavetrain: burst plan forced by burst.ranks");
     } else {
       const BurstPlan p =
           plan_on_this_machine(config, graph, units, link, ranks, run_dir, log, device);
       std::vector<int> counts;
       for (const BurstUnitPlan& u : p.units) counts.push_back(u.count);
-      choice = segments_of(units, counts);
+      choice = burst_stages(units, counts);
       log.line("wavetrain: burst plan: predicted step %.3f ms (link %.1f us + %.2f GB/s)",
                p.step_s * 1e3, link.alpha_s * 1e6, link.bytes_per_s / 1e9);
     }
@@ -143,7 +132,7 @@ BurstChoice choose_burst_plan(const RunConfig& config, const Graph& graph,
   comm.broadcast_bytes(&stages, sizeof stages, 0);
   plan.resize(size_t(2 * stages));
   comm.broadcast_bytes(plan.data(), int64_t(plan.size() * sizeof(int64_t)), 0);
-  BurstChoice choice;
+  BurstStages choice;
   choice.cuts.assign(plan.begin() + 1, plan.begin() + stages);
   choice.stage_ranks.assign(plan.begin() + stages, plan.end());
   return choice;

@@ -11,18 +11,14 @@
 #include "device/device_context.hpp"
 #include "io/run_log.hpp"
 #include "model/graph.hpp"
+#include "plan/burst_costs.hpp"
 
 namespace wt {
-
-struct BurstChoice {
-  std::vector<int> cuts;         // first node of every stage after the first
-  std::vector<int> stage_ranks;  // ranks 0..count-1 run stage s
-};
 
 // Collective. Throws InputError on every rank for a deck the plan cannot satisfy: a forced count
 // that is not a candidate or breaks a planning unit (burst.ranks), a count that does not divide
 // the global batch (train.global_batch), a plan wider than the run.
-BurstChoice choose_burst_plan(const RunConfig& config, const Graph& graph,
+BurstStages choose_burst_plan(const RunConfig& config, const Graph& graph,
                               const std::string& run_dir, bool resuming, Communicator& comm,
                               RunLog& log, DeviceContext& device);
 

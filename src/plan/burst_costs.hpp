@@ -29,6 +29,15 @@ std::vector<PlanningUnit> burst_units(const Graph& graph);
 std::vector<int> unit_counts_from_nodes(const Graph& graph, const std::vector<PlanningUnit>& units,
                                         const std::vector<int64_t>& node_counts);
 
+// A plan as the burst schedule runs it: segments (maximal runs of units with equal counts) as
+// stages, each on ranks 0..count-1.
+struct BurstStages {
+  std::vector<int> cuts;         // first node of every stage after the first
+  std::vector<int> stage_ranks;  // per stage
+};
+BurstStages burst_stages(const std::vector<PlanningUnit>& units,
+                         const std::vector<int>& unit_counts);
+
 // Candidate rank counts: powers of two up to `ranks`, and `ranks` itself when it is not one,
 // keeping those that divide `global_batch`.
 std::vector<int> burst_counts(int ranks, int64_t global_batch);

@@ -79,7 +79,8 @@ std::string Instruction::str() const {
       s += gradient ? " grad" : " act";
       s += " rows=" + std::to_string(op == OpCode::CopyRows ? to_row : row_begin) + "+" +
            std::to_string(rows) + "/" + std::to_string(total_rows);
-      s += " samples=" + std::to_string(sample_begin) + "+";
+      s += " samples=[" + std::to_string(sample_begin) + "," +
+           std::to_string(sample_begin + rows) + ")";
       if (op == OpCode::CopyRows) {
         s += " from_row=" + std::to_string(row_begin);
         break;

@@ -256,8 +256,9 @@ class Simulation {
       double cost = 0;
       const int64_t n = slot_samples(rank, ins);
       switch (ins.op) {
-        case OpCode::LoadBatch:
-          slot_samples_[rank][ins.slot] = part_samples(opt_.global_batch, ins.part, ins.parts);
+        case OpCode::LoadBatch:  // labels alone: the slot's samples arrive from a peer
+          if (!ins.labels_only)
+            slot_samples_[rank][ins.slot] = part_samples(opt_.global_batch, ins.part, ins.parts);
           break;  // the preloader has it ready: no cost on the critical path
         case OpCode::Forward: {
           cost = costs_.forward_s(ins.stage, ins.node_begin, ins.node_end, n);
