@@ -33,7 +33,7 @@ class BurstBuilder {
                                 : sticky_layout(layouts_.back(), g));
       runs_.push_back(s == 0 ? std::vector<RowRun>{}
                              : layout_transfers(layouts_[size_t(s) - 1], layouts_.back()));
-      group_.push_back(group_of(g));
+      group_.push_back(g > 1 ? group_of(g) : -1);  // one rank sums nothing
     }
   }
 
