@@ -1,5 +1,7 @@
 #include "sched/stage_residency.hpp"
 
+#include "sched/opcode_traits.hpp"
+
 namespace wt {
 
 namespace {
@@ -25,6 +27,9 @@ ResidencyPlan plan_residency(const Program& program, int rank, int stage_count) 
   for (size_t s = 0; s < streams.size(); ++s)
     for (const Instruction& ins : streams[s]) {
       if (ins.stage < 0 || ins.stage >= stage_count) continue;
+      // Only what touches the stage's own state names it (burst's rows name a stage boundary).
+      const OpcodeTraits& traits = opcode_traits(ins.op);
+      if (((traits.reads | traits.writes) & ~uint32_t(kSlotData)) == 0) continue;
       Use& u = use.at(ins.replica)[ins.stage];
       u.named = true;
       u.stepped = u.stepped || ins.op == OpCode::Step;
