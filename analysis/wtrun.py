@@ -22,9 +22,11 @@ TRACE_FORMAT = "wavetrain-trace"
 TRACE_VERSION = 1
 
 # How the analysis classifies opcodes (anything else counts as "other").
-COMPUTE_OPS = frozenset({"Forward", "Backward", "Step", "KeepGradient", "AddKeptGradient"})
+COMPUTE_OPS = frozenset({"Forward", "Backward", "Step", "KeepGradient", "AddKeptGradient",
+                         "CopyRows"})
 COMMUNICATION_OPS = frozenset({"AllReduce", "Send", "Recv", "Broadcast", "Reduce", "SendActivation",
-                               "RecvActivation", "SendGradient", "RecvGradient"})
+                               "RecvActivation", "SendGradient", "RecvGradient", "SendRows",
+                               "RecvRows"})
 DATA_OPS = frozenset({"LoadBatch"})
 WAIT_OPS = frozenset({"Wait"})
 

@@ -53,7 +53,9 @@ TEST(BurstSchedule, EveryPlanIsValidAndHoldsOnlyWhatItRuns) {
           EXPECT_EQ(residency.stages[0][size_t(s)],
                     r < plan[size_t(s)] ? wt::Residency::Held : wt::Residency::Unused)
               << "rank " << r << " stage " << s;
-        if (r >= widest) EXPECT_TRUE(p.ranks[size_t(r)].streams[0].empty()) << "rank " << r;
+        if (r >= widest) {
+          EXPECT_TRUE(p.ranks[size_t(r)].streams[0].empty()) << "rank " << r;
+        }
       }
       ++plans;
     });
