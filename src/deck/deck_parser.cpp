@@ -312,6 +312,8 @@ RunConfig parse_deck_text(const std::string& text, const std::string& deck_path,
   for (const std::string& o : overrides) apply_override(o, state);
   check_cross_key_rules(state);
   resolve_paths(state);
+  for (const auto& [key, origin] : state.origins)
+    state.config.key_origins[key] = {origin.file, origin.line};
   return state.config;
 }
 

@@ -3,16 +3,25 @@
 // has a schema entry (type, range, doc) in deck/schema.cpp. The resolved deck written to the run
 // directory is this struct printed back as TOML (deck/deck_parser.hpp: to_toml).
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "ops/optimizer_options.hpp"
 #include "sched/schedule_options.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 
 struct RunConfig {
   std::string deck_path;  // the file it came from
+  // Where each key given was set (file, 1-based line; "" and 0 for --set), for errors found after
+  // parsing (deck_error).
+  struct KeyOrigin {
+    std::string file;
+    int line = 0;
+  };
+  std::map<std::string, KeyOrigin> key_origins;
 
   struct Run {
     std::string name = "run";
@@ -87,5 +96,14 @@ struct RunConfig {
     int64_t strict_seed = 1;    // the strict device's stream order (plus the rank)
   } device;
 };
+
+// An error about a deck key found after parsing (a plan that cannot run, a batch that does not
+// divide), naming the file and line that set the key, or the command line's --set.
+inline InputError deck_error(const RunConfig& config, const std::string& key,
+                             const std::string& message) {
+  auto it = config.key_origins.find(key);
+  if (it == config.key_origins.end()) return InputError(config.deck_path, 0, key, message);
+  return InputError(it->second.file, it->second.line, key, message);
+}
 
 }  // namespace wt

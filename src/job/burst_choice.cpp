@@ -57,22 +57,22 @@ std::vector<int> forced_burst_counts(const RunConfig& config, const Graph& graph
   try {
     counts = unit_counts_from_nodes(graph, units, config.burst.ranks);
   } catch (const std::invalid_argument& e) {
-    throw InputError(config.deck_path, 0, "burst.ranks", e.what());
+    throw deck_error(config, "burst.ranks", e.what());
   }
   std::vector<int> allowed;
   for (int g = 1; g < ranks; g *= 2) allowed.push_back(g);
   allowed.push_back(ranks);
   for (int g : counts) {
     if (g > ranks)
-      throw InputError(config.deck_path, 0, "burst.ranks",
+      throw deck_error(config, "burst.ranks",
                        "a unit on " + std::to_string(g) + " ranks, but the run has " +
                            std::to_string(ranks));
     if (std::find(allowed.begin(), allowed.end(), g) == allowed.end())
-      throw InputError(config.deck_path, 0, "burst.ranks",
+      throw deck_error(config, "burst.ranks",
                        std::to_string(g) + " ranks is not a candidate count on " +
                            std::to_string(ranks) + " ranks (" + list_text(allowed) + ")");
     if (config.train.global_batch % g != 0)
-      throw InputError(config.deck_path, 0, "train.global_batch",
+      throw deck_error(config, "train.global_batch",
                        std::to_string(config.train.global_batch) +
                            " samples do not divide over the " + std::to_string(g) +
                            " ranks burst.ranks gives a unit");
@@ -115,7 +115,7 @@ BurstStages choose_burst_plan(const RunConfig& config, const Graph& graph,
     }
     for (int g : choice.stage_ranks)
       if (g > ranks)
-        throw InputError(config.deck_path, 0, "burst.ranks",
+        throw deck_error(config, "burst.ranks",
                          "the resumed plan runs a stage on " + std::to_string(g) +
                              " ranks, but the run has " + std::to_string(ranks));
     std::string segments;

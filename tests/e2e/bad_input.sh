@@ -69,3 +69,30 @@ set -e
 [[ $rc == 3 ]] || { cat "$dir/oom.err"; fail "memory limit: exit status $rc, expected 3"; }
 grep -q "out of device memory.*device.memory_limit" "$dir/oom.err" || { cat "$dir/oom.err"; fail "memory limit: no clear message"; }
 echo "ok memory_limit: $(cat "$dir/oom.err")"
+
+# burst: a plan the run cannot hold is refused before anything runs, on every rank, naming the key.
+fc_on_1='[2,2,2,2,2,2,2,1,1,1,1]'
+deck "$dir/burst_batch.toml" $'[schedule]\nkind = "burst"\n[burst]\nranks = '"$fc_on_1"$'\n[train]\nglobal_batch = 63'
+expect_error burst_batch "burst_batch.toml:10: train.global_batch: 63 samples do not divide over the 2 ranks" \
+  mpiexec -n 2 "$WAVETRAIN" "$dir/burst_batch.toml" --run-dir "$dir/burst_batch"
+deck "$dir/burst_wide.toml" $'[schedule]\nkind = "burst"\n[burst]\nranks = [4,4,4,4,4,4,4,1,1,1,1]'
+expect_error burst_wide "burst_wide.toml:8: burst.ranks: a unit on 4 ranks, but the run has 2" \
+  mpiexec -n 2 "$WAVETRAIN" "$dir/burst_wide.toml" --run-dir "$dir/burst_wide"
+deck "$dir/burst_three.toml" $'[schedule]\nkind = "burst"\n[burst]\nranks = [3,3,3,3,3,3,3,1,1,1,1]'
+expect_error burst_three "burst.ranks: 3 ranks is not a candidate count on 4 ranks (1, 2, 4)" \
+  mpiexec -n 4 "$WAVETRAIN" "$dir/burst_three.toml" --run-dir "$dir/burst_three"
+deck "$dir/burst_follower.toml" $'[schedule]\nkind = "burst"\n[burst]\nranks = [2,1,2,2,2,2,2,1,1,1,1]'
+expect_error burst_follower "burst.ranks: .*relu1" \
+  mpiexec -n 2 "$WAVETRAIN" "$dir/burst_follower.toml" --run-dir "$dir/burst_follower"
+deck "$dir/burst_short.toml" $'[schedule]\nkind = "burst"\n[burst]\nranks = [2,1]'
+expect_error burst_short "burst.ranks: has 2 entries" \
+  "$WAVETRAIN" "$dir/burst_short.toml" --run-dir "$dir/burst_short"
+# A measured profile of another model (mlp's, from a burst run that planned on it) is refused.
+"$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashion_mlp.toml" --set "data.path=\"$data\"" \
+  --set schedule.kind=burst --set train.eval_every_epoch=false --steps 1 --run-dir "$dir/mlp_run" \
+  >/dev/null 2>&1 || fail "the mlp run that measures a profile failed"
+[[ -f "$dir/mlp_run/profile.h5" ]] || fail "burst planning wrote no profile.h5"
+deck "$dir/burst_plan.toml" $'[schedule]\nkind = "burst"'
+expect_error burst_profile "profile.h5: --profile" \
+  "$WAVETRAIN" "$dir/burst_plan.toml" --show-plan --ranks 2 --device a100 \
+  --profile "$dir/mlp_run/profile.h5"
