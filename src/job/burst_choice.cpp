@@ -29,6 +29,8 @@ BurstPlan plan_on_this_machine(const RunConfig& config, const Graph& graph,
                                DeviceContext& device) {
   StagePlanOptions options = stage_plan_options(config);
   options.stage_batch = config.train.global_batch;
+  const int64_t batch = config.train.global_batch;
+  for (int g : burst_counts(ranks, batch)) options.profile_batches.push_back(batch / g);
   const ObtainedProfile obtained =
       obtain_layer_profile(options, graph, run_dir, ProfileCache::ReadWrite, device);
   for (const std::string& w : obtained.warnings) log.warning("%s", w.c_str());
@@ -42,7 +44,6 @@ BurstPlan plan_on_this_machine(const RunConfig& config, const Graph& graph,
   machine.comm_uses_compute = true;
   const CostModel costs(graph, {}, machine, &obtained.profile,
                         optimizer_state_floats(config.optimizer.kind, config.optimizer.momentum));
-  const int64_t batch = config.train.global_batch;
   BurstOptions burst;
   burst.amp_limit = config.burst.amp_limit;
   burst.amp_exempt_s = config.burst.amp_exempt_s;

@@ -57,6 +57,53 @@ H5Handle open_vector(hid_t file, const std::string& path, const char* name, int6
   return ds;
 }
 
+// The times at more batch sizes (LayerProfile::batches): /batches int64[m], /forward_at and
+// /backward_at float64[nodes * m], node-major.
+void write_measured_points(hid_t f, const LayerProfile& profile) {
+  const hsize_t m = profile.batches.size();
+  write_dataset(f, "batches", H5T_STD_I64LE, H5T_NATIVE_INT64, m, profile.batches.data());
+  for (const bool forward : {true, false}) {
+    std::vector<double> all;
+    for (const LayerTiming& t : profile.timing) {
+      const std::vector<double>& v = forward ? t.forward_at : t.backward_at;
+      if (v.size() != m) throw std::runtime_error("layer profile: one time per batch size");
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    write_dataset(f, forward ? "forward_at" : "backward_at", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                  all.size(), all.data());
+  }
+}
+
+void read_measured_points(hid_t f, const std::string& path, LayerProfile& p) {
+  if (H5Lexists(f, "batches", H5P_DEFAULT) <= 0) return;  // fitted lines only
+  int64_t m = -1;
+  H5Handle ds = open_vector(f, path, "batches", &m);
+  p.batches.resize(size_t(m));
+  if (m > 0 &&
+      H5Dread(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, p.batches.data()) < 0)
+    throw InputError(path, 0, "batches", "cannot read (damaged file?)");
+  for (int64_t k = 0; k < m; ++k)
+    if (p.batches[size_t(k)] < 1 || (k > 0 && p.batches[size_t(k)] <= p.batches[size_t(k) - 1]))
+      throw InputError(path, 0, "batches", "not ascending batch sizes (damaged file?)");
+  for (const bool forward : {true, false}) {
+    const char* name = forward ? "forward_at" : "backward_at";
+    int64_t n = int64_t(p.timing.size()) * m;
+    H5Handle values = open_vector(f, path, name, &n);
+    std::vector<double> all(static_cast<size_t>(n));
+    if (n > 0 &&
+        H5Dread(values.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()) < 0)
+      throw InputError(path, 0, name, "cannot read (damaged file?)");
+    for (size_t i = 0; i < p.timing.size(); ++i) {
+      std::vector<double>& v = forward ? p.timing[i].forward_at : p.timing[i].backward_at;
+      v.assign(all.begin() + int64_t(i) * m, all.begin() + int64_t(i + 1) * m);
+      for (double x : v)
+        if (!std::isfinite(x) || x < 0)
+          throw InputError(path, 0, name, "entry of node " + std::to_string(i) +
+                                              " is not a time in seconds (damaged file?)");
+    }
+  }
+}
+
 }  // namespace
 
 void save_layer_profile(const std::string& path, const LayerProfile& profile) {
@@ -82,6 +129,7 @@ void save_layer_profile(const std::string& path, const LayerProfile& profile) {
       if (column.size() != n) throw std::runtime_error("layer profile: one timing per node");
       write_dataset(f, kTimingNames[k], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, column.data());
     }
+    if (!profile.batches.empty()) write_measured_points(f, profile);
     if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error("cannot flush " + temp);
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0)
@@ -141,6 +189,7 @@ LayerProfile load_layer_profile(const std::string& path) {
       *timing_field(p.timing[size_t(i)], k) = column[size_t(i)];
     }
   }
+  read_measured_points(f, path, p);
   return p;
 }
 

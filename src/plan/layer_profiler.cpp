@@ -74,7 +74,7 @@ void fit(double t_small, double t_large, int64_t small, int64_t large, double* f
 }  // namespace
 
 LayerProfile measure_layer_profile(Model& model, const OpsBackend& ops, int64_t batch,
-                                   int repeats) {
+                                   int repeats, std::vector<int64_t> also_at) {
   const int64_t small = std::max<int64_t>(1, batch / 4);
   const int64_t large = std::max(batch, small + 1);
   repeats = std::max(repeats, 1);
@@ -84,11 +84,28 @@ LayerProfile measure_layer_profile(Model& model, const OpsBackend& ops, int64_t 
   DeviceWorkScope device_work;
   const Timings at_large = measure_at(model, ops, large, repeats, rng);
   const Timings at_small = measure_at(model, ops, small, repeats, rng);
+  // More batch sizes, when asked: every size measured, the two above included.
+  std::vector<int64_t> sizes;
+  std::vector<Timings> at;
+  if (!also_at.empty()) {
+    also_at.push_back(small);
+    also_at.push_back(large);
+    std::sort(also_at.begin(), also_at.end());
+    also_at.erase(std::unique(also_at.begin(), also_at.end()), also_at.end());
+    for (int64_t b : also_at) {
+      if (b < 1) continue;
+      sizes.push_back(b);
+      at.push_back(b == small   ? at_small
+                   : b == large ? at_large
+                                : measure_at(model, ops, b, repeats, rng));
+    }
+  }
   model.zero_grads();
 
   LayerProfile p;
   p.model = model.graph.name;
   p.device = profiling_device_name();
+  p.batches = sizes;
   for (size_t i = 0; i < model.graph.nodes.size(); ++i) {
     p.nodes.push_back(model.graph.nodes[i].name);
     LayerTiming t;
@@ -96,6 +113,10 @@ LayerProfile measure_layer_profile(Model& model, const OpsBackend& ops, int64_t 
         &t.forward_per_sample_s);
     fit(at_small.backward[i], at_large.backward[i], small, large, &t.backward_fixed_s,
         &t.backward_per_sample_s);
+    for (const Timings& m : at) {
+      t.forward_at.push_back(m.forward[i]);
+      t.backward_at.push_back(m.backward[i]);
+    }
     p.timing.push_back(t);
   }
   return p;

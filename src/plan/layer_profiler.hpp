@@ -5,6 +5,7 @@
 // inputs of its real shapes (token ids for embeddings, valid labels for the loss).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/model.hpp"
 #include "plan/layer_profile.hpp"
@@ -17,8 +18,10 @@ namespace wt {
 // changed (batchnorm running statistics are: profile a model of its own); its gradient buffers
 // are zeroed afterwards. Throws OutOfMemory when the device budget
 // cannot hold the whole model's activations at `batch`.
+// also_at: more batch sizes to measure every layer at (LayerProfile::batches; the two above are
+// among them), for profiles read at many per-rank batches (the burst planner).
 LayerProfile measure_layer_profile(Model& model, const OpsBackend& ops, int64_t batch,
-                                   int repeats = 5);
+                                   int repeats = 5, std::vector<int64_t> also_at = {});
 
 // "cpu: <processor name>, 1 thread": where this process measures, in words.
 std::string profiling_device_name();

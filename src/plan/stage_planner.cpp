@@ -51,7 +51,11 @@ ObtainedProfile obtain_layer_profile(const StagePlanOptions& config, const Graph
   if (!run_dir.empty() && std::filesystem::exists(out.path)) {
     try {
       LayerProfile cached = load_layer_profile(out.path);
-      const std::string why = profile_mismatch(cached, graph);
+      std::string why = profile_mismatch(cached, graph);
+      for (int64_t b : config.profile_batches)
+        if (why.empty() && b > 0 &&
+            std::find(cached.batches.begin(), cached.batches.end(), b) == cached.batches.end())
+          why = "it was not measured at " + std::to_string(b) + " samples";
       if (why.empty()) {
         out.profile = std::move(cached);
         return out;
@@ -68,7 +72,8 @@ ObtainedProfile obtain_layer_profile(const StagePlanOptions& config, const Graph
     // Its own copy: profiling moves batchnorm statistics.
     Model probe(Graph::load(config.model_file), device.allocator());
     probe.init(config.seed);
-    out.profile = measure_layer_profile(probe, device.ops(), config.stage_batch, kProfileRepeats);
+    out.profile = measure_layer_profile(probe, device.ops(), config.stage_batch, kProfileRepeats,
+                                        config.profile_batches);
   }
   // The probe's activations must not count as the run's memory use.
   device.allocator().empty_cache();

@@ -21,6 +21,9 @@ struct StagePlanOptions {
   std::string model_file;           // the profiler measures its own copy of the model
   uint64_t seed = 1;                // ... initialised with the run's seed
   int64_t stage_batch = 1;          // samples one forward of one stage processes
+  // More batch sizes every layer must be measured at (the burst planner's per-rank batches); a
+  // cached profile without them is measured again.
+  std::vector<int64_t> profile_batches = {};
 };
 
 enum class ProfileCache {

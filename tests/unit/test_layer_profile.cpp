@@ -143,3 +143,61 @@ TEST(StagePlanner, UsesTheCachedProfileAndKeepsCheckpointCuts) {
   EXPECT_EQ(plan.basis, "checkpoint");
   EXPECT_EQ(plan.cuts, std::vector<int>{3});
 }
+
+// The burst planner reads a profile at every per-rank batch it may choose: times measured there
+// are used as measured, a time between two measured sizes is interpolated between them, and
+// outside the measured sizes the fitted line holds.
+TEST(LayerProfile, MeasuredBatchSizesAreReadAsMeasuredAndInterpolated) {
+  wt::LayerProfile p = sample_profile(load("mlp"));
+  p.batches = {4, 8, 16};
+  p.timing[1].forward_at = {1e-3, 1e-3, 3e-3};  // flat, then steep: far from any line
+  p.timing[1].backward_at = {2e-3, 4e-3, 8e-3};
+  EXPECT_DOUBLE_EQ(p.forward_s(1, 4), 1e-3);
+  EXPECT_DOUBLE_EQ(p.forward_s(1, 8), 1e-3);
+  EXPECT_DOUBLE_EQ(p.forward_s(1, 12), 2e-3);
+  EXPECT_DOUBLE_EQ(p.backward_s(1, 6), 3e-3);
+  const wt::LayerTiming& t = p.timing[1];
+  EXPECT_DOUBLE_EQ(p.forward_s(1, 64), t.forward_fixed_s + 64 * t.forward_per_sample_s);
+  EXPECT_DOUBLE_EQ(p.forward_s(1, 2), t.forward_fixed_s + 2 * t.forward_per_sample_s);
+  // A node measured nowhere else (its vectors empty) keeps its line everywhere.
+  EXPECT_DOUBLE_EQ(p.forward_s(0, 8), p.timing[0].forward_fixed_s + 8 * p.timing[0].forward_per_sample_s);
+}
+
+TEST(LayerProfiler, MeasuresEveryLayerAtEveryAskedBatchSizeAndTheFileKeepsThem) {
+  wt::Model model(load("mlp"), wt::testing::memory());
+  model.init(1);
+  const wt::LayerProfile p =
+      wt::measure_layer_profile(model, wt::testing::device().ops(), 16, 2, {1, 8, 16});
+  EXPECT_EQ(p.batches, (std::vector<int64_t>{1, 4, 8, 16}));  // 4 = 16/4, the line's small end
+  for (size_t i = 0; i < p.timing.size(); ++i) {
+    ASSERT_EQ(p.timing[i].forward_at.size(), 4u) << p.nodes[i];
+    ASSERT_EQ(p.timing[i].backward_at.size(), 4u) << p.nodes[i];
+    EXPECT_DOUBLE_EQ(p.forward_s(int(i), 8), p.timing[i].forward_at[2]);
+  }
+  wt::testutil::TempDir tmp("profile");
+  const std::string path = tmp.file("profile.h5");
+  wt::save_layer_profile(path, p);
+  const wt::LayerProfile q = wt::load_layer_profile(path);
+  EXPECT_EQ(q.batches, p.batches);
+  for (size_t i = 0; i < p.timing.size(); ++i) {
+    EXPECT_EQ(q.timing[i].forward_at, p.timing[i].forward_at);
+    EXPECT_EQ(q.timing[i].backward_at, p.timing[i].backward_at);
+  }
+  // A cached profile without a size the planner needs is measured again.
+  wt::DeviceContext device(0);
+  wt::StagePlanOptions options;
+  options.model_file = std::string(WT_SOURCE_DIR) + "/models/mlp.toml";
+  options.stage_batch = 16;
+  options.profile_batches = {16, 8, 2};
+  wt::save_layer_profile(tmp.file("profile.h5"), p);
+  const wt::ObtainedProfile again = wt::obtain_layer_profile(
+      options, load("mlp"), tmp.file(""), wt::ProfileCache::ReadOnly, device);
+  EXPECT_TRUE(again.measured);
+  ASSERT_EQ(again.warnings.size(), 1u);
+  EXPECT_NE(again.warnings[0].find("not measured at 2 samples"), std::string::npos)
+      << again.warnings[0];
+  options.profile_batches = {16, 8};
+  EXPECT_FALSE(wt::obtain_layer_profile(options, load("mlp"), tmp.file(""),
+                                        wt::ProfileCache::ReadOnly, device)
+                   .measured);
+}
