@@ -119,10 +119,13 @@ BurstStages choose_burst_plan(const RunConfig& config, const Graph& graph,
         throw deck_error(config, "burst.ranks",
                          "the resumed plan runs a stage on " + std::to_string(g) +
                              " ranks, but the run has " + std::to_string(ranks));
-    std::string segments;
-    for (size_t s = 0; s < choice.stage_ranks.size(); ++s)
-      segments += " [" + std::to_string(s == 0 ? 0 : choice.cuts[s - 1]) + "..] on " +
+    std::string segments;  // as --show-plan prints them: [first..last node] on count
+    for (size_t s = 0; s < choice.stage_ranks.size(); ++s) {
+      const int first = s == 0 ? 0 : choice.cuts[s - 1];
+      const int last = (s < choice.cuts.size() ? choice.cuts[s] : int(graph.nodes.size())) - 1;
+      segments += " [" + std::to_string(first) + ".." + std::to_string(last) + "] on " +
                   std::to_string(choice.stage_ranks[s]);
+    }
     log.line("wavetrain: burst segments:%s", segments.c_str());
     plan.push_back(int64_t(choice.stage_ranks.size()));
     plan.insert(plan.end(), choice.cuts.begin(), choice.cuts.end());

@@ -18,7 +18,7 @@ run() {  # name steps [extra args...]
 
 run gang 200 --set schedule.kind=gang
 run burst 200 --set schedule.kind=burst --set "$fc_on_rank0"
-grep -q "burst segments: \[0..\] on 2 \[7..\] on 1" "$dir/burst/log.txt" ||
+grep -q "burst segments: \[0..6\] on 2 \[7..10\] on 1" "$dir/burst/log.txt" ||
   fail "the forced plan is not in the log: $(grep burst "$dir/burst/log.txt")"
 gang_acc=$(last_metric "$dir/gang/metrics.csv" eval accuracy)
 burst_acc=$(last_metric "$dir/burst/metrics.csv" eval accuracy)
