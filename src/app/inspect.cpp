@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "app/text_format.hpp"
-#include "job/burst_choice.hpp"
-#include "plan/burst_costs.hpp"
 #include "deck/component_options.hpp"
 #include "device/device_context.hpp"
 #include "exec/schedule_input.hpp"
+#include "job/burst_choice.hpp"
 #include "model/model.hpp"
+#include "plan/burst_costs.hpp"
 #include "plan/layer_profile_file.hpp"
 #include "plan/stage_planner.hpp"
 #include "sched/cycle_table.hpp"

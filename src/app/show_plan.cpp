@@ -11,7 +11,6 @@
 
 namespace wt {
 
-
 BurstPlan deck_burst_plan(const RunConfig& config, const Graph& graph, const CostModel& costs,
                           int ranks) {
   const int64_t batch = config.train.global_batch;

@@ -5,11 +5,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "app/show_plan.hpp"
 #include "app/text_format.hpp"
 #include "deck/component_options.hpp"
 #include "exec/schedule_input.hpp"
 #include "io/trace_writer.hpp"
-#include "app/show_plan.hpp"
 #include "model/stage_cuts.hpp"
 #include "plan/burst_costs.hpp"
 #include "plan/layer_profile_file.hpp"
@@ -109,7 +109,7 @@ void run_simulate_command(const RunConfig& config, const SimulateRequest& reques
     stage_ranks = std::move(plan.stage_ranks);
     stages = int(stage_ranks.size());
   } else if (profiled && config.schedule.cuts.empty() && config.schedule.balance == "profile" &&
-      stages > 1)
+             stages > 1)
     try {
       cuts = balanced_cuts(graph, stages, node_seconds(profile, stage_batch(config)));
     } catch (const std::invalid_argument& e) {

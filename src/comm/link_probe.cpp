@@ -22,7 +22,8 @@ double one_way_s(Communicator& comm, int64_t count, int reps) {
       comm.irecv(buffer.data(), count, peer, 0)->wait();
       comm.isend(buffer.data(), count, peer, 0)->wait();
     }
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return best / 2;
 }

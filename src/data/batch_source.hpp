@@ -26,8 +26,7 @@ struct BatchRequest {
   int64_t samples = 0;
   bool operator==(const BatchRequest& o) const {
     return sequence == o.sequence && part == o.part && parts == o.parts &&
-           labels_only == o.labels_only && first_sample == o.first_sample &&
-           samples == o.samples;
+           labels_only == o.labels_only && first_sample == o.first_sample && samples == o.samples;
   }
 };
 

@@ -9,8 +9,8 @@
 #include <map>
 #include <sstream>
 
-#include "util/input_error.hpp"
 #include "deck/schema.hpp"
+#include "util/input_error.hpp"
 
 namespace fs = std::filesystem;
 

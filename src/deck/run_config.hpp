@@ -85,7 +85,7 @@ struct RunConfig {
 
   // DeepPool's burst planner (plan/burst_planner.hpp).
   struct Burst {
-    double amp_limit = 2.0;       // GPU-second amplification a unit may reach (99 = no limit)
+    double amp_limit = 2.0;        // GPU-second amplification a unit may reach (99 = no limit)
     double amp_exempt_s = 300e-6;  // units faster than this on one rank are never limited
     std::vector<int64_t> ranks;    // a forced plan: the rank count of every node; [] = planned
   } burst;

@@ -145,7 +145,7 @@ BatchRequest Executor::request_of(const Instruction& load, int64_t step) const {
 StepStats Executor::run_step(int64_t step, double lr) {
   std::fill(done_.begin(), done_.end(), 0);
   loads_done_ = 0;
-  step_totals_.fill(0.0f);  // all bits zero: 0.0 and 0
+  step_totals_.fill(0.0f);     // all bits zero: 0.0 and 0
   for (auto& slot : slots_) {  // the last step's burst rows (its work has all run)
     slot->row_labels.clear();
     for (Tensor& t : slot->relaid_grad) t = Tensor();

@@ -50,8 +50,8 @@ void Executor::execute_rows(const Instruction& ins) {
     fail("but the rows hold " + std::to_string(count * int64_t(sizeof(float))) + " bytes");
   switch (ins.op) {
     case OpCode::SendRows:
-      start(ins.event, comm_.isend(source.data() + ins.row_begin * per_row, count, ins.peer, ins.tag),
-            source);
+      start(ins.event,
+            comm_.isend(source.data() + ins.row_begin * per_row, count, ins.peer, ins.tag), source);
       break;
     case OpCode::RecvRows:
       start(ins.event,

@@ -10,7 +10,11 @@ namespace wt {
 // Everything one in-flight batch holds between its forward and its backward.
 struct Executor::Slot {
   Slot(size_t nodes, size_t stages)
-      : out(nodes), saved(nodes), grad(nodes), relaid_out(nodes), relaid_grad(nodes),
+      : out(nodes),
+        saved(nodes),
+        grad(nodes),
+        relaid_out(nodes),
+        relaid_grad(nodes),
         stage_samples(stages) {}
   Tensor input;
   std::vector<int32_t> labels;
@@ -22,9 +26,9 @@ struct Executor::Slot {
   // Burst: a stage's input re-laid onto this rank's rows of the stage (RecvRows, CopyRows),
   // which the stage reads instead of `out` (a rank that also ran the previous stage still needs
   // its own rows of `out` for that stage's backward), and the gradient assembled there.
-  std::vector<Tensor> relaid_out, relaid_grad;  // per node
+  std::vector<Tensor> relaid_out, relaid_grad;      // per node
   std::vector<std::vector<int64_t>> stage_samples;  // per stage: its rows' positions in the batch
-  std::vector<int32_t> row_labels;  // the loss's labels read by runs of rows (burst)
+  std::vector<int32_t> row_labels;   // the loss's labels read by runs of rows (burst)
   const int64_t* samples = nullptr;  // the running stage's row positions, else first_sample + row
 
   const Tensor& input_of(int src) const {

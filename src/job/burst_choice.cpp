@@ -65,9 +65,9 @@ std::vector<int> forced_burst_counts(const RunConfig& config, const Graph& graph
   allowed.push_back(ranks);
   for (int g : counts) {
     if (g > ranks)
-      throw deck_error(config, "burst.ranks",
-                       "a unit on " + std::to_string(g) + " ranks, but the run has " +
-                           std::to_string(ranks));
+      throw deck_error(
+          config, "burst.ranks",
+          "a unit on " + std::to_string(g) + " ranks, but the run has " + std::to_string(ranks));
     if (std::find(allowed.begin(), allowed.end(), g) == allowed.end())
       throw deck_error(config, "burst.ranks",
                        std::to_string(g) + " ranks is not a candidate count on " +

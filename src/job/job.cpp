@@ -72,7 +72,8 @@ void Job::build_model_and_program(Communicator& comm) {
   const bool resuming = options_.restart || config_.checkpoint.restart == "auto";
   std::vector<int> cuts, stage_ranks;
   if (config_.schedule.kind == "burst") {
-    BurstStages burst = choose_burst_plan(config_, *graph_, run_dir_, resuming, comm, log_, device_);
+    BurstStages burst =
+        choose_burst_plan(config_, *graph_, run_dir_, resuming, comm, log_, device_);
     cuts = std::move(burst.cuts);
     stage_ranks = std::move(burst.stage_ranks);
   } else {

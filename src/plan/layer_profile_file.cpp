@@ -98,8 +98,9 @@ void read_measured_points(hid_t f, const std::string& path, LayerProfile& p) {
       v.assign(all.begin() + int64_t(i) * m, all.begin() + int64_t(i + 1) * m);
       for (double x : v)
         if (!std::isfinite(x) || x < 0)
-          throw InputError(path, 0, name, "entry of node " + std::to_string(i) +
-                                              " is not a time in seconds (damaged file?)");
+          throw InputError(
+              path, 0, name,
+              "entry of node " + std::to_string(i) + " is not a time in seconds (damaged file?)");
     }
   }
 }

@@ -73,8 +73,8 @@ void fit(double t_small, double t_large, int64_t small, int64_t large, double* f
 
 }  // namespace
 
-LayerProfile measure_layer_profile(Model& model, const OpsBackend& ops, int64_t batch,
-                                   int repeats, std::vector<int64_t> also_at) {
+LayerProfile measure_layer_profile(Model& model, const OpsBackend& ops, int64_t batch, int repeats,
+                                   std::vector<int64_t> also_at) {
   const int64_t small = std::max<int64_t>(1, batch / 4);
   const int64_t large = std::max(batch, small + 1);
   repeats = std::max(repeats, 1);

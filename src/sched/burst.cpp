@@ -152,7 +152,8 @@ class BurstBuilder {
   void add_backward(int s, std::vector<Instruction>& list, int& events,
                     std::vector<int>& later) const {
     const StageInfo& stage = in_.stages[size_t(s)];
-    for (const auto& [b, e] : gradient_buckets(stage, std::max<int64_t>(1, in_.deck.bucket_bytes))) {
+    for (const auto& [b, e] :
+         gradient_buckets(stage, std::max<int64_t>(1, in_.deck.bucket_bytes))) {
       Instruction bwd{OpCode::Backward};
       bwd.stage = s;
       bwd.slot = 0;
@@ -174,9 +175,9 @@ class BurstBuilder {
   const ScheduleInput& in_;
   const int stages_;
   Program p_;
-  std::vector<SampleLayout> layouts_;        // per stage: which samples each of its ranks holds
-  std::vector<std::vector<RowRun>> runs_;    // per stage s > 0: layout s-1 -> layout s
-  std::vector<int> group_;                   // per stage: its ranks' group
+  std::vector<SampleLayout> layouts_;      // per stage: which samples each of its ranks holds
+  std::vector<std::vector<RowRun>> runs_;  // per stage s > 0: layout s-1 -> layout s
+  std::vector<int> group_;                 // per stage: its ranks' group
 };
 
 Program generate_burst(const ScheduleInput& in) { return BurstBuilder(in).build(); }

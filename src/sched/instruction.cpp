@@ -11,6 +11,23 @@ const char* opcode_name(OpCode op) { return opcode_traits(op).name; }
 
 const char* opcode_enum_name(OpCode op) { return opcode_traits(op).enum_name; }
 
+namespace {
+
+// " stage=1 slot=0 act rows=32+32/64 samples=[32,64) from=1 bytes=... event=0" (burst's rows).
+std::string rows_text(const Instruction& i) {
+  std::string s = " stage=" + std::to_string(i.stage) + " slot=" + std::to_string(i.slot);
+  s += i.gradient ? " grad" : " act";
+  s += " rows=" + std::to_string(i.op == OpCode::CopyRows ? i.to_row : i.row_begin) + "+" +
+       std::to_string(i.rows) + "/" + std::to_string(i.total_rows);
+  s += " samples=[" + std::to_string(i.sample_begin) + "," +
+       std::to_string(i.sample_begin + i.rows) + ")";
+  if (i.op == OpCode::CopyRows) return s + " from_row=" + std::to_string(i.row_begin);
+  s += (i.op == OpCode::SendRows ? " to=" : " from=") + std::to_string(i.peer);
+  return s + " bytes=" + std::to_string(i.bytes) + " event=" + std::to_string(i.event);
+}
+
+}  // namespace
+
 std::string Instruction::str() const {
   std::string s = opcode_name(op);
   auto add = [&](const char* k, int v) { s += std::string(" ") + k + "=" + std::to_string(v); };
@@ -74,20 +91,7 @@ std::string Instruction::str() const {
     case OpCode::SendRows:
     case OpCode::RecvRows:
     case OpCode::CopyRows:
-      add("stage", stage);
-      add("slot", slot);
-      s += gradient ? " grad" : " act";
-      s += " rows=" + std::to_string(op == OpCode::CopyRows ? to_row : row_begin) + "+" +
-           std::to_string(rows) + "/" + std::to_string(total_rows);
-      s += " samples=[" + std::to_string(sample_begin) + "," +
-           std::to_string(sample_begin + rows) + ")";
-      if (op == OpCode::CopyRows) {
-        s += " from_row=" + std::to_string(row_begin);
-        break;
-      }
-      add(op == OpCode::SendRows ? "to" : "from", peer);
-      add("bytes", static_cast<int>(bytes));
-      add("event", event);
+      s += rows_text(*this);
       break;
   }
   if (replica != 0) add("replica", replica);

@@ -8,8 +8,8 @@
 namespace wt {
 
 struct ScheduleOptions {
-  std::string kind = "gang";       // gang | pipeline | waves | ticktock
-  int64_t bucket_bytes = 4 << 20;  // gradient allreduce bucket size (gang)
+  std::string kind = "gang";       // gang | pipeline | waves | ticktock | burst
+  int64_t bucket_bytes = 4 << 20;  // gradient allreduce bucket size (gang, burst)
   int64_t microbatches = 1;
   std::vector<int64_t> cuts;        // explicit stage cut points (node indices); empty = automatic
   std::string balance = "profile";  // automatic cuts balance: profile (measured time) | flops

@@ -132,7 +132,7 @@ void expect_close(const Trained& got, const Trained& want, const std::string& wh
 
 // The plans of the issue, per planning unit on N ranks.
 std::vector<std::pair<std::string, std::vector<int>>> plans(const std::string& model, int n) {
-  if (model == "mlp")  // flatten | fc1..relu1 | fc2..relu2 | fc3..loss
+  if (model == "mlp")  // flatten | fc1..relu1 | fc2..relu2 | fc3..loss (mlp_dropout's alike)
     return {{"fully connected layers on 1 rank", {n, 1, 1, 1}},
             {"shrink then grow", {n, n, 1, n}},
             {"the loss on 1 rank", {n, n, n, 1}},
@@ -146,14 +146,15 @@ std::vector<std::pair<std::string, std::vector<int>>> plans(const std::string& m
           {"every count", {n, n / 2 > 0 ? n / 2 : 1, 1, n / 2 > 0 ? n / 2 : 1, n, 1}}};
 }
 
-void check(const std::string& model, const std::string& opt_kind) {
-  const std::string file = std::string(WT_SOURCE_DIR) + "/models/" + model + ".toml";
+void check(const std::string& model, const std::string& opt_kind,
+           const std::string& dir = "models") {
+  const std::string file = std::string(WT_SOURCE_DIR) + "/" + dir + "/" + model + ".toml";
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   const Trained gang = train(file, MPI_COMM_WORLD, "gang", {}, opt_kind);
   const Trained one_rank = train(file, MPI_COMM_SELF, "gang", {}, opt_kind);
-  for (const auto& [name, counts] : plans(model, ranks)) {
+  for (const auto& [name, counts] : plans(model == "lenet" ? "lenet" : "mlp", ranks)) {
     const Trained burst = train(file, MPI_COMM_WORLD, "burst", counts, opt_kind);
     expect_close(burst, gang, model + " " + opt_kind + " " + name + " against gang");
     if (rank == 0)
@@ -165,5 +166,11 @@ TEST(BurstEquivalence, MlpSgdMatchesDataParallel) { check("mlp", "sgd"); }
 TEST(BurstEquivalence, MlpAdamwMatchesDataParallel) { check("mlp", "adamw"); }
 TEST(BurstEquivalence, LenetSgdMatchesDataParallel) { check("lenet", "sgd"); }
 TEST(BurstEquivalence, LenetAdamwMatchesDataParallel) { check("lenet", "adamw"); }
+// Dropout masks are keyed by each row's sample index in the global batch, not by its position on
+// the rank: rows re-laid out of order (4 ranks to 2 puts samples 0-15 and 48-63 on rank 0) still
+// get their samples' masks.
+TEST(BurstEquivalence, DropoutMasksFollowTheSamples) {
+  check("mlp_dropout", "sgd", "tests/models");
+}
 
 }  // namespace

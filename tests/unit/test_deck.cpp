@@ -148,7 +148,7 @@ TEST_F(DeckTest, OutOfRangeValuesSayWhatIsAllowed) {
 
 TEST_F(DeckTest, UnknownStringValuesListTheKnownOnes) {
   expect_error(deck("[schedule]\nkind = \"foo\"\n"), 6, "schedule.kind",
-               {"unknown schedule kind 'foo' (known: gang, pipeline, ticktock, waves)"});
+               {"unknown schedule kind 'foo' (known: burst, gang, pipeline, ticktock, waves)"});
   expect_error(deck("[optimizer]\nkind = \"adam\"\n"), 6, "optimizer.kind",
                {"unknown optimizer kind 'adam' (known: sgd, adamw)"});
   expect_error(deck("[schedule]\nbalance = \"time\"\n"), 6, "schedule.balance",
@@ -250,7 +250,7 @@ TEST_F(DeckTest, BadOverridesNameTheCommandLine) {
   expect_error(d, 0, "train.batch", {"unknown key 'batch'", "global_batch"}, {"train.batch=3"});
   expect_error(d, 0, "trian.epochs", {"unknown section 'trian'"}, {"trian.epochs=3"});
   expect_error(d, 0, "--set", {"section.key=value"}, {"epochs=3"});
-  expect_error(d, 0, "schedule.kind", {"known: gang, pipeline"}, {"schedule.kind=foo"});
+  expect_error(d, 0, "schedule.kind", {"known: burst, gang, pipeline"}, {"schedule.kind=foo"});
   expect_error(d, 0, "model.file", {"command line", "file not found"}, {"model.file=missing.toml"});
   // An override that breaks a cross-key rule is blamed on the command line.
   expect_error(d, 0, "optimizer.nesterov", {"command line", "momentum > 0"},
@@ -367,7 +367,7 @@ TEST(DeckSchema, HelpListsEveryKey) {
   for (const KeyDef& def : deck_schema())
     EXPECT_NE(help.find("  " + std::string(def.key) + " ("), std::string::npos) << def.dotted();
   EXPECT_NE(help.find("lr (float, > 0)  default 0.01"), std::string::npos) << help;
-  EXPECT_NE(help.find("kind (string, gang | pipeline | ticktock | waves)"), std::string::npos);
+  EXPECT_NE(help.find("kind (string, burst | gang | pipeline | ticktock | waves)"), std::string::npos);
   EXPECT_NE(help.find("path (string)  REQUIRED"), std::string::npos);
 }
 

@@ -160,7 +160,8 @@ TEST(LayerProfile, MeasuredBatchSizesAreReadAsMeasuredAndInterpolated) {
   EXPECT_DOUBLE_EQ(p.forward_s(1, 64), t.forward_fixed_s + 64 * t.forward_per_sample_s);
   EXPECT_DOUBLE_EQ(p.forward_s(1, 2), t.forward_fixed_s + 2 * t.forward_per_sample_s);
   // A node measured nowhere else (its vectors empty) keeps its line everywhere.
-  EXPECT_DOUBLE_EQ(p.forward_s(0, 8), p.timing[0].forward_fixed_s + 8 * p.timing[0].forward_per_sample_s);
+  EXPECT_DOUBLE_EQ(p.forward_s(0, 8),
+                   p.timing[0].forward_fixed_s + 8 * p.timing[0].forward_per_sample_s);
 }
 
 TEST(LayerProfiler, MeasuresEveryLayerAtEveryAskedBatchSizeAndTheFileKeepsThem) {
@@ -190,8 +191,8 @@ TEST(LayerProfiler, MeasuresEveryLayerAtEveryAskedBatchSizeAndTheFileKeepsThem) 
   options.stage_batch = 16;
   options.profile_batches = {16, 8, 2};
   wt::save_layer_profile(tmp.file("profile.h5"), p);
-  const wt::ObtainedProfile again = wt::obtain_layer_profile(
-      options, load("mlp"), tmp.file(""), wt::ProfileCache::ReadOnly, device);
+  const wt::ObtainedProfile again = wt::obtain_layer_profile(options, load("mlp"), tmp.file(""),
+                                                             wt::ProfileCache::ReadOnly, device);
   EXPECT_TRUE(again.measured);
   ASSERT_EQ(again.warnings.size(), 1u);
   EXPECT_NE(again.warnings[0].find("not measured at 2 samples"), std::string::npos)

@@ -6,8 +6,8 @@
 
 #include <functional>
 
-#include "schedule_inputs.hpp"
 #include "sched/stage_residency.hpp"
+#include "schedule_inputs.hpp"
 
 namespace {
 
