@@ -49,12 +49,13 @@ struct SimulatedMlp {
     config.schedule.kind = kind;
     config.schedule.microbatches = microbatches;
     config.train.global_batch = 32;
-    const int stages = wt::ScheduleRegistry::stage_count(kind, ranks);
+    const int stages = kind == "burst" ? 2 : wt::ScheduleRegistry::stage_count(kind, ranks);
     std::vector<int> cuts;
     if (stages == 2) cuts = {3};
-    const wt::Program p = wt::ScheduleRegistry::generate(
-        kind,
-        wt::make_schedule_input(graph, cuts, config.schedule, config.train.global_batch, ranks));
+    wt::ScheduleInput in =
+        wt::make_schedule_input(graph, cuts, config.schedule, config.train.global_batch, ranks);
+    if (kind == "burst") in.stage_ranks = {ranks, 1};  // the second stage on rank 0 alone
+    const wt::Program p = wt::ScheduleRegistry::generate(kind, in);
     const wt::CostModel costs(graph, cuts, device, &profile, 1);
     wt::SimOptions o;
     o.global_batch = 32;
@@ -163,3 +164,19 @@ TEST(DeviceModel, BuiltInsAndFilesWithClearErrors) {
 }
 
 }  // namespace
+
+// burst with the second stage on rank 0: rank 0 runs both stages one after the other, rank 1 the
+// first only (idle half the step); with free links that is 2f + 2b. A costly link puts the rows
+// going to rank 0 and their gradients coming back on the critical path: at least 2 alpha more.
+TEST(Simulator, BurstRunsEachStageOnItsRanksAndPricesTheRows) {
+  SimulatedMlp s;
+  const wt::SimResult free = s.run("burst", 2, free_device());
+  EXPECT_NEAR(free.step_s, 2 * kF + 2 * kB, 1e-9);
+  EXPECT_NEAR(free.busy_fraction(0), 1.0, 1e-6);
+  EXPECT_NEAR(free.busy_fraction(1), 0.5, 1e-6);
+  wt::DeviceModel slow = free_device();
+  slow.intra_alpha_s = slow.inter_alpha_s = 1e-3;
+  const wt::SimResult costly = s.run("burst", 2, slow);
+  EXPECT_GE(costly.step_s, free.step_s + 2e-3 - 1e-9);
+}
+
