@@ -17,13 +17,13 @@ from pathlib import Path
 # Lowest first. A directory not listed here is an error too, so a new one gets a tier.
 TIERS = [
     {"util"},                          # errors, HDF5 helpers: used everywhere
+    {"compress"},                      # weight codecs: pure functions on arrays (ops call them)
     {"mem"},                           # the caching allocator
     {"tensor"},
     {"ops", "device"},                 # kernels and their backends
     {"model", "comm", "data", "io"},
     {"sched"},                         # instructions and generators: pure data
     {"exec", "plan", "sim"},           # run, plan and price the instruction lists
-    {"compress"},
     {"deck"},                          # the input deck: fills in the components' options
     {"job"},
     {"app"},
