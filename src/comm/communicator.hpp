@@ -62,6 +62,9 @@ class Communicator {
                                                   int group);
   virtual std::unique_ptr<CommRequest> ireduce_sum(float* data, int64_t count, int root_world_rank,
                                                    int group);
+  // Broadcast of 32-bit words (encoded weights: bit patterns, never floats).
+  virtual std::unique_ptr<CommRequest> ibroadcast_words(uint32_t* data, int64_t count,
+                                                        int root_world_rank, int group);
   // Marks this rank as inside `region` until the returned mark is destroyed: every rank enters
   // it at the same point, like a collective. A no-op unless the communicator is watched.
   virtual std::unique_ptr<RegionMark> watch_region(CommRegion) {
@@ -76,6 +79,10 @@ inline std::unique_ptr<CommRequest> Communicator::ibroadcast(float* data, int64_
                                                              int root_world_rank, int group) {
   broadcast(data, count, root_world_rank, group);
   return std::make_unique<CompletedRequest>();
+}
+
+inline std::unique_ptr<CommRequest> Communicator::ibroadcast_words(uint32_t*, int64_t, int, int) {
+  throw std::logic_error("this communicator has no word broadcast");
 }
 
 inline std::unique_ptr<CommRequest> Communicator::ireduce_sum(float*, int64_t, int, int) {

@@ -160,6 +160,14 @@ std::unique_ptr<CommRequest> WatchedCommunicator::ibroadcast(float* data, int64_
                                    inner_.ibroadcast(data, count, root_world_rank, group));
 }
 
+std::unique_ptr<CommRequest> WatchedCommunicator::ibroadcast_words(uint32_t* data, int64_t count,
+                                                                   int root_world_rank,
+                                                                   int group) {
+  const int64_t token = start(CommOp::Broadcast, group);
+  return std::make_unique<Request>(*this, token,
+                                   inner_.ibroadcast_words(data, count, root_world_rank, group));
+}
+
 // A reduce onto a stage's owner (waves) is a collective like an allreduce for the watchdog.
 std::unique_ptr<CommRequest> WatchedCommunicator::ireduce_sum(float* data, int64_t count,
                                                               int root_world_rank, int group) {

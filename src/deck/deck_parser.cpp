@@ -265,6 +265,12 @@ void check_cross_key_rules(const ParseState& state) {
                "wave_offset = false needs schedule.kind = \"ticktock\" (the only schedule with two "
                "waves per rank), got \"" +
                    c.schedule.kind + "\"");
+  if (c.compress.active() && c.schedule.kind != "waves")
+    state.fail("compress.weights",
+               "\"" + c.compress.kind +
+                   "\" compresses the weights a stage's owner broadcasts, and only "
+                   "schedule.kind = \"waves\" broadcasts weights (got \"" +
+                   c.schedule.kind + "\")");
   if (c.trace.end_step <= c.trace.start_step)
     state.fail("trace.end_step",
                "must be > trace.start_step (" + std::to_string(c.trace.start_step) + ")");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compress/weight_codec.hpp"
 #include "ops/optimizer_options.hpp"
 #include "sched/schedule_options.hpp"
 #include "util/input_error.hpp"
@@ -89,6 +90,9 @@ struct RunConfig {
     double amp_exempt_s = 300e-6;  // units faster than this on one rank are never limited
     std::vector<int64_t> ranks;    // a forced plan: the rank count of every node; [] = planned
   } burst;
+
+  // ScaleDNN's lossy codec on the weights a stage owner broadcasts (compress/weight_codec.hpp).
+  WeightCodec compress;
 
   struct Device {
     std::string kind = "auto";  // auto | cpu | host | strict | cuda

@@ -148,6 +148,20 @@ std::vector<KeyDef> schedule_keys() {
           "a forced burst plan instead of the planner's: the rank count of every node, in order "
           "(a follower and a residual block's nodes take their unit's count); [] = planned")
           .in(Range::at_least(1)),
+      // [compress]
+      key("compress", "weights", WT_FIELD(compress.kind),
+          "ScaleDNN's lossy codec on the weights a stage owner broadcasts (waves): none, "
+          "scalednn (3 values in 32 bits), bf16")
+          .one_of({"none", "scalednn", "bf16"}),
+      key("compress", "min_bytes", WT_FIELD(compress.min_bytes),
+          "stages with fewer parameter bytes are broadcast exact")
+          .in(Range::at_least(0)),
+      key("compress", "out_of_range", WT_FIELD(compress.out_of_range),
+          "scalednn triples the format cannot hold within 2^-5 (zeros, |x| >= 2, mixed "
+          "exponents): raw = sent exact in a side list; paper = the published rule (crushed)")
+          .one_of({"raw", "paper"}),
+      key("compress", "rounding", WT_FIELD(compress.rounding), "truncate (the paper) or nearest")
+          .one_of({"truncate", "nearest"}),
   };
 }
 

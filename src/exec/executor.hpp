@@ -78,6 +78,9 @@ class Executor {
   // nullptr detaches; unobserved execution reads no clock.
   void set_observer(InstructionObserver* observer) { observer_ = observer; }
   void set_step_guard(StepGuard guard) { step_guard_ = std::move(guard); }
+  // ScaleDNN: a stage owner's Broadcast of its parameters travels encoded (buffers exact); the
+  // owner keeps its exact values, the others decode. Inactive by default.
+  void set_weight_codec(WeightCodec codec) { codec_ = std::move(codec); }
   // [replica][stage]: each wave's kept local gradient (Eq. 1 state carried between steps), for
   // checkpoints; undefined until first kept.
   std::vector<std::vector<Tensor>>& kept_gradients() { return kept_; }
@@ -116,6 +119,10 @@ class Executor {
   const int64_t* samples_of(const Slot& slot, int stage) const;
   BatchRequest request_of(const Instruction& load, int64_t step) const;
   void execute_broadcast(const Instruction& ins, Stage& st);
+  // The parameters' part of a Broadcast through codec_: the words by a collective, raw mode's
+  // side list from the root to each member; decoded into the values when both have arrived.
+  std::unique_ptr<CommRequest> broadcast_encoded(const Instruction& ins, Stage& st,
+                                                 std::function<void()>* then);
   void execute_reduce(const Instruction& ins, Stage& st);
   // Throws std::logic_error when a transfer's tensor is not the size the instruction says.
   void check_transfer_bytes(const Instruction& ins, const Tensor& t) const;
@@ -158,6 +165,7 @@ class Executor {
   std::vector<int> visit_order_;    // streams by priority (stream_visit_order)
   int current_stream_ = 0;          // the running instruction's stream: its allocations' stream
   StepGuard step_guard_;
+  WeightCodec codec_;
 };
 
 }  // namespace wt

@@ -7,6 +7,7 @@
 
 #include "exec/executor.hpp"
 #include "exec/executor_slot.hpp"
+#include "exec/request_group.hpp"
 #include "sched/opcode_traits.hpp"
 #include "sched/schedule_registry.hpp"
 
@@ -14,20 +15,6 @@ namespace wt {
 
 namespace {
 
-// Several requests behind one event (a stage's parameters and its buffers).
-class RequestPair : public CommRequest {
- public:
-  RequestPair(std::unique_ptr<CommRequest> a, std::unique_ptr<CommRequest> b)
-      : a_(std::move(a)), b_(std::move(b)) {}
-  bool test() override { return a_->test() & b_->test(); }  // '&': drive both
-  void wait() override {
-    a_->wait();
-    b_->wait();
-  }
-
- private:
-  std::unique_ptr<CommRequest> a_, b_;
-};
 
 Shape batch_shape(int64_t n, const Shape& sample) {
   Shape s{n};
@@ -108,20 +95,21 @@ void Executor::check_transfer_bytes(const Instruction& ins, const Tensor& t) con
 // A stage's values and buffers from its owner (ins.root) to the group.
 void Executor::execute_broadcast(const Instruction& ins, Stage& st) {
   st.materialize_values();  // a borrowed stage arrives here (no-op when held)
-  std::unique_ptr<CommRequest> values, buffers;
-  if (st.values.defined())
-    values = comm_.ibroadcast(st.values.data(), st.values.numel(), ins.root, ins.group);
-  if (st.buffer_values.defined())
-    buffers =
-        comm_.ibroadcast(st.buffer_values.data(), st.buffer_values.numel(), ins.root, ins.group);
-  if (values && buffers)
-    values = std::make_unique<RequestPair>(std::move(values), std::move(buffers));
-  else if (!values)
-    values = std::move(buffers);
-  if (values)
-    start(ins.event, std::move(values));
-  else
+  auto all = std::make_unique<RequestGroup>();
+  std::function<void()> then;
+  const bool encoded = codec_.active() && st.values.defined() &&
+                       int64_t(st.values.bytes()) >= std::max<int64_t>(1, codec_.min_bytes);
+  if (encoded)
+    all->add(broadcast_encoded(ins, st, &then));
+  else if (st.values.defined())
+    all->add(comm_.ibroadcast(st.values.data(), st.values.numel(), ins.root, ins.group));
+  if (st.buffer_values.defined())  // batch-norm statistics: never encoded
+    all->add(
+        comm_.ibroadcast(st.buffer_values.data(), st.buffer_values.numel(), ins.root, ins.group));
+  if (all->empty())
     done_[ins.event] = 1;
+  else
+    start(ins.event, std::move(all), Tensor(), std::move(then));
 }
 
 // A stage's gradients summed into its owner (ins.root).

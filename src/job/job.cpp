@@ -120,6 +120,7 @@ void Job::build_executor(Communicator& comm) {
                                          config_.run.seed, replicas);
   model_->init(config_.run.seed);
   guard_ = std::make_unique<NonFiniteGuard>(config_.failure.on_nonfinite, device_.ops());
+  executor_->set_weight_codec(config_.compress);
   executor_->set_step_guard([this](int64_t step, int stage, const Tensor& grads) {
     return guard_->allow_step(step, stage, grads);
   });

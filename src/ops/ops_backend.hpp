@@ -6,6 +6,7 @@
 // from bitwise the same weights (ops/host/elementwise.hpp's fills), then stages them in.
 #include <cstdint>
 
+#include "compress/weight_codec.hpp"
 #include "mem/caching_allocator.hpp"
 #include "ops/kernel_args.hpp"
 #include "tensor/rng.hpp"
@@ -107,6 +108,13 @@ class OpsBackend {
   // The non-finite guard.
   virtual bool all_finite(const float* data, int64_t count) const = 0;
   virtual int64_t count_nonfinite(const float* data, int64_t count) const = 0;
+
+  // Weight codecs (compress/weight_codec.hpp): a stage owner's parameters into 32-bit words (and
+  // raw mode's side list, room for n + 2 floats; returns the floats used), and back.
+  virtual int64_t encode_weights(const WeightCodec& codec, const float* x, int64_t n,
+                                 uint32_t* words, float* side) const = 0;
+  virtual void decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
+                              const float* side, float* y) const = 0;
 
   // Optimizer updates.
   virtual void sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g,

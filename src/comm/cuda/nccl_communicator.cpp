@@ -112,6 +112,15 @@ void NcclCommunicator::broadcast(float* data, int64_t count, int root_world_rank
   WT_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
+std::unique_ptr<CommRequest> NcclCommunicator::ibroadcast_words(uint32_t* data, int64_t count,
+                                                                int root_world_rank, int group) {
+  const auto& r = group_ranks_.at(group);
+  const int root = static_cast<int>(std::find(r.begin(), r.end(), root_world_rank) - r.begin());
+  WT_NCCL_CHECK(ncclBroadcast(data, data, static_cast<size_t>(count), ncclUint32, root,
+                              group_comm(group), stream_));
+  return record();
+}
+
 void NcclCommunicator::broadcast_bytes(void* data, int64_t bytes, int root_world_rank) {
   MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root_world_rank, mpi_);
 }

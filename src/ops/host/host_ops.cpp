@@ -183,6 +183,18 @@ bool HostOps::all_finite(const float* data, int64_t count) const {
   return wt::all_finite(data, count);
 }
 
+// The codecs' loops run as they are: a triple's word depends on its three values only, but raw
+// mode's side list is a running index (a scan), and a broadcast encodes once per step.
+int64_t HostOps::encode_weights(const WeightCodec& codec, const float* x, int64_t n,
+                                uint32_t* words, float* side) const {
+  return wt::encode_weights(codec, x, n, words, side);
+}
+
+void HostOps::decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
+                             const float* side, float* y) const {
+  wt::decode_weights(codec, words, n, side, y);
+}
+
 int64_t HostOps::count_nonfinite(const float* data, int64_t count) const {
   return wt::count_nonfinite(data, count);
 }

@@ -1,0 +1,65 @@
+// ScaleDNN's compressed weight broadcast (seeds/scalednn.txt §IV-C): the root (the stage's owner)
+// encodes each parameter tensor into 32-bit words (a triple never straddles two tensors) and
+// broadcasts them; in raw mode the exact values of out-of-range triples follow as one message
+// from the root to each member, which a member receives into room for the worst case (MPI takes a
+// shorter message), so no rank needs to know its length in advance. The members decode into
+// their values once both have arrived; the root's values are never touched.
+#include <numeric>
+
+#include "exec/executor.hpp"
+#include "exec/request_group.hpp"
+
+namespace wt {
+
+namespace {
+
+// Above any tag a generator gives its point-to-point messages; one per stage, so the forward fetch
+// and the backward re-fetch of one stage match in order.
+constexpr int kSideListTag = 1 << 14;
+
+}  // namespace
+
+std::unique_ptr<CommRequest> Executor::broadcast_encoded(const Instruction& ins, Stage& st,
+                                                         std::function<void()>* then) {
+  const size_t params = st.param_shapes.size();
+  std::vector<int64_t> sizes(params), word_offsets(params + 1, 0);
+  for (size_t i = 0; i < params; ++i) {
+    sizes[i] = shape_numel(st.param_shapes[i]);
+    word_offsets[i + 1] = word_offsets[i] + encoded_words(codec_, sizes[i]);
+  }
+  const int64_t room = st.values.numel() + 2 * int64_t(params);
+  // Words as 32-bit storage from the device's memory: bit patterns, never read as floats.
+  Tensor words = Tensor::empty({std::max<int64_t>(1, word_offsets[params])}, model_.allocator(),
+                               current_stream_);
+  Tensor side = Tensor::empty({std::max<int64_t>(1, room)}, model_.allocator(), current_stream_);
+  auto* w = reinterpret_cast<uint32_t*>(words.data());
+  auto all = std::make_unique<RequestGroup>();
+  const int tag = kSideListTag + ins.stage;
+  const bool raw = codec_.kind == "scalednn" && codec_.out_of_range == "raw";
+  if (rank_ == ins.root) {
+    int64_t used = 0;
+    for (size_t i = 0; i < params; ++i)
+      used += ops_.encode_weights(codec_, st.values.data() + st.param_offsets[i], sizes[i],
+                                  w + word_offsets[i], side.data() + used);
+    all->add(comm_.ibroadcast_words(w, word_offsets[params], ins.root, ins.group));
+    if (raw)
+      for (int member : program_.groups[ins.group])
+        if (member != rank_) all->add(comm_.isend(side.data(), used, member, tag));
+    *then = [words, side] {};  // alive until sent
+    return all;
+  }
+  all->add(comm_.ibroadcast_words(w, word_offsets[params], ins.root, ins.group));
+  if (raw) all->add(comm_.irecv(side.data(), room, ins.root, tag));
+  *then = [this, &st, words, side, sizes, word_offsets] {
+    const auto* w = reinterpret_cast<const uint32_t*>(words.data());
+    const float* s = side.data();
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      ops_.decode_weights(codec_, w + word_offsets[i], sizes[i], s,
+                          st.values.data() + st.param_offsets[i]);
+      if (codec_.kind == "scalednn") s += side_floats(codec_, w + word_offsets[i], sizes[i]);
+    }
+  };
+  return all;
+}
+
+}  // namespace wt
