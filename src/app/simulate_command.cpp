@@ -133,6 +133,7 @@ void run_simulate_command(const RunConfig& config, const SimulateRequest& reques
   SimOptions options;
   options.global_batch = config.train.global_batch;
   options.record_spans = !request.trace_path.empty();
+  options.codec = config.compress;
   const SimResult r = simulate(program, costs, options);
 
   out << "simulated: " << graph.name << ", schedule " << program.schedule;

@@ -185,6 +185,18 @@ class Simulation {
     wake(to, r.ins->event, end);
   }
 
+  double broadcast_s(int stage, const std::vector<int>& group) const {
+    const int64_t params = costs_.grad_bytes(stage), all = costs_.param_bytes(stage);
+    const WeightCodec& codec = opt_.codec;
+    if (!codec.active() || params < std::max<int64_t>(1, codec.min_bytes))
+      return costs_.broadcast_s(all, group);
+    const int64_t words = 4 * encoded_words(codec, params / 4);
+    // Encode reads the values and writes the words; decode the other way round.
+    const double codec_s =
+        2 * (double(params + words) / costs_.device().memory_bandwidth + costs_.device().launch_s);
+    return costs_.broadcast_s(words + all - params, group) + codec_s;
+  }
+
   void issue_collective(int rank, int stream, double t, const Instruction& ins) {
     const int sequence = collectives_issued_[rank][ins.group]++;
     std::vector<Issue>& members = collectives_[{ins.group, sequence}];
@@ -201,7 +213,7 @@ class Simulation {
     if (ins.op == OpCode::AllReduce)
       cost = costs_.allreduce_s(costs_.grad_bytes(ins.stage, ins.node_begin, ins.node_end), group);
     else if (ins.op == OpCode::Broadcast)
-      cost = costs_.broadcast_s(costs_.param_bytes(ins.stage), group);
+      cost = broadcast_s(ins.stage, group);
     else
       cost = costs_.broadcast_s(costs_.grad_bytes(ins.stage), group);
     const double end = run_transfer(group, ready, cost);

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "compress/weight_codec.hpp"
+
 #include "sched/instruction.hpp"
 #include "sim/cost_model.hpp"
 
@@ -43,6 +45,10 @@ struct SimResult {
 struct SimOptions {
   int64_t global_batch = 0;  // samples per global batch (LoadBatch parts are shares of it)
   bool record_spans = false;
+  // ScaleDNN's codec on stage broadcasts: the words travel (a third of the bytes for scalednn,
+  // half for bf16; raw mode's side list, data dependent, is not priced), plus encoding on the
+  // root and decoding on the members at memory bandwidth. Buffers travel exact.
+  WeightCodec codec = {};
 };
 
 // Throws std::logic_error if the program deadlocks (validate_program rejects those first).
