@@ -314,6 +314,8 @@ int64_t Executor::bytes_moved(const Instruction& ins) const {
       model_.stages[ins.stage].span_of(ins.node_begin, ins.node_end, &offset, &count);
       return count * static_cast<int64_t>(sizeof(float));
     }
+    case OpCode::Broadcast:  // what went on the wire: encoded words when a codec is on
+      return broadcast_bytes_;
     default:  // model-parallel transfers carry their payload size in the instruction
       return ins.bytes > 0 ? ins.bytes : 0;
   }

@@ -166,6 +166,7 @@ class Executor {
   int current_stream_ = 0;          // the running instruction's stream: its allocations' stream
   StepGuard step_guard_;
   WeightCodec codec_;
+  int64_t broadcast_bytes_ = 0;  // the last Broadcast's payload on the wire (traces)
 };
 
 }  // namespace wt

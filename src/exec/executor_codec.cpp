@@ -45,11 +45,13 @@ std::unique_ptr<CommRequest> Executor::broadcast_encoded(const Instruction& ins,
     if (raw)
       for (int member : program_.groups[ins.group])
         if (member != rank_) all->add(comm_.isend(side.data(), used, member, tag));
+    broadcast_bytes_ += 4 * (word_offsets[params] + used);
     *then = [words, side] {};  // alive until sent
     return all;
   }
   all->add(comm_.ibroadcast_words(w, word_offsets[params], ins.root, ins.group));
   if (raw) all->add(comm_.irecv(side.data(), room, ins.root, tag));
+  broadcast_bytes_ += 4 * word_offsets[params];  // and the side list, whose length it learns later
   *then = [this, &st, words, side, sizes, word_offsets] {
     const auto* w = reinterpret_cast<const uint32_t*>(words.data());
     const float* s = side.data();

@@ -97,12 +97,14 @@ void Executor::execute_broadcast(const Instruction& ins, Stage& st) {
   st.materialize_values();  // a borrowed stage arrives here (no-op when held)
   auto all = std::make_unique<RequestGroup>();
   std::function<void()> then;
+  broadcast_bytes_ = st.buffer_values.defined() ? int64_t(st.buffer_values.bytes()) : 0;
   const bool encoded = codec_.active() && st.values.defined() &&
                        int64_t(st.values.bytes()) >= std::max<int64_t>(1, codec_.min_bytes);
   if (encoded)
     all->add(broadcast_encoded(ins, st, &then));
   else if (st.values.defined())
     all->add(comm_.ibroadcast(st.values.data(), st.values.numel(), ins.root, ins.group));
+  if (!encoded && st.values.defined()) broadcast_bytes_ += int64_t(st.values.bytes());
   if (st.buffer_values.defined())  // batch-norm statistics: never encoded
     all->add(
         comm_.ibroadcast(st.buffer_values.data(), st.buffer_values.numel(), ins.root, ins.group));
