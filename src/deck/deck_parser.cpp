@@ -265,11 +265,16 @@ void check_cross_key_rules(const ParseState& state) {
                "wave_offset = false needs schedule.kind = \"ticktock\" (the only schedule with two "
                "waves per rank), got \"" +
                    c.schedule.kind + "\"");
-  if (c.compress.active() && c.schedule.kind != "waves")
+  const bool master = c.schedule.gang_sync == "master";
+  if (master && c.schedule.kind != "gang")
+    state.fail("schedule.gang_sync", "gang_sync = \"master\" needs schedule.kind = \"gang\" (the "
+                                     "only schedule with one master for every stage), got \"" +
+                                         c.schedule.kind + "\"");
+  if (c.compress.active() && c.schedule.kind != "waves" && !(master && c.schedule.kind == "gang"))
     state.fail("compress.weights",
                "\"" + c.compress.kind +
-                   "\" compresses the weights a stage's owner broadcasts, and only "
-                   "schedule.kind = \"waves\" broadcasts weights (got \"" +
+                   "\" compresses the weights a master broadcasts: schedule.kind = \"waves\", or "
+                   "\"gang\" with schedule.gang_sync = \"master\" (got \"" +
                    c.schedule.kind + "\")");
   if (c.trace.end_step <= c.trace.start_step)
     state.fail("trace.end_step",

@@ -136,6 +136,10 @@ std::vector<KeyDef> schedule_keys() {
       key("schedule", "wave_offset", WT_FIELD(schedule.wave_offset),
           "ticktock: the tock wave's forward starts when the tick's ends, overlapping the tick's "
           "backward (Wavelet); false = both waves in lockstep, forwards then backwards"),
+      key("schedule", "gang_sync", WT_FIELD(schedule.gang_sync),
+          "gang: allreduce (every rank steps) or master (ScaleDNN's baseline, PyTorch "
+          "DataParallel: gradients reduced to rank 0, rank 0 steps and broadcasts the model)")
+          .one_of({"allreduce", "master"}),
       // [burst]
       key("burst", "amp_limit", WT_FIELD(burst.amp_limit),
           "burst planner: the GPU-second amplification (device time over the single-rank time) "

@@ -114,14 +114,24 @@ void Executor::execute_broadcast(const Instruction& ins, Stage& st) {
     start(ins.event, std::move(all), Tensor(), std::move(then));
 }
 
-// A stage's gradients summed into its owner (ins.root).
+// A stage's gradients summed into its owner (ins.root): all of them, or the nodes
+// [node_begin, node_end) of one bucket (gang_sync = "master").
 void Executor::execute_reduce(const Instruction& ins, Stage& st) {
-  if (st.param_count() == 0) {
+  int64_t offset = 0, count = st.param_count();
+  if (ins.node_begin >= 0) st.span_of(ins.node_begin, ins.node_end, &offset, &count);
+  if (count == 0) {
     done_[ins.event] = 1;
     return;
   }
   st.materialize_grads();  // a borrowed stage this rank ran no Backward on adds zeros
   std::function<void()> then;
+  if (ins.node_begin >= 0) {  // one bucket: the others may still be in flight, so only zero it
+    if (rank_ != ins.root) then = [&st, offset, count] { st.grads.slice(offset, {count}).fill(0.0f); };
+    start(ins.event,
+          comm_.ireduce_sum(st.grads.data() + offset, count, ins.root, ins.group), Tensor(),
+          std::move(then));
+    return;
+  }
   // A non-owner's gradients now live in the owner's sum; keep them from counting twice. A
   // borrowed stage gives their memory back instead (materialized zeroed when next needed).
   if (rank_ != ins.root) {

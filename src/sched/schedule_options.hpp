@@ -14,6 +14,7 @@ struct ScheduleOptions {
   std::vector<int64_t> cuts;        // explicit stage cut points (node indices); empty = automatic
   std::string balance = "profile";  // automatic cuts balance: profile (measured time) | flops
   bool wave_offset = true;
+  std::string gang_sync = "allreduce";  // gang: allreduce | master (ScaleDNN's baseline)
 };
 
 }  // namespace wt

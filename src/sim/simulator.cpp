@@ -214,8 +214,8 @@ class Simulation {
       cost = costs_.allreduce_s(costs_.grad_bytes(ins.stage, ins.node_begin, ins.node_end), group);
     else if (ins.op == OpCode::Broadcast)
       cost = broadcast_s(ins.stage, group);
-    else
-      cost = costs_.broadcast_s(costs_.grad_bytes(ins.stage), group);
+    else  // Reduce: the stage's gradients, or one bucket's
+      cost = costs_.broadcast_s(costs_.grad_bytes(ins.stage, ins.node_begin, ins.node_end), group);
     const double end = run_transfer(group, ready, cost);
     for (const Issue& m : members) {
       span(m.rank, m.stream, *m.ins, m.t, end);

@@ -96,3 +96,18 @@ deck "$dir/burst_plan.toml" $'[schedule]\nkind = "burst"'
 expect_error burst_profile "profile.h5: --profile" \
   "$WAVETRAIN" "$dir/burst_plan.toml" --show-plan --ranks 2 --device a100 \
   --profile "$dir/mlp_run/profile.h5"
+
+# ScaleDNN's keys: a master where the schedule has none, a codec where no master broadcasts, an
+# unknown codec, a negative size.
+deck "$dir/master_waves.toml" $'[schedule]\nkind = "waves"\ngang_sync = "master"'
+expect_error master_waves "master_waves.toml:7: schedule.gang_sync" \
+  "$WAVETRAIN" "$dir/master_waves.toml" --run-dir "$dir/master_waves"
+deck "$dir/codec_pipeline.toml" $'[schedule]\nkind = "pipeline"\n[compress]\nweights = "scalednn"'
+expect_error codec_pipeline "codec_pipeline.toml:8: compress.weights: \"scalednn\" compresses the weights a master broadcasts" \
+  "$WAVETRAIN" "$dir/codec_pipeline.toml" --run-dir "$dir/codec_pipeline"
+deck "$dir/codec_name.toml" $'[compress]\nweights = "fp8"'
+expect_error codec_name "codec_name.toml:6: compress.weights" \
+  "$WAVETRAIN" "$dir/codec_name.toml" --run-dir "$dir/codec_name"
+deck "$dir/codec_bytes.toml" $'[compress]\nmin_bytes = -1'
+expect_error codec_bytes "codec_bytes.toml:6: compress.min_bytes" \
+  "$WAVETRAIN" "$dir/codec_bytes.toml" --run-dir "$dir/codec_bytes"

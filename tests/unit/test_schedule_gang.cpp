@@ -4,6 +4,7 @@
 #include <map>
 
 #include "sched/schedule_registry.hpp"
+#include "sched/stage_residency.hpp"
 
 namespace {
 
@@ -81,4 +82,31 @@ TEST(ProgramValidation, RejectsWaitWithoutCompletion) {
   p.events = 1;
   p.ranks[0].streams[0].push_back(w);
   EXPECT_THROW(wt::validate_program(p, 1), std::logic_error);
+}
+
+// gang_sync = "master": every bucket reduced onto rank 0 as backward produces it, rank 0 alone
+// steps and broadcasts the model before the next forward; the other ranks borrow it (no
+// optimizer state) and the program is valid under MPI's and NCCL's rules.
+TEST(GangSchedule, MasterSyncReducesToRankZeroWhichStepsAndBroadcasts) {
+  wt::ScheduleInput in = six_nodes(3, 100);
+  in.deck.gang_sync = "master";
+  const wt::Program p = wt::ScheduleRegistry::generate("gang", in);
+  EXPECT_NO_THROW(wt::validate_program(p, 1, wt::CommRules::Mpi));
+  EXPECT_NO_THROW(wt::validate_program(p, 1, wt::CommRules::Nccl));
+  for (int r = 0; r < 3; ++r) {
+    const auto& s = p.ranks[size_t(r)].streams[0];
+    ASSERT_EQ(s.front().op, wt::OpCode::Broadcast);
+    EXPECT_EQ(s.front().root, 0);
+    int reduces = 0, steps = 0, allreduces = 0;
+    for (const wt::Instruction& i : s) {
+      reduces += i.op == wt::OpCode::Reduce && i.root == 0 && i.node_begin >= 0;
+      steps += i.op == wt::OpCode::Step;
+      allreduces += i.op == wt::OpCode::AllReduce;
+    }
+    EXPECT_EQ(reduces, 2) << "one per bucket: [2, 6) and [0, 2) at 100 bytes";
+    EXPECT_EQ(allreduces, 0);
+    EXPECT_EQ(steps, r == 0 ? 1 : 0);
+    EXPECT_EQ(wt::plan_residency(p, r, 1).stages[0][0],
+              r == 0 ? wt::Residency::Held : wt::Residency::Borrowed);
+  }
 }
