@@ -62,6 +62,10 @@ class Communicator {
                                                   int group);
   virtual std::unique_ptr<CommRequest> ireduce_sum(float* data, int64_t count, int root_world_rank,
                                                    int group);
+  // Blocking scatter over the world: the root sends bytes_per_rank[r] bytes of `send` (in rank
+  // order) to rank r, which receives them into `recv` (ScaleDNN's master data path).
+  virtual void scatter_bytes(const void* send, const std::vector<int64_t>& bytes_per_rank,
+                             void* recv, int root_world_rank);
   // Broadcast of 32-bit words (encoded weights: bit patterns, never floats).
   virtual std::unique_ptr<CommRequest> ibroadcast_words(uint32_t* data, int64_t count,
                                                         int root_world_rank, int group);
@@ -79,6 +83,10 @@ inline std::unique_ptr<CommRequest> Communicator::ibroadcast(float* data, int64_
                                                              int root_world_rank, int group) {
   broadcast(data, count, root_world_rank, group);
   return std::make_unique<CompletedRequest>();
+}
+
+inline void Communicator::scatter_bytes(const void*, const std::vector<int64_t>&, void*, int) {
+  throw std::logic_error("this communicator has no scatter");
 }
 
 inline std::unique_ptr<CommRequest> Communicator::ibroadcast_words(uint32_t*, int64_t, int, int) {

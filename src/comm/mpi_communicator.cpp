@@ -141,6 +141,19 @@ std::unique_ptr<CommRequest> MpiCommunicator::ibroadcast(float* data, int64_t co
   return req;
 }
 
+void MpiCommunicator::scatter_bytes(const void* send, const std::vector<int64_t>& bytes_per_rank,
+                                    void* recv, int root_world_rank) {
+  std::vector<int> counts, displacements;
+  int offset = 0;
+  for (int64_t b : bytes_per_rank) {
+    counts.push_back(as_int(b));
+    displacements.push_back(offset);
+    offset += as_int(b);
+  }
+  WT_MPI_CHECK(MPI_Scatterv(send, counts.data(), displacements.data(), MPI_BYTE, recv,
+                            counts.at(size_t(rank_)), MPI_BYTE, root_world_rank, comms_[0]));
+}
+
 std::unique_ptr<CommRequest> MpiCommunicator::ibroadcast_words(uint32_t* data, int64_t count,
                                                                int root_world_rank, int group) {
   auto req = std::make_unique<MpiRequest>();

@@ -160,6 +160,13 @@ std::unique_ptr<CommRequest> WatchedCommunicator::ibroadcast(float* data, int64_
                                    inner_.ibroadcast(data, count, root_world_rank, group));
 }
 
+void WatchedCommunicator::scatter_bytes(const void* send,
+                                        const std::vector<int64_t>& bytes_per_rank, void* recv,
+                                        int root_world_rank) {
+  Mark m(this, start(CommOp::Broadcast, 0), &WatchedCommunicator::finish);  // from a root
+  inner_.scatter_bytes(send, bytes_per_rank, recv, root_world_rank);
+}
+
 std::unique_ptr<CommRequest> WatchedCommunicator::ibroadcast_words(uint32_t* data, int64_t count,
                                                                    int root_world_rank,
                                                                    int group) {

@@ -266,6 +266,11 @@ void check_cross_key_rules(const ParseState& state) {
                "waves per rank), got \"" +
                    c.schedule.kind + "\"");
   const bool master = c.schedule.gang_sync == "master";
+  if (c.data.distribution == "scatter" && c.schedule.kind != "gang")
+    state.fail("data.distribution",
+               "scatter splits a global batch into one part per rank: data-parallel "
+               "schedule.kind = \"gang\" only, got \"" +
+                   c.schedule.kind + "\"");
   if (master && c.schedule.kind != "gang")
     state.fail("schedule.gang_sync", "gang_sync = \"master\" needs schedule.kind = \"gang\" (the "
                                      "only schedule with one master for every stage), got \"" +

@@ -38,6 +38,7 @@ struct RunConfig {
     std::string test_split = "test";
     bool shuffle = true;
     bool preload = true;  // ScaleDNN: read the next batch while this one computes
+    std::string distribution = "shard";  // shard (each rank its rows) | scatter (rank 0 reads all)
   } data;
 
   struct ModelSection {

@@ -68,6 +68,10 @@ std::vector<KeyDef> run_keys() {
       key("data", "shuffle", WT_FIELD(data.shuffle), "reshuffle the training set every epoch"),
       key("data", "preload", WT_FIELD(data.preload),
           "read the next batch while the current one computes"),
+      key("data", "distribution", WT_FIELD(data.distribution),
+          "shard: each rank reads its own rows (ScaleDNN); scatter: rank 0 reads the whole batch "
+          "and scatters the parts (the master path it improves on; data-parallel gang only)")
+          .one_of({"shard", "scatter"}),
       // [model]
       key("model", "file", WT_FIELD(model.file),
           "model description TOML (relative paths resolve against the deck's directory)")

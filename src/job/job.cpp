@@ -5,6 +5,7 @@
 
 #include "comm/failure_agreement.hpp"
 #include "data/eval_loader.hpp"
+#include "data/scatter_batch_source.hpp"
 #include "deck/deck_parser.hpp"
 #include "exec/schedule_input.hpp"
 #include "job/burst_choice.hpp"
@@ -116,7 +117,10 @@ void Job::build_executor(Communicator& comm) {
   optimizer_ = make_optimizer(config_.optimizer, device_);
   std::vector<Model*> replicas;
   for (auto& r : more_replicas_) replicas.push_back(r.get());
-  executor_ = std::make_unique<Executor>(device_, *model_, comm, *optimizer_, *source_, program_,
+  if (config_.data.distribution == "scatter")
+    scatter_ = std::make_unique<ScatterBatchSource>(*source_, comm, device_.allocator());
+  BatchSource& data = scatter_ ? *scatter_ : static_cast<BatchSource&>(*source_);
+  executor_ = std::make_unique<Executor>(device_, *model_, comm, *optimizer_, data, program_,
                                          config_.run.seed, replicas);
   model_->init(config_.run.seed);
   guard_ = std::make_unique<NonFiniteGuard>(config_.failure.on_nonfinite, device_.ops());

@@ -112,6 +112,7 @@ class Job {
   std::vector<std::unique_ptr<Model>> more_replicas_;  // ticktock: one replica per extra wave
   std::unique_ptr<BatchSampler> sampler_;
   std::unique_ptr<DatasetBatchSource> source_;
+  std::unique_ptr<BatchSource> scatter_;  // data.distribution = "scatter": rank 0 reads, scatters
   Program program_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<NonFiniteGuard> guard_;

@@ -111,3 +111,6 @@ expect_error codec_name "codec_name.toml:6: compress.weights" \
 deck "$dir/codec_bytes.toml" $'[compress]\nmin_bytes = -1'
 expect_error codec_bytes "codec_bytes.toml:6: compress.min_bytes" \
   "$WAVETRAIN" "$dir/codec_bytes.toml" --run-dir "$dir/codec_bytes"
+deck "$dir/scatter_waves.toml" $'[schedule]\nkind = "waves"'
+expect_error scatter_waves "command line: data.distribution: scatter splits a global batch" \
+  "$WAVETRAIN" "$dir/scatter_waves.toml" --set data.distribution=scatter --run-dir "$dir/scatter_waves"
