@@ -134,6 +134,9 @@ void run_simulate_command(const RunConfig& config, const SimulateRequest& reques
   options.global_batch = config.train.global_batch;
   options.record_spans = !request.trace_path.empty();
   options.codec = config.compress;
+  if (config.data.distribution == "scatter")
+    options.scatter_bytes_per_sample =
+        shape_numel(graph.input_shape) * int64_t(sizeof(float)) + int64_t(sizeof(int32_t));
   const SimResult r = simulate(program, costs, options);
 
   out << "simulated: " << graph.name << ", schedule " << program.schedule;

@@ -271,7 +271,14 @@ class Simulation {
         case OpCode::LoadBatch:  // labels alone: the slot's samples arrive from a peer
           if (!ins.labels_only)
             slot_samples_[rank][ins.slot] = part_samples(opt_.global_batch, ins.part, ins.parts);
-          break;  // the preloader has it ready: no cost on the critical path
+          // Sharded, the preloader has it ready: no cost on the critical path. Scattered, rank
+          // 0's link sends every other part, one after another.
+          if (opt_.scatter_bytes_per_sample > 0 && ins.parts > 1)
+            cost = costs_.message_s(opt_.scatter_bytes_per_sample *
+                                        (opt_.global_batch - part_samples(opt_.global_batch, 0,
+                                                                          ins.parts)),
+                                    0, ins.parts - 1);
+          break;
         case OpCode::Forward: {
           cost = costs_.forward_s(ins.stage, ins.node_begin, ins.node_end, n);
           const int64_t held = costs_.saved_bytes(ins.stage, ins.node_begin, ins.node_end, n);

@@ -49,6 +49,9 @@ struct SimOptions {
   // half for bf16; raw mode's side list, data dependent, is not priced), plus encoding on the
   // root and decoding on the members at memory bandwidth. Buffers travel exact.
   WeightCodec codec = {};
+  // data.distribution = "scatter": bytes per sample (inputs and labels) rank 0 scatters; 0 =
+  // every rank reads its own part (preloaded, free).
+  int64_t scatter_bytes_per_sample = 0;
 };
 
 // Throws std::logic_error if the program deadlocks (validate_program rejects those first).

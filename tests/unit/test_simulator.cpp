@@ -44,6 +44,7 @@ struct SimulatedMlp {
   wt::LayerProfile profile = fixed_profile(graph);
   wt::RunConfig config;
   wt::WeightCodec codec;
+  int64_t scatter_bytes_per_sample = 0;
 
   wt::SimResult run(const std::string& kind, int ranks, const wt::DeviceModel& device,
                     int microbatches = 1) {
@@ -62,6 +63,7 @@ struct SimulatedMlp {
     o.global_batch = 32;
     o.record_spans = true;
     o.codec = codec;
+    o.scatter_bytes_per_sample = scatter_bytes_per_sample;
     return wt::simulate(p, costs, o);
   }
 };
@@ -198,5 +200,18 @@ TEST(Simulator, CompressedBroadcastsMoveFewerBytes) {
   EXPECT_LT(bf16, none);
   s.codec.min_bytes = 1 << 30;
   EXPECT_DOUBLE_EQ(s.run("waves", 2, d).step_s, none);
+}
+
+// data.distribution = "scatter": every rank's load waits for rank 0's link to send the other
+// parts; sharded loads are preloaded and free.
+TEST(Simulator, ScatteredBatchesCostRankZerosLink) {
+  SimulatedMlp s;
+  wt::DeviceModel d = free_device();
+  d.intra_bytes_per_s = d.inter_bytes_per_s = 1e8;
+  d.intra_alpha_s = d.inter_alpha_s = 0;
+  const double shard = s.run("gang", 2, d).step_s;
+  s.scatter_bytes_per_sample = 3140;  // 784 floats and a label
+  const double scatter = s.run("gang", 2, d).step_s;
+  EXPECT_NEAR(scatter - shard, 16 * 3140 / 1e8, 1e-9);  // the other rank's 16 samples
 }
 
