@@ -9,12 +9,15 @@
 #             (the root's encoding included) and the bytes they moved, from the trace.
 #   accuracy  waves lenet on 2 ranks, 3 Fashion-MNIST epochs: test accuracy exact, scalednn (raw
 #             and paper) and bf16 (about 8 minutes).
-#   bench/scalednn.sh [sim] [machine] [accuracy]     (default: sim machine)
+#   all       the simulator: ScaleDNN (shard + codec) against the DataParallel baseline (scatter,
+#             exact), master-synchronised gang.
+#   data      this machine: shard vs scatter, preload on and off, mlp at global batch 1024.
+#   bench/scalednn.sh [sim] [all] [machine] [data] [accuracy]     (default: sim all machine data)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="$here/build"
 parts=("$@")
-[[ ${#parts[@]} -gt 0 ]] || parts=(sim machine)
+[[ ${#parts[@]} -gt 0 ]] || parts=(sim all machine data)
 out=$(mktemp -d "${TMPDIR:-/tmp}/wt-scalednn.XXXXXX")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
@@ -56,6 +59,60 @@ sim_part() {
                 100 * (1 - s1 / s0), 100 * (1 - s2 / s0) }'
         done
       done
+    done
+  done
+}
+
+# ScaleDNN's data path and codec together against the DataParallel baseline (gang master-sync
+# with rank 0 scattering every batch, no codec): predicted step-time saving (paper, 4 GPUs: up to
+# 39.38% on PCIe, 19.20% on NVLink).
+all_part() {
+  echo "| model | ranks | link | baseline step ms (scatter, exact) | ScaleDNN step ms (shard, scalednn) | saving |"
+  echo "|---|---:|---|---:|---:|---:|"
+  for deck in vgg16_sim.toml bert_base_sim.toml; do
+    for ranks in 4 8; do
+      for device in "$here/bench/devices/dgx1_v100_pcie_hops.toml" v100; do
+        step() {
+          "$build/wavetrain" "$here/inputs/$deck" --simulate --ranks "$ranks" --device "$device" \
+            --set schedule.kind=gang --set schedule.gang_sync=master "$@" |
+            awk '/^  step:/ { print ($3 == "s" ? 1e3 * $2 : $2) }'
+        }
+        base=$(step --set data.distribution=scatter --set compress.weights=none)
+        ours=$(step --set data.distribution=shard --set compress.weights=scalednn)
+        link=$([[ $device == v100 ]] && echo NVLink || echo PCIe)
+        awk -v m="${deck%_sim.toml}" -v r="$ranks" -v l="$link" -v a="$base" -v b="$ours" \
+          'BEGIN { printf "| %s | %d | %s | %.1f | %.1f | %.1f%% |\n", m, r, l, a, b, 100 * (1 - b / a) }'
+      done
+    done
+  done
+}
+
+# The data path on this machine: mlp at global batch 1024 (data-heavy), 2 ranks, shard or
+# scatter, preload on or off: step time and the time each rank spends in LoadBatch (trace).
+data_part() {
+  local data="$here/data/fashion_mnist.h5"
+  echo "| distribution | preload | samples/s | step ms | LoadBatch ms/step (mean of ranks) |"
+  echo "|---|---|---:|---:|---:|"
+  for dist in shard scatter; do
+    for preload in true false; do
+      local run="$out/data_${dist}_$preload"
+      mpiexec -n 2 "$build/wavetrain" "$here/inputs/fashion_mlp.toml" --run-dir "$run" --steps 120 \
+        --quiet --set "data.distribution=$dist" --set "data.preload=$preload" \
+        --set train.global_batch=1024 --set train.eval_every_epoch=false --set trace.enabled=true \
+        --set trace.start_step=100 --set trace.end_step=120 --set train.log_every_steps=20 \
+        > "$run.log" 2>&1 || { cat "$run.log"; exit 1; }
+      /usr/bin/python3 - "$here/analysis" "$run" "$dist" "$preload" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import wtrun
+run = sys.argv[2]
+rate = json.load(open(run + "/summary.json"))["samples_per_s_median"]
+trace = wtrun.load_trace(run)
+load = sum(e - b for r in trace.ranks.values()
+           for n, b, e in zip(r.events["name"], r.events["begin"], r.events["end"]) if n == "LoadBatch")
+print(f"| {sys.argv[3]} | {sys.argv[4]} | {rate:.0f} | {1e3 * 1024 / rate:.2f} | "
+      f"{1e3 * load / (20 * len(trace.ranks)):.2f} |")
+PY
     done
   done
 }

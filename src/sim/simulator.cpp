@@ -272,12 +272,13 @@ class Simulation {
           if (!ins.labels_only)
             slot_samples_[rank][ins.slot] = part_samples(opt_.global_batch, ins.part, ins.parts);
           // Sharded, the preloader has it ready: no cost on the critical path. Scattered, rank
-          // 0's link sends every other part, one after another.
-          if (opt_.scatter_bytes_per_sample > 0 && ins.parts > 1)
-            cost = costs_.message_s(opt_.scatter_bytes_per_sample *
-                                        (opt_.global_batch - part_samples(opt_.global_batch, 0,
-                                                                          ins.parts)),
-                                    0, ins.parts - 1);
+          // 0's link sends each other rank its part, one after another, before that rank goes on.
+          if (opt_.scatter_bytes_per_sample > 0 && ins.parts > 1 && rank != 0)
+            st.time = run_transfer(
+                {0, rank}, st.time,
+                costs_.message_s(opt_.scatter_bytes_per_sample *
+                                     part_samples(opt_.global_batch, ins.part, ins.parts),
+                                 0, rank));
           break;
         case OpCode::Forward: {
           cost = costs_.forward_s(ins.stage, ins.node_begin, ins.node_end, n);
