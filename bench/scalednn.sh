@@ -2,22 +2,24 @@
 # ScaleDNN's weight codec (seeds/scalednn.txt §IV-C), three parts:
 #   sim       where the paper's effect lives: the simulator on 4 and 8 ranks of the PCIe device file
 #             (bench/devices/dgx1_v100_pcie_hops.toml) and of NVLink (v100), gang with
-#             gang_sync = "master" and waves, VGG-16 and BERT-base shapes: broadcast time (the sum
+#             gang_sync = "master" and waves, VGG-19 and BERT-large shapes: broadcast time (the sum
 #             of the Broadcast spans, per rank) and step time with none, scalednn and bf16, and the
 #             savings against none (paper: broadcast -45.77% codec, -26.98% bf16; step -7.22%).
 #   machine   this machine, 2 ranks, waves: samples/s, the Broadcast instructions' time per step
 #             (the root's encoding included) and the bytes they moved, from the trace.
 #   accuracy  waves lenet on 2 ranks, 3 Fashion-MNIST epochs: test accuracy exact, scalednn (raw
 #             and paper) and bf16 (about 8 minutes).
+#   small     the simulator: the codec on small models (mlp, lenet), and min_bytes.
 #   all       the simulator: ScaleDNN (shard + codec) against the DataParallel baseline (scatter,
 #             exact), master-synchronised gang.
 #   data      this machine: shard vs scatter, preload on and off, mlp at global batch 1024.
-#   bench/scalednn.sh [sim] [all] [machine] [data] [accuracy]     (default: sim all machine data)
+#   bench/scalednn.sh [sim] [small] [all] [machine] [data] [accuracy]
+#                                             (default: sim small all machine data)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="$here/build"
 parts=("$@")
-[[ ${#parts[@]} -gt 0 ]] || parts=(sim all machine data)
+[[ ${#parts[@]} -gt 0 ]] || parts=(sim small all machine data)
 out=$(mktemp -d "${TMPDIR:-/tmp}/wt-scalednn.XXXXXX")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
@@ -44,7 +46,7 @@ PY
 sim_part() {
   echo "| model | schedule | ranks | link | broadcast ms none / scalednn / bf16 | saving scalednn / bf16 | step ms none / scalednn / bf16 | step saving scalednn / bf16 |"
   echo "|---|---|---:|---|---|---|---|---|"
-  for deck in vgg16_sim.toml bert_base_sim.toml; do
+  for deck in vgg19_sim.toml bert_large_sim.toml; do
     for kind in gang waves; do
       for ranks in 4 8; do
         for device in "$here/bench/devices/dgx1_v100_pcie_hops.toml" v100; do
@@ -69,7 +71,7 @@ sim_part() {
 all_part() {
   echo "| model | ranks | link | baseline step ms (scatter, exact) | ScaleDNN step ms (shard, scalednn) | saving |"
   echo "|---|---:|---|---:|---:|---:|"
-  for deck in vgg16_sim.toml bert_base_sim.toml; do
+  for deck in vgg19_sim.toml bert_large_sim.toml; do
     for ranks in 4 8; do
       for device in "$here/bench/devices/dgx1_v100_pcie_hops.toml" v100; do
         step() {
@@ -113,6 +115,28 @@ load = sum(e - b for r in trace.ranks.values()
 print(f"| {sys.argv[3]} | {sys.argv[4]} | {rate:.0f} | {1e3 * 1024 / rate:.2f} | "
       f"{1e3 * load / (20 * len(trace.ranks)):.2f} |")
 PY
+    done
+  done
+}
+
+# Small models: is the codec worth its encoding? (paper: small models lose 1.64%; min_bytes
+# switches it off per stage).
+small_part() {
+  echo "| model | link | step ms none / scalednn / scalednn with min_bytes = 1 GB | codec saving |"
+  echo "|---|---|---|---:|"
+  for deck in fashion_mlp.toml fashion_lenet.toml; do
+    for device in "$here/bench/devices/dgx1_v100_pcie_hops.toml" v100; do
+      step() {
+        "$build/wavetrain" "$here/inputs/$deck" --simulate --ranks 4 --device "$device" \
+          --set schedule.kind=gang --set schedule.gang_sync=master "$@" |
+          awk '/^  step:/ { print ($3 == "s" ? 1e3 * $2 : ($3 == "us" ? $2 / 1e3 : $2)) }'
+      }
+      a=$(step --set compress.weights=none)
+      b=$(step --set compress.weights=scalednn)
+      c=$(step --set compress.weights=scalednn --set compress.min_bytes=1000000000)
+      link=$([[ $device == v100 ]] && echo NVLink || echo PCIe)
+      awk -v m="${deck%.toml}" -v l="$link" -v a="$a" -v b="$b" -v c="$c" \
+        'BEGIN { printf "| %s | %s | %.3f / %.3f / %.3f | %.1f%% |\n", m, l, a, b, c, 100 * (1 - b / a) }'
     done
   done
 }
