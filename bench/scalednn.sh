@@ -13,13 +13,14 @@
 #   all       the simulator: ScaleDNN (shard + codec) against the DataParallel baseline (scatter,
 #             exact), master-synchronised gang.
 #   data      this machine: shard vs scatter, preload on and off, mlp at global batch 1024.
-#   bench/scalednn.sh [sim] [small] [all] [machine] [data] [accuracy]
-#                                             (default: sim small all machine data)
+#   codec     this machine: encode and decode time of each codec for the waves decks' models.
+#   bench/scalednn.sh [sim] [small] [all] [machine] [data] [codec] [accuracy]
+#                                             (default: sim small all machine data codec)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="$here/build"
 parts=("$@")
-[[ ${#parts[@]} -gt 0 ]] || parts=(sim small all machine data)
+[[ ${#parts[@]} -gt 0 ]] || parts=(sim small all machine data codec)
 out=$(mktemp -d "${TMPDIR:-/tmp}/wt-scalednn.XXXXXX")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
@@ -138,6 +139,21 @@ small_part() {
       awk -v m="${deck%.toml}" -v l="$link" -v a="$a" -v b="$b" -v c="$c" \
         'BEGIN { printf "| %s | %s | %.3f / %.3f / %.3f | %.1f%% |\n", m, l, a, b, c, 100 * (1 - b / a) }'
     done
+  done
+}
+
+# Encode and decode time of each codec on this machine for the waves decks' models, from
+# bench/codec_speed.cpp (built here with the library's flags): what the owner adds before each
+# broadcast and a member after it.
+codec_part() {
+  g++ -std=c++17 -O3 -DNDEBUG -I"$here/src" "$here/bench/codec_speed.cpp" \
+    "$here/src/compress/weight_codec.cpp" -o "$out/codec_speed"
+  for deck in fashion_lenet fashion_vgg text_transformer; do
+    local n
+    n=$("$build/wavetrain" "$here/inputs/$deck.toml" --show-stages --ranks 1 \
+      --set schedule.balance=flops 2>/dev/null | awk '/^0 +0-/ { print $(NF-2) }')
+    echo "$deck: $n parameters, tensors of up to 65536 values"
+    "$out/codec_speed" "$n" 65536 20
   done
 }
 

@@ -21,10 +21,10 @@ uint32_t rounded_bits(float x, int dropped, bool round) {
 }
 
 void encode_bf16(const WeightCodec& c, const float* x, int64_t n, uint32_t* words) {
+  const bool round = nearest(c);
   for (int64_t w = 0; w < (n + 1) / 2; ++w) {
     const float a = x[2 * w], b = 2 * w + 1 < n ? x[2 * w + 1] : 0.0f;
-    words[w] = (rounded_bits(a, 16, nearest(c)) & 0xFFFF0000u) |
-               (rounded_bits(b, 16, nearest(c)) >> 16);
+    words[w] = (rounded_bits(a, 16, round) & 0xFFFF0000u) | (rounded_bits(b, 16, round) >> 16);
   }
 }
 
@@ -37,7 +37,7 @@ void decode_bf16(const uint32_t* words, int64_t n, float* y) {
 
 int64_t encode_scalednn(const WeightCodec& c, const float* x, int64_t n, uint32_t* words,
                         float* side) {
-  const bool raw = c.out_of_range == "raw";
+  const bool raw = c.out_of_range == "raw", round = nearest(c);
   int64_t used = 0;
   for (int64_t w = 0; w < (n + 2) / 3; ++w) {
     float v[3];
@@ -45,7 +45,7 @@ int64_t encode_scalednn(const WeightCodec& c, const float* x, int64_t n, uint32_
     for (int k = 0; k < 3; ++k) {
       v[k] = x[std::min(3 * w + k, n - 1)];  // a short tail repeats its last value
       exact[k] = scalednn::bits_of(v[k]);
-      bits[k] = rounded_bits(v[k], scalednn::kDroppedMantissaBits, nearest(c));
+      bits[k] = rounded_bits(v[k], scalednn::kDroppedMantissaBits, round);
     }
     if (raw && !scalednn::triple_in_range(bits)) {
       words[w] = scalednn::kRawBit;
