@@ -157,9 +157,8 @@ void MpiCommunicator::scatter_bytes(const void* send, const std::vector<int64_t>
 std::unique_ptr<CommRequest> MpiCommunicator::ibroadcast_words(uint32_t* data, int64_t count,
                                                                int root_world_rank, int group) {
   auto req = std::make_unique<MpiRequest>();
-  WT_MPI_CHECK(MPI_Ibcast(data, as_int(count), MPI_UINT32_T,
-                          group_rank_of(group, root_world_rank), group_comm(group),
-                          &req->request));
+  WT_MPI_CHECK(MPI_Ibcast(data, as_int(count), MPI_UINT32_T, group_rank_of(group, root_world_rank),
+                          group_comm(group), &req->request));
   return req;
 }
 

@@ -27,8 +27,8 @@ class MpiCommunicator : public Communicator {
   void barrier() override;
   void scatter_bytes(const void* send, const std::vector<int64_t>& bytes_per_rank, void* recv,
                      int root_world_rank) override;
-  std::unique_ptr<CommRequest> ibroadcast_words(uint32_t* data, int64_t count,
-                                                int root_world_rank, int group) override;
+  std::unique_ptr<CommRequest> ibroadcast_words(uint32_t* data, int64_t count, int root_world_rank,
+                                                int group) override;
   std::unique_ptr<CommRequest> ibroadcast(float* data, int64_t count, int root_world_rank,
                                           int group) override;
   std::unique_ptr<CommRequest> ireduce_sum(float* data, int64_t count, int root_world_rank,

@@ -168,8 +168,7 @@ void WatchedCommunicator::scatter_bytes(const void* send,
 }
 
 std::unique_ptr<CommRequest> WatchedCommunicator::ibroadcast_words(uint32_t* data, int64_t count,
-                                                                   int root_world_rank,
-                                                                   int group) {
+                                                                   int root_world_rank, int group) {
   const int64_t token = start(CommOp::Broadcast, group);
   return std::make_unique<Request>(*this, token,
                                    inner_.ibroadcast_words(data, count, root_world_rank, group));

@@ -33,8 +33,8 @@ class WatchedCommunicator : public Communicator {
   std::unique_ptr<CommRequest> irecv(float* data, int64_t count, int peer, int tag) override;
   void scatter_bytes(const void* send, const std::vector<int64_t>& bytes_per_rank, void* recv,
                      int root_world_rank) override;
-  std::unique_ptr<CommRequest> ibroadcast_words(uint32_t* data, int64_t count,
-                                                int root_world_rank, int group) override;
+  std::unique_ptr<CommRequest> ibroadcast_words(uint32_t* data, int64_t count, int root_world_rank,
+                                                int group) override;
   std::unique_ptr<CommRequest> ibroadcast(float* data, int64_t count, int root_world_rank,
                                           int group) override;
   std::unique_ptr<CommRequest> ireduce_sum(float* data, int64_t count, int root_world_rank,

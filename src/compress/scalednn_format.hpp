@@ -51,8 +51,8 @@ inline float value_of(uint32_t field, bool flag) {
 
 // The paper's word for three values' float bits: flag 1 only when all three high nibbles are 0111.
 inline uint32_t encode_triple(const uint32_t bits[3]) {
-  const bool flag = high_nibble(bits[0]) == kHighNibbleIn && high_nibble(bits[1]) == kHighNibbleIn &&
-                    high_nibble(bits[2]) == kHighNibbleIn;
+  const bool flag = high_nibble(bits[0]) == kHighNibbleIn &&
+                    high_nibble(bits[1]) == kHighNibbleIn && high_nibble(bits[2]) == kHighNibbleIn;
   uint32_t word = flag ? kFlagBit : 0;
   for (int k = 0; k < 3; ++k) word |= field_of(bits[k]) << kFieldShift[k];
   return word;

@@ -13,8 +13,9 @@ void ScatterBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
                                std::vector<int32_t>& labels) {
   const int ranks = comm_.size(), me = comm_.rank();
   if (request.parts != ranks || request.part != me || request.samples > 0 || request.labels_only)
-    throw std::logic_error("data.distribution = \"scatter\" serves data-parallel loads only (part " +
-                           std::to_string(me) + " of " + std::to_string(ranks) + ")");
+    throw std::logic_error(
+        "data.distribution = \"scatter\" serves data-parallel loads only (part " +
+        std::to_string(me) + " of " + std::to_string(ranks) + ")");
   const int64_t batch = global_batch();
   std::vector<float> all_inputs;
   std::vector<int32_t> all_labels;

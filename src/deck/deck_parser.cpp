@@ -272,9 +272,10 @@ void check_cross_key_rules(const ParseState& state) {
                "schedule.kind = \"gang\" only, got \"" +
                    c.schedule.kind + "\"");
   if (master && c.schedule.kind != "gang")
-    state.fail("schedule.gang_sync", "gang_sync = \"master\" needs schedule.kind = \"gang\" (the "
-                                     "only schedule with one master for every stage), got \"" +
-                                         c.schedule.kind + "\"");
+    state.fail("schedule.gang_sync",
+               "gang_sync = \"master\" needs schedule.kind = \"gang\" (the "
+               "only schedule with one master for every stage), got \"" +
+                   c.schedule.kind + "\"");
   if (c.compress.active() && c.schedule.kind != "waves" && !(master && c.schedule.kind == "gang"))
     state.fail("compress.weights",
                "\"" + c.compress.kind +

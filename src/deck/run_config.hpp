@@ -37,7 +37,7 @@ struct RunConfig {
     std::string train_split = "train";
     std::string test_split = "test";
     bool shuffle = true;
-    bool preload = true;  // ScaleDNN: read the next batch while this one computes
+    bool preload = true;                 // ScaleDNN: read the next batch while this one computes
     std::string distribution = "shard";  // shard (each rank its rows) | scatter (rank 0 reads all)
   } data;
 

@@ -15,7 +15,6 @@ namespace wt {
 
 namespace {
 
-
 Shape batch_shape(int64_t n, const Shape& sample) {
   Shape s{n};
   s.insert(s.end(), sample.begin(), sample.end());
@@ -126,10 +125,10 @@ void Executor::execute_reduce(const Instruction& ins, Stage& st) {
   st.materialize_grads();  // a borrowed stage this rank ran no Backward on adds zeros
   std::function<void()> then;
   if (ins.node_begin >= 0) {  // one bucket: the others may still be in flight, so only zero it
-    if (rank_ != ins.root) then = [&st, offset, count] { st.grads.slice(offset, {count}).fill(0.0f); };
-    start(ins.event,
-          comm_.ireduce_sum(st.grads.data() + offset, count, ins.root, ins.group), Tensor(),
-          std::move(then));
+    if (rank_ != ins.root)
+      then = [&st, offset, count] { st.grads.slice(offset, {count}).fill(0.0f); };
+    start(ins.event, comm_.ireduce_sum(st.grads.data() + offset, count, ins.root, ins.group),
+          Tensor(), std::move(then));
     return;
   }
   // A non-owner's gradients now live in the owner's sum; keep them from counting twice. A

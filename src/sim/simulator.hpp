@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "compress/weight_codec.hpp"
-
 #include "sched/instruction.hpp"
 #include "sim/cost_model.hpp"
 

@@ -109,4 +109,3 @@ TEST(GangEquivalence, DropoutMasksDoNotDependOnTheRankCount) {
 TEST(GangEquivalence, MasterSyncMatchesSingleRank) {
   expect_equivalent("lenet", 64 << 10, "models", "master");
 }
-

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "deck/deck_parser.hpp"
-#include "util/input_error.hpp"
 #include "deck/schema.hpp"
+#include "util/input_error.hpp"
 
 namespace fs = std::filesystem;
 
@@ -367,7 +367,8 @@ TEST(DeckSchema, HelpListsEveryKey) {
   for (const KeyDef& def : deck_schema())
     EXPECT_NE(help.find("  " + std::string(def.key) + " ("), std::string::npos) << def.dotted();
   EXPECT_NE(help.find("lr (float, > 0)  default 0.01"), std::string::npos) << help;
-  EXPECT_NE(help.find("kind (string, burst | gang | pipeline | ticktock | waves)"), std::string::npos);
+  EXPECT_NE(help.find("kind (string, burst | gang | pipeline | ticktock | waves)"),
+            std::string::npos);
   EXPECT_NE(help.find("path (string)  REQUIRED"), std::string::npos);
 }
 

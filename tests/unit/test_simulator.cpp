@@ -214,4 +214,3 @@ TEST(Simulator, ScatteredBatchesCostRankZerosLink) {
   const double scatter = s.run("gang", 2, d).step_s;
   EXPECT_NEAR(scatter - shard, 16 * 3140 / 1e8, 1e-9);  // the other rank's 16 samples
 }
-

@@ -99,7 +99,8 @@ TEST(ScaleDnnCodec, RawModeKeepsEveryValueWithinTheBound) {
   std::mt19937 gen(11);
   std::normal_distribution<float> normal(0.0f, 0.05f);
   std::vector<float> x(9000);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = i % 97 == 0 ? 0.0f : i % 89 == 0 ? 5.0f : normal(gen);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = i % 97 == 0 ? 0.0f : i % 89 == 0 ? 5.0f : normal(gen);
   const Coded c = round_trip(codec("scalednn", "raw"), x);
   EXPECT_FALSE(c.side.empty());
   EXPECT_LT(c.side.size(), x.size() / 2);  // most triples still travel packed

@@ -25,8 +25,8 @@ class NcclCommunicator : public Communicator {
   void allreduce_sum(float* data, int64_t count, int group) override;
   void allreduce_sum(double* data, int64_t count, int group) override;
   void broadcast(float* data, int64_t count, int root_world_rank, int group) override;
-  std::unique_ptr<CommRequest> ibroadcast_words(uint32_t* data, int64_t count,
-                                                int root_world_rank, int group) override;
+  std::unique_ptr<CommRequest> ibroadcast_words(uint32_t* data, int64_t count, int root_world_rank,
+                                                int group) override;
   void scatter_bytes(const void* send, const std::vector<int64_t>& bytes_per_rank, void* recv,
                      int root_world_rank) override;
   void broadcast_bytes(void* data, int64_t bytes, int root_world_rank) override;
