@@ -144,11 +144,11 @@ std::unique_ptr<CommRequest> MpiCommunicator::ibroadcast(float* data, int64_t co
 void MpiCommunicator::scatter_bytes(const void* send, const std::vector<int64_t>& bytes_per_rank,
                                     void* recv, int root_world_rank) {
   std::vector<int> counts, displacements;
-  int offset = 0;
+  int64_t offset = 0;
   for (int64_t b : bytes_per_rank) {
     counts.push_back(as_int(b));
-    displacements.push_back(offset);
-    offset += as_int(b);
+    displacements.push_back(as_int(offset));  // MPI's displacements are ints too
+    offset += b;
   }
   WT_MPI_CHECK(MPI_Scatterv(send, counts.data(), displacements.data(), MPI_BYTE, recv,
                             counts.at(size_t(rank_)), MPI_BYTE, root_world_rank, comms_[0]));

@@ -26,6 +26,8 @@ void ScatterBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
     whole_.fetch({request.sequence, 0, 1}, whole, all_labels);
     all_inputs = whole.to_host();
     const Shape& s = whole.shape();
+    if (s.size() > 7)
+      throw std::logic_error("data.distribution = \"scatter\": samples of more than 6 dimensions");
     header[7] = int64_t(s.size()) - 1;
     for (size_t d = 1; d < s.size(); ++d) header[d - 1] = s[d];
     header[6] = int64_t(all_labels.size()) / batch;

@@ -50,9 +50,13 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   hold_.resize(program_.events);
   then_.resize(program_.events);
   check_stage_boundaries();
+  slot_batch_.assign(size_t(program_.slots), -1);
   for (const auto& stream : program_.ranks[rank_].streams)
-    for (const Instruction& ins : stream)
+    for (const Instruction& ins : stream) {
       if (ins.op == OpCode::LoadBatch) loads_.push_back(ins);
+      if ((ins.op == OpCode::LoadBatch || is_rows(ins.op)) && ins.slot >= 0 && ins.batch >= 0)
+        slot_batch_[size_t(ins.slot)] = ins.batch;
+    }
   consumers_ = model_.graph.consumers();
   residency_ = plan_residency(program_, rank_, static_cast<int>(model_.stages.size()));
   for (size_t r = 0; r < replicas_.size(); ++r)
@@ -145,10 +149,16 @@ BatchRequest Executor::request_of(const Instruction& load, int64_t step) const {
 StepStats Executor::run_step(int64_t step, double lr) {
   std::fill(done_.begin(), done_.end(), 0);
   loads_done_ = 0;
-  step_totals_.fill(0.0f);     // all bits zero: 0.0 and 0
-  for (auto& slot : slots_) {  // the last step's burst rows (its work has all run)
-    slot->row_labels.clear();
-    for (Tensor& t : slot->relaid_grad) t = Tensor();
+  step_totals_.fill(0.0f);                      // all bits zero: 0.0 and 0
+  for (size_t s = 0; s < slots_.size(); ++s) {  // the last step's burst rows (its work has run)
+    Slot& slot = *slots_[s];
+    slot.row_labels.clear();
+    for (Tensor& t : slot.relaid_grad) t = Tensor();
+    // The batch's dropout generator, also on a rank that loads nothing for this slot (a burst
+    // rank running only a middle segment receives its rows).
+    if (slot_batch_[s] >= 0)
+      slot.rng =
+          Rng(seed_).fork(static_cast<uint64_t>(step * program_.global_batches + slot_batch_[s]));
   }
   const auto& streams = program_.ranks[rank_].streams;
   std::vector<size_t> pos(streams.size(), 0);
@@ -217,15 +227,15 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
         Tensor none;  // labels only: the slot's input stays
         data_.fetch(request_of(ins, step), none, run);
         slot.row_labels.insert(slot.row_labels.end(), run.begin(), run.end());
-        break;
+      } else {
+        data_.fetch(request_of(ins, step), slot.input, slot.labels);
+        slot.first_sample = data_.global_batch() * ins.part / ins.parts;
       }
-      data_.fetch(request_of(ins, step), slot.input, slot.labels);
       // The step's last load: the source reads the next step's while this one computes.
       if (++loads_done_ == loads_.size()) {
         loads_done_ = 0;
         data_.plan(loads_of_step(step + 1));
       }
-      slot.first_sample = data_.global_batch() * ins.part / ins.parts;
       break;
     }
     case OpCode::Forward: {

@@ -143,6 +143,7 @@ class Executor {
   Program program_;
   std::vector<Instruction> loads_;  // this rank's LoadBatch instructions, stream by stream
   size_t loads_done_ = 0;           // of loads_, in the current step; all done: plan the next
+  std::vector<int> slot_batch_;     // per slot: the global batch of the step it holds, or -1
   uint64_t seed_;
   int rank_;
   std::vector<std::unique_ptr<Slot>> slots_;

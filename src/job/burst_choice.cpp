@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 
 #include "comm/failure_agreement.hpp"
 #include "comm/link_probe.hpp"
@@ -98,6 +99,11 @@ BurstStages choose_burst_plan(const RunConfig& config, const Graph& graph,
     const CheckpointInfo resumed =
         resuming ? newest_checkpoint_info(config, run_dir) : CheckpointInfo{};
     BurstStages choice;
+    if (!resumed.stage_ranks.empty() && resumed.cuts.size() + 1 != resumed.stage_ranks.size())
+      throw InputError(run_dir, 0, "stage_ranks",
+                       "the checkpoint's burst plan has " +
+                           std::to_string(resumed.stage_ranks.size()) + " stages but " +
+                           std::to_string(resumed.cuts.size()) + " cuts (damaged checkpoint?)");
     if (!resumed.stage_ranks.empty()) {
       choice.cuts.assign(resumed.cuts.begin(), resumed.cuts.end());
       choice.stage_ranks.assign(resumed.stage_ranks.begin(), resumed.stage_ranks.end());
@@ -134,6 +140,7 @@ BurstStages choose_burst_plan(const RunConfig& config, const Graph& graph,
   wait_for_root_quietly(comm);
   int64_t stages = plan.empty() ? 0 : plan[0];
   comm.broadcast_bytes(&stages, sizeof stages, 0);
+  if (stages < 1) throw std::logic_error("burst: rank 0 decided no plan");
   plan.resize(size_t(2 * stages));
   comm.broadcast_bytes(plan.data(), int64_t(plan.size() * sizeof(int64_t)), 0);
   BurstStages choice;

@@ -25,3 +25,7 @@ check gang 2 --set 'schedule.kind="gang"'
 check pipeline 2 --set 'schedule.kind="pipeline"' --set schedule.microbatches=4
 check waves4 4 --set 'schedule.kind="waves"'
 check ticktock 2 --set 'schedule.kind="ticktock"'
+# burst: rank 0 loads its input part and reads the loss's labels by runs of rows; rank 1 loads
+# only its input part (it runs no fully connected layer); a middle-only rank would load nothing.
+check burst 2 --set 'schedule.kind="burst"' --set 'burst.ranks=[2,2,2,1,1,1,1]'
+check burst_scatter 2 --set 'data.distribution="scatter"'

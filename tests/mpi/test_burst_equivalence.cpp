@@ -137,13 +137,16 @@ std::vector<std::pair<std::string, std::vector<int>>> plans(const std::string& m
             {"shrink then grow", {n, n, 1, n}},
             {"the loss on 1 rank", {n, n, n, 1}},
             {"everything on rank 0", {1, 1, 1, 1}},
-            {"every count", {n, n / 2 > 0 ? n / 2 : 1, 1, n}}};
+            {"every count", {n, n / 2 > 0 ? n / 2 : 1, 1, n}},
+            // a rank that runs only a middle segment loads nothing: its rows all arrive
+            {"a wider middle segment", {1, n, 1, 1}}};
   // lenet: conv1..relu1 | pool1 | conv2..relu2 | pool2..flatten | fc1..relu3 | fc2..loss
   return {{"fully connected layers on 1 rank", {n, n, n, n, 1, 1}},
           {"shrink then grow", {n, n, 1, 1, n, n}},
           {"the loss on 1 rank", {n, n, n, n, n, 1}},
           {"everything on rank 0", {1, 1, 1, 1, 1, 1}},
-          {"every count", {n, n / 2 > 0 ? n / 2 : 1, 1, n / 2 > 0 ? n / 2 : 1, n, 1}}};
+          {"every count", {n, n / 2 > 0 ? n / 2 : 1, 1, n / 2 > 0 ? n / 2 : 1, n, 1}},
+          {"a wider middle segment", {1, n, n, 1, 1, 1}}};
 }
 
 void check(const std::string& model, const std::string& opt_kind,
