@@ -39,8 +39,7 @@ int main(int argc, char** argv) {
       w = s = 0;
       for (int64_t i = 0; i < n; i += tensor) {
         const int64_t len = std::min(tensor, n - i);
-        wt::decode_weights(c, words.data() + w, len, side.data() + s, y.data() + i);
-        s += wt::side_floats(c, words.data() + w, len);
+        s += wt::decode_weights(c, words.data() + w, len, side.data() + s, y.data() + i);
         w += wt::encoded_words(c, len);
       }
       auto t2 = std::chrono::steady_clock::now();

@@ -133,16 +133,27 @@ std::unique_ptr<CommRequest> MpiCommunicator::irecv(float* data, int64_t count, 
   return req;
 }
 
-std::unique_ptr<CommRequest> MpiCommunicator::ibroadcast(float* data, int64_t count,
-                                                         int root_world_rank, int group) {
+std::unique_ptr<CommRequest> MpiCommunicator::ibroadcast_typed(void* data, int64_t count,
+                                                               MPI_Datatype type,
+                                                               int root_world_rank, int group) {
   auto req = std::make_unique<MpiRequest>();
-  WT_MPI_CHECK(MPI_Ibcast(data, as_int(count), MPI_FLOAT, group_rank_of(group, root_world_rank),
+  WT_MPI_CHECK(MPI_Ibcast(data, as_int(count), type, group_rank_of(group, root_world_rank),
                           group_comm(group), &req->request));
   return req;
 }
 
-void MpiCommunicator::scatter_bytes(const void* send, const std::vector<int64_t>& bytes_per_rank,
-                                    void* recv, int root_world_rank) {
+std::unique_ptr<CommRequest> MpiCommunicator::ibroadcast(float* data, int64_t count,
+                                                         int root_world_rank, int group) {
+  return ibroadcast_typed(data, count, MPI_FLOAT, root_world_rank, group);
+}
+
+std::unique_ptr<CommRequest> MpiCommunicator::ibroadcast_words(uint32_t* data, int64_t count,
+                                                               int root_world_rank, int group) {
+  return ibroadcast_typed(data, count, MPI_UINT32_T, root_world_rank, group);
+}
+
+void scatter_bytes_over(MPI_Comm comm, int rank, const void* send,
+                        const std::vector<int64_t>& bytes_per_rank, void* recv, int root) {
   std::vector<int> counts, displacements;
   int64_t offset = 0;
   for (int64_t b : bytes_per_rank) {
@@ -151,15 +162,12 @@ void MpiCommunicator::scatter_bytes(const void* send, const std::vector<int64_t>
     offset += b;
   }
   WT_MPI_CHECK(MPI_Scatterv(send, counts.data(), displacements.data(), MPI_BYTE, recv,
-                            counts.at(size_t(rank_)), MPI_BYTE, root_world_rank, comms_[0]));
+                            counts.at(size_t(rank)), MPI_BYTE, root, comm));
 }
 
-std::unique_ptr<CommRequest> MpiCommunicator::ibroadcast_words(uint32_t* data, int64_t count,
-                                                               int root_world_rank, int group) {
-  auto req = std::make_unique<MpiRequest>();
-  WT_MPI_CHECK(MPI_Ibcast(data, as_int(count), MPI_UINT32_T, group_rank_of(group, root_world_rank),
-                          group_comm(group), &req->request));
-  return req;
+void MpiCommunicator::scatter_bytes(const void* send, const std::vector<int64_t>& bytes_per_rank,
+                                    void* recv, int root_world_rank) {
+  scatter_bytes_over(comms_[0], rank_, send, bytes_per_rank, recv, root_world_rank);
 }
 
 std::unique_ptr<CommRequest> MpiCommunicator::ireduce_sum(float* data, int64_t count,

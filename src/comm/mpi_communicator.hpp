@@ -9,6 +9,11 @@
 
 namespace wt {
 
+// MPI_Scatterv over `comm` of bytes_per_rank[r] bytes to each rank r (counts and displacements
+// checked against int overflow); the MPI and NCCL communicators' scatter_bytes.
+void scatter_bytes_over(MPI_Comm comm, int rank, const void* send,
+                        const std::vector<int64_t>& bytes_per_rank, void* recv, int root);
+
 class MpiCommunicator : public Communicator {
  public:
   // Duplicates `world` so wavetrain's traffic never matches a user's or a library's.
@@ -40,6 +45,8 @@ class MpiCommunicator : public Communicator {
 
  private:
   MPI_Comm group_comm(int group) const;
+  std::unique_ptr<CommRequest> ibroadcast_typed(void* data, int64_t count, MPI_Datatype type,
+                                                int root_world_rank, int group);
   int group_rank_of(int group, int world_rank) const;
   std::vector<MPI_Comm> comms_;                     // by group id; MPI_COMM_NULL where not a member
   std::vector<std::vector<int>> group_ranks_;       // world ranks of each group

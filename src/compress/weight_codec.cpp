@@ -83,9 +83,12 @@ int64_t side_floats(const WeightCodec& codec, const uint32_t* words, int64_t n) 
   return 3 * raw;
 }
 
-void decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n, const float* side,
-                    float* y) {
-  if (codec.kind == "bf16") return decode_bf16(words, n, y);
+int64_t decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
+                       const float* side, float* y) {
+  if (codec.kind == "bf16") {
+    decode_bf16(words, n, y);
+    return 0;
+  }
   if (codec.kind != "scalednn") throw std::invalid_argument("unknown weight codec " + codec.kind);
   int64_t used = 0;
   for (int64_t w = 0; w < (n + 2) / 3; ++w) {
@@ -97,6 +100,7 @@ void decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n, 
     }
     for (int k = 0; k < 3 && 3 * w + k < n; ++k) y[3 * w + k] = v[k];
   }
+  return used;
 }
 
 }  // namespace wt

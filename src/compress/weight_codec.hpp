@@ -33,8 +33,8 @@ int64_t encode_weights(const WeightCodec& codec, const float* x, int64_t n, uint
 // The side floats that `words` (of n values) refer to: 3 per raw triple.
 int64_t side_floats(const WeightCodec& codec, const uint32_t* words, int64_t n);
 
-// Decodes n values into y.
-void decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n, const float* side,
-                    float* y);
+// Decodes n values into y. Returns the side floats it read.
+int64_t decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
+                       const float* side, float* y);
 
 }  // namespace wt

@@ -19,22 +19,16 @@ void ScatterBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
   const int64_t batch = global_batch();
   std::vector<float> all_inputs;
   std::vector<int32_t> all_labels;
-  // The batch's shape travels first: [sample dims..., labels per sample, dims count].
-  std::vector<int64_t> header(8, 0);
+  Shape whole_shape;
   if (me == 0) {
     Tensor whole;
     whole_.fetch({request.sequence, 0, 1}, whole, all_labels);
     all_inputs = whole.to_host();
-    const Shape& s = whole.shape();
-    if (s.size() > 7)
-      throw std::logic_error("data.distribution = \"scatter\": samples of more than 6 dimensions");
-    header[7] = int64_t(s.size()) - 1;
-    for (size_t d = 1; d < s.size(); ++d) header[d - 1] = s[d];
-    header[6] = int64_t(all_labels.size()) / batch;
+    whole_shape = whole.shape();
   }
-  comm_.broadcast_bytes(header.data(), int64_t(header.size() * sizeof(int64_t)), 0);
-  Shape sample(header.begin(), header.begin() + header[7]);
-  const int64_t per_sample = shape_numel(sample), labels_per_sample = header[6];
+  if (labels_per_sample_ < 0) learn_shape(whole_shape, int64_t(all_labels.size()) / batch);
+  const Shape& sample = sample_shape_;
+  const int64_t per_sample = shape_numel(sample), labels_per_sample = labels_per_sample_;
   std::vector<int64_t> input_bytes, label_bytes;
   for (int r = 0; r < ranks; ++r) {
     const int64_t n = batch * (r + 1) / ranks - batch * r / ranks;
@@ -51,6 +45,22 @@ void ScatterBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
   inputs = Tensor::empty(shape, memory_, 1);  // stream 1: the data buffers' pool
   inputs.set_label("a scattered batch");
   inputs.copy_from_host(part.data());
+}
+
+// Every batch has the first one's shape: rank 0 sends [sample dims..., labels per sample, dims
+// count] once.
+void ScatterBatchSource::learn_shape(const Shape& whole, int64_t labels_per_sample) {
+  std::vector<int64_t> header(8, 0);
+  if (comm_.rank() == 0) {
+    if (whole.size() > 7)
+      throw std::logic_error("data.distribution = \"scatter\": samples of more than 6 dimensions");
+    header[7] = int64_t(whole.size()) - 1;
+    for (size_t d = 1; d < whole.size(); ++d) header[d - 1] = whole[d];
+    header[6] = labels_per_sample;
+  }
+  comm_.broadcast_bytes(header.data(), int64_t(header.size() * sizeof(int64_t)), 0);
+  sample_shape_.assign(header.begin(), header.begin() + header[7]);
+  labels_per_sample_ = header[6];
 }
 
 void ScatterBatchSource::plan(const std::vector<BatchRequest>& next) {

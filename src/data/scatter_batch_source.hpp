@@ -23,10 +23,13 @@ class ScatterBatchSource : public BatchSource {
   PreloadStats preload_stats() const override { return whole_.preload_stats(); }
 
  private:
+  // Collective, on the first fetch: the sample shape and labels per sample, from rank 0.
+  void learn_shape(const Shape& whole, int64_t labels_per_sample);
   BatchSource& whole_;
   Communicator& comm_;
   CachingAllocator& memory_;
   Shape sample_shape_;  // learnt from the first batch, broadcast by rank 0
+  int64_t labels_per_sample_ = -1;
 };
 
 }  // namespace wt

@@ -54,9 +54,10 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   for (const auto& stream : program_.ranks[rank_].streams)
     for (const Instruction& ins : stream) {
       if (ins.op == OpCode::LoadBatch) loads_.push_back(ins);
-      if ((ins.op == OpCode::LoadBatch || is_rows(ins.op)) && ins.slot >= 0 && ins.batch >= 0)
+      if (is_rows(ins.op) && ins.slot >= 0 && ins.batch >= 0)
         slot_batch_[size_t(ins.slot)] = ins.batch;
     }
+  for (const Instruction& load : loads_) slot_batch_[size_t(load.slot)] = -1;  // forked there
   consumers_ = model_.graph.consumers();
   residency_ = plan_residency(program_, rank_, static_cast<int>(model_.stages.size()));
   for (size_t r = 0; r < replicas_.size(); ++r)

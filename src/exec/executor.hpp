@@ -143,7 +143,9 @@ class Executor {
   Program program_;
   std::vector<Instruction> loads_;  // this rank's LoadBatch instructions, stream by stream
   size_t loads_done_ = 0;           // of loads_, in the current step; all done: plan the next
-  std::vector<int> slot_batch_;     // per slot: the global batch of the step it holds, or -1
+  // Per slot that only receives rows (a burst rank running a middle segment): the step's global
+  // batch it holds, whose dropout generator run_step forks; -1 where a LoadBatch forks it.
+  std::vector<int> slot_batch_;
   uint64_t seed_;
   int rank_;
   std::vector<std::unique_ptr<Slot>> slots_;

@@ -55,11 +55,9 @@ std::unique_ptr<CommRequest> Executor::broadcast_encoded(const Instruction& ins,
   *then = [this, &st, words, side, sizes, word_offsets] {
     const auto* w = reinterpret_cast<const uint32_t*>(words.data());
     const float* s = side.data();
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      ops_.decode_weights(codec_, w + word_offsets[i], sizes[i], s,
-                          st.values.data() + st.param_offsets[i]);
-      if (codec_.kind == "scalednn") s += side_floats(codec_, w + word_offsets[i], sizes[i]);
-    }
+    for (size_t i = 0; i < sizes.size(); ++i)  // each tensor's raw triples follow the last's
+      s += ops_.decode_weights(codec_, w + word_offsets[i], sizes[i], s,
+                               st.values.data() + st.param_offsets[i]);
   };
   return all;
 }

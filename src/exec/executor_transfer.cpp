@@ -1,7 +1,6 @@
 // The executor's model-parallel instructions: activations and input gradients between the ranks
 // running neighbouring stages of one batch, and a stage's weights and gradients between its owner
 // and the other ranks. Each starts a non-blocking operation that completes an event.
-#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -171,20 +170,17 @@ void Executor::prepare_evaluation() {
 void Executor::gather_owned_stages() {
   for (Stage& st : model_.stages) st.materialize_values();  // no-op for held stages
   if (comm_.size() == 1) return;
+  const auto steppers = stage_steppers(program_, int(model_.stages.size()));
   for (size_t s = 0; s < model_.stages.size(); ++s) {
-    std::set<int> owners;
-    for (int r = 0; r < program_.world_size; ++r)
-      for (const auto& stream : program_.ranks[r].streams)
-        for (const auto& ins : stream)
-          if (ins.op == OpCode::Step && ins.stage == static_cast<int>(s)) owners.insert(r);
     // Every rank steps it (data parallel): already current. Otherwise the lowest owner's copy
     // goes to all (burst steps a stage on ranks 0..g-1 only, each holding the same values).
+    const std::vector<int>& owners = steppers[s];
     if (owners.empty() || int(owners.size()) == program_.world_size) continue;
     Stage& st = model_.stages[s];
     if (st.values.defined())
-      comm_.broadcast(st.values.data(), st.values.numel(), *owners.begin(), 0);
+      comm_.broadcast(st.values.data(), st.values.numel(), owners.front(), 0);
     if (st.buffer_values.defined())
-      comm_.broadcast(st.buffer_values.data(), st.buffer_values.numel(), *owners.begin(), 0);
+      comm_.broadcast(st.buffer_values.data(), st.buffer_values.numel(), owners.front(), 0);
   }
 }
 

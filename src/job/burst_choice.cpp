@@ -61,9 +61,8 @@ std::vector<int> forced_burst_counts(const RunConfig& config, const Graph& graph
   } catch (const std::invalid_argument& e) {
     throw deck_error(config, "burst.ranks", e.what());
   }
-  std::vector<int> allowed;
-  for (int g = 1; g < ranks; g *= 2) allowed.push_back(g);
-  allowed.push_back(ranks);
+  // The candidates before the batch filters them (a batch of 0 divides by every count).
+  const std::vector<int> allowed = burst_counts(ranks, 0);
   for (int g : counts) {
     if (g > ranks)
       throw deck_error(

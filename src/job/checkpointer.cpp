@@ -3,11 +3,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <set>
 #include <stdexcept>
 
 #include "comm/failure_agreement.hpp"
 #include "deck/deck_parser.hpp"
+#include "sched/stage_residency.hpp"
 #include "util/agreed_error.hpp"
 #include "util/input_error.hpp"
 
@@ -18,15 +18,9 @@ namespace {
 // The owner of a stage is the first rank that runs its optimizer Step: after a step its copy of
 // the parameters and optimizer state is the authoritative one (every schedule keeps this so).
 std::vector<int> stage_owners(const Program& program, size_t stages) {
-  std::vector<int> owner(stages, -1);
-  for (size_t r = 0; r < program.ranks.size(); ++r)
-    for (const auto& stream : program.ranks[r].streams)
-      for (const Instruction& ins : stream)
-        if (ins.op == OpCode::Step && ins.stage >= 0 && size_t(ins.stage) < stages &&
-            owner[ins.stage] < 0)
-          owner[ins.stage] = int(r);
-  for (int& o : owner)
-    if (o < 0) o = 0;
+  std::vector<int> owner;
+  for (const std::vector<int>& ranks : stage_steppers(program, int(stages)))
+    owner.push_back(ranks.empty() ? 0 : ranks.front());
   return owner;
 }
 
@@ -55,14 +49,8 @@ Checkpointer::Checkpointer(const RunConfig& config, const std::string& run_dir,
   for (size_t s = 1; s < model.stages.size(); ++s) info_.cuts.push_back(model.stages[s].node_begin);
   // burst's plan too: the ranks that step each stage (job/burst_choice.hpp).
   if (program.schedule == "burst")
-    for (size_t s = 0; s < model.stages.size(); ++s) {
-      std::set<size_t> ranks;
-      for (size_t r = 0; r < program.ranks.size(); ++r)
-        for (const auto& stream : program.ranks[r].streams)
-          for (const Instruction& ins : stream)
-            if (ins.op == OpCode::Step && ins.stage == int(s)) ranks.insert(r);
+    for (const std::vector<int>& ranks : stage_steppers(program, int(model.stages.size())))
       info_.stage_ranks.push_back(int64_t(ranks.size()));
-    }
   info_.deck_toml = to_toml(config);
   // Rank 0 creates it; a failure (a file in the way, a read-only place) is every rank's error.
   agree_on_failure(comm, [&] {

@@ -113,8 +113,8 @@ class OpsBackend {
   // raw mode's side list, room for n + 2 floats; returns the floats used), and back.
   virtual int64_t encode_weights(const WeightCodec& codec, const float* x, int64_t n,
                                  uint32_t* words, float* side) const = 0;
-  virtual void decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
-                              const float* side, float* y) const = 0;
+  virtual int64_t decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
+                                 const float* side, float* y) const = 0;
 
   // Optimizer updates.
   virtual void sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g,

@@ -1,5 +1,7 @@
 #include "sched/stage_residency.hpp"
 
+#include <algorithm>
+
 #include "sched/opcode_traits.hpp"
 
 namespace wt {
@@ -9,6 +11,18 @@ namespace {
 bool reads_values(OpCode op) { return op == OpCode::Forward || op == OpCode::Backward; }
 
 }  // namespace
+
+std::vector<std::vector<int>> stage_steppers(const Program& program, int stage_count) {
+  std::vector<std::vector<int>> steppers(size_t(std::max(stage_count, 0)));
+  for (size_t r = 0; r < program.ranks.size(); ++r)
+    for (const auto& stream : program.ranks[r].streams)
+      for (const Instruction& ins : stream) {
+        if (ins.op != OpCode::Step || ins.stage < 0 || ins.stage >= stage_count) continue;
+        std::vector<int>& ranks = steppers[size_t(ins.stage)];
+        if (ranks.empty() || ranks.back() != int(r)) ranks.push_back(int(r));
+      }
+  return steppers;
+}
 
 ResidencyPlan plan_residency(const Program& program, int rank, int stage_count) {
   const auto& streams = program.ranks.at(rank).streams;

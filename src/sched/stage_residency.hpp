@@ -31,4 +31,8 @@ struct ResidencyPlan {
 
 ResidencyPlan plan_residency(const Program& program, int rank, int stage_count);
 
+// Per stage, the world ranks that Step it, ascending (the lowest is its owner: checkpoints and
+// evaluation take its copy; burst's count is how many there are).
+std::vector<std::vector<int>> stage_steppers(const Program& program, int stage_count);
+
 }  // namespace wt

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "comm/mpi_communicator.hpp"
 #include "util/cuda_check.hpp"
 #include "util/nccl_check.hpp"
 
@@ -124,15 +125,7 @@ std::unique_ptr<CommRequest> NcclCommunicator::ibroadcast_words(uint32_t* data, 
 // Host buffers (batches read from the file), over MPI, whose communicator mirrors the world.
 void NcclCommunicator::scatter_bytes(const void* send, const std::vector<int64_t>& bytes_per_rank,
                                      void* recv, int root_world_rank) {
-  std::vector<int> counts, displacements;
-  int offset = 0;
-  for (int64_t b : bytes_per_rank) {
-    counts.push_back(static_cast<int>(b));
-    displacements.push_back(offset);
-    offset += static_cast<int>(b);
-  }
-  MPI_Scatterv(send, counts.data(), displacements.data(), MPI_BYTE, recv, counts.at(size_t(rank_)),
-               MPI_BYTE, root_world_rank, mpi_);
+  scatter_bytes_over(mpi_, rank_, send, bytes_per_rank, recv, root_world_rank);
 }
 
 void NcclCommunicator::broadcast_bytes(void* data, int64_t bytes, int root_world_rank) {

@@ -190,9 +190,9 @@ int64_t HostOps::encode_weights(const WeightCodec& codec, const float* x, int64_
   return wt::encode_weights(codec, x, n, words, side);
 }
 
-void HostOps::decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
-                             const float* side, float* y) const {
-  wt::decode_weights(codec, words, n, side, y);
+int64_t HostOps::decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
+                                const float* side, float* y) const {
+  return wt::decode_weights(codec, words, n, side, y);
 }
 
 int64_t HostOps::count_nonfinite(const float* data, int64_t count) const {

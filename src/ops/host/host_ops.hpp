@@ -71,8 +71,8 @@ class HostOps final : public OpsBackend {
   int64_t count_nonfinite(const float* data, int64_t count) const override;
   int64_t encode_weights(const WeightCodec& codec, const float* x, int64_t n, uint32_t* words,
                          float* side) const override;
-  void decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n, const float* side,
-                      float* y) const override;
+  int64_t decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
+                         const float* side, float* y) const override;
   void sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g,
                   float* b) const override;
   void adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g, float* m,
