@@ -6,6 +6,8 @@
 #include <new>
 #include <stdexcept>
 
+#include "util/unwinding.hpp"
+
 namespace wt {
 
 // Every field is an atomic so the watchdog thread and other processes may read while the owner
@@ -84,7 +86,7 @@ HeartbeatBoard::HeartbeatBoard(MPI_Comm world) {
 HeartbeatBoard::~HeartbeatBoard() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (finalized) return;
+  if (finalized || exception_unwinding()) return;  // collective: util/unwinding.hpp
   if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
   if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
 }

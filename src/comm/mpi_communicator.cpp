@@ -9,6 +9,7 @@
 #include <string>
 
 #include "util/mpi_check.hpp"
+#include "util/unwinding.hpp"
 
 namespace wt {
 
@@ -22,8 +23,16 @@ int as_int(int64_t count) {
 class MpiRequest : public CommRequest {
  public:
   MPI_Request request = MPI_REQUEST_NULL;
+  bool point_to_point = false;  // else a non-blocking collective, which MPI cannot cancel
   ~MpiRequest() override {
-    if (request != MPI_REQUEST_NULL) MPI_Wait(&request, MPI_STATUS_IGNORE);
+    if (request == MPI_REQUEST_NULL) return;
+    if (!exception_unwinding()) {
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    } else if (point_to_point) {
+      // The peer may never come (util/unwinding.hpp): withdraw it rather than wait.
+      MPI_Cancel(&request);
+      MPI_Request_free(&request);
+    }  // a collective's request is abandoned: freeing or cancelling an active one is erroneous
   }
   bool test() override {
     if (request == MPI_REQUEST_NULL) return true;
@@ -53,7 +62,7 @@ MpiCommunicator::MpiCommunicator(MPI_Comm world) {
 MpiCommunicator::~MpiCommunicator() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (finalized) return;
+  if (finalized || exception_unwinding()) return;  // collective: util/unwinding.hpp
   for (MPI_Comm& c : comms_)
     if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
 }
@@ -123,12 +132,14 @@ void MpiCommunicator::broadcast_bytes(void* data, int64_t bytes, int root_world_
 std::unique_ptr<CommRequest> MpiCommunicator::isend(const float* data, int64_t count, int peer,
                                                     int tag) {
   auto req = std::make_unique<MpiRequest>();
+  req->point_to_point = true;
   WT_MPI_CHECK(MPI_Isend(data, as_int(count), MPI_FLOAT, peer, tag, comms_[0], &req->request));
   return req;
 }
 
 std::unique_ptr<CommRequest> MpiCommunicator::irecv(float* data, int64_t count, int peer, int tag) {
   auto req = std::make_unique<MpiRequest>();
+  req->point_to_point = true;
   WT_MPI_CHECK(MPI_Irecv(data, as_int(count), MPI_FLOAT, peer, tag, comms_[0], &req->request));
   return req;
 }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "util/mpi_check.hpp"
+#include "util/unwinding.hpp"
 
 namespace wt {
 
@@ -33,7 +34,7 @@ ShmAllreduce::ShmAllreduce(MPI_Comm comm) {
 ShmAllreduce::~ShmAllreduce() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (finalized) return;
+  if (finalized || exception_unwinding()) return;  // collective: util/unwinding.hpp
   if (win_ != MPI_WIN_NULL) {
     MPI_Win_unlock_all(win_);
     MPI_Win_free(&win_);

@@ -8,6 +8,7 @@
 #include "comm/mpi_communicator.hpp"
 #include "util/cuda_check.hpp"
 #include "util/nccl_check.hpp"
+#include "util/unwinding.hpp"
 
 namespace wt {
 
@@ -53,12 +54,20 @@ NcclCommunicator::NcclCommunicator(MPI_Comm world, int local_device) {
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  for (ncclComm_t c : comms_)
-    if (c) ncclCommDestroy(c);
+  // ncclCommDestroy waits for the communicator's outstanding collectives, which peers that are
+  // not unwinding may never join: abort them instead (util/unwinding.hpp).
+  const bool unwinding = exception_unwinding();
+  for (ncclComm_t c : comms_) {
+    if (!c) continue;
+    if (unwinding)
+      ncclCommAbort(c);
+    else
+      ncclCommDestroy(c);
+  }
   if (stream_) cudaStreamDestroy(stream_);
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && mpi_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_);
+  if (!finalized && !unwinding && mpi_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_);
 }
 
 int NcclCommunicator::add_group(const std::vector<int>& world_ranks) {
