@@ -14,6 +14,7 @@
 #include "mem/caching_allocator.hpp"
 #include "ops/lr_schedule.hpp"
 #include "sched/schedule_registry.hpp"
+#include "sched/stage_residency.hpp"
 #include "util/input_error.hpp"
 
 namespace wt {
@@ -36,6 +37,7 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
         config_.deck_path, 0, "device.kind",
         "'cuda': the CUDA operators are built but the executor runs layers on the host "
         "in this version; use \"cpu\" or \"auto\"");
+  check_keys_the_schedule_reads(config_);
   graph_ = std::make_unique<Graph>(Graph::load(config_.model.file));
   const Graph& graph = *graph_;
   train_reader_ = std::make_unique<DatasetReader>(config_.data.path, config_.data.train_split,
@@ -123,7 +125,9 @@ void Job::build_executor(Communicator& comm) {
   executor_ = std::make_unique<Executor>(device_, *model_, comm, *optimizer_, data, program_,
                                          config_.run.seed, replicas);
   model_->init(config_.run.seed);
-  guard_ = std::make_unique<NonFiniteGuard>(config_.failure.on_nonfinite, device_.ops());
+  guard_ = std::make_unique<NonFiniteGuard>(
+      config_.failure.on_nonfinite, device_.ops(),
+      !every_rank_steps_every_stage(program_, int(model_->stages.size())));
   executor_->set_weight_codec(config_.compress);
   executor_->set_step_guard([this](int64_t step, int stage, const Tensor& grads) {
     return guard_->allow_step(step, stage, grads);
@@ -172,6 +176,7 @@ StepStats Job::run_step(int64_t step) {
   lr_ = learning_rate(config_.lr_schedule, config_.optimizer.lr, step, total_steps_);
   CachingAllocator::JobScope account(device_.allocator(), id());
   StepStats stats = executor_->run_step(step, lr_);
+  guard_->end_step(step, *comm_);  // a divergence one rank saw stops every rank here
   if (guard_->skipped(step)) {
     log_.warning("skipped step %lld: %s (%lld skipped so far)", (long long)(step + 1),
                  guard_->last_reason().c_str(), (long long)guard_->skipped_steps());
@@ -188,6 +193,8 @@ StepStats Job::evaluate() {
   // batch.
   EvalLoader loader(*test_reader_, device_.allocator(), config_.train.eval_batch * comm_->size(),
                     comm_->rank(), comm_->size());
+  const bool skip_nonfinite = config_.failure.on_nonfinite == "skip";
+  loader.set_drop_nonfinite(skip_nonfinite);
   StepStats total;
   Tensor x;
   std::vector<int32_t> y;
@@ -199,8 +206,18 @@ StepStats Job::evaluate() {
     total.samples += s.samples;
   }
   executor_->finish_evaluation();  // back to holding only this rank's stages
-  double v[3] = {total.loss_sum, total.correct, double(total.samples)};
-  comm_->allreduce_sum(v, 3, 0);
+  double v[5] = {total.loss_sum, total.correct, double(total.samples),
+                 double(loader.nonfinite_samples()), double(loader.nonfinite_values())};
+  comm_->allreduce_sum(v, 5, 0);
+  if (v[3] > 0) {  // the same sums on every rank: all report, or all stop, alike
+    const std::string what = config_.data.path + ": the test split /" + test_reader_->split() +
+                             " has " + std::to_string(int64_t(v[3])) +
+                             " sample(s) with NaN or Inf inputs (" + std::to_string(int64_t(v[4])) +
+                             " values)";
+    if (!skip_nonfinite)
+      throw Diverged(what + "; failure.on_nonfinite = \"skip\" leaves them out of the evaluation");
+    log_.warning("%s: left out of the test loss and accuracy", what.c_str());
+  }
   return StepStats{v[0], v[1], int64_t(v[2])};
 }
 

@@ -24,6 +24,12 @@ std::vector<std::vector<int>> stage_steppers(const Program& program, int stage_c
   return steppers;
 }
 
+bool every_rank_steps_every_stage(const Program& program, int stage_count) {
+  for (const std::vector<int>& ranks : stage_steppers(program, stage_count))
+    if (ranks.size() != program.ranks.size()) return false;
+  return true;
+}
+
 ResidencyPlan plan_residency(const Program& program, int rank, int stage_count) {
   const auto& streams = program.ranks.at(rank).streams;
   ResidencyPlan plan;

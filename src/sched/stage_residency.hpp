@@ -34,5 +34,8 @@ ResidencyPlan plan_residency(const Program& program, int rank, int stage_count);
 // Per stage, the world ranks that Step it, ascending (the lowest is its owner: checkpoints and
 // evaluation take its copy; burst's count is how many there are).
 std::vector<std::vector<int>> stage_steppers(const Program& program, int stage_count);
+// Whether every rank of the program steps every stage (gang, ticktock): then every rank holds
+// every stage's summed gradient and judges it alike.
+bool every_rank_steps_every_stage(const Program& program, int stage_count);
 
 }  // namespace wt
