@@ -44,11 +44,11 @@ wt::DatasetSplit make_split(const std::string& name, int64_t rows, uint64_t seed
 int main(int argc, char** argv) {
   CLI::App app{
       "Write a synthetic float32 dataset (/train, /test; 1x28x28, 10 classes), optionally "
-      "with NaN or Inf in chosen training rows."};
+      "with NaN or Inf in chosen rows."};
   std::string output;
   int64_t train_rows = 1024, test_rows = 256;
   uint64_t seed = 1;
-  std::vector<int64_t> nan_rows, inf_rows;
+  std::vector<int64_t> nan_rows, inf_rows, test_nan_rows;
   app.add_option("--output", output, "HDF5 file to write (replaced atomically)")->required();
   app.add_option("--train", train_rows, "training rows")->check(CLI::Range(1, 1 << 24));
   app.add_option("--test", test_rows, "test rows")->check(CLI::Range(1, 1 << 24));
@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
   app.add_option("--nan-rows", nan_rows, "training rows (0-based) that get a NaN pixel")
       ->delimiter(',');
   app.add_option("--inf-rows", inf_rows, "training rows (0-based) that get an Inf pixel")
+      ->delimiter(',');
+  app.add_option("--test-nan-rows", test_nan_rows, "test rows (0-based) that get a NaN pixel")
       ->delimiter(',');
   if (const int rc = wt::tools::parse_tool_command_line(app, argc, argv);
       rc != wt::tools::kContinue)
@@ -68,13 +70,17 @@ int main(int argc, char** argv) {
   for (int64_t r : infs)
     if (r < 0 || r >= train_rows)
       return std::fprintf(stderr, "--inf-rows: %lld out of range\n", (long long)r), 2;
+  const std::set<int64_t> test_nans(test_nan_rows.begin(), test_nan_rows.end());
+  for (int64_t r : test_nans)
+    if (r < 0 || r >= test_rows)
+      return std::fprintf(stderr, "--test-nan-rows: %lld out of range\n", (long long)r), 2;
   try {
     wt::DatasetInfo info;
     info.num_classes = 10;
     info.source = "synthetic_dataset (seed " + std::to_string(seed) + ")";
     wt::write_dataset(output,
                       {make_split("train", train_rows, seed, nans, infs),
-                       make_split("test", test_rows, seed + 1, {}, {})},
+                       make_split("test", test_rows, seed + 1, test_nans, {})},
                       info);
     std::printf("wrote %s: train %lld (%zu NaN, %zu Inf rows), test %lld\n", output.c_str(),
                 (long long)train_rows, nans.size(), infs.size(), (long long)test_rows);

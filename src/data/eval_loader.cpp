@@ -1,6 +1,7 @@
 #include "data/eval_loader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -33,18 +34,43 @@ bool EvalLoader::next(Tensor& inputs, std::vector<int32_t>& labels) {
       eval_rows(reader_.size(), next_start_, global_batch_, part_, parts_);
   next_start_ += global_batch_;
   Shape shape = reader_.sample_shape();
-  shape.insert(shape.begin(), static_cast<int64_t>(rows.size()));
+  const int64_t per_sample = std::accumulate(shape.begin(), shape.end(), int64_t(1),
+                                             [](int64_t a, int64_t b) { return a * b; });
+  const size_t per_labels = size_t(reader_.labels_per_sample());
+  staged_.resize(rows.size() * size_t(per_sample));
+  labels.resize(rows.size() * per_labels);
+  reader_.read(rows, staged_.data(), labels.data());
+  const int64_t kept = screen_nonfinite(int64_t(rows.size()), per_sample, labels);
+  shape.insert(shape.begin(), kept);
   inputs = Tensor::empty(shape, memory_, 1);  // stream 1: the data buffers' pool
   inputs.set_label("a batch of " + reader_.split() + " inputs");
-  labels.resize(rows.size() * size_t(reader_.labels_per_sample()));
-  if (!memory_.device_only()) {
-    reader_.read(rows, inputs.data(), labels.data());
-    return true;
-  }
-  std::vector<float> staged(static_cast<size_t>(inputs.numel()));  // host memory, then staged
-  reader_.read(rows, staged.data(), labels.data());
-  inputs.copy_from_host(staged.data());
+  if (!memory_.device_only())
+    std::copy(staged_.begin(), staged_.begin() + kept * per_sample, inputs.data());
+  else
+    inputs.copy_from_host(staged_.data());
   return true;
+}
+
+int64_t EvalLoader::screen_nonfinite(int64_t rows, int64_t per_sample,
+                                     std::vector<int32_t>& labels) {
+  const size_t per_labels = labels.size() / size_t(std::max<int64_t>(rows, 1));
+  int64_t kept = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = staged_.data() + r * per_sample;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < per_sample; ++i) bad += !std::isfinite(row[i]);
+    nonfinite_values_ += bad;
+    nonfinite_samples_ += bad > 0;
+    if (bad > 0 && drop_nonfinite_) continue;
+    if (kept != r) {  // compact the kept rows and their labels
+      std::copy(row, row + per_sample, staged_.data() + kept * per_sample);
+      std::copy(labels.begin() + r * per_labels, labels.begin() + (r + 1) * per_labels,
+                labels.begin() + kept * per_labels);
+    }
+    ++kept;
+  }
+  labels.resize(size_t(kept) * per_labels);
+  return kept;
 }
 
 }  // namespace wt

@@ -27,12 +27,24 @@ class EvalLoader {
   bool next(Tensor& inputs, std::vector<int32_t>& labels);
   void reset() { next_start_ = 0; }
 
+  // Samples with a NaN or Inf input value are counted; with `drop` they are also left out of
+  // the batches (failure.on_nonfinite = "skip"), so they never reach the accuracy.
+  void set_drop_nonfinite(bool drop) { drop_nonfinite_ = drop; }
+  int64_t nonfinite_samples() const { return nonfinite_samples_; }
+  int64_t nonfinite_values() const { return nonfinite_values_; }
+
  private:
   DatasetReader& reader_;
   CachingAllocator& memory_;
   int64_t global_batch_;
   int part_, parts_;
+  // Counts the staged rows' non-finite values; drops those rows when asked. Returns rows kept.
+  int64_t screen_nonfinite(int64_t rows, int64_t per_sample, std::vector<int32_t>& labels);
+
   int64_t next_start_ = 0;
+  bool drop_nonfinite_ = false;
+  int64_t nonfinite_samples_ = 0, nonfinite_values_ = 0;
+  std::vector<float> staged_;  // host rows, screened before they go to the device
 };
 
 }  // namespace wt

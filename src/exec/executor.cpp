@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "exec/executor_slot.hpp"
+#include "mem/caching_allocator.hpp"
 #include "sched/opcode_traits.hpp"
 
 namespace wt {
@@ -191,7 +193,15 @@ void Executor::issue(int s, size_t index, int64_t step, double lr) {
   auto work = [this, s, index, &ins, step, lr, waited_since] {
     const double t0 = !observer_ ? 0 : waited_since >= 0 ? waited_since : now_seconds();
     current_stream_ = s;
-    execute(ins, step, lr, device_totals(), may_block_[s][index] != 0);
+    try {
+      execute(ins, step, lr, device_totals(), may_block_[s][index] != 0);
+    } catch (const OutOfMemory& e) {  // exit 3 names the instruction, tensor and bytes
+      throw OutOfMemory(ins.str() + " on stream " + std::to_string(s) + ": " + e.what(),
+                        e.requested);
+    } catch (const std::bad_alloc&) {
+      throw OutOfMemory(ins.str() + " on stream " + std::to_string(s) +
+                        ": out of host memory (std::bad_alloc)");
+    }
     if (residency_.release_values_after[s][index])  // a borrowed stage's last read for now
       replica(ins).stages[ins.stage].release_values();
     if (observer_) observer_->executed(s, ins, t0, now_seconds(), bytes_moved(ins));
@@ -374,7 +384,13 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
     ctx.allocator = &model.allocator();
     ctx.ops = &ops_;
     slot.saved[i] = Saved{};
-    node.layer->forward(in, slot.out[i], slot.saved[i], ctx);
+    try {
+      node.layer->forward(in, slot.out[i], slot.saved[i], ctx);
+    } catch (const OutOfMemory& e) {
+      throw OutOfMemory(
+          "the forward output and saved tensors of node '" + node.name + "': " + e.what(),
+          e.requested);
+    }
     if (node.layer->is_loss()) {
       stats.loss_sum += slot.saved[i].scalar;
       stats.correct += slot.saved[i].scalar2;
@@ -422,7 +438,12 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       ctx.stream = current_stream_;
       ctx.allocator = &model.allocator();
       ctx.ops = &ops_;
-      node.layer->backward(in, slot.out[i], dout, din_ptrs, slot.saved[i], ctx);
+      try {
+        node.layer->backward(in, slot.out[i], dout, din_ptrs, slot.saved[i], ctx);
+      } catch (const OutOfMemory& e) {
+        throw OutOfMemory("the input gradients of node '" + node.name + "': " + e.what(),
+                          e.requested);
+      }
       // Fan-out: a tensor read by several nodes receives the sum of their gradients.
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const int src = node.inputs[k];

@@ -106,7 +106,14 @@ BurstStages choose_burst_plan(const RunConfig& config, const Graph& graph,
     if (!resumed.stage_ranks.empty()) {
       choice.cuts.assign(resumed.cuts.begin(), resumed.cuts.end());
       choice.stage_ranks.assign(resumed.stage_ranks.begin(), resumed.stage_ranks.end());
-      log.line("wavetrain: burst plan of the checkpoint being resumed");
+      const BurstStages asked = forced ? burst_stages(units, forced_counts) : choice;
+      if (asked.stage_ranks != choice.stage_ranks || asked.cuts != choice.cuts)
+        log.line(
+            "wavetrain: burst.ranks differs from the plan of the checkpoint being resumed: using "
+            "the checkpoint's plan (the step resumes the model it trained); start a new run "
+            "directory to train with burst.ranks");
+      else
+        log.line("wavetrain: burst plan of the checkpoint being resumed");
     } else if (forced) {
       choice = burst_stages(units, forced_counts);
       log.line("wavetrain: burst plan forced by burst.ranks");
@@ -120,10 +127,12 @@ BurstStages choose_burst_plan(const RunConfig& config, const Graph& graph,
                p.step_s * 1e3, link.alpha_s * 1e6, link.bytes_per_s / 1e9);
     }
     for (int g : choice.stage_ranks)
-      if (g > ranks)
-        throw deck_error(config, "burst.ranks",
-                         "the resumed plan runs a stage on " + std::to_string(g) +
-                             " ranks, but the run has " + std::to_string(ranks));
+      if (g > ranks)  // only a resumed plan can: a forced one was checked above
+        throw InputError(run_dir, 0, "checkpoint burst plan",
+                         "the checkpoint being resumed runs a stage on " + std::to_string(g) +
+                             " ranks, but this run has " + std::to_string(ranks) +
+                             ": resume it on at least " + std::to_string(g) +
+                             " ranks, or start a new run directory");
     std::string segments;  // as --show-plan prints them: [first..last node] on count
     for (size_t s = 0; s < choice.stage_ranks.size(); ++s) {
       const int first = s == 0 ? 0 : choice.cuts[s - 1];

@@ -71,6 +71,15 @@ void check_data_against_deck(const RunConfig& cfg, const Graph& graph, const Dat
                          " steps is more steps than can be counted");
 }
 
+void check_keys_the_schedule_reads(const RunConfig& cfg) {
+  if (cfg.schedule.kind == "burst") return;
+  for (const auto& [key, origin] : cfg.key_origins)
+    if (key.rfind("burst.", 0) == 0)
+      throw deck_error(cfg, key,
+                       "only schedule.kind = \"burst\" reads [burst] keys, but the schedule is \"" +
+                           cfg.schedule.kind + "\": remove the key or choose the burst schedule");
+}
+
 void check_program_batches(const RunConfig& cfg, const Program& program) {
   int parts = 1;
   for (const RankProgram& rank : program.ranks)

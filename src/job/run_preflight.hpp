@@ -23,6 +23,11 @@ void write_file_checked(const std::string& path, const std::string& contents);
 void check_data_against_deck(const RunConfig& cfg, const Graph& graph, const DatasetReader& train,
                              const DatasetReader& test);
 
+// No key the deck sets is one the chosen schedule ignores ([burst] under another schedule): a
+// training run refuses it, naming the key, rather than run without it. (--show-plan plans burst
+// for any deck, so this is not a deck-parser rule.)
+void check_keys_the_schedule_reads(const RunConfig& cfg);
+
 // Every LoadBatch of the program gets at least one sample: the global batch is cut into at most
 // that many parts (ranks, microbatches).
 void check_program_batches(const RunConfig& cfg, const Program& program);

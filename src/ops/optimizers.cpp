@@ -45,8 +45,15 @@ class StatefulOptimizer : public Optimizer {
       return;
     }
     StageState s;
-    for (size_t i = 0; i < names_.size(); ++i)
-      s.tensors.push_back(Tensor::zeros({numel}, allocator_));
+    for (size_t i = 0; i < names_.size(); ++i) {
+      try {
+        s.tensors.push_back(Tensor::zeros({numel}, allocator_));
+      } catch (const OutOfMemory& e) {
+        throw OutOfMemory("the optimizer's " + names_[i] + " of stage " + std::to_string(stage) +
+                              " (" + std::to_string(numel) + " floats): " + e.what(),
+                          e.requested);
+      }
+    }
     states_.emplace(stage, std::move(s));
   }
 

@@ -87,6 +87,15 @@ expect_error burst_follower "burst.ranks: .*relu1" \
 deck "$dir/burst_short.toml" $'[schedule]\nkind = "burst"\n[burst]\nranks = [2,1]'
 expect_error burst_short "burst.ranks: has 2 entries" \
   "$WAVETRAIN" "$dir/burst_short.toml" --run-dir "$dir/burst_short"
+# A [burst] key under another schedule would be ignored: refused, naming the key where it is set
+# (the deck's line, or --set), for every [burst] key.
+deck "$dir/burst_gang.toml" $'[schedule]\nkind = "gang"\n[burst]\nranks = '"$fc_on_1"
+expect_error burst_under_gang "burst_gang.toml:8: burst.ranks: only schedule.kind = \"burst\" reads \[burst\] keys, but the schedule is \"gang\"" \
+  mpiexec -n 2 "$WAVETRAIN" "$dir/burst_gang.toml" --run-dir "$dir/burst_gang"
+deck "$dir/plain.toml" ""
+expect_error burst_amp_under_waves "command line: burst.amp_limit: only schedule.kind = \"burst\" reads" \
+  mpiexec -n 2 "$WAVETRAIN" "$dir/plain.toml" --set schedule.kind=waves --set burst.amp_limit=3 \
+  --run-dir "$dir/burst_amp"
 # A measured profile of another model (mlp's, from a burst run that planned on it) is refused.
 "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashion_mlp.toml" --set "data.path=\"$data\"" \
   --set schedule.kind=burst --set train.eval_every_epoch=false --steps 1 --run-dir "$dir/mlp_run" \

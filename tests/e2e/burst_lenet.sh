@@ -39,6 +39,13 @@ grep -q "burst plan of the checkpoint being resumed" "$dir/resumed/log.txt" ||
   "$dir/straight/checkpoints/step_00000040.h5" "$dir/resumed/checkpoints/step_00000040.h5" ||
   fail "the resumed burst run differs from the uninterrupted one"
 echo "ok: resumed at step 20, bitwise the uninterrupted run at step 40"
+# A resume whose burst.ranks differs from the checkpoint's plan says which plan it uses.
+run resumed 50 --set schedule.kind=burst --set 'burst.ranks=[2,2,2,2,2,2,2,2,2,2,2]' \
+  --set checkpoint.every_steps=20 --set train.eval_every_epoch=false --restart
+grep -q "burst.ranks differs from the plan of the checkpoint being resumed: using the checkpoint's plan" \
+  "$dir/resumed/log.txt" || fail "a resume with another burst.ranks did not say which plan it uses"
+grep -q "burst segments: \[0..6\] on 2 \[7..10\] on 1" "$dir/resumed/log.txt" ||
+  fail "the resume did not keep the checkpoint's plan"
 
 "$WT_PYTHON" "$WT_SOURCE_DIR/analysis/timeline.py" "$dir/straight" -o "$dir/timeline.png" \
   >"$dir/timeline.txt" 2>&1 || fail "timeline.py: $(cat "$dir/timeline.txt")"

@@ -38,3 +38,33 @@ for ranks in 1 2; do
   [[ $(grep -c "wavetrain: diverged: non-finite loss/gradient at step 1 " "$run.out") == 1 ]] ||
     fail "$ranks rank(s): expected one 'diverged ... at step 1' message"
 done
+
+# NaN in the test split (rows 3, 100 and 101 of 256): reported with counts, never absorbed into
+# the accuracy. "skip" leaves the 3 samples out (the test loss stays finite and is evaluated on
+# 253 samples); "stop" ends every rank with exit 4 naming the file and the split.
+"$WT_BINARY_DIR/synthetic_dataset" --output "$dir/testnan.h5" --train 640 --test 256 \
+  --test-nan-rows 3,100,101 >/dev/null
+for ranks in 1 2; do
+  run="$dir/testskip$ranks"
+  mpiexec -n $ranks "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashion_mlp.toml" "${common[@]}" \
+    --set "data.path=\"$dir/testnan.h5\"" --set train.epochs=1 --set failure.on_nonfinite=skip \
+    --run-dir "$run" >"$run.out" 2>&1 || { cat "$run.out"; fail "test-split NaN, skip: exit $?"; }
+  grep -q "the test split /test has 3 sample(s) with NaN or Inf inputs (3 values): left out" "$run.out" ||
+    { cat "$run.out"; fail "$ranks rank(s): the test split's NaN samples were not reported"; }
+  loss=$(last_metric "$run/metrics.csv" eval loss)
+  awk -v l="$loss" 'BEGIN { exit !(l == l + 0) }' || fail "$ranks rank(s): test loss $loss is not finite"
+  grep -q '"test_samples": 253\|253 samples' "$run.out" "$run/summary.json" ||
+    { cat "$run.out"; fail "$ranks rank(s): the evaluation did not leave out exactly 3 samples"; }
+  echo "$ranks rank(s), test-split NaN, skip: $(grep -m1 'test split' "$run.out")"
+
+  run="$dir/teststop$ranks"
+  set +e
+  mpiexec -n $ranks "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashion_mlp.toml" "${common[@]}" \
+    --set "data.path=\"$dir/testnan.h5\"" --set train.epochs=1 --run-dir "$run" >"$run.out" 2>&1
+  rc=$?
+  set -e
+  [[ $rc == 4 ]] || { cat "$run.out"; fail "test-split NaN, stop, $ranks rank(s): exit $rc, expected 4"; }
+  [[ $(grep -c "diverged: .*testnan.h5: the test split /test has 3 sample(s) with NaN or Inf" "$run.out") == 1 ]] ||
+    { cat "$run.out"; fail "$ranks rank(s): expected one message naming the test split's NaN samples"; }
+  echo "$ranks rank(s), test-split NaN, stop: exit $rc"
+done

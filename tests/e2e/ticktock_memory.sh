@@ -45,6 +45,7 @@ mpiexec -n 2 "$WAVETRAIN" "${common[@]}" --set device.memory_limit=$budget \
   --set schedule.wave_offset=false --run-dir "$dir/budget_false" > "$dir/budget_false.txt" 2>&1 ||
   rc=$?
 [[ $rc == 3 ]] || fail "lockstep in $budget bytes: exit $rc, expected 3: $(tail -5 "$dir/budget_false.txt")"
-grep -E "out of device memory: requested [0-9]+ bytes with [0-9]+ in use of a $budget-byte limit \(device.memory_limit\)" \
+# Exit 3 names what was being allocated: the instruction, its stream, the tensor and the bytes.
+grep -E "(fwd|bwd|recv|send|bcast|step|load|keep)[^:]* on stream [0-9]+: (the .* of node '[a-z0-9_]+'|[a-z].*): out of device memory: requested [0-9]+ bytes with [0-9]+ in use of a $budget-byte limit \(device.memory_limit\)" \
   "$dir/budget_false.txt" || fail "no clear out-of-memory message: $(tail -5 "$dir/budget_false.txt")"
 echo "ticktock fits in $budget bytes, lockstep exits 3"

@@ -105,7 +105,8 @@ mpiexec -n 4 --oversubscribe "$WAVETRAIN" "${common[@]}" "${gang[@]}" \
   --set device.memory_limit=$budget --run-dir "$dir/budget_gang" > "$dir/budget_gang.txt" 2>&1 ||
   rc=$?
 [[ $rc == 3 ]] || fail "gang in $budget bytes: exit $rc, expected 3: $(tail -5 "$dir/budget_gang.txt")"
-grep -E "out of device memory: requested [0-9]+ bytes with [0-9]+ in use of a $budget-byte limit \(device.memory_limit\)" \
+# Exit 3 names what was being allocated: the instruction, its stream, the tensor and the bytes.
+grep -E "((fwd|bwd|recv|send|bcast|step|load|keep)[^:]* on stream [0-9]+: (the .* of node '[a-z0-9_]+'|[a-z].*)|cannot allocate the [a-z ]+ of the stage of nodes [0-9.]+ \([0-9]+ floats, [0-9]+ bytes\)): out of device memory: requested [0-9]+ bytes with [0-9]+ in use of a $budget-byte limit \(device.memory_limit\)" \
   "$dir/budget_gang.txt" > /dev/null || fail "no clear out-of-memory message: $(tail -5 "$dir/budget_gang.txt")"
 echo "waves fits in $budget bytes on 4 ranks, gang (whole model per rank) exits 3"
 
