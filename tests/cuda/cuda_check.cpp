@@ -16,6 +16,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <memory>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -197,6 +199,35 @@ void check_nccl_allreduce() {
   cudaFree(d);
 }
 
+// An error unwinding a rank must not wait in ncclCommDestroy for peers that are elsewhere
+// (util/unwinding.hpp): the communicator is aborted instead. Destroyed while an exception is in
+// flight, it must return promptly and leave the device usable for a new communicator.
+void check_nccl_abort_while_unwinding() {
+  auto comm = std::make_unique<wt::NcclCommunicator>(MPI_COMM_WORLD, 0);
+  std::vector<float> v(1000, 1.0f);
+  float* d = to_device(v);
+  comm->allreduce_sum(d, static_cast<int64_t>(v.size()), 0);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    struct DropOnExit {
+      std::unique_ptr<wt::NcclCommunicator>& comm;
+      ~DropOnExit() { comm.reset(); }  // runs while the exception below unwinds
+    } drop{comm};
+    throw std::runtime_error("an error on this rank");
+  } catch (const std::runtime_error&) {
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("NCCL communicator aborted while unwinding in %.3f s %s\n", seconds,
+              seconds < 5 ? "ok" : "TOO SLOW");
+  if (seconds >= 5) ++failures;
+  wt::NcclCommunicator again(MPI_COMM_WORLD, 0);  // the device still takes a new one
+  again.allreduce_sum(d, static_cast<int64_t>(v.size()), 0);
+  expect_close(to_host(d, v.size()), std::vector<float>(v.size(), float(again.size())),
+               "NCCL allreduce after an abort");
+  cudaFree(d);
+}
+
 void run_checks() {
   cudaDeviceProp prop{};
   WT_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -230,6 +261,7 @@ void run_checks() {
              "cuDNN conv2d backward dw (5x5/2)", "cuDNN conv2d backward dbias (5x5/2)");
   check_relu(ops, rng);
   check_nccl_allreduce();
+  check_nccl_abort_while_unwinding();
   time_cublas_gemm(ops, rng, 4096);
   time_host_gemm(rng, 1024);
   WT_CUDA_CHECK(cudaDeviceSynchronize());

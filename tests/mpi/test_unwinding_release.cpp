@@ -8,7 +8,8 @@
 // The detector itself is shown to work on a destructor that does enter a collective (rank 1 then
 // joins it late, so that case ends). tests/lint/unwinding.py makes sure every type whose
 // destructor releases an MPI or NCCL resource is named here. NcclCommunicator (ncclCommAbort
-// while unwinding) needs a GPU and is exercised by tools/gpu-check.sh's runs, not here.
+// while unwinding) needs a GPU: tests/cuda/cuda_check.cpp destroys one while unwinding, times
+// it and makes a new one after it (tools/gpu-check.sh).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
