@@ -79,7 +79,6 @@ void DatasetReader::check_unchanged(const std::string& failed) const {
     if (int64_t(now.st_size) == opened_size_) how = "same size, modified again";
     fail("/" + split_ + "/inputs",
          "the dataset file changed while the job ran (" + how +
-             (failed.empty() ? "" : "; " + failed) +
              "): truncated or rewritten in place, by a converter run again say. Its rows can no "
              "longer be trusted: restore the file (write new versions under another name), then "
              "resume from the last checkpoint with --restart");

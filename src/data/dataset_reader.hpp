@@ -78,8 +78,9 @@ class DatasetReader {
  private:
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
   [[noreturn]] void fail_locked_or(const std::string& message) const;
-  // Throws if the file's size or modification time differ from those at open; `failed`: a read
-  // already failed (then it throws in any case, saying why).
+  // Throws if the file's size or modification time differ from those at open (a read that failed
+  // failed because of the change); `failed`: a read already failed for a reason of its own: it
+  // throws that in any case.
   void check_unchanged(const std::string& failed = "") const;
   void read_mapped(const std::vector<int64_t>& rows, float* inputs);
   void open(const Shape& expected_sample_shape, int classes);
