@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   double compute_ms = 0;
   bool busy = false;
+  std::string read_path = "best";
   app.add_option("--dataset", path, "HDF5 dataset file")->required();
   app.add_option("--split", split, "split to read")->capture_default_str();
   app.add_option("--batch", batch, "global batch size")->capture_default_str();
@@ -50,6 +51,11 @@ int main(int argc, char** argv) {
   app.add_flag("--busy", busy,
                "spin through --compute-ms on this core (a CPU rank) instead of sleeping (a host "
                "waiting on its GPU)");
+  app.add_option("--read-path", read_path,
+                 "how DatasetReader reads rows: best (what training uses), mapped, pread or hdf5; "
+                 "an unavailable path falls back to the next one")
+      ->check(CLI::IsMember({"best", "mapped", "pread", "hdf5"}))
+      ->capture_default_str();
   if (const int rc = wt::tools::parse_tool_command_line(app, argc, argv);
       rc != wt::tools::kContinue)
     return rc;
@@ -61,6 +67,15 @@ int main(int argc, char** argv) {
     std::printf("%s /%s: %lld samples of %s, opened and labels validated in %.3f s\n", path.c_str(),
                 split.c_str(), static_cast<long long>(reader.size()),
                 wt::shape_str(reader.sample_shape()).c_str(), seconds_since(t0));
+    using Path = wt::DatasetReader::ReadPath;
+    if (read_path != "best")
+      reader.set_read_path(read_path == "mapped"  ? Path::Mapped
+                           : read_path == "pread" ? Path::Pread
+                                                  : Path::Hdf5);
+    const Path in_use = reader.read_path();
+    std::printf("read path: %s\n", in_use == Path::Mapped  ? "mapped"
+                                   : in_use == Path::Pread ? "pread"
+                                                           : "hdf5");
     wt::BatchSampler sampler(reader.size(), batch, seed, true);
     if (batches <= 0) batches = sampler.batches_per_epoch();
     const int64_t local = sampler.part_size(part, parts);

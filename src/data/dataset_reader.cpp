@@ -12,6 +12,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "data/mapped_read_guard.hpp"
+#include "util/file_lock_holder.hpp"
 #include "util/input_error.hpp"
 
 namespace wt {
@@ -47,10 +49,41 @@ Shape dataset_dims(hid_t dset) {
   return Shape(dims.begin(), dims.end());
 }
 
+int64_t mtime_ns(const struct stat& st) {
+  return int64_t(st.st_mtim.tv_sec) * 1000000000 + int64_t(st.st_mtim.tv_nsec);
+}
+
 }  // namespace
 
 void DatasetReader::fail(const std::string& key, const std::string& message) const {
   throw InputError(path_, 0, key, message);
+}
+
+// HDF5 cannot open a file another program holds open for writing (its file locking): that is not
+// damage, and the message must not say so.
+void DatasetReader::fail_locked_or(const std::string& message) const {
+  const std::string holder = conflicting_lock_holder(path_);
+  if (!holder.empty())
+    fail("", "locked: " + holder +
+                 " (another program has it open for writing, a converter still running?); "
+                 "wait until it has finished and closed the file, then run again");
+  fail("", message);
+}
+
+void DatasetReader::check_unchanged(const std::string& failed) const {
+  struct stat now;
+  if (fd_ >= 0 && ::fstat(fd_, &now) == 0 &&
+      (int64_t(now.st_size) != opened_size_ || mtime_ns(now) != opened_mtime_ns_)) {
+    std::string how = "size " + std::to_string(opened_size_) + " -> " +
+                      std::to_string(int64_t(now.st_size)) + " bytes";
+    if (int64_t(now.st_size) == opened_size_) how = "same size, modified again";
+    fail("/" + split_ + "/inputs",
+         "the dataset file changed while the job ran (" + how +
+             "): truncated or rewritten in place, by a converter run again say. Its rows can no "
+             "longer be trusted: restore the file (write new versions under another name), then "
+             "resume from the last checkpoint with --restart");
+  }
+  if (!failed.empty()) fail("/" + split_ + "/inputs", failed);
 }
 
 DatasetReader::DatasetReader(const std::string& path, const std::string& split,
@@ -60,12 +93,20 @@ DatasetReader::DatasetReader(const std::string& path, const std::string& split,
   if (!std::filesystem::is_regular_file(path_, ec))
     fail("", std::filesystem::exists(path_, ec) ? "not a regular file" : "dataset file not found");
 
+  // The file's stamp, before HDF5 reads anything of it: later reads compare against it.
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd_ >= 0 && ::fstat(fd_, &st) == 0) {
+    opened_size_ = int64_t(st.st_size);
+    opened_mtime_ns_ = mtime_ns(st);
+  }
   Lock lock(hdf5_mutex());
   try {
     open(expected_sample_shape, classes);
   } catch (...) {
     inputs_.reset();  // close under the lock: members would otherwise close after it is released
     file_.reset();
+    if (fd_ >= 0) ::close(fd_);
     throw;
   }
   for (int v = 0; v < 256; ++v)
@@ -80,16 +121,13 @@ void DatasetReader::open_direct() {
     if (!RowLocator::locate(file_.get(), inputs_.get(), native, &locator_, &no_direct_reason_))
       return;
   }
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) {
-    no_direct_reason_ = std::string("cannot open for pread: ") + std::strerror(errno);
+    no_direct_reason_ = "cannot open for pread";
     return;
   }
   struct stat st;
   if (::fstat(fd_, &st) != 0 || int64_t(st.st_size) < locator_.end_offset()) {
     no_direct_reason_ = "file is shorter than its row data (truncated?)";
-    ::close(fd_);
-    fd_ = -1;
     return;
   }
   best_path_ = path_in_use_ = ReadPath::Pread;
@@ -110,9 +148,9 @@ DatasetReader::ReadPath DatasetReader::set_read_path(ReadPath wanted) {
 
 void DatasetReader::open(const Shape& expected_sample_shape, int classes) {
   hdf5_silence_errors();
-  if (H5Fis_hdf5(path_.c_str()) <= 0) fail("", "not an HDF5 file");
+  if (H5Fis_hdf5(path_.c_str()) <= 0) fail_locked_or("not an HDF5 file");
   file_ = H5Handle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file_.valid()) fail("", "cannot open the HDF5 file (permissions or a damaged file?)");
+  if (!file_.valid()) fail_locked_or("cannot open the HDF5 file (permissions or a damaged file?)");
   if (H5Lexists(file_.get(), split_.c_str(), H5P_DEFAULT) <= 0)
     fail("/" + split_, "no such split; the file has: " + join(child_names(file_.get())));
 
@@ -272,22 +310,39 @@ void DatasetReader::read(const std::vector<int64_t>& rows, float* inputs, int32_
   if (!inputs || n == 0) return;
 
   const size_t per_row = size_t(sample_numel_);
-  if (path_in_use_ == ReadPath::Mapped) {  // straight from the mapped file, no staging copy
-    for (size_t i = 0; i < n; ++i)
-      convert_row(map_ + locator_.offset(rows[i]), inputs + i * per_row);
+  if (path_in_use_ == ReadPath::Mapped) {
+    read_mapped(rows, inputs);
     return;
   }
   // The staging buffers are shared by every caller of this reader (the preload thread and the
   // main thread may both read): one staged read at a time.
   std::lock_guard<std::mutex> lock(staging_mutex_);
   staged_at_.resize(n);
-  if (path_in_use_ == ReadPath::Pread)
-    stage_direct(rows);
-  else
-    stage_hdf5(rows);
+  try {
+    if (path_in_use_ == ReadPath::Pread)
+      stage_direct(rows);
+    else
+      stage_hdf5(rows);
+  } catch (const InputError&) {
+    check_unchanged();  // a read that failed because the file changed says so
+    throw;
+  }
+  check_unchanged();  // HDF5 reads zeros past the end of a truncated file, without an error
   const size_t row_bytes = per_row * (inputs_are_float_ ? 4 : 1);
   for (size_t i = 0; i < n; ++i)
     convert_row(staging_.data() + staged_at_[i] * row_bytes, inputs + i * per_row);
+}
+
+// Straight from the mapped file, no staging copy. Truncation makes the map fault (SIGBUS) at the
+// first page past the new end; a rewrite in place changes the bytes under it: either way the
+// file's stamp differs afterwards, and the read throws.
+void DatasetReader::read_mapped(const std::vector<int64_t>& rows, float* inputs) {
+  const size_t per_row = size_t(sample_numel_);
+  const bool read = guarded_mapped_read(map_, map_bytes_, [&] {
+    for (size_t i = 0; i < rows.size(); ++i)
+      convert_row(map_ + locator_.offset(rows[i]), inputs + i * per_row);
+  });
+  check_unchanged(read ? "" : "reading its mapped rows failed with SIGBUS (an I/O error?)");
 }
 
 // Normalises one raw row: uint8 through the lookup table, float32 as (x - mean) / std.

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "util/hdf5_util.hpp"
 #include "data/row_locator.hpp"
 #include "tensor/tensor.hpp"
+#include "util/hdf5_util.hpp"
 
 namespace wt {
 
@@ -29,6 +29,7 @@ class DatasetReader {
 
   int64_t size() const { return size_; }
   Shape sample_shape() const { return sample_shape_; }
+  bool inputs_are_float() const { return inputs_are_float_; }  // float32 inputs, else uint8
   int64_t sample_numel() const { return sample_numel_; }
   // Labels per sample: 1 for classification ([N] labels), T for per-token labels ([N, T]).
   Shape label_shape() const { return label_shape_; }
@@ -59,6 +60,13 @@ class DatasetReader {
   // through a read-only memory map (no system call per row; only the pages of rows actually read
   // are ever brought in), or pread() where mapping fails. Filtered datasets, and any the locator
   // rejects, go through H5Dread. All paths give identical results.
+  //
+  // A file changed under the job (truncated, or rewritten in place by a converter) is an
+  // InputError naming the file and saying it changed while the job ran, on every path: each read
+  // compares the file's size and modification time with those it had when opened (one fstat), and
+  // a read of the map that the truncation makes fault (SIGBUS) is caught
+  // (data/mapped_read_guard.hpp). A file replaced by rename is not a change: the reader keeps
+  // reading the file it opened.
   enum class ReadPath { Hdf5, Pread, Mapped };
   ReadPath read_path() const { return path_in_use_; }
   // Why the direct paths are unavailable (empty when they are available).
@@ -69,6 +77,12 @@ class DatasetReader {
 
  private:
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+  [[noreturn]] void fail_locked_or(const std::string& message) const;
+  // Throws if the file's size or modification time differ from those at open (a read that failed
+  // failed because of the change); `failed`: a read already failed for a reason of its own: it
+  // throws that in any case.
+  void check_unchanged(const std::string& failed = "") const;
+  void read_mapped(const std::vector<int64_t>& rows, float* inputs);
   void open(const Shape& expected_sample_shape, int classes);
   void open_inputs(const Shape& expected_sample_shape);
   void check_declared_size(const std::string& key, int64_t declared_bytes, bool compressed) const;
@@ -99,7 +113,9 @@ class DatasetReader {
   std::vector<size_t> staged_at_;
   std::mutex staging_mutex_;  // guards staging_ and staged_at_
   RowLocator locator_;
-  int fd_ = -1;  // plain descriptor of the same file for pread, when direct reads are possible
+  int fd_ = -1;  // plain descriptor of the same file: its stamp, and pread for direct reads
+  int64_t opened_size_ = -1;  // the file's size and modification time when opened
+  int64_t opened_mtime_ns_ = 0;
   const uint8_t* map_ = nullptr;  // the file mapped read-only, or null (then pread)
   size_t map_bytes_ = 0;
   ReadPath best_path_ = ReadPath::Hdf5, path_in_use_ = ReadPath::Hdf5;

@@ -9,6 +9,7 @@
 #include "deck/deck_parser.hpp"
 #include "exec/schedule_input.hpp"
 #include "job/burst_choice.hpp"
+#include "job/dataset_agreement.hpp"
 #include "job/run_preflight.hpp"
 #include "job/stage_choice.hpp"
 #include "mem/caching_allocator.hpp"
@@ -54,6 +55,7 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
                            graph.nodes.back().name + "' needs " +
                            std::to_string(labels_per_sample_));
   check_data_against_deck(config_, graph, *train_reader_, *test_reader_);
+  dataset_digest_ = dataset_digest(*train_reader_, *test_reader_);
   // An empty test split leaves nothing to evaluate: say so rather than report "accuracy 0".
   if (!config_.train.eval_every_epoch)
     no_evaluation_reason_ = "train.eval_every_epoch = false";
@@ -139,6 +141,7 @@ void Job::build_executor(Communicator& comm) {
 
 void Job::start(Communicator& comm) {
   comm_ = &comm;
+  agree_on_dataset(comm, dataset_digest_, config_.data.path);     // no rank trains on another copy
   CachingAllocator::JobScope account(device_.allocator(), id());  // its model, state, batches
   build_model_and_program(comm);
   build_executor(comm);

@@ -16,6 +16,7 @@
 #include "comm/communicator.hpp"
 #include "data/batch_sampler.hpp"
 #include "data/dataset_batch_source.hpp"
+#include "data/dataset_digest.hpp"
 #include "data/dataset_reader.hpp"
 #include "deck/run_config.hpp"
 #include "device/device_context.hpp"
@@ -104,6 +105,7 @@ class Job {
   std::unique_ptr<RunDirLock> lock_;  // rank 0 owns the run directory while the job lives
   std::unique_ptr<Graph> graph_;      // until the model takes it
   std::unique_ptr<DatasetReader> train_reader_, test_reader_;
+  DatasetDigest dataset_digest_;  // what start() checks every rank agrees on
   int64_t labels_per_sample_ = 1;
   std::string no_evaluation_reason_;
 
