@@ -19,6 +19,7 @@ sigset_t stop_signals() {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGUSR1);
+  sigaddset(&set, SIGINT);  // Ctrl-C of a rank run by hand: a checkpoint, like the scheduler's
   return set;
 }
 
