@@ -1,7 +1,9 @@
 #include "plan/layer_profile_file.hpp"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 #include "util/hdf5_util.hpp"
@@ -29,14 +31,17 @@ H5Handle string_type() {
   return type;
 }
 
+// The reason is taken before the handles close: a successful close clears HDF5's error stack.
 void write_dataset(hid_t file, const char* name, hid_t file_type, hid_t mem_type, hsize_t n,
                    const void* data) {
   H5Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  errno = 0;
   H5Handle ds(H5Dcreate2(file, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
               H5Dclose);
   if (!ds.valid() ||
       (n > 0 && H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
-    throw std::runtime_error(std::string("cannot write dataset ") + name);
+    throw std::runtime_error(std::string("cannot write dataset ") + name + ": " +
+                             h5_error_reason(errno));
 }
 
 // Opens a 1-d dataset of `n` elements (n < 0: any length, returned in *n).
@@ -105,36 +110,51 @@ void read_measured_points(hid_t f, const std::string& path, LayerProfile& p) {
   }
 }
 
+// The whole file at `temp`; throws std::runtime_error naming what failed and why.
+void write_profile(const std::string& temp, const LayerProfile& profile) {
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  hdf5_silence_errors();
+  errno = 0;
+  H5Handle file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (!file.valid())
+    throw std::runtime_error("cannot create " + temp + ": " + h5_error_reason(errno));
+  const hid_t f = file.get();
+  h5_write_attr_string(f, "format", kFormat);
+  h5_write_attr_int(f, "version", kVersion);
+  h5_write_attr_string(f, "model", profile.model);
+  h5_write_attr_string(f, "device", profile.device);
+  const hsize_t n = profile.nodes.size();
+  std::vector<const char*> names;
+  for (const std::string& s : profile.nodes) names.push_back(s.c_str());
+  H5Handle type = string_type();
+  write_dataset(f, "nodes", type.get(), type.get(), n, names.data());
+  for (int k = 0; k < 4; ++k) {
+    std::vector<double> column;
+    for (LayerTiming t : profile.timing) column.push_back(*timing_field(t, k));
+    if (column.size() != n) throw std::runtime_error("layer profile: one timing per node");
+    write_dataset(f, kTimingNames[k], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, column.data());
+  }
+  if (!profile.batches.empty()) write_measured_points(f, profile);
+  errno = 0;
+  if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
+    throw std::runtime_error("cannot write " + temp + ": " + h5_error_reason(errno));
+}
+
 }  // namespace
 
 void save_layer_profile(const std::string& path, const LayerProfile& profile) {
   const std::string temp = path + ".tmp";
-  {
-    std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
-    hdf5_silence_errors();
-    H5Handle file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    if (!file.valid()) throw std::runtime_error("cannot create layer profile " + temp);
-    const hid_t f = file.get();
-    h5_write_attr_string(f, "format", kFormat);
-    h5_write_attr_int(f, "version", kVersion);
-    h5_write_attr_string(f, "model", profile.model);
-    h5_write_attr_string(f, "device", profile.device);
-    const hsize_t n = profile.nodes.size();
-    std::vector<const char*> names;
-    for (const std::string& s : profile.nodes) names.push_back(s.c_str());
-    H5Handle type = string_type();
-    write_dataset(f, "nodes", type.get(), type.get(), n, names.data());
-    for (int k = 0; k < 4; ++k) {
-      std::vector<double> column;
-      for (LayerTiming t : profile.timing) column.push_back(*timing_field(t, k));
-      if (column.size() != n) throw std::runtime_error("layer profile: one timing per node");
-      write_dataset(f, kTimingNames[k], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, column.data());
-    }
-    if (!profile.batches.empty()) write_measured_points(f, profile);
-    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error("cannot flush " + temp);
+  try {
+    write_profile(temp, profile);
+  } catch (const std::runtime_error&) {
+    std::remove(temp.c_str());  // a partial cache must not be left behind
+    throw;
   }
-  if (std::rename(temp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + temp + " to " + path);
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temp.c_str());
+    throw std::runtime_error("cannot rename " + temp + " to " + path + ": " + std::strerror(error));
+  }
 }
 
 LayerProfile load_layer_profile(const std::string& path) {
