@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -107,6 +108,9 @@ int main(int argc, char** argv) {
   // Large buffers stay mapped: under VMs each re-fault of a returned buffer is expensive.
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  // A write past `ulimit -f` fails with EFBIG and takes the failed-write path (message, partial
+  // file removed, previous checkpoint kept) instead of SIGXFSZ killing the rank without a word.
+  std::signal(SIGXFSZ, SIG_IGN);
   // At once: a scheduler's SIGTERM/SIGUSR1 during start-up must not kill the rank outright.
   wt::install_stop_signal_handlers();
   wt::apply_open_mpi_defaults();  // read by MPI_Init

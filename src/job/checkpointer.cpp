@@ -101,12 +101,14 @@ void Checkpointer::fail_save(int64_t step, const std::string& error) const {
   const std::string previous = store_.latest_name();
   const bool space =
       error.find("No space left") != std::string::npos || error.find("quota") != std::string::npos;
+  const bool limit = error.find("ulimit -f") != std::string::npos;
   throw AgreedError(
       1, "wavetrain: error: " + error +
              (previous.empty() ? "; there is no earlier checkpoint"
                                : "; the previous checkpoint " + previous + " is kept as latest") +
-             (space ? "; free space or set checkpoint.dir elsewhere"
-                    : "; set checkpoint.dir elsewhere or fix the cause"));
+             (space   ? "; free space or set checkpoint.dir elsewhere"
+              : limit ? "; raise the file size limit (ulimit -f) of the job"
+                      : "; set checkpoint.dir elsewhere or fix the cause"));
 }
 
 void Checkpointer::check_against_deck(const std::string& path, const CheckpointInfo& info) const {
