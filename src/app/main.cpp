@@ -71,6 +71,8 @@ int train(const wt::CommandLine& cli, const wt::RunConfig& config, wt::MpiCommun
   options.max_steps = cli.steps;
   options.quiet = cli.quiet;
   options.restart = cli.restart;
+  options.restart_from = cli.restart_from;
+  options.skip_locked = cli.skip_locked;
   options.walltime_s = cli.walltime_s;
   options.on_step = [&watch](int64_t step) { watch.set_step(step); };
   const wt::TrainResult result = wt::train(config, options, watch.comm());

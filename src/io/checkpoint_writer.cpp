@@ -288,6 +288,8 @@ void Writer::header(hid_t f, const CheckpointInfo& info, int64_t stage_count) {
   int_array_attr(f, "cuts", info.cuts);
   if (!info.stage_ranks.empty()) int_array_attr(f, "stage_ranks", info.stage_ranks);
   if (info.replicas > 1) int_attr(f, "replicas", info.replicas);
+  string_attr(f, "run_id", info.run_id);
+  string_attr(f, "run_dir", info.run_dir);
   const uint64_t sum =
       checkpoint_format::header_checksum(info, checkpoint_format::kVersion, stage_count);
   int_attr(f, "header_checksum", int64_t(sum));
