@@ -40,8 +40,7 @@ void write_dataset(hid_t file, const char* name, hid_t file_type, hid_t mem_type
               H5Dclose);
   if (!ds.valid() ||
       (n > 0 && H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
-    throw std::runtime_error(std::string("cannot write dataset ") + name + ": " +
-                             h5_error_reason(errno));
+    throw std::runtime_error(h5_error_reason(errno) + " (writing dataset " + name + ")");
 }
 
 // Opens a 1-d dataset of `n` elements (n < 0: any length, returned in *n).
@@ -110,14 +109,14 @@ void read_measured_points(hid_t f, const std::string& path, LayerProfile& p) {
   }
 }
 
-// The whole file at `temp`; throws std::runtime_error naming what failed and why.
+// The whole file at `temp`; throws std::runtime_error saying why and at what ("File too large
+// (writing dataset nodes)").
 void write_profile(const std::string& temp, const LayerProfile& profile) {
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   hdf5_silence_errors();
   errno = 0;
   H5Handle file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-  if (!file.valid())
-    throw std::runtime_error("cannot create " + temp + ": " + h5_error_reason(errno));
+  if (!file.valid()) throw std::runtime_error(h5_error_reason(errno) + " (creating the file)");
   const hid_t f = file.get();
   h5_write_attr_string(f, "format", kFormat);
   h5_write_attr_int(f, "version", kVersion);
@@ -137,7 +136,7 @@ void write_profile(const std::string& temp, const LayerProfile& profile) {
   if (!profile.batches.empty()) write_measured_points(f, profile);
   errno = 0;
   if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
-    throw std::runtime_error("cannot write " + temp + ": " + h5_error_reason(errno));
+    throw std::runtime_error(h5_error_reason(errno) + " (flushing the file)");
 }
 
 }  // namespace
@@ -146,9 +145,9 @@ void save_layer_profile(const std::string& path, const LayerProfile& profile) {
   const std::string temp = path + ".tmp";
   try {
     write_profile(temp, profile);
-  } catch (const std::runtime_error&) {
+  } catch (const std::runtime_error& e) {
     std::remove(temp.c_str());  // a partial cache must not be left behind
-    throw;
+    throw std::runtime_error("cannot write " + temp + ": " + e.what());
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
     const int error = errno;
