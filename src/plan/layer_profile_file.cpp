@@ -1,11 +1,11 @@
 #include "plan/layer_profile_file.hpp"
 
-#include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <stdexcept>
 
+#include "io/checked_file.hpp"
 #include "util/hdf5_util.hpp"
 #include "util/input_error.hpp"
 
@@ -31,16 +31,14 @@ H5Handle string_type() {
   return type;
 }
 
-// The reason is taken before the handles close: a successful close clears HDF5's error stack.
 void write_dataset(hid_t file, const char* name, hid_t file_type, hid_t mem_type, hsize_t n,
                    const void* data) {
   H5Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  errno = 0;
   H5Handle ds(H5Dcreate2(file, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
               H5Dclose);
   if (!ds.valid() ||
       (n > 0 && H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
-    throw std::runtime_error(h5_error_reason(errno) + " (writing dataset " + name + ")");
+    throw std::runtime_error(std::string("cannot write dataset ") + name);
 }
 
 // Opens a 1-d dataset of `n` elements (n < 0: any length, returned in *n).
@@ -109,14 +107,17 @@ void read_measured_points(hid_t f, const std::string& path, LayerProfile& p) {
   }
 }
 
-// The whole file at `temp`; throws std::runtime_error saying why and at what ("File too large
-// (writing dataset nodes)").
-void write_profile(const std::string& temp, const LayerProfile& profile) {
+// The whole file, built in memory (HDF5's core driver, no backing store): HDF5 never writes to
+// disk here, so a full disk or a file size limit cannot leave it with a file it failed to close
+// (which crashes the library's shutdown at exit); the bytes are written by a checked write.
+std::string profile_image(const std::string& path, const LayerProfile& profile) {
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   hdf5_silence_errors();
-  errno = 0;
-  H5Handle file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-  if (!file.valid()) throw std::runtime_error(h5_error_reason(errno) + " (creating the file)");
+  H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), 64 * 1024, 0) < 0)
+    throw std::runtime_error("cannot set up HDF5's in-memory file driver");
+  H5Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
+  if (!file.valid()) throw std::runtime_error("cannot create the file in memory");
   const hid_t f = file.get();
   h5_write_attr_string(f, "format", kFormat);
   h5_write_attr_int(f, "version", kVersion);
@@ -134,26 +135,19 @@ void write_profile(const std::string& temp, const LayerProfile& profile) {
     write_dataset(f, kTimingNames[k], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, column.data());
   }
   if (!profile.batches.empty()) write_measured_points(f, profile);
-  errno = 0;
-  if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
-    throw std::runtime_error(h5_error_reason(errno) + " (flushing the file)");
+  const ssize_t size = H5Fflush(f, H5F_SCOPE_GLOBAL) < 0 ? -1 : H5Fget_file_image(f, nullptr, 0);
+  std::string image(size_t(std::max<ssize_t>(size, 0)), '\0');
+  if (size <= 0 || H5Fget_file_image(f, image.data(), image.size()) != size)
+    throw std::runtime_error("cannot take the file's image from memory");
+  return image;
 }
 
 }  // namespace
 
 void save_layer_profile(const std::string& path, const LayerProfile& profile) {
-  const std::string temp = path + ".tmp";
-  try {
-    write_profile(temp, profile);
-  } catch (const std::runtime_error& e) {
-    std::remove(temp.c_str());  // a partial cache must not be left behind
-    throw std::runtime_error("cannot write " + temp + ": " + e.what());
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temp.c_str());
-    throw std::runtime_error("cannot rename " + temp + " to " + path + ": " + std::strerror(error));
-  }
+  // Through path.tmp and a rename; a failed write names the file and the system's reason and
+  // removes the temporary.
+  write_file_atomically(path, profile_image(path, profile));
 }
 
 LayerProfile load_layer_profile(const std::string& path) {

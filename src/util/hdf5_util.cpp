@@ -1,6 +1,5 @@
 #include "util/hdf5_util.hpp"
 
-#include <cstring>
 #include <stdexcept>
 
 namespace wt {
@@ -13,28 +12,6 @@ std::recursive_mutex& hdf5_mutex() {
 void hdf5_silence_errors() {
   static std::once_flag once;
   std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
-}
-
-std::string h5_error_reason(int saved_errno) {
-  struct Found {
-    std::string sys, innermost;
-  } found;
-  auto visit = [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
-    auto* f = static_cast<Found*>(data);
-    const std::string desc = e->desc ? e->desc : "";
-    if (f->innermost.empty()) f->innermost = desc;
-    const char* marker = "error message = '";
-    const size_t at = desc.find(marker);
-    if (f->sys.empty() && at != std::string::npos) {
-      const size_t from = at + std::strlen(marker);
-      f->sys = desc.substr(from, desc.find('\'', from) - from);
-    }
-    return 0;
-  };
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, visit, &found);
-  if (!found.sys.empty()) return found.sys;
-  if (saved_errno != 0) return std::strerror(saved_errno);
-  return found.innermost.empty() ? "unknown HDF5 error" : found.innermost;
 }
 
 H5Handle& H5Handle::operator=(H5Handle&& other) noexcept {

@@ -20,12 +20,6 @@ std::recursive_mutex& hdf5_mutex();
 // through our own exceptions instead. Call with hdf5_mutex() held.
 void hdf5_silence_errors();
 
-// The system's reason for the HDF5 call that just failed, for a message: the errno text HDF5's
-// sec2 driver quotes in its error stack ("No space left on device"), else strerror(saved_errno)
-// when that is non-zero, else HDF5's innermost description. Call right after the failed call
-// (any later HDF5 call, a close included, clears the stack), with hdf5_mutex() held.
-std::string h5_error_reason(int saved_errno = 0);
-
 // Owns one HDF5 identifier and closes it with the matching H5*close function.
 class H5Handle {
  public:
