@@ -32,10 +32,12 @@ const char* kFooter =
     "  wavetrain inputs/text_transformer.toml --simulate --ranks 8 --device v100 --set "
     "schedule.kind=waves\n"
     "\n"
-    "Batch jobs: checkpoints go to <run dir>/checkpoints. SIGTERM or SIGUSR1 (what schedulers "
-    "send\n"
-    "before the wall time), or --walltime running out, saves a checkpoint and exits 75; resubmit\n"
-    "with --restart (or checkpoint.restart = \"auto\" in the deck) to carry on where it stopped.\n"
+    "Batch jobs: checkpoints go to <run dir>/checkpoints. SIGTERM or SIGUSR1 (what schedulers\n"
+    "send before the wall time), SIGINT, or --walltime running out saves a checkpoint and exits\n"
+    "75; resubmit with --restart (or checkpoint.restart = \"auto\" in the deck) to carry on where\n"
+    "it stopped. A run resumes only its own checkpoints (its identity is <run dir>/run_id);\n"
+    "--restart-from FILE starts from any checkpoint on purpose. A checkpoint that another process\n"
+    "holds open stops the resume (exit 2) rather than being skipped, unless --skip-locked.\n"
     "\n"
     "Exit status: 0 finished; 2 bad input (deck, model, dataset, checkpoint, command line);\n"
     "3 out of device memory; 4 diverged (NaN/Inf); 5 a stalled or lost rank; 75 stopped early\n"
@@ -138,6 +140,13 @@ void check_option_combinations(const CommandLine& cl) {
                      "only applies with --simulate or --show-plan");
   if (!cl.simulate && !cl.simulate_trace.empty())
     throw InputError("", 0, "--simulate-trace", "only applies with --simulate");
+  if (cl.restart && !cl.restart_from.empty())
+    throw InputError("", 0, "--restart-from",
+                     "names the checkpoint to resume from: leave out --restart");
+  if (cl.skip_locked && !cl.restart_from.empty())
+    throw InputError("", 0, "--skip-locked",
+                     "only applies when resuming from the run's checkpoint directory, not with "
+                     "--restart-from");
   if (cl.ranks > 0 && !priced && !cl.show_stages && !cl.show_schedule)
     throw InputError("", 0, "--ranks",
                      "only applies with --simulate, --show-plan, --show-stages or "
@@ -161,7 +170,16 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
                  "Run directory (default: <run.output_dir>/<run.name> from the deck)")
       ->type_name("DIR");
   app.add_flag("--restart", cl.restart,
-               "Resume from the newest usable checkpoint in the run directory (one must exist)");
+               "Resume from the newest usable checkpoint in the run directory (one must exist; "
+               "only this run's: one written by another run sharing checkpoint.dir is refused)");
+  app.add_option("--restart-from", cl.restart_from,
+                 "Resume from this checkpoint file, whichever run wrote it (e.g. start from "
+                 "another run's weights on purpose); its step, weights and optimizer state carry "
+                 "on in this run directory")
+      ->type_name("FILE");
+  app.add_flag("--skip-locked", cl.skip_locked,
+               "When resuming, skip a checkpoint that another process holds locked (open for "
+               "writing) and fall back to the newest one before it, instead of stopping (exit 2)");
   std::string walltime;
   app.add_option("--walltime", walltime,
                  "The job's wall time: checkpoint and exit 75 before it runs out "

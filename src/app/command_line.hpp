@@ -1,7 +1,7 @@
 #pragma once
 // The wavetrain command line:
-//   wavetrain DECK [--set section.key=value]... [--run-dir DIR] [--restart] [--walltime T]
-//             [--steps N] [--quiet]
+//   wavetrain DECK [--set section.key=value]... [--run-dir DIR] [--restart | --restart-from FILE]
+//             [--skip-locked] [--walltime T] [--steps N] [--quiet]
 //             [--show-stages] [--show-schedule] [--help-deck] [--version]
 //   wavetrain DECK --simulate --ranks R --device v100|a100|h100|FILE [--profile FILE]
 #include <cstdint>
@@ -16,6 +16,8 @@ struct CommandLine {
   std::vector<std::string> overrides;  // --set section.key=value, in command-line order
   std::string run_dir;                 // --run-dir; empty = <run.output_dir>/<run.name>
   bool restart = false;                // --restart: resume from the run directory's checkpoint
+  std::string restart_from;            // --restart-from FILE: resume from this checkpoint
+  bool skip_locked = false;            // --skip-locked: resume past a locked checkpoint
   int64_t steps = 0;                   // --steps N; 0 = as the deck says
   double walltime_s = 0;               // --walltime; 0 = none
   bool quiet = false;                  // --quiet: no progress lines

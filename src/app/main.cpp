@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -70,6 +71,8 @@ int train(const wt::CommandLine& cli, const wt::RunConfig& config, wt::MpiCommun
   options.max_steps = cli.steps;
   options.quiet = cli.quiet;
   options.restart = cli.restart;
+  options.restart_from = cli.restart_from;
+  options.skip_locked = cli.skip_locked;
   options.walltime_s = cli.walltime_s;
   options.on_step = [&watch](int64_t step) { watch.set_step(step); };
   const wt::TrainResult result = wt::train(config, options, watch.comm());
@@ -107,6 +110,9 @@ int main(int argc, char** argv) {
   // Large buffers stay mapped: under VMs each re-fault of a returned buffer is expensive.
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  // A write past `ulimit -f` fails with EFBIG and takes the failed-write path (message, partial
+  // file removed, previous checkpoint kept) instead of SIGXFSZ killing the rank without a word.
+  std::signal(SIGXFSZ, SIG_IGN);
   // At once: a scheduler's SIGTERM/SIGUSR1 during start-up must not kill the rank outright.
   wt::install_stop_signal_handlers();
   wt::apply_open_mpi_defaults();  // read by MPI_Init

@@ -19,6 +19,7 @@ sigset_t stop_signals() {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGUSR1);
+  sigaddset(&set, SIGINT);  // Ctrl-C of a rank run by hand: a checkpoint, like the scheduler's
   return set;
 }
 
@@ -33,9 +34,13 @@ constexpr double kMaxSyncInterval = 1000;
 // the preloader) inherits the mask, so no library call is ever interrupted by them, and the
 // main thread collects a pending one synchronously at the next control point. (An asynchronous
 // handler corrupted the heap intermittently: a library interrupted mid-call.)
+// A signal whose disposition is SIG_IGN is discarded even while blocked, and bash starts
+// background jobs with SIGINT ignored: each stop signal gets the default disposition first (it
+// never acts, being blocked in every thread, but it lets the signal wait to be collected).
 void install_stop_signal_handlers() {
   sigset_t set = stop_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  for (int sig : {SIGTERM, SIGUSR1, SIGINT}) std::signal(sig, SIG_DFL);
 }
 
 int stop_signal_received() {

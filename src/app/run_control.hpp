@@ -1,9 +1,9 @@
 #pragma once
 // Decides, the same way on every rank, when to write a checkpoint and when to stop early:
 // every N steps (known everywhere), every T seconds and before --walltime runs out (rank 0's
-// clock decides), and on SIGTERM/SIGUSR1 (whichever rank got it). The time- and signal-driven
-// decisions need one tiny allreduce; it runs every `sync interval` steps, an interval rank 0
-// picks from the measured step time so that it costs ~nothing however short steps are, and
+// clock decides), and on SIGTERM/SIGUSR1/SIGINT (whichever rank got it). The time- and
+// signal-driven decisions need one tiny allreduce; it runs every `sync interval` steps, an interval
+// rank 0 picks from the measured step time so that it costs ~nothing however short steps are, and
 // broadcasts inside that same allreduce.
 #include <chrono>
 #include <cstdint>
@@ -13,7 +13,8 @@
 
 namespace wt {
 
-// Blocks SIGTERM/SIGUSR1 in this thread and every thread it starts later (call first in main).
+// Blocks SIGTERM/SIGUSR1/SIGINT in this thread and every thread it starts later (call first in
+// main).
 void install_stop_signal_handlers();
 // The stop signal received so far (0 = none); collects a pending one. Main thread only.
 int stop_signal_received();

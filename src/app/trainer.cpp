@@ -26,6 +26,8 @@ JobOptions job_options(const TrainOptions& options) {
   job.max_steps = options.max_steps;
   job.quiet = options.quiet;
   job.restart = options.restart;
+  job.restart_from = options.restart_from;
+  job.skip_locked = options.skip_locked;
   return job;
 }
 

@@ -14,8 +14,10 @@ struct TrainOptions {
   std::string run_dir;    // overrides <run.output_dir>/<run.name> when non-empty
   int64_t max_steps = 0;  // overrides train.max_steps when > 0
   bool quiet = false;
-  bool restart = false;   // --restart: resume from the newest checkpoint (one must exist)
-  double walltime_s = 0;  // --walltime: checkpoint and stop before this many seconds pass
+  bool restart = false;      // --restart: resume from the newest checkpoint (one must exist)
+  std::string restart_from;  // --restart-from FILE
+  bool skip_locked = false;  // --skip-locked
+  double walltime_s = 0;     // --walltime: checkpoint and stop before this many seconds pass
   std::function<void(int64_t step)> on_step;  // called before each step (the stall detector)
 };
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "io/checkpoint_format.hpp"
+#include "io/file_lock_probe.hpp"
 #include "util/hdf5_util.hpp"
 #include "util/input_error.hpp"
 
@@ -123,6 +124,12 @@ Reader open_reader(const std::string& path) {
   if (H5Fis_hdf5(path.c_str()) <= 0)
     throw InputError(path, 0, "", "not an HDF5 file (missing, truncated or corrupted checkpoint)");
   r.file = H5Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!r.file.valid()) {
+    // HDF5 cannot open a file another process has open for writing (its file lock); that is
+    // no damage, and whoever resumes must not skip it as if it were.
+    const FileLockState lock = probe_file_lock(path);
+    if (lock.locked) throw CheckpointLockedError(path, lock.holder);
+  }
   if (!r.file.valid())
     throw InputError(path, 0, "", "cannot open the checkpoint (truncated or corrupted file)");
   return r;
@@ -161,6 +168,10 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   info.replicas = int(replicas);
   info.cuts = r.int_array_attr(f, "cuts");
   if (H5Aexists(f, "stage_ranks") > 0) info.stage_ranks = r.int_array_attr(f, "stage_ranks");
+  if (version >= 3) {
+    info.run_id = r.string_attr(f, "run_id");
+    info.run_dir = r.string_attr(f, "run_dir");
+  }
   // Before any value is trusted: an edited or damaged header is a damaged checkpoint.
   info.header_verified = version >= 2;
   if (info.header_verified && uint64_t(r.int_attr(f, "header_checksum")) !=

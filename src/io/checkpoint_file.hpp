@@ -3,7 +3,8 @@
 //
 //   /            attrs format="wavetrain-checkpoint", version, step (steps completed),
 //                global_batch, batches_per_epoch, world_size, seed, schedule, model,
-//                optimizer, stages, cuts (int64[stages-1]), stage_ranks (int64[stages], burst)
+//                optimizer, stages, cuts (int64[stages-1]), stage_ranks (int64[stages], burst),
+//                run_id and run_dir (the writing run's identity and directory; version >= 3)
 //   /deck        uint8[]: the resolved deck (TOML text) the run was started with
 //   /stages/<s>/values            float[n]       parameters (written by the stage's owner)
 //   /stages/<s>/buffers           float[W, nb]   non-trained state (batchnorm running stats),
@@ -36,6 +37,7 @@
 
 #include "model/model.hpp"
 #include "ops/optimizers.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 
@@ -52,6 +54,8 @@ struct CheckpointInfo {
   std::vector<int64_t> cuts;
   std::vector<int64_t> stage_ranks;  // burst: ranks running each stage (the plan); else empty
   std::string deck_toml;
+  std::string run_id;           // the run that wrote it (job/run_identity.hpp); "" before version 3
+  std::string run_dir;          // that run's directory when it wrote this (informational)
   int replicas = 1;             // model replicas per rank
   bool header_verified = true;  // false for a version-1 file: no header checksum to check
 };
@@ -71,6 +75,22 @@ class CheckpointWriteError : public std::runtime_error {
   std::string path_, reason_;
 };
 
+// A checkpoint another process holds locked (open for writing: HDF5's file lock): in use, not
+// damaged. holder(): "process PID (COMMAND)", or "" when the system does not tell.
+class CheckpointLockedError : public InputError {
+ public:
+  CheckpointLockedError(const std::string& path, const std::string& holder)
+      : InputError(path, 0, "",
+                   "locked by another process (" +
+                       (holder.empty() ? std::string("a lock is held") : holder + " holds a lock") +
+                       "): the file is in use, not damaged"),
+        holder_(holder) {}
+  const std::string& holder() const { return holder_; }
+
+ private:
+  std::string holder_;
+};
+
 // What a rank holds beyond replica 0 when a schedule runs several replicas (ticktock).
 struct ReplicaState {
   std::vector<Model*> more;  // replicas 1..R-1, built like replica 0
@@ -87,7 +107,8 @@ void write_checkpoint(const std::string& path, const CheckpointInfo& info, Model
                       const ReplicaState& replicas = {});
 
 // Reads the header. Throws wt::InputError naming the file and the dataset/attribute when the
-// file is not a readable wavetrain checkpoint. Not collective.
+// file is not a readable wavetrain checkpoint, CheckpointLockedError when another process holds it
+// locked. Not collective.
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
 // Loads parameters, buffers (row `rank` mod the writer's world size) and optimizer state into

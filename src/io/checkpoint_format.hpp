@@ -10,9 +10,11 @@
 namespace wt::checkpoint_format {
 
 constexpr const char* kFormat = "wavetrain-checkpoint";
-// 2: root attributes covered by `header_checksum`, optimizer step counts by `step_count_checksum`.
+// 3: the writing run's identity (run_id, run_dir), covered by the header checksum.
+// 2: root attributes covered by `header_checksum`, optimizer step counts by `step_count_checksum`
+//    (no run identity: resumed with a warning, job/checkpointer.hpp).
 // 1: neither (read with a warning: its header cannot be verified).
-constexpr int64_t kVersion = 2;
+constexpr int64_t kVersion = 3;
 constexpr int64_t kOldestReadable = 1;
 
 inline uint64_t fnv1a(const void* data, size_t bytes, uint64_t h = 0xcbf29ce484222325ull) {
@@ -36,6 +38,7 @@ inline uint64_t header_checksum(const CheckpointInfo& h, int64_t version, int64_
     text += "\nstage_ranks=";
     for (int64_t g : h.stage_ranks) text += std::to_string(g) + ",";
   }
+  if (version >= 3) text += "\nrun_id=" + h.run_id + "\nrun_dir=" + h.run_dir;
   return fnv1a(text.data(), text.size());
 }
 

@@ -8,6 +8,8 @@
 // whatever happened to its own writes, closes the file collectively, and only then do the ranks
 // agree whether the file is good, each failing with the same message if it is not.
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -30,6 +32,13 @@ bool file_system_full(const std::string& path) {
   struct statvfs st {};
   if (::statvfs(dir.empty() ? "." : dir.c_str(), &st) != 0) return false;
   return uint64_t(st.f_bavail) * st.f_frsize < (1u << 20);
+}
+
+// The process's file size limit (ulimit -f) in bytes, or 0 when there is none.
+uint64_t file_size_limit() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+  return uint64_t(limit.rlim_cur);
 }
 
 // The quoted text after `marker` in `desc`, or "".
@@ -73,6 +82,15 @@ std::string h5_failure_reason(int saved_errno, const std::string& path, std::str
   if (found.short_write && file_system_full(path)) {
     *note = ": a short write on a full file system";
     return std::strerror(ENOSPC);
+  }
+  // The other reason a write to a regular file comes up short: the file reached the process's
+  // size limit (SIGXFSZ is ignored in main, so write(2) stops there, then fails with EFBIG).
+  struct stat st {};
+  if (found.short_write && file_size_limit() > 0 && ::stat(path.c_str(), &st) == 0 &&
+      uint64_t(st.st_size) >= file_size_limit()) {
+    *note = ": the file reached the file size limit (ulimit -f) of " +
+            std::to_string(file_size_limit()) + " bytes";
+    return std::strerror(EFBIG);
   }
   if (saved_errno) return std::strerror(saved_errno);
   return found.innermost.empty() ? "unknown HDF5 error" : found.innermost;
@@ -270,6 +288,8 @@ void Writer::header(hid_t f, const CheckpointInfo& info, int64_t stage_count) {
   int_array_attr(f, "cuts", info.cuts);
   if (!info.stage_ranks.empty()) int_array_attr(f, "stage_ranks", info.stage_ranks);
   if (info.replicas > 1) int_attr(f, "replicas", info.replicas);
+  string_attr(f, "run_id", info.run_id);
+  string_attr(f, "run_dir", info.run_dir);
   const uint64_t sum =
       checkpoint_format::header_checksum(info, checkpoint_format::kVersion, stage_count);
   int_attr(f, "header_checksum", int64_t(sum));
@@ -286,6 +306,49 @@ void reserve(WriteStatus& status, hid_t f, const std::string& path) {
     status.fail(std::string(std::strerror(errno)) + " (reserving the file's " +
                 std::to_string(size) + " bytes)");
   ::close(fd);
+}
+
+// The bytes of data a checkpoint holds (every dataset's payload), the same on every rank.
+uint64_t payload_bytes(const CheckpointInfo& info, Model& model, Optimizer& optimizer, int world,
+                       const ReplicaState& replicas, uint64_t* datasets) {
+  uint64_t bytes = info.deck_toml.size();
+  *datasets = 1;
+  const uint64_t states = optimizer.state_names().size();
+  for (size_t r = 0; r <= replicas.more.size(); ++r) {
+    Model& m = r == 0 ? model : *replicas.more[r - 1];
+    for (Stage& st : m.stages) {
+      const uint64_t nb = st.buffer_values.defined() ? uint64_t(st.buffer_values.numel()) : 0;
+      bytes += 4 * (uint64_t(st.param_count()) * (1 + states) + uint64_t(world) * nb);
+      *datasets += 2 + states;
+    }
+  }
+  if (replicas.kept)
+    for (const std::vector<Tensor>& wave : *replicas.kept)
+      for (const Tensor& t : wave)
+        if (t.defined()) {
+          bytes += 4 * uint64_t(world) * uint64_t(t.numel());
+          ++*datasets;
+        }
+  return bytes;
+}
+
+// A checkpoint larger than the file size limit (ulimit -f) of any rank is refused before the
+// file exists: HDF5 cannot close a parallel file it could not extend, and the failed close
+// crashes MPI_Finalize. The estimate adds the metadata (measured: about 4 KB per stage) with room
+// to spare. Collective; the same reason on every rank, or "".
+std::string check_file_size_limit(const CheckpointInfo& info, Model& model, Optimizer& optimizer,
+                                  const ReplicaState& replicas, int world, MPI_Comm comm) {
+  uint64_t limit = file_size_limit();
+  if (limit == 0) limit = UINT64_MAX;
+  MPI_Allreduce(MPI_IN_PLACE, &limit, 1, MPI_UINT64_T, MPI_MIN, comm);
+  if (limit == UINT64_MAX) return "";
+  uint64_t datasets = 0;
+  const uint64_t needed =
+      payload_bytes(info, model, optimizer, world, replicas, &datasets) + 65536 + 4096 * datasets;
+  if (needed <= limit) return "";
+  return std::string(std::strerror(EFBIG)) + " (the checkpoint needs about " +
+         std::to_string(needed) + " bytes, over the file size limit (ulimit -f) of " +
+         std::to_string(limit) + " bytes)";
 }
 
 // Every rank learns whether any rank failed, and the lowest failing rank's reason.
@@ -315,6 +378,9 @@ void write_checkpoint(const std::string& path, const CheckpointInfo& info_in, Mo
   CheckpointInfo info = info_in;  // what the file records: this write's world and replicas
   info.world_size = w.world;
   info.replicas = int(replicas.more.size()) + 1;
+  const std::string too_large =
+      check_file_size_limit(info, model, optimizer, replicas, w.world, comm);
+  if (!too_large.empty()) throw CheckpointWriteError(path, too_large);
 
   // A raw id, not an H5Handle: closing a parallel file is collective and must happen here, on
   // every rank, never in a destructor while one rank unwinds.

@@ -82,8 +82,8 @@ std::vector<int> forced_burst_counts(const RunConfig& config, const Graph& graph
 }
 
 BurstStages choose_burst_plan(const RunConfig& config, const Graph& graph,
-                              const std::string& run_dir, bool resuming, Communicator& comm,
-                              RunLog& log, DeviceContext& device) {
+                              const std::string& run_dir, const ResumeRequest& resume,
+                              Communicator& comm, RunLog& log, DeviceContext& device) {
   const int ranks = comm.size();
   const bool forced = !config.burst.ranks.empty();
   const std::vector<PlanningUnit> units = burst_units(graph);
@@ -95,8 +95,7 @@ BurstStages choose_burst_plan(const RunConfig& config, const Graph& graph,
   std::vector<int64_t> plan;  // stages, then cuts, then counts: what rank 0 broadcasts
   agree_on_failure(comm, [&] {
     if (comm.rank() != 0) return;
-    const CheckpointInfo resumed =
-        resuming ? newest_checkpoint_info(config, run_dir) : CheckpointInfo{};
+    const CheckpointInfo resumed = resumed_checkpoint_info(config, run_dir, resume);
     BurstStages choice;
     if (!resumed.stage_ranks.empty() && resumed.cuts.size() + 1 != resumed.stage_ranks.size())
       throw InputError(run_dir, 0, "stage_ranks",

@@ -10,6 +10,7 @@
 #include "deck/run_config.hpp"
 #include "device/device_context.hpp"
 #include "io/run_log.hpp"
+#include "job/resume_request.hpp"
 #include "model/graph.hpp"
 #include "plan/burst_costs.hpp"
 
@@ -19,8 +20,8 @@ namespace wt {
 // that is not a candidate or breaks a planning unit (burst.ranks), a count that does not divide
 // the global batch (train.global_batch), a plan wider than the run.
 BurstStages choose_burst_plan(const RunConfig& config, const Graph& graph,
-                              const std::string& run_dir, bool resuming, Communicator& comm,
-                              RunLog& log, DeviceContext& device);
+                              const std::string& run_dir, const ResumeRequest& resume,
+                              Communicator& comm, RunLog& log, DeviceContext& device);
 
 // The deck's forced plan checked against the graph and `ranks` (no communication): unit counts,
 // one per planning unit. Throws InputError.

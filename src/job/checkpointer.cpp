@@ -7,6 +7,7 @@
 
 #include "comm/failure_agreement.hpp"
 #include "deck/deck_parser.hpp"
+#include "job/run_identity.hpp"
 #include "sched/stage_residency.hpp"
 #include "util/agreed_error.hpp"
 #include "util/input_error.hpp"
@@ -22,6 +23,20 @@ std::vector<int> stage_owners(const Program& program, size_t stages) {
   for (const std::vector<int>& ranks : stage_steppers(program, int(stages)))
     owner.push_back(ranks.empty() ? 0 : ranks.front());
   return owner;
+}
+
+// "run ID (directory DIR)" for messages.
+std::string describe_run(const CheckpointInfo& info) {
+  return "run " + info.run_id + " (directory " + info.run_dir + ")";
+}
+
+// The deck keys a checkpoint may contradict: the user's to fix, not a damaged file to skip; and
+// run_id, another run's checkpoint, which is never skipped past either.
+bool must_not_skip(const InputError& e) {
+  for (const char* key : {"train.global_batch", "run.seed", "optimizer.kind", "data.path", "model",
+                          "stages", "schedule.kind", "run_id"})
+    if (e.key() == key) return true;
+  return false;
 }
 
 }  // namespace
@@ -52,10 +67,18 @@ Checkpointer::Checkpointer(const RunConfig& config, const std::string& run_dir,
     for (const std::vector<int>& ranks : stage_steppers(program, int(model.stages.size())))
       info_.stage_ranks.push_back(int64_t(ranks.size()));
   info_.deck_toml = to_toml(config);
+  info_.run_dir = std::filesystem::absolute(run_dir).lexically_normal().string();
   // Rank 0 creates it; a failure (a file in the way, a read-only place) is every rank's error.
+  // Rank 0 holds the run directory's lock: it alone reads or makes the run's identity.
   agree_on_failure(comm, [&] {
-    if (comm.rank() == 0) store_.prepare(config.deck_path);
+    if (comm.rank() != 0) return;
+    store_.prepare(config.deck_path);
+    info_.run_id = load_or_create_run_id(run_dir);
   });
+  int64_t n = int64_t(info_.run_id.size());
+  comm.broadcast_bytes(&n, sizeof n, 0);
+  info_.run_id.resize(size_t(n));
+  if (n) comm.broadcast_bytes(info_.run_id.data(), n, 0);
 }
 
 double Checkpointer::save(int64_t step) {
@@ -101,12 +124,14 @@ void Checkpointer::fail_save(int64_t step, const std::string& error) const {
   const std::string previous = store_.latest_name();
   const bool space =
       error.find("No space left") != std::string::npos || error.find("quota") != std::string::npos;
+  const bool limit = error.find("ulimit -f") != std::string::npos;
   throw AgreedError(
       1, "wavetrain: error: " + error +
              (previous.empty() ? "; there is no earlier checkpoint"
                                : "; the previous checkpoint " + previous + " is kept as latest") +
-             (space ? "; free space or set checkpoint.dir elsewhere"
-                    : "; set checkpoint.dir elsewhere or fix the cause"));
+             (space   ? "; free space or set checkpoint.dir elsewhere"
+              : limit ? "; raise the file size limit (ulimit -f) of the job"
+                      : "; set checkpoint.dir elsewhere or fix the cause"));
 }
 
 void Checkpointer::check_against_deck(const std::string& path, const CheckpointInfo& info) const {
@@ -145,35 +170,76 @@ void Checkpointer::set_replicas(const ReplicaState& replicas) {
   replicas_ = replicas;
 }
 
-// Tries the candidates best first; throws InputError when the deck contradicts one, when none
-// can be used, or when `required` and there is none.
-std::string Checkpointer::choose(const std::vector<std::string>& candidates, bool required,
-                                 int64_t* step) const {
+void Checkpointer::check_identity(const std::string& path, const CheckpointInfo& info,
+                                  bool named) const {
+  if (info.run_id == info_.run_id) return;
+  if (info.run_id.empty()) {
+    log_.warning(
+        "%s was written before checkpoints recorded the run that wrote them: whether it is "
+        "this run's cannot be checked; resuming from it",
+        path.c_str());
+    return;
+  }
+  if (named) {
+    log_.line("wavetrain: %s was written by %s; starting from it as --restart-from asks",
+              path.c_str(), describe_run(info).c_str());
+    return;
+  }
+  throw InputError(path, 0, "run_id",
+                   "written by another run, " + describe_run(info) + ", not by this " +
+                       describe_run(info_) +
+                       ": the two runs share a checkpoint directory (checkpoint.dir). Resume from "
+                       "it on purpose with --restart-from " +
+                       path + ", or give this run a checkpoint.dir of its own");
+}
+
+int64_t Checkpointer::load_on_root(const std::string& path, bool named) const {
+  CheckpointInfo info = read_checkpoint_info(path);
+  check_identity(path, info, named);
+  check_against_deck(path, info);
+  load_checkpoint(path, model_, optimizer_, 0, replicas_, comm_.size());
+  if (!info.header_verified)
+    log_.warning(
+        "%s was written before checkpoints checksummed their header "
+        "(format version 1): its step, seed and world size are taken unverified",
+        path.c_str());
+  if (info.world_size != comm_.size())
+    log_.line(
+        "wavetrain: checkpoint written by %d rank%s, resuming on %d (global batch %lld "
+        "unchanged)",
+        info.world_size, info.world_size > 1 ? "s" : "", comm_.size(),
+        (long long)config_.train.global_batch);
+  return info.step;
+}
+
+// Tries the candidates best first; throws InputError when the deck contradicts one, when one is
+// another run's or locked (unless request.skip_locked), when none can be used, or when
+// request.required and there is none. A checkpoint named by --restart-from is the only candidate.
+std::string Checkpointer::choose(const std::vector<std::string>& candidates,
+                                 const ResumeRequest& request, int64_t* step) const {
+  const bool named = !request.from.empty();
   std::string first_error;
   for (const std::string& path : candidates) {
     try {
-      CheckpointInfo info = read_checkpoint_info(path);
-      check_against_deck(path, info);
-      load_checkpoint(path, model_, optimizer_, 0, replicas_, comm_.size());
-      if (!info.header_verified)
-        log_.warning(
-            "%s was written before checkpoints checksummed their header "
-            "(format version 1): its step, seed and world size are taken unverified",
-            path.c_str());
-      if (info.world_size != comm_.size())
-        log_.line(
-            "wavetrain: checkpoint written by %d rank%s, resuming on %d (global batch %lld "
-            "unchanged)",
-            info.world_size, info.world_size > 1 ? "s" : "", comm_.size(),
-            (long long)config_.train.global_batch);
-      *step = info.step;
+      *step = load_on_root(path, named);
       return path;
+    } catch (const CheckpointLockedError& e) {
+      const std::string held =
+          e.holder().empty() ? "a lock is held on it" : e.holder() + " holds a lock on it";
+      if (named || !request.skip_locked)
+        throw InputError(path, 0, "",
+                         "locked by another process (" + held +
+                             "): the checkpoint is in use, not damaged. Stopping rather than "
+                             "falling back to an older checkpoint: end that process and "
+                             "resubmit" +
+                             (named ? std::string()
+                                    : ", or pass --skip-locked to resume from the newest "
+                                      "checkpoint before it"));
+      if (first_error.empty()) first_error = e.what();
+      log_.warning("skipping checkpoint %s: locked by another process (%s; --skip-locked)",
+                   path.c_str(), held.c_str());
     } catch (const InputError& e) {
-      // A deck mismatch is the user's to fix, not a damaged file to skip.
-      if (e.key() == "train.global_batch" || e.key() == "run.seed" || e.key() == "optimizer.kind" ||
-          e.key() == "data.path" || e.key() == "model" || e.key() == "stages" ||
-          e.key() == "schedule.kind")
-        throw;
+      if (named || must_not_skip(e)) throw;
       if (first_error.empty()) first_error = e.what();
       log_.warning("skipping unusable checkpoint: %s", e.what());
     }
@@ -182,23 +248,34 @@ std::string Checkpointer::choose(const std::vector<std::string>& candidates, boo
     throw InputError(store_.dir(), 0, "",
                      "no usable checkpoint (" + std::to_string(candidates.size()) +
                          " tried); newest: " + first_error);
-  if (required)
+  if (request.required)
     throw InputError(store_.dir(), 0, "--restart",
                      "no checkpoint to resume from (none written yet in this run directory)");
   return "";
 }
 
-int64_t Checkpointer::resume(bool required) {
+int64_t Checkpointer::resume(const ResumeRequest& request) {
   if (replica_count_ != int(replicas_.more.size()) + 1)
     throw std::logic_error("checkpointer: resume before set_replicas");
   // Rank 0 finds the newest checkpoint that loads; the others then load that one. Each part is
   // local work followed by an agreement, so an error on any rank (the deck contradicts the
   // checkpoint, a damaged file, no memory) ends every rank with the same error, none waiting.
-  const std::vector<std::string> candidates = store_.candidates();
+  std::vector<std::string> candidates;
   std::string chosen;
   int64_t step = -1;
   agree_on_failure(comm_, [&] {
-    if (comm_.rank() == 0) chosen = choose(candidates, required, &step);
+    if (comm_.rank() != 0) return;
+    if (request.from.empty()) {
+      candidates = store_.candidates();
+    } else {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(request.from, ec))
+        throw InputError("", 0, "--restart-from",
+                         request.from + ": no such checkpoint file (" +
+                             (ec ? ec.message() : std::string("not a regular file")) + ")");
+      candidates = {request.from};
+    }
+    chosen = choose(candidates, request, &step);
   });
   int64_t n = int64_t(chosen.size());
   comm_.broadcast_bytes(&n, sizeof n, 0);

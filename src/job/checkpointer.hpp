@@ -1,6 +1,14 @@
 #pragma once
 // The trainer's view of checkpoints: save the run's state at a step, and resume from the best
 // usable checkpoint of the run directory (falling back past damaged ones, and saying so).
+//
+// Every checkpoint carries the identity of the run that wrote it (job/run_identity.hpp). A resume
+// loads only this run's checkpoints: one written by another run (two decks sharing a
+// checkpoint.dir) is refused, naming both runs, unless named with --restart-from, which also
+// starts a run from another run's weights on purpose. Checkpoints from before identities were
+// recorded (format version < 3) cannot be told apart: they are resumed, with a warning.
+// A checkpoint locked by another process (open for writing) is in use, not damaged: the resume
+// stops (exit 2) naming the holder, instead of falling back past it, unless --skip-locked.
 #include <string>
 #include <vector>
 
@@ -9,6 +17,7 @@
 #include "io/checkpoint_file.hpp"
 #include "io/checkpoint_store.hpp"
 #include "io/run_log.hpp"
+#include "job/resume_request.hpp"
 #include "sched/instruction.hpp"
 
 namespace wt {
@@ -25,11 +34,16 @@ class Checkpointer {
   // partial file is removed; `latest` still names the previous checkpoint.
   double save(int64_t step);
 
-  // Collective. Loads the newest usable checkpoint and returns its step, or -1 when there is
-  // none. `required` (--restart) turns "none" into an InputError. Checkpoints that cannot be
-  // read are skipped with a warning; if none can be, the newest one's error is thrown on every
-  // rank. A checkpoint that contradicts the deck (model, global batch, seed) is an error.
-  int64_t resume(bool required);
+  // Collective. Loads the newest usable checkpoint (or request.from) and returns its step, or -1
+  // when there is none. request.required (--restart) turns "none" into an InputError. Checkpoints
+  // that cannot be read are skipped with a warning; if none can be, the newest one's error is
+  // thrown on every rank. A checkpoint that contradicts the deck (model, global batch, seed), one
+  // of another run, one locked by another process (unless request.skip_locked) and a request.from
+  // that cannot be loaded are errors (InputError on every rank).
+  int64_t resume(const ResumeRequest& request);
+
+  // This run's identity, as its checkpoints record it (the same on every rank).
+  const std::string& run_id() const { return info_.run_id; }
 
   const CheckpointStore& store() const { return store_; }
 
@@ -39,9 +53,12 @@ class Checkpointer {
 
  private:
   void check_against_deck(const std::string& path, const CheckpointInfo& info) const;
+  void check_identity(const std::string& path, const CheckpointInfo& info, bool named) const;
+  // Rank 0: reads, checks and loads `path`; returns its step. Throws InputError.
+  int64_t load_on_root(const std::string& path, bool named) const;
   [[noreturn]] void fail_save(int64_t step, const std::string& error) const;
   // Rank 0's search for the newest usable checkpoint (local); "" when there is none.
-  std::string choose(const std::vector<std::string>& candidates, bool required,
+  std::string choose(const std::vector<std::string>& candidates, const ResumeRequest& request,
                      int64_t* step) const;
   const RunConfig& config_;
   CheckpointStore store_;

@@ -65,6 +65,12 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
   if (!root_) return;
   create_run_directory(run_dir_);
   lock_ = std::make_unique<RunDirLock>(run_dir_);  // before anything is written into it
+  // A checkpoint.dir outside the run directory may be another run's too: one owner at a time.
+  const CheckpointStore checkpoints(
+      (std::filesystem::path(run_dir_) / config_.checkpoint.dir).string(), 0);
+  checkpoints.prepare(config_.deck_path);
+  checkpoint_lock_ = std::make_unique<RunDirLock>(RunDirLock::checkpoint_dir(
+      checkpoints.dir(), std::filesystem::absolute(run_dir_).lexically_normal().string()));
   write_file_checked(run_dir_ + "/deck.toml", to_toml(config_));
   for (const char* file : {"metrics.csv", "summary.json", "log.txt"})
     check_writable_file(run_dir_ + "/" + file);
@@ -73,8 +79,17 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
 
 Job::~Job() = default;
 
+ResumeRequest Job::resume_request() const {
+  ResumeRequest r;
+  r.from = options_.restart_from;
+  r.required = options_.restart;
+  r.wanted = options_.restart || !r.from.empty() || config_.checkpoint.restart == "auto";
+  r.skip_locked = options_.skip_locked;
+  return r;
+}
+
 void Job::build_model_and_program(Communicator& comm) {
-  const bool resuming = options_.restart || config_.checkpoint.restart == "auto";
+  const ResumeRequest resuming = resume_request();
   std::vector<int> cuts, stage_ranks;
   if (config_.schedule.kind == "burst") {
     BurstStages burst =
@@ -164,8 +179,9 @@ void Job::start(Communicator& comm) {
 }
 
 void Job::resume() {
-  if (options_.restart || config_.checkpoint.restart == "auto") {
-    start_step_ = std::max<int64_t>(checkpointer_->resume(options_.restart), 0);
+  const ResumeRequest request = resume_request();
+  if (request.wanted) {
+    start_step_ = std::max<int64_t>(checkpointer_->resume(request), 0);
     if (start_step_ >= total_steps_)
       log_.line("wavetrain: the checkpoint at step %lld already completes the %lld steps",
                 (long long)start_step_, (long long)total_steps_);

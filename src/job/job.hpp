@@ -25,6 +25,7 @@
 #include "io/metrics_writer.hpp"
 #include "io/run_log.hpp"
 #include "job/checkpointer.hpp"
+#include "job/resume_request.hpp"
 #include "job/run_dir_lock.hpp"
 #include "model/model.hpp"
 #include "ops/optimizers.hpp"
@@ -33,11 +34,13 @@ namespace wt {
 
 // What the command line adds to a job's deck.
 struct JobOptions {
-  std::string run_dir;    // overrides <run.output_dir>/<run.name> when non-empty
-  int64_t max_steps = 0;  // overrides train.max_steps when > 0
-  bool quiet = false;     // progress lines off (warnings and results stay)
-  bool restart = false;   // resume from the newest checkpoint (one must exist)
-  int id = 0;             // the job's index on its rank: its account in the device's memory
+  std::string run_dir;       // overrides <run.output_dir>/<run.name> when non-empty
+  int64_t max_steps = 0;     // overrides train.max_steps when > 0
+  bool quiet = false;        // progress lines off (warnings and results stay)
+  bool restart = false;      // resume from the newest checkpoint (one must exist)
+  std::string restart_from;  // resume from this checkpoint, whichever run wrote it
+  bool skip_locked = false;  // a checkpoint locked by another process is skipped, not an error
+  int id = 0;                // the job's index on its rank: its account in the device's memory
 };
 
 // The run directory a deck resolves to under these options.
@@ -95,6 +98,7 @@ class Job {
   void build_model_and_program(Communicator& comm);
   void build_executor(Communicator& comm);
   void resume();
+  ResumeRequest resume_request() const;
 
   RunConfig config_;
   JobOptions options_;
@@ -103,7 +107,8 @@ class Job {
   RunLog log_;
   std::string run_dir_;
   std::unique_ptr<RunDirLock> lock_;  // rank 0 owns the run directory while the job lives
-  std::unique_ptr<Graph> graph_;      // until the model takes it
+  std::unique_ptr<RunDirLock> checkpoint_lock_;  // and the checkpoint directory
+  std::unique_ptr<Graph> graph_;                 // until the model takes it
   std::unique_ptr<DatasetReader> train_reader_, test_reader_;
   DatasetDigest dataset_digest_;  // what start() checks every rank agrees on
   int64_t labels_per_sample_ = 1;

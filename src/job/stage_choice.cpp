@@ -14,14 +14,18 @@
 
 namespace wt {
 
-CheckpointInfo newest_checkpoint_info(const RunConfig& config, const std::string& run_dir) {
+CheckpointInfo resumed_checkpoint_info(const RunConfig& config, const std::string& run_dir,
+                                       const ResumeRequest& resume) {
+  if (!resume.wanted) return {};
   const CheckpointStore store((std::filesystem::path(run_dir) / config.checkpoint.dir).string(),
                               config.checkpoint.keep);
-  for (const std::string& path : store.candidates()) {
+  const std::vector<std::string> candidates =
+      resume.from.empty() ? store.candidates() : std::vector<std::string>{resume.from};
+  for (const std::string& path : candidates) {
     try {
       return read_checkpoint_info(path);
     } catch (const InputError&) {
-      // Damaged: Checkpointer::resume skips it too and says so.
+      // Damaged or locked: Checkpointer::resume skips it too and says so, or stops.
     }
   }
   return {};
@@ -34,8 +38,8 @@ void wait_for_root_quietly(Communicator& comm) {
 }
 
 std::vector<int> choose_stage_cuts(const RunConfig& config, const Graph& graph, int stages,
-                                   const std::string& run_dir, bool resuming, Communicator& comm,
-                                   RunLog& log, DeviceContext& device) {
+                                   const std::string& run_dir, const ResumeRequest& resume,
+                                   Communicator& comm, RunLog& log, DeviceContext& device) {
   // Whatever can reject the deck is decided on every rank alike, so every rank throws the same.
   // Agreed all the same: every rank then ends with the same status, none waiting on another.
   if (!config.schedule.cuts.empty() || stages <= 1) {
@@ -57,8 +61,7 @@ std::vector<int> choose_stage_cuts(const RunConfig& config, const Graph& graph, 
   });
   std::vector<int64_t> cuts(size_t(stages - 1), 0);
   if (comm.rank() == 0) {
-    const std::vector<int64_t> resumed =
-        resuming ? newest_checkpoint_info(config, run_dir).cuts : std::vector<int64_t>{};
+    const std::vector<int64_t> resumed = resumed_checkpoint_info(config, run_dir, resume).cuts;
     const StagePlan plan = plan_stages(stage_plan_options(config), graph, stages, run_dir,
                                        ProfileCache::ReadWrite, device, resumed);
     for (const std::string& w : plan.warnings) log.warning("%s", w.c_str());

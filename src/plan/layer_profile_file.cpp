@@ -1,9 +1,11 @@
 #include "plan/layer_profile_file.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
+#include "io/checked_file.hpp"
 #include "util/hdf5_util.hpp"
 #include "util/input_error.hpp"
 
@@ -105,36 +107,47 @@ void read_measured_points(hid_t f, const std::string& path, LayerProfile& p) {
   }
 }
 
+// The whole file, built in memory (HDF5's core driver, no backing store): HDF5 never writes to
+// disk here, so a full disk or a file size limit cannot leave it with a file it failed to close
+// (which crashes the library's shutdown at exit); the bytes are written by a checked write.
+std::string profile_image(const std::string& path, const LayerProfile& profile) {
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  hdf5_silence_errors();
+  H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), 64 * 1024, 0) < 0)
+    throw std::runtime_error("cannot set up HDF5's in-memory file driver");
+  H5Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
+  if (!file.valid()) throw std::runtime_error("cannot create the file in memory");
+  const hid_t f = file.get();
+  h5_write_attr_string(f, "format", kFormat);
+  h5_write_attr_int(f, "version", kVersion);
+  h5_write_attr_string(f, "model", profile.model);
+  h5_write_attr_string(f, "device", profile.device);
+  const hsize_t n = profile.nodes.size();
+  std::vector<const char*> names;
+  for (const std::string& s : profile.nodes) names.push_back(s.c_str());
+  H5Handle type = string_type();
+  write_dataset(f, "nodes", type.get(), type.get(), n, names.data());
+  for (int k = 0; k < 4; ++k) {
+    std::vector<double> column;
+    for (LayerTiming t : profile.timing) column.push_back(*timing_field(t, k));
+    if (column.size() != n) throw std::runtime_error("layer profile: one timing per node");
+    write_dataset(f, kTimingNames[k], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, column.data());
+  }
+  if (!profile.batches.empty()) write_measured_points(f, profile);
+  const ssize_t size = H5Fflush(f, H5F_SCOPE_GLOBAL) < 0 ? -1 : H5Fget_file_image(f, nullptr, 0);
+  std::string image(size_t(std::max<ssize_t>(size, 0)), '\0');
+  if (size <= 0 || H5Fget_file_image(f, image.data(), image.size()) != size)
+    throw std::runtime_error("cannot take the file's image from memory");
+  return image;
+}
+
 }  // namespace
 
 void save_layer_profile(const std::string& path, const LayerProfile& profile) {
-  const std::string temp = path + ".tmp";
-  {
-    std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
-    hdf5_silence_errors();
-    H5Handle file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    if (!file.valid()) throw std::runtime_error("cannot create layer profile " + temp);
-    const hid_t f = file.get();
-    h5_write_attr_string(f, "format", kFormat);
-    h5_write_attr_int(f, "version", kVersion);
-    h5_write_attr_string(f, "model", profile.model);
-    h5_write_attr_string(f, "device", profile.device);
-    const hsize_t n = profile.nodes.size();
-    std::vector<const char*> names;
-    for (const std::string& s : profile.nodes) names.push_back(s.c_str());
-    H5Handle type = string_type();
-    write_dataset(f, "nodes", type.get(), type.get(), n, names.data());
-    for (int k = 0; k < 4; ++k) {
-      std::vector<double> column;
-      for (LayerTiming t : profile.timing) column.push_back(*timing_field(t, k));
-      if (column.size() != n) throw std::runtime_error("layer profile: one timing per node");
-      write_dataset(f, kTimingNames[k], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, column.data());
-    }
-    if (!profile.batches.empty()) write_measured_points(f, profile);
-    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error("cannot flush " + temp);
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + temp + " to " + path);
+  // Through path.tmp and a rename; a failed write names the file and the system's reason and
+  // removes the temporary.
+  write_file_atomically(path, profile_image(path, profile));
 }
 
 LayerProfile load_layer_profile(const std::string& path) {

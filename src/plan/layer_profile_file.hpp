@@ -16,7 +16,8 @@
 namespace wt {
 
 // Writes `path` atomically (a temporary file renamed into place). Throws std::runtime_error on
-// I/O failure.
+// I/O failure, naming the file and the system's reason ("File too large"); no temporary file is
+// left behind.
 void save_layer_profile(const std::string& path, const LayerProfile& profile);
 
 // Throws InputError naming `path` and the damaged part when the file is not a readable profile.

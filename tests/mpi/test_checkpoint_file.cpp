@@ -11,6 +11,7 @@
 
 #include "deck/run_config.hpp"
 #include "io/checkpoint_file.hpp"
+#include "io/checkpoint_format.hpp"
 #include "io/checkpoint_store.hpp"
 #include "model/model.hpp"
 #include "test_memory.hpp"
@@ -88,6 +89,8 @@ Written write_sample(wt::Model& model, wt::Optimizer& opt) {
   w.info.optimizer = "adamw";
   w.info.cuts = {10};
   w.info.deck_toml = "[run]\nname = \"x\"\n";
+  w.info.run_id = "20260101T000000Z-0123456789abcdef";
+  w.info.run_dir = "/runs/x";
   wt::write_checkpoint(w.path, w.info, model, opt, owners, MPI_COMM_WORLD);
   MPI_Barrier(MPI_COMM_WORLD);
   return w;
@@ -106,7 +109,9 @@ TEST(CheckpointFile, RoundTripsOwnersAndPerRankBuffers) {
   EXPECT_EQ(info.world_size, world);
   EXPECT_EQ(info.model, model.graph.name);
   EXPECT_EQ(info.deck_toml, w.info.deck_toml);
-  EXPECT_EQ(info.cuts, w.info.cuts);  // a resumed run keeps its stage cut
+  EXPECT_EQ(info.cuts, w.info.cuts);      // a resumed run keeps its stage cut
+  EXPECT_EQ(info.run_id, w.info.run_id);  // whose checkpoint it is (job/run_identity.hpp)
+  EXPECT_EQ(info.run_dir, w.info.run_dir);
   ASSERT_EQ(info.stage_params.size(), 2u);
 
   // Load into a fresh model on every rank: values and optimizer state are the owner's copy,
@@ -214,6 +219,15 @@ void edit_int_attr(const std::string& path, const char* object, const char* name
   H5Fclose(f);
 }
 
+void replace_string_attr(const std::string& path, const char* name, const std::string& value) {
+  std::lock_guard<std::recursive_mutex> lock(wt::hdf5_mutex());
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  ASSERT_GE(H5Adelete(f, name), 0);
+  wt::h5_write_attr_string(f, name, value);
+  H5Fclose(f);
+}
+
 // Everything a resume reads from the header steers it: an edited step, seed or world size (the
 // datasets' own checksums cannot tell) and an edited optimizer step count are damage.
 TEST(CheckpointFile, EditedHeaderIsDamage) {
@@ -245,6 +259,32 @@ TEST(CheckpointFile, EditedHeaderIsDamage) {
     wt::Model old_model = make_model(99);
     auto opt3 = make_adamw();
     EXPECT_NO_THROW(wt::load_checkpoint(v1, old_model, *opt3, 0));
+    // The writing run's identity is covered too: another run's checkpoint cannot be made to
+    // look like this run's by editing it.
+    const std::string renamed = w.dir + "/edited_run_id.h5";
+    fs::copy_file(w.path, renamed);
+    replace_string_attr(renamed, "run_id", "20260101T000000Z-ffffffffffffffff");
+    expect_input_error(renamed, "header_checksum: checksum mismatch");
+    // A version-2 file (before identities) reads with none, its header still verified.
+    const std::string v2 = w.dir + "/version2.h5";
+    fs::copy_file(w.path, v2);
+    {
+      std::lock_guard<std::recursive_mutex> lock(wt::hdf5_mutex());
+      hid_t f = H5Fopen(v2.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+      ASSERT_GE(H5Adelete(f, "run_id"), 0);
+      ASSERT_GE(H5Adelete(f, "run_dir"), 0);
+      H5Fclose(f);
+    }
+    wt::CheckpointInfo as_v2 = wt::read_checkpoint_info(w.path);
+    as_v2.run_id.clear();
+    as_v2.run_dir.clear();
+    edit_int_attr(v2, "/", "version", 2);
+    edit_int_attr(v2, "/", "header_checksum",
+                  int64_t(wt::checkpoint_format::header_checksum(as_v2, 2, 2)));
+    const wt::CheckpointInfo old = wt::read_checkpoint_info(v2);
+    EXPECT_TRUE(old.header_verified);
+    EXPECT_EQ(old.run_id, "");
+    EXPECT_EQ(old.step, 17);
     // A version-2 file without its checksum is damaged, not old.
     const std::string stripped = w.dir + "/stripped.h5";
     fs::copy_file(w.path, stripped);

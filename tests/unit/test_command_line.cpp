@@ -121,5 +121,23 @@ TEST(CommandLine, WalltimeClockFieldsAreAtMost59) {
   }
 }
 
+TEST(CommandLine, RestartFromAndSkipLocked) {
+  const CommandLine from = parse({"d.toml", "--restart-from", "other/checkpoints/step_10.h5"});
+  EXPECT_EQ(from.restart_from, "other/checkpoints/step_10.h5");
+  EXPECT_FALSE(from.restart);
+  EXPECT_TRUE(parse({"d.toml", "--restart", "--skip-locked"}).skip_locked);
+  EXPECT_FALSE(parse({"d.toml", "--restart"}).skip_locked);
+  std::string message;
+  EXPECT_EQ(error_key({"d.toml", "--restart", "--restart-from", "x.h5"}, &message),
+            "--restart-from");
+  EXPECT_NE(message.find("leave out --restart"), std::string::npos) << message;
+  EXPECT_EQ(error_key({"d.toml", "--restart-from", "x.h5", "--skip-locked"}, &message),
+            "--skip-locked");
+  std::string help;
+  parse({"--help"}, &help);
+  for (const char* said : {"--restart-from", "--skip-locked", "SIGINT", "run_id"})
+    EXPECT_NE(help.find(said), std::string::npos) << said;
+}
+
 }  // namespace
 }  // namespace wt

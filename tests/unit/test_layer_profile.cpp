@@ -2,7 +2,9 @@
 // line in the batch size) and its cache file profile.h5: a round trip keeps every number, a
 // damaged file is an InputError naming it, and a profile of another model is recognised.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <csignal>
 #include <fstream>
 
 #include "dataset_test_util.hpp"
@@ -112,6 +114,32 @@ TEST(LayerProfileFile, DamagedFileIsAnInputErrorNamingIt) {
   // Not HDF5 at all.
   std::ofstream(path, std::ios::trunc) << "not a profile\n";
   EXPECT_THROW(wt::load_layer_profile(path), wt::InputError);
+}
+
+// A cache write that fails says why and leaves no temporary file: here the process's file size
+// limit (ulimit -f, with SIGXFSZ ignored as wavetrain's main does) stops the write with EFBIG.
+TEST(LayerProfileFile, FailedWriteSaysWhyAndLeavesNoTemporary) {
+  wt::testutil::TempDir tmp("profile");
+  const std::string path = tmp.file("profile.h5");
+  struct rlimit saved {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  if (saved.rlim_max != RLIM_INFINITY && saved.rlim_max < 4096) GTEST_SKIP() << "limit too low";
+  void (*previous)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 1024;  // below the profile's size (a few KB)
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string what;
+  try {
+    wt::save_layer_profile(path, sample_profile(load("lenet")));
+  } catch (const std::runtime_error& e) {
+    what = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, previous);
+  EXPECT_NE(what.find("File too large"), std::string::npos) << "no reason given: " << what;
+  EXPECT_NE(what.find(path + ".tmp"), std::string::npos) << what;
+  EXPECT_FALSE(std::ifstream(path + ".tmp").good()) << "the temporary file was left behind";
+  EXPECT_FALSE(std::ifstream(path).good());
 }
 
 // Profiled time decides the cut when the deck asks for it; a cached profile is used as it is, so

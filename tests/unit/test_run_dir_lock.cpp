@@ -23,8 +23,9 @@ fs::path scratch_dir(const char* name) {
   return d;
 }
 
-// A child that takes the lock, says so through a pipe, and holds it until killed.
-pid_t spawn_holder(const fs::path& dir) {
+// A child that takes the lock (the run directory's, or with `run_dir` the checkpoint
+// directory's), says so through a pipe, and holds it until killed.
+pid_t spawn_holder(const fs::path& dir, const std::string& run_dir = "") {
   int ready[2];
   if (pipe(ready) != 0) return -1;
   const pid_t pid = fork();
@@ -32,7 +33,8 @@ pid_t spawn_holder(const fs::path& dir) {
     close(ready[0]);
     char ok = 'n';
     try {
-      wt::RunDirLock lock(dir.string());
+      wt::RunDirLock lock = run_dir.empty() ? wt::RunDirLock(dir.string())
+                                            : wt::RunDirLock::checkpoint_dir(dir.string(), run_dir);
       ok = 'y';
       if (write(ready[1], &ok, 1) != 1) _exit(1);
       for (;;) pause();
@@ -119,6 +121,38 @@ TEST(RunDirLock, MissingDirectoryNamesTheLockFileAndReason) {
     EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos)
         << e.what();
   }
+}
+
+// A checkpoint directory has its own lock: a second run is told the holder's run directory, and
+// the key to change. It is a different file from the run directory's, so one directory may be
+// both (checkpoint.dir = ".") without the two locks of one process releasing each other.
+TEST(RunDirLock, CheckpointDirectoryNamesTheHoldersRunDirectory) {
+  const fs::path dir = scratch_dir("checkpoints");
+  const pid_t holder = spawn_holder(dir, "/runs/first");
+  ASSERT_GT(holder, 0);
+  try {
+    wt::RunDirLock second = wt::RunDirLock::checkpoint_dir(dir.string(), "/runs/second");
+    kill_and_reap(holder);
+    FAIL() << "a second lock on a held checkpoint directory succeeded";
+  } catch (const wt::InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.file(), dir.string());
+    EXPECT_NE(
+        what.find("checkpoint directory in use by another wavetrain run (process " +
+                  std::to_string(holder) + " on host " + host() +
+                  " (run directory /runs/first) holds " + (dir / ".checkpoint.lock").string()),
+        std::string::npos)
+        << what;
+    EXPECT_NE(what.find("checkpoint.dir"), std::string::npos) << what;
+  }
+  // The run directory lock of the same directory is another file: free.
+  wt::RunDirLock run_lock(dir.string());
+  EXPECT_TRUE(run_lock.held());
+  kill_and_reap(holder);
+  wt::RunDirLock mine = wt::RunDirLock::checkpoint_dir(dir.string(), "/runs/second");
+  EXPECT_TRUE(mine.held());
+  EXPECT_TRUE(run_lock.held());
+  fs::remove_all(dir);
 }
 
 }  // namespace
