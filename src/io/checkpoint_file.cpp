@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "io/checkpoint_format.hpp"
-#include "io/file_lock_probe.hpp"
+#include "util/file_lock_holder.hpp"
 #include "util/hdf5_util.hpp"
 #include "util/input_error.hpp"
 
@@ -127,8 +127,8 @@ Reader open_reader(const std::string& path) {
   if (!r.file.valid()) {
     // HDF5 cannot open a file another process has open for writing (its file lock); that is
     // no damage, and whoever resumes must not skip it as if it were.
-    const FileLockState lock = probe_file_lock(path);
-    if (lock.locked) throw CheckpointLockedError(path, lock.holder);
+    const std::string holder = conflicting_lock_holder(path);
+    if (!holder.empty()) throw CheckpointLockedError(path, holder);
   }
   if (!r.file.valid())
     throw InputError(path, 0, "", "cannot open the checkpoint (truncated or corrupted file)");

@@ -80,10 +80,7 @@ class CheckpointWriteError : public std::runtime_error {
 class CheckpointLockedError : public InputError {
  public:
   CheckpointLockedError(const std::string& path, const std::string& holder)
-      : InputError(path, 0, "",
-                   "locked by another process (" +
-                       (holder.empty() ? std::string("a lock is held") : holder + " holds a lock") +
-                       "): the file is in use, not damaged"),
+      : InputError(path, 0, "", "locked: " + holder + " (the file is in use, not damaged)"),
         holder_(holder) {}
   const std::string& holder() const { return holder_; }
 

@@ -224,20 +224,19 @@ std::string Checkpointer::choose(const std::vector<std::string>& candidates,
       *step = load_on_root(path, named);
       return path;
     } catch (const CheckpointLockedError& e) {
-      const std::string held =
-          e.holder().empty() ? "a lock is held on it" : e.holder() + " holds a lock on it";
+      const std::string& held = e.holder();  // "process N (name) holds a write lock on it"
       if (named || !request.skip_locked)
         throw InputError(path, 0, "",
-                         "locked by another process (" + held +
-                             "): the checkpoint is in use, not damaged. Stopping rather than "
+                         "locked: " + held +
+                             ": the checkpoint is in use, not damaged. Stopping rather than "
                              "falling back to an older checkpoint: end that process and "
                              "resubmit" +
                              (named ? std::string()
                                     : ", or pass --skip-locked to resume from the newest "
                                       "checkpoint before it"));
       if (first_error.empty()) first_error = e.what();
-      log_.warning("skipping checkpoint %s: locked by another process (%s; --skip-locked)",
-                   path.c_str(), held.c_str());
+      log_.warning("skipping checkpoint %s: locked: %s (--skip-locked)", path.c_str(),
+                   held.c_str());
     } catch (const InputError& e) {
       if (named || must_not_skip(e)) throw;
       if (first_error.empty()) first_error = e.what();

@@ -51,7 +51,7 @@ cat out1.txt
 echo "case 1: newest checkpoint locked by process $holder: exit $status after $took s"
 [[ $status == 2 ]] || fail "exit status $status, expected 2"
 ((took <= 30)) || fail "took $took s"
-grep -qF "wavetrain: error: $ck/step_00000020.h5: locked by another process (process $holder (python3) holds a lock on it): the checkpoint is in use, not damaged" \
+grep -qF "wavetrain: error: $ck/step_00000020.h5: locked: process $holder (python3) holds a write lock on it: the checkpoint is in use, not damaged" \
   out1.txt || fail "the message does not say locked (by process $holder)"
 grep -q -- "--skip-locked" out1.txt || fail "the message does not name the option to skip it"
 ! grep -qi "corrupt\|truncated" out1.txt || fail "a lock was called damage"
@@ -67,7 +67,7 @@ train --steps 25 --restart --skip-locked >out2.txt 2>&1 || status=$?
 cat out2.txt
 echo "case 2: --skip-locked: exit $status"
 [[ $status == 0 ]] || fail "exit status $status, expected 0"
-grep -qF "wavetrain: warning: skipping checkpoint $ck/step_00000020.h5: locked by another process (process $holder (python3) holds a lock on it; --skip-locked)" \
+grep -qF "wavetrain: warning: skipping checkpoint $ck/step_00000020.h5: locked: process $holder (python3) holds a write lock on it (--skip-locked)" \
   out2.txt || fail "no warning naming the skipped checkpoint"
 grep -q "fell back to the previous good checkpoint" out2.txt || fail "the fallback is not reported"
 grep -qF "resumed from $ck/step_00000010.h5 at step 10" out2.txt || fail "did not resume at step 10"

@@ -1,6 +1,6 @@
-// probe_file_lock (io/file_lock_probe.hpp): a file another process holds locked the way HDF5 does
-// (flock, exclusive, for writing) is reported locked, with that process; a file nobody locks, or
-// one only read-locked, is not; the probe itself leaves no lock behind.
+// conflicting_lock_holder (util/file_lock_holder.hpp): a file another process holds locked the way
+// HDF5 does (flock, exclusive, for writing) is reported locked, with that process; a file nobody
+// locks, or one only read-locked, is not; the probe itself leaves no lock behind.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "io/file_lock_probe.hpp"
+#include "util/file_lock_holder.hpp"
 
 namespace {
 
@@ -53,29 +53,29 @@ void kill_and_reap(pid_t pid) {
   waitpid(pid, nullptr, 0);
 }
 
-TEST(FileLockProbe, WriteLockedByAnotherProcessNamesIt) {
+TEST(FileLockHolder, WriteLockedByAnotherProcessNamesIt) {
   const fs::path f = scratch_file("held");
   const pid_t holder = spawn_flock_holder(f, LOCK_EX);
   ASSERT_GT(holder, 0);
-  const wt::FileLockState state = wt::probe_file_lock(f.string());
-  EXPECT_TRUE(state.locked);
+  const std::string state = wt::conflicting_lock_holder(f.string());
+  EXPECT_FALSE(state.empty());
   // /proc/locks names the holder where there is one (Linux).
   if (fs::exists("/proc/locks")) {
-    EXPECT_EQ(state.holder.rfind("process " + std::to_string(holder), 0), 0u) << state.holder;
+    EXPECT_EQ(state.rfind("process " + std::to_string(holder), 0), 0u) << state;
   }
   kill_and_reap(holder);
-  EXPECT_FALSE(wt::probe_file_lock(f.string()).locked) << "the lock outlived its holder";
+  EXPECT_EQ(wt::conflicting_lock_holder(f.string()), "") << "the lock outlived its holder";
   fs::remove(f);
 }
 
-TEST(FileLockProbe, UnlockedOrReadLockedOrMissingIsNotLocked) {
+TEST(FileLockHolder, UnlockedOrReadLockedOrMissingIsNotLocked) {
   const fs::path f = scratch_file("free");
-  EXPECT_FALSE(wt::probe_file_lock(f.string()).locked);
+  EXPECT_EQ(wt::conflicting_lock_holder(f.string()), "");
   const pid_t reader = spawn_flock_holder(f, LOCK_SH);  // another reader does not keep us out
   ASSERT_GT(reader, 0);
-  EXPECT_FALSE(wt::probe_file_lock(f.string()).locked);
+  EXPECT_EQ(wt::conflicting_lock_holder(f.string()), "");
   kill_and_reap(reader);
-  EXPECT_FALSE(wt::probe_file_lock((f.string() + ".missing")).locked);
+  EXPECT_EQ(wt::conflicting_lock_holder((f.string() + ".missing")), "");
   // The probe released what it took: another process can take the file exclusively at once.
   const pid_t writer = spawn_flock_holder(f, LOCK_EX);
   EXPECT_GT(writer, 0) << "the probe left a lock behind";
