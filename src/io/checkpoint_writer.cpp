@@ -364,6 +364,13 @@ std::string agree(const WriteStatus& status, int rank, int world, MPI_Comm comm)
   return reason;
 }
 
+void broadcast_from_root(std::string& text, MPI_Comm comm) {
+  int64_t n = int64_t(text.size());
+  MPI_Bcast(&n, 1, MPI_INT64_T, 0, comm);
+  text.resize(size_t(n));
+  if (n > 0) MPI_Bcast(text.data(), int(n), MPI_CHAR, 0, comm);
+}
+
 }  // namespace
 
 void write_checkpoint(const std::string& path, const CheckpointInfo& info_in, Model& model,
@@ -378,6 +385,10 @@ void write_checkpoint(const std::string& path, const CheckpointInfo& info_in, Mo
   CheckpointInfo info = info_in;  // what the file records: this write's world and replicas
   info.world_size = w.world;
   info.replicas = int(replicas.more.size()) + 1;
+  // A parallel file's attributes and dataset shapes must be the same on every rank, but an MPMD
+  // launch can give ranks different decks (data.path, say): rank 0's is the one recorded.
+  broadcast_from_root(info.deck_toml, comm);
+  broadcast_from_root(info.run_dir, comm);
   const std::string too_large =
       check_file_size_limit(info, model, optimizer, replicas, w.world, comm);
   if (!too_large.empty()) throw CheckpointWriteError(path, too_large);

@@ -54,11 +54,14 @@ check_refused() {  # case file1 what_differs
 check_refused fewer "fewer_train.h5" "they differ: train samples 2047 vs 2048"
 check_refused rows "other_rows.h5" "they differ: rows checksum"
 
-# Control: the same data under two names trains (a few steps). The names have the same length:
-# a checkpoint write creates its "deck" dataset with each rank's own deck length, and decks of
-# different lengths hang it (a defect of the checkpoint writer, not of the dataset check).
-STEPS=3 run_pair "$dir/node_a/d.h5" "$dir/node_b/d.h5" same
+# Control: the same data under two names trains (a few steps, a checkpoint after each). The names
+# differ in length, so the ranks' decks do too: the checkpoint records rank 0's deck (a parallel
+# file's dataset shapes must agree on every rank; per-rank lengths once hung the first write).
+mkdir "$dir/node_b_longer_name"
+cp "$dir/small.h5" "$dir/node_b_longer_name/d.h5"
+STEPS=3 run_pair "$dir/node_a/d.h5" "$dir/node_b_longer_name/d.h5" same
 [[ $rc == 0 ]] || { cat "$dir/same.txt"; fail "identical copies at two paths: exit $rc, expected 0"; }
 grep -q "different copies" "$dir/same.txt" && fail "identical copies were called different"
+[[ -f "$dir/run_same/checkpoints/step_00000003.h5" ]] || fail "identical copies: no checkpoint at step 3"
 echo "case same data at two paths: exit 0"
 echo "PASS"
