@@ -253,6 +253,27 @@ std::string Checkpointer::choose(const std::vector<std::string>& candidates,
   return "";
 }
 
+void Checkpointer::refuse_other_runs_checkpoints() const {
+  agree_on_failure(comm_, [&] {
+    if (comm_.rank() != 0 || store_.latest_name().empty()) return;
+    const std::string path = store_.dir() + "/" + store_.latest_name();
+    CheckpointInfo theirs;
+    try {
+      theirs = read_checkpoint_info(path);
+    } catch (const std::exception&) {
+      return;  // damaged or locked: resuming would refuse it too; nothing to protect here
+    }
+    if (theirs.run_id.empty() || theirs.run_id == info_.run_id) return;
+    throw deck_error(config_, "checkpoint.dir",
+                     store_.dir() + " holds the checkpoints of " + describe_run(theirs) +
+                         ", and this " + describe_run(info_) +
+                         " would write over them: choose another checkpoint.dir, resume that run "
+                         "from its own run directory, or start from its weights with "
+                         "--restart-from " +
+                         path);
+  });
+}
+
 int64_t Checkpointer::resume(const ResumeRequest& request) {
   if (replica_count_ != int(replicas_.more.size()) + 1)
     throw std::logic_error("checkpointer: resume before set_replicas");

@@ -42,6 +42,12 @@ class Checkpointer {
   // that cannot be loaded are errors (InputError on every rank).
   int64_t resume(const ResumeRequest& request);
 
+  // Collective. A run that does not resume must not write over another run's checkpoints: when
+  // `latest` names a checkpoint another run wrote (its run_id differs), every rank throws an
+  // InputError naming both runs. Its own checkpoints (a fresh start in the same run directory)
+  // and unreadable ones are no one's to protect.
+  void refuse_other_runs_checkpoints() const;
+
   // This run's identity, as its checkpoints record it (the same on every rank).
   const std::string& run_id() const { return info_.run_id; }
 

@@ -186,6 +186,7 @@ void Job::resume() {
       log_.line("wavetrain: the checkpoint at step %lld already completes the %lld steps",
                 (long long)start_step_, (long long)total_steps_);
   }
+  if (start_step_ == 0 && request.from.empty()) checkpointer_->refuse_other_runs_checkpoints();
   // A resumed run's wall clock and metrics continue where its predecessor stopped.
   if (root_ && start_step_ > 0)
     wall_offset_ = truncate_metrics_after(run_dir_ + "/metrics.csv", start_step_);

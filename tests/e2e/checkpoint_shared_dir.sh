@@ -9,6 +9,7 @@
 #   3. B --restart-from A's checkpoint: accepted on purpose, resumes at A's step and finishes.
 #   4. B --restart with a changed deck (optimizer.lr): its own checkpoint, a legitimate resume.
 #   5. A --restart now finds B's `latest`: refused the same way.
+#   6. A fresh run C (no --restart) into the directory B last wrote: refused, nothing changed.
 # A is given more steps than it can finish, and B is started only once A has written a
 # checkpoint: no sleep decides anything.
 source "$(dirname "$0")/lib/common.bash"
@@ -111,3 +112,19 @@ echo "case 5: A --restart with B's latest: exit $status"
 grep -qF "run_id: written by another run, run $id_b (directory $dir/B), not by this run $id_a (directory $dir/A)" \
   a5.txt || fail "the refusal does not name both runs"
 echo "ok: a changed deck resumes; A is refused B's checkpoint"
+
+# 6. A fresh run C (no --restart) with the same checkpoint.dir, whose `latest` is B's: it would
+#    write over B's checkpoints, so it is refused naming both runs, and the directory is unchanged.
+snapshot >before.txt
+status=0
+train 1 "$dir/C" --steps 5 >c6.txt 2>&1 || status=$?
+cat c6.txt
+id_c=$(cat "$dir/C/run_id" 2>/dev/null || true)
+echo "case 6: fresh run C over B's checkpoints: exit $status"
+[[ $status == 2 ]] || fail "C exited $status, expected 2"
+grep -qF "checkpoint.dir: $ck holds the checkpoints of run $id_b (directory $dir/B), and this run $id_c (directory $dir/C) would write over them" \
+  c6.txt || fail "the refusal of a fresh run does not name both runs"
+one_message c6.txt
+snapshot >after.txt
+cmp -s before.txt after.txt || fail "the refused fresh run changed $ck"
+echo "ok: a fresh run does not write over another run's checkpoints"
