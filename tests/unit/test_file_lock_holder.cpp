@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "holding_child.hpp"
 #include "util/file_lock_holder.hpp"
 
 namespace {
@@ -24,34 +25,15 @@ fs::path scratch_file(const char* name) {
   return f;
 }
 
-// A child that flocks `path` with `how`, says so through a pipe, and holds it until killed.
+// A child that flocks `path` with `how` and holds it until killed.
 pid_t spawn_flock_holder(const fs::path& path, int how) {
-  int ready[2];
-  if (pipe(ready) != 0) return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(ready[0]);
-    const int fd = open(path.c_str(), O_RDWR);
-    const char ok = fd >= 0 && flock(fd, how | LOCK_NB) == 0 ? 'y' : 'n';
-    if (write(ready[1], &ok, 1) != 1) _exit(1);
-    for (;;) pause();
-  }
-  close(ready[1]);
-  char ok = 0;
-  const bool locked = read(ready[0], &ok, 1) == 1 && ok == 'y';
-  close(ready[0]);
-  if (!locked) {
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    return -1;
-  }
-  return pid;
+  return wt_test::spawn_holding_child([&] {
+    const int fd = open(path.c_str(), O_RDWR);  // kept open: the child holds the lock
+    return fd >= 0 && flock(fd, how | LOCK_NB) == 0;
+  });
 }
 
-void kill_and_reap(pid_t pid) {
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-}
+using wt_test::kill_and_reap;
 
 TEST(FileLockHolder, WriteLockedByAnotherProcessNamesIt) {
   const fs::path f = scratch_file("held");

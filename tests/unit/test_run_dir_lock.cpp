@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "holding_child.hpp"
 #include "job/run_dir_lock.hpp"
 #include "util/input_error.hpp"
 
@@ -24,40 +25,16 @@ fs::path scratch_dir(const char* name) {
 }
 
 // A child that takes the lock (the run directory's, or with `run_dir` the checkpoint
-// directory's), says so through a pipe, and holds it until killed.
+// directory's) and holds it until killed.
 pid_t spawn_holder(const fs::path& dir, const std::string& run_dir = "") {
-  int ready[2];
-  if (pipe(ready) != 0) return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(ready[0]);
-    char ok = 'n';
-    try {
-      wt::RunDirLock lock = run_dir.empty() ? wt::RunDirLock(dir.string())
-                                            : wt::RunDirLock::checkpoint_dir(dir.string(), run_dir);
-      ok = 'y';
-      if (write(ready[1], &ok, 1) != 1) _exit(1);
-      for (;;) pause();
-    } catch (...) {
-      if (write(ready[1], &ok, 1) != 1) _exit(1);
-    }
-    _exit(1);
-  }
-  close(ready[1]);
-  char ok = 0;
-  const bool locked = read(ready[0], &ok, 1) == 1 && ok == 'y';
-  close(ready[0]);
-  if (!locked) {
-    waitpid(pid, nullptr, 0);
-    return -1;
-  }
-  return pid;
+  return wt_test::spawn_holding_child([&] {
+    new wt::RunDirLock(run_dir.empty() ? wt::RunDirLock(dir.string())  // held until killed
+                                       : wt::RunDirLock::checkpoint_dir(dir.string(), run_dir));
+    return true;
+  });
 }
 
-void kill_and_reap(pid_t pid) {
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-}
+using wt_test::kill_and_reap;
 
 std::string host() {
   char buf[256] = {};
