@@ -25,7 +25,7 @@ wait_training() {  # log file: until the run has written a train row
 }
 
 # 1. A second run into a directory in use.
-train 2 --steps 1000000 >first.txt 2>&1 &
+train 2 --steps $ENDLESS_STEPS >first.txt 2>&1 &
 first=$!
 wait_training first.txt
 holder=$(rank_pid "$run" 0)
@@ -55,7 +55,7 @@ latest=$(cat "$run/checkpoints/latest")
 [[ -s $run/checkpoints/$latest ]] || fail "the first run left no checkpoint"
 
 # 2. kill -9 of the lock holder, then a new run into the directory.
-train 2 --steps 1000000 --set checkpoint.restart=auto >third.txt 2>&1 &
+train 2 --steps $ENDLESS_STEPS --set checkpoint.restart=auto >third.txt 2>&1 &
 third=$!
 until grep -q "resumed from" third.txt; do kill -0 "$third" || { cat third.txt; fail "the third run ended"; }; sleep 0.1; done
 holder=$(rank_pid "$run" 0)
