@@ -39,7 +39,10 @@ seconds=$(echo "$(date +%s.%N) - $t0" | bc)
 cat second.txt
 echo "second run: status $status after $seconds s"
 [[ $status == 2 ]] || fail "the second run exited $status, expected 2"
-(($(echo "$seconds < 10" | bc))) || fail "the second run took $seconds s to be refused"
+# A bound, not an expected speed: it includes starting 2 ranks beside a running job (1.6 s on a
+# quiet 2-core machine). A refusal that waited for the lock instead would never come: the first
+# run cannot end on its own, and timeout 60 turns that into status 124.
+(($(echo "$seconds < 30" | bc))) || fail "the second run took $seconds s to be refused"
 grep -q "wavetrain: error: $run: run directory in use" second.txt || fail "the message does not name $run"
 grep -q "process $holder on host $(hostname)" second.txt || fail "the message does not name the holder (pid $holder)"
 [[ $(grep -c "^wavetrain" second.txt) == 1 ]] || fail "more than one message for the refusal"
