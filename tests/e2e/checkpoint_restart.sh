@@ -8,37 +8,40 @@
 #  3. --walltime stops the run with a checkpoint before the time runs out;
 #  4. kill -9 at random moments while checkpoints are written every step never leaves the run
 #     unresumable, and the resumed run still reproduces the uninterrupted losses.
+# The runs that are signalled or killed (1., 4.) have a step count they cannot reach, so that only
+# the test stops them, on any machine; the step count of the comparison is then chosen past where
+# they stopped. Their lr schedule is therefore one that does not depend on the step count
+# (`step`: x0.9 every 10 steps, after the warmup), unlike cosine, so that the stopped run and the
+# uninterrupted one still train alike; a resume at the wrong step or with the wrong lr shows.
 source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/lib/processes.bash"
+trap 'kill_matching "$dir/"; rm -rf "$dir"' EXIT  # a run that cannot end must not outlive the test
 data=$(fashion_mnist_h5)
 deck="$WT_SOURCE_DIR/inputs/fashion_mlp.toml"
 common=(--quiet --set "data.path=\"$data\"" --set train.log_every_steps=1
         --set train.eval_every_epoch=false --set lr_schedule.warmup_steps=20)
 
 losses() { awk -F, '$1=="train" { print $2, $4 }' "$1/metrics.csv"; }
-wait_rows() {  # file rows: wait until metrics.csv has that many rows (or 60 s)
-  for _ in $(seq 600); do
-    [[ -f "$1" && $(wc -l <"$1") -gt $2 ]] && return 0
-    sleep 0.1
-  done
-  fail "$1 never reached $2 rows"
-}
+step_of() { sed -n 's/^step_0*\([0-9][0-9]*\)\.h5$/\1/p' "$1"; }  # a `latest` file's step
+lr_by_step=(--set lr_schedule.kind=step --set lr_schedule.step_size=10 --set lr_schedule.gamma=0.9)
 
 # 1. SIGUSR1 -> 75 -> --restart -> bitwise identical losses.
-steps=600
-# Batches of 256 make a step long enough that the signal lands well before the end.
 common+=(--set train.global_batch=256)
 for ranks in 1 2; do
-  mpiexec -n $ranks "$WAVETRAIN" "$deck" "${common[@]}" --steps $steps --run-dir "$dir/full$ranks"
-  mpiexec -n $ranks "$WAVETRAIN" "$deck" "${common[@]}" --steps $steps --run-dir "$dir/cut$ranks" &
+  mpiexec -n $ranks "$WAVETRAIN" "$deck" "${common[@]}" "${lr_by_step[@]}" --steps $ENDLESS_STEPS \
+    --run-dir "$dir/cut$ranks" &
   pid=$!
-  wait_rows "$dir/cut$ranks/metrics.csv" 30
+  # 30 steps logged: well past the warmup, and the ranks handle signals.
+  wait_for_line "$dir/cut$ranks/metrics.csv" '^train,30,' 120 $pid
   kill -USR1 $pid
   rc=0; wait $pid || rc=$?
   [[ $rc == 75 ]] || fail "$ranks rank(s): SIGUSR1 gave exit status $rc, expected 75"
   stopped=$(cat "$dir/cut$ranks/checkpoints/latest")
-  [[ "$stopped" != "step_$(printf %08d $steps).h5" ]] || fail "the signal came after the end"
-  mpiexec -n $ranks "$WAVETRAIN" "$deck" "${common[@]}" --steps $steps --run-dir "$dir/cut$ranks" \
-    --restart
+  steps=$(($(step_of "$dir/cut$ranks/checkpoints/latest") + 100))  # 100 steps after the resume
+  mpiexec -n $ranks "$WAVETRAIN" "$deck" "${common[@]}" "${lr_by_step[@]}" --steps $steps \
+    --run-dir "$dir/full$ranks"
+  mpiexec -n $ranks "$WAVETRAIN" "$deck" "${common[@]}" "${lr_by_step[@]}" --steps $steps \
+    --run-dir "$dir/cut$ranks" --restart
   grep -q "resumed from .*$stopped" "$dir/cut$ranks/log.txt" || fail "no resume line in log.txt"
   diff <(losses "$dir/full$ranks") <(losses "$dir/cut$ranks") >/dev/null ||
     fail "$ranks rank(s): losses after resuming from $stopped differ from the uninterrupted run"
@@ -65,7 +68,7 @@ done
 
 # 3. --walltime: stop with a checkpoint while there is still time.
 rc=0
-mpiexec -n 2 "$WAVETRAIN" "$deck" "${common[@]}" --steps 100000 --run-dir "$dir/wall" \
+mpiexec -n 2 "$WAVETRAIN" "$deck" "${common[@]}" --steps $ENDLESS_STEPS --run-dir "$dir/wall" \
   --walltime 8 --set checkpoint.walltime_margin=4 || rc=$?
 [[ $rc == 75 ]] || fail "--walltime: exit status $rc, expected 75"
 grep -q "the wall time runs out" "$dir/wall/log.txt" || fail "--walltime: no stop line"
@@ -73,18 +76,35 @@ grep -q "the wall time runs out" "$dir/wall/log.txt" || fail "--walltime: no sto
 echo "ok: --walltime 8 stopped at $(cat "$dir/wall/checkpoints/latest") with exit 75"
 
 # 4. kill -9 during frequent checkpoint writes, three times, then finish with restart = auto.
+# Each attempt runs without a reachable end and is killed at a random step: the first checkpoint
+# at or past a random 5 to 30 steps beyond where it resumed (a random moment of the every-step
+# write cycle: the kill may land inside a write). Then the uninterrupted run and the resumed one
+# both go 50 steps past the last checkpoint.
 auto=(--set checkpoint.every_steps=1 --set checkpoint.keep=2 --set checkpoint.restart=auto)
-mpiexec -n 2 "$WAVETRAIN" "$deck" "${common[@]}" --steps 150 --run-dir "$dir/killfull"
+latest=0
 for attempt in 1 2 3; do
-  mpiexec -n 2 "$WAVETRAIN" "$deck" "${common[@]}" "${auto[@]}" --steps 150 \
-    --run-dir "$dir/kill" &
+  mpiexec -n 2 "$WAVETRAIN" "$deck" "${common[@]}" "${lr_by_step[@]}" "${auto[@]}" \
+    --steps $ENDLESS_STEPS --run-dir "$dir/kill" &
   pid=$!
-  sleep "$(awk -v s=$RANDOM 'BEGIN { srand(s); print 1.5 + rand() * 2 }')"
+  target=$((latest + 5 + RANDOM % 26))
+  deadline=$((SECONDS + 120))
+  until [[ -s $dir/kill/checkpoints/latest ]] &&
+    (($(step_of "$dir/kill/checkpoints/latest") >= target)); do
+    kill -0 $pid 2>/dev/null || fail "attempt $attempt ended before the kill"
+    ((SECONDS < deadline)) || fail "attempt $attempt: no checkpoint of step $target within 120 s"
+    sleep 0.02
+  done
   pkill -9 -f -- "--run-dir $dir/kill" || true
   wait $pid || true
-  echo "killed attempt $attempt; latest: $(cat "$dir/kill/checkpoints/latest" 2>/dev/null)"
+  latest=$(step_of "$dir/kill/checkpoints/latest")
+  echo "killed attempt $attempt at or after the checkpoint of step $target; latest: step $latest"
 done
-mpiexec -n 2 "$WAVETRAIN" "$deck" "${common[@]}" "${auto[@]}" --steps 150 --run-dir "$dir/kill"
+steps=$((latest + 50))
+mpiexec -n 2 "$WAVETRAIN" "$deck" "${common[@]}" "${lr_by_step[@]}" --steps $steps \
+  --run-dir "$dir/killfull"
+mpiexec -n 2 "$WAVETRAIN" "$deck" "${common[@]}" "${lr_by_step[@]}" "${auto[@]}" --steps $steps \
+  --run-dir "$dir/kill"
+[[ $(losses "$dir/kill" | wc -l) == "$steps" ]] || fail "the resumed run has not $steps loss rows"
 diff <(losses "$dir/killfull") <(losses "$dir/kill") >/dev/null ||
   fail "after three kill -9s the resumed losses differ from the uninterrupted run"
-echo "ok: three kill -9s during checkpoint writes; resumed run reproduces all 150 losses"
+echo "ok: three kill -9s during checkpoint writes; resumed run reproduces all $steps losses"

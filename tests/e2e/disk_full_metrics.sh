@@ -4,24 +4,22 @@
 # directory is a small tmpfs that this test fills while the run is training (skipped, 77, where a
 # tmpfs cannot be mounted). Checkpoints go elsewhere, and the message says which one to resume from.
 source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/lib/processes.bash"
 data=$(fashion_mnist_h5)
 mnt="$dir/mnt"
 mkdir -p "$mnt"
 mount -t tmpfs -o size=4m tmpfs "$mnt" 2>/dev/null || { echo "skip: cannot mount a tmpfs"; exit 77; }
-trap 'umount -l "$mnt" 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'kill_matching "$run"; umount -l "$mnt" 2>/dev/null; rm -rf "$dir"' EXIT
 
 run="$mnt/run"
 mpiexec -n 2 "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashion_mlp.toml" --set "data.path=\"$data\"" \
   --set train.log_every_steps=1 --set train.eval_every_epoch=false --set checkpoint.every_steps=2 \
   --set "checkpoint.dir=\"$dir/checkpoints\"" \
-  --set run.progress_seconds=3600 --set failure.stall_seconds=300 --steps 1000000 \
+  --set run.progress_seconds=3600 --set failure.stall_seconds=300 --steps $ENDLESS_STEPS \
   --run-dir "$run" >"$dir/out" 2>"$dir/err" &
 job=$!
-for _ in $(seq 600); do
-  [[ -f $run/metrics.csv && $(wc -l <"$run/metrics.csv") -ge 4 ]] && break
-  kill -0 $job 2>/dev/null || { cat "$dir/err"; fail "the run ended before the disk filled"; }
-  sleep 0.1
-done
+# Three train rows: training and its metrics writes are under way (the run has no reachable end).
+(wait_for_line "$run/metrics.csv" '^train,3,' 120 $job) || { cat "$dir/err"; fail "no training before the disk filled"; }
 dd if=/dev/zero of="$mnt/filler" bs=64k 2>/dev/null || true  # until No space left on device
 filled=$SECONDS
 rc=0

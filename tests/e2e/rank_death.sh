@@ -18,7 +18,7 @@ start_job() {  # run_dir out_file [mpiexec options...]
   shift 2
   mpiexec "$@" -n 2 "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashion_mlp.toml" \
     --set "data.path=\"$data\"" --set failure.stall_seconds=3 --set train.log_every_steps=20 \
-    --set checkpoint.every_steps=10 --steps 1000000 --run-dir "$run" >"$out" 2>&1 &
+    --set checkpoint.every_steps=10 --steps $ENDLESS_STEPS --run-dir "$run" >"$out" 2>&1 &
   job=$!
   wait_lines "$run/metrics.csv" 3 60
   victim=$(rank_pid "$run" 1)
@@ -55,8 +55,9 @@ kill -KILL "$victim"
 start=$SECONDS
 wait_gone "$survivor" 60 || fail "rank 0 still running 60 s after rank 1 was killed"
 echo "case 2: rank 0 ended $((SECONDS - start)) s after the kill"
-sleep 0.5  # let mpiexec forward the last output
+# mpiexec forwards rank 0's last output after rank 0 has ended: wait for it (a bounded wait, not
+# a fixed pause that a loaded machine can outlast).
+(wait_for_line "$dir/out2.txt" "wavetrain: rank 0: rank 1 \(pid $victim\) is gone: .*exit status 5" 30) ||
+  { cat "$dir/out2.txt"; fail "rank 0's watchdog did not report rank 1 as gone"; }
 cat "$dir/out2.txt"
-grep -E "wavetrain: rank 0: rank 1 \(pid $victim\) is gone: .*exit status 5" \
-  "$dir/out2.txt" || fail "rank 0's watchdog did not report rank 1 as gone"
 kill_matching "$dir/run2"  # this mpiexec may wait for ever on its own

@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib/processes.bash"
 trap 'kill_matching "$dir/run"; rm -rf "$dir"' EXIT
 data=$(fashion_mnist_h5)
 mpiexec -n 2 "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashion_mlp.toml" --set "data.path=\"$data\"" \
-  --set failure.stall_seconds=3 --set train.log_every_steps=20 --steps 1000000 \
+  --set failure.stall_seconds=3 --set train.log_every_steps=20 --steps $ENDLESS_STEPS \
   --run-dir "$dir/run" >"$dir/out.txt" 2>&1 &
 job=$!
 wait_lines "$dir/run/metrics.csv" 3 60  # header + two train rows: training is under way

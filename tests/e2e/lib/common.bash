@@ -14,7 +14,14 @@ fashion_mnist_h5() {
   local f="$WT_BINARY_DIR/test-data/fashion_mnist.h5"
   if [[ ! -f "$f" ]]; then
     mkdir -p "$(dirname "$f")"
-    "$WT_BINARY_DIR/fmnist_to_hdf5" --output "$f" >&2
+    # Tests run in parallel (ctest -j): one converts under the lock, the others wait for it, and
+    # the file appears under its name only when complete.
+    (
+      flock 9
+      if [[ ! -f "$f" ]]; then
+        "$WT_BINARY_DIR/fmnist_to_hdf5" --output "$f.tmp.$$" >&2 && mv -f "$f.tmp.$$" "$f"
+      fi
+    ) 9>"$f.lock"
   fi
   echo "$f"
 }
@@ -29,3 +36,29 @@ last_metric() {  # file kind column
   awk -F, -v kind="$2" -v col="$3" 'NR==1 { for (i=1;i<=NF;i++) idx[$i]=i; next }
       $1==kind { v=$(idx[col]) } END { print v }' "$1"
 }
+
+# Waits until a line of file $1 matches the extended regex $2, polling every 0.1 s, for at most $3
+# seconds; fails naming the file, the pattern and its last lines. With a pid $4, fails at once if
+# that process ends first (a run that died). The tests that must act while a run is still running
+# (a signal, a kill, a full disk) wait for such a sign of progress this way, never for a duration:
+# how long a run takes depends on the machine and its load. $3 is only a bound against a hang.
+wait_for_line() {  # file regex timeout_seconds [pid]
+  local deadline=$((SECONDS + $3))
+  until [[ -f $1 ]] && grep -qE -- "$2" "$1"; do
+    if [[ -n ${4:-} ]] && ! kill -0 "$4" 2>/dev/null; then
+      [[ -f $1 ]] && grep -qE -- "$2" "$1" && return 0  # the line came just before the end
+      echo "--- last lines of $1:" >&2; tail -n 20 "$1" >&2 2>/dev/null || true
+      fail "process $4 ended before a line of $1 matched '$2'"
+    fi
+    if ((SECONDS >= deadline)); then
+      echo "--- last lines of $1:" >&2; tail -n 20 "$1" >&2 2>/dev/null || true
+      fail "no line of $1 matched '$2' within $3 s"
+    fi
+    sleep 0.1
+  done
+}
+
+# A step count no run in the tests can reach: a run that a test stops (a signal, a kill, a full
+# disk, a walltime) gets it, so that it cannot end on its own before the test acts, however fast
+# the machine is.
+ENDLESS_STEPS=100000000
