@@ -12,11 +12,11 @@
 #     run of the chain (one stopped by the walltime again) aims at the same end.
 # The wrapper execs wavetrain, so each rank is still a process named wavetrain.
 #
-#   chain_wavetrain EXTRA          writes the wrapper to $dir/chain-wavetrain; prints its path
+#   chain_wavetrain EXTRA          writes the wrapper to $dir/chain-wavetrain-EXTRA; prints its path
 #   chain_final_steps RUN_DIR      the step count the chain ends at (once it has resumed)
 
 chain_wavetrain() {  # extra_steps
-  local wrapper=$dir/chain-wavetrain
+  local wrapper=$dir/chain-wavetrain-$1  # one per step count: chains of a test may differ
   cat >"$wrapper" <<EOF
 #!/bin/bash
 # Written by tests/e2e/lib/chain.bash: wavetrain with the step count of a test's job chain.
