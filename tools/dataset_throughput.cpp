@@ -26,6 +26,19 @@ void report(const char* what, int64_t samples, int64_t sample_numel, double seco
               samples * sample_numel * 4 / seconds / 1e6);
 }
 
+// --read-path: "best" leaves the reader's own choice; prints the path in use.
+void choose_read_path(wt::DatasetReader& reader, const std::string& name) {
+  using Path = wt::DatasetReader::ReadPath;
+  if (name != "best")
+    reader.set_read_path(name == "mapped"  ? Path::Mapped
+                         : name == "pread" ? Path::Pread
+                                           : Path::Hdf5);
+  const Path in_use = reader.read_path();
+  std::printf("read path: %s\n", in_use == Path::Mapped  ? "mapped"
+                                 : in_use == Path::Pread ? "pread"
+                                                         : "hdf5");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,15 +80,7 @@ int main(int argc, char** argv) {
     std::printf("%s /%s: %lld samples of %s, opened and labels validated in %.3f s\n", path.c_str(),
                 split.c_str(), static_cast<long long>(reader.size()),
                 wt::shape_str(reader.sample_shape()).c_str(), seconds_since(t0));
-    using Path = wt::DatasetReader::ReadPath;
-    if (read_path != "best")
-      reader.set_read_path(read_path == "mapped"  ? Path::Mapped
-                           : read_path == "pread" ? Path::Pread
-                                                  : Path::Hdf5);
-    const Path in_use = reader.read_path();
-    std::printf("read path: %s\n", in_use == Path::Mapped  ? "mapped"
-                                   : in_use == Path::Pread ? "pread"
-                                                           : "hdf5");
+    choose_read_path(reader, read_path);
     wt::BatchSampler sampler(reader.size(), batch, seed, true);
     if (batches <= 0) batches = sampler.batches_per_epoch();
     const int64_t local = sampler.part_size(part, parts);
