@@ -42,7 +42,14 @@ bool EvalLoader::next(Tensor& inputs, std::vector<int32_t>& labels) {
   reader_.read(rows, staged_.data(), labels.data());
   const int64_t kept = screen_nonfinite(int64_t(rows.size()), per_sample, labels);
   shape.insert(shape.begin(), kept);
-  inputs = Tensor::empty(shape, memory_, 1);  // stream 1: the data buffers' pool
+  try {
+    inputs = Tensor::empty(shape, memory_, 1);  // stream 1: the data buffers' pool
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory("cannot allocate an evaluation batch of " + std::to_string(kept) +
+                          " samples of " + reader_.path() + " /" + reader_.split() +
+                          "/inputs (train.eval_batch bounds it): " + e.what(),
+                      e.requested);
+  }
   inputs.set_label("a batch of " + reader_.split() + " inputs");
   if (!memory_.device_only())
     std::copy(staged_.begin(), staged_.begin() + kept * per_sample, inputs.data());
