@@ -55,8 +55,7 @@ std::vector<int> choose_stage_cuts(const RunConfig& config, const Graph& graph, 
     try {
       check_stage_count(graph, stages);
     } catch (const std::invalid_argument& e) {
-      throw InputError(config.deck_path, 0, "schedule.kind",
-                       "'" + config.schedule.kind + "': " + e.what());
+      throw deck_error(config, "schedule.kind", "'" + config.schedule.kind + "': " + e.what());
     }
   });
   std::vector<int64_t> cuts(size_t(stages - 1), 0);
