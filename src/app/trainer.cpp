@@ -71,7 +71,7 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   std::unique_ptr<TraceObserver> trace;
   if (cfg.trace.enabled) trace = std::make_unique<TraceObserver>(*job);
   ProgressObserver progress;
-  MetricsObserver metrics(t_start);
+  MetricsObserver metrics(t_start, cfg.failure);
   EvaluationObserver evaluation(t_start, metrics);
   CheckpointObserver checkpoints(*job, options.walltime_s, t_start);
   SummaryObserver summary(*job, t_start, evaluation);

@@ -83,6 +83,8 @@ struct RunConfig {
   struct Failure {
     std::string on_nonfinite = "stop";  // stop | skip: a NaN/Inf loss or gradient
     double stall_seconds = 600;         // report the late rank and stop; 0 = off
+    std::string on_explosion = "warn";  // warn | stop | off: a loss far above its running average
+    double explosion_factor = 10;       // "far": this many times the running average
   } failure;
 
   // DeepPool's burst planner (plan/burst_planner.hpp).

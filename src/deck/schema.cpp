@@ -226,6 +226,13 @@ std::vector<KeyDef> runtime_keys() {
       key("failure", "on_nonfinite", WT_FIELD(failure.on_nonfinite),
           "a NaN or Inf loss/gradient: stop the run, or skip the step and count it")
           .one_of({"stop", "skip"}),
+      key("failure", "on_explosion", WT_FIELD(failure.on_explosion),
+          "a training loss (a metrics row's mean over all ranks) above explosion_factor times its "
+          "running average: warn, stop the run (exit 4, like a NaN), or off")
+          .one_of({"warn", "stop", "off"}),
+      key("failure", "explosion_factor", WT_FIELD(failure.explosion_factor),
+          "how many times its running average a training loss may reach before on_explosion")
+          .in(Range::above(1)),
       key("failure", "stall_seconds", WT_FIELD(failure.stall_seconds),
           "a collective waiting longer than this reports the late rank and stops; 0 = off")
           .in(Range::at_least(0)),

@@ -9,8 +9,11 @@
 
 namespace wt {
 
-MetricsObserver::MetricsObserver(std::chrono::steady_clock::time_point run_start)
-    : run_start_(run_start), window_start_(std::chrono::steady_clock::now()) {}
+MetricsObserver::MetricsObserver(std::chrono::steady_clock::time_point run_start,
+                                 const RunConfig::Failure& failure)
+    : run_start_(run_start),
+      window_start_(std::chrono::steady_clock::now()),
+      explosions_(failure.on_explosion, failure.explosion_factor) {}
 
 MetricsRow MetricsObserver::row(Job& job, const char* kind, int64_t steps_done) const {
   MetricsRow row;
@@ -45,6 +48,12 @@ void MetricsObserver::after_step(Job& job, const StepRecord& record) {
     throw Diverged("non-finite loss/gradient at step " + std::to_string(done) +
                    " (training loss summed over the last " + std::to_string(steps_) +
                    " steps is not finite)");
+  if (v[2] > 0) {
+    const std::string exploded = explosions_.check(done, v[0] / v[2], steps_);
+    if (!exploded.empty() && explosions_.stops())
+      throw Diverged(exploded + "; failure.on_explosion = \"warn\" only reports it");
+    if (!exploded.empty()) job.log().warning("%s", exploded.c_str());
+  }
   if (MetricsWriter* metrics = job.metrics()) {
     MetricsRow r = row(job, "train", done);
     r.loss = v[2] > 0 ? v[0] / v[2] : 0;

@@ -2,10 +2,13 @@
 // metrics.csv's train rows: every train.log_every_steps steps and at each epoch's end, the loss
 // and accuracy since the last row summed over the ranks (a collective on every rank), samples/s,
 // memory and the preload counters. A non-finite summed loss ends the run (Diverged) when
-// failure.on_nonfinite = "stop": every rank sees the same sum, so every rank stops alike.
+// failure.on_nonfinite = "stop": every rank sees the same sum, so every rank stops alike; so does
+// a loss far above its running average (app/loss_explosion.hpp) with failure.on_explosion.
 #include <chrono>
 
+#include "app/loss_explosion.hpp"
 #include "app/step_observer.hpp"
+#include "deck/run_config.hpp"
 #include "io/metrics_writer.hpp"
 
 namespace wt {
@@ -13,7 +16,9 @@ namespace wt {
 class MetricsObserver : public StepObserver {
  public:
   // run_start: when the run began (wall_s counts from it, after the resumed run's time).
-  explicit MetricsObserver(std::chrono::steady_clock::time_point run_start);
+  // failure: the deck's [failure] section (on_explosion, explosion_factor).
+  MetricsObserver(std::chrono::steady_clock::time_point run_start,
+                  const RunConfig::Failure& failure);
   void after_step(Job& job, const StepRecord& record) override;
   // Time spent outside training (an evaluation) does not count against samples/s.
   void restart_clock() { window_start_ = std::chrono::steady_clock::now(); }
@@ -24,6 +29,7 @@ class MetricsObserver : public StepObserver {
   std::chrono::steady_clock::time_point run_start_, window_start_;
   StepStats window_;
   int64_t steps_ = 0;
+  LossExplosionWatch explosions_;
 };
 
 }  // namespace wt
