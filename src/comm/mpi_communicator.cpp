@@ -107,9 +107,8 @@ void MpiCommunicator::allreduce_sum(float* data, int64_t count, int group) {
   // Below a few thousand floats the barriers cost more than Open MPI's copies.
   constexpr int64_t kShmMinFloats = 4096;
   if (count >= kShmMinFloats && group >= 0 && group < int(shm_.size()) && shm_[group]) {
-    group_comm(group);  // same membership check as the MPI path
-    shm_[group]->sum(data, count);
-    return;
+    group_comm(group);                          // same membership check as the MPI path
+    if (shm_[group]->sum(data, count)) return;  // else a file size limit: MPI below
   }
   WT_MPI_CHECK(
       MPI_Allreduce(MPI_IN_PLACE, data, as_int(count), MPI_FLOAT, MPI_SUM, group_comm(group)));

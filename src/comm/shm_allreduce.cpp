@@ -1,5 +1,7 @@
 #include "comm/shm_allreduce.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -11,6 +13,8 @@ namespace wt {
 
 namespace {
 constexpr int kMaxRanks = 64;
+// Open MPI's bookkeeping in the window's backing file, beyond the ranks' segments.
+constexpr double kWindowFileSlack = 1 << 20;
 }  // namespace
 
 std::unique_ptr<ShmAllreduce> ShmAllreduce::create(MPI_Comm comm) {
@@ -46,13 +50,26 @@ float* ShmAllreduce::segment(int buffer, int rank) const {
   return base_[rank] + int64_t(buffer) * capacity_;
 }
 
-void ShmAllreduce::reserve(int64_t count) {
-  if (count <= capacity_) return;
+bool ShmAllreduce::reserve(int64_t count) {
+  if (unusable_) return false;
+  if (count <= capacity_) return true;
+  const int64_t capacity = std::max<int64_t>(count, 1024);
+  // The whole node's window is one file in /dev/shm: every rank's limit must allow it.
+  struct rlimit limit {};
+  double allowed = ::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY
+                       ? double(limit.rlim_cur)
+                       : 1e300;
+  WT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &allowed, 1, MPI_DOUBLE, MPI_MIN, comm_));
+  const double window_bytes = double(size_) * 2.0 * double(capacity) * sizeof(float);
+  if (window_bytes + kWindowFileSlack > allowed) {
+    unusable_ = true;
+    return false;
+  }
   if (win_ != MPI_WIN_NULL) {
     MPI_Win_unlock_all(win_);
     MPI_Win_free(&win_);
   }
-  capacity_ = std::max<int64_t>(count, 1024);
+  capacity_ = capacity;
   float* mine = nullptr;
   WT_MPI_CHECK(MPI_Win_allocate_shared(MPI_Aint(2 * capacity_ * int64_t(sizeof(float))),
                                        sizeof(float), MPI_INFO_NULL, comm_, &mine, &win_));
@@ -63,10 +80,11 @@ void ShmAllreduce::reserve(int64_t count) {
   }
   WT_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));
   next_buffer_ = 0;
+  return true;
 }
 
-void ShmAllreduce::sum(float* data, int64_t count) {
-  reserve(count);
+bool ShmAllreduce::sum(float* data, int64_t count) {
+  if (!reserve(count)) return false;
   const int b = next_buffer_;
   next_buffer_ ^= 1;
   auto slice_begin = [&](int r) { return count * r / size_; };
@@ -98,6 +116,7 @@ void ShmAllreduce::sum(float* data, int64_t count) {
     if (r != rank_)
       std::memcpy(data + slice_begin(r), segment(b, r) + slice_begin(r),
                   size_t(slice_begin(r + 1) - slice_begin(r)) * sizeof(float));
+  return true;
 }
 
 }  // namespace wt

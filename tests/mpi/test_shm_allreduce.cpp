@@ -3,6 +3,7 @@
 // two alternating buffers and a window that grows are both exercised.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <sys/resource.h>
 
 #include <vector>
 
@@ -34,7 +35,7 @@ TEST(ShmAllreduce, MatchesMpiAllreduceOnEveryRank) {
     for (int repeat = 0; repeat < 3; ++repeat, ++round) {
       std::vector<float> got = values(n, rank, round), want = got;
       MPI_Allreduce(MPI_IN_PLACE, want.data(), int(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      shm->sum(got.data(), n);
+      ASSERT_TRUE(shm->sum(got.data(), n));
       if (size == 2) {
         ASSERT_EQ(got, want) << "n " << n;  // a + b is the same sum whatever the algorithm
       } else {
@@ -59,6 +60,36 @@ TEST(ShmAllreduce, CommunicatorUsesItForLargeBlockingSums) {
   world.allreduce_sum(got.data(), n, 0);
   if (size == 2) {
     EXPECT_EQ(got, want);
+  }
+}
+
+// A file size limit (ulimit -f) on one rank that the node's window file would pass: sum() says so
+// on every rank alike, without summing, and the communicator's allreduce sums through MPI
+// instead. (Allocating the window would end the job inside MPI_Win_allocate_shared.)
+TEST(ShmAllreduce, AFileSizeLimitOnAnyRankFallsBackToMpi) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) GTEST_SKIP() << "needs 2 ranks";
+  wt::MpiCommunicator comm(MPI_COMM_WORLD);
+  auto shm = wt::ShmAllreduce::create(MPI_COMM_WORLD);
+  ASSERT_NE(shm, nullptr);
+  struct rlimit saved {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  if (rank == 1) {  // 1 MiB: far below a window for 300001 floats per rank
+    struct rlimit low = saved;
+    low.rlim_cur = 1 << 20;
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &low), 0);
+  }
+  std::vector<float> got = values(300001, rank, 0), want = got;
+  MPI_Allreduce(MPI_IN_PLACE, want.data(), int(want.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  std::vector<float> untouched = got;
+  EXPECT_FALSE(shm->sum(got.data(), int64_t(got.size()))) << "rank " << rank;
+  EXPECT_EQ(got, untouched) << "a refused sum must leave the data alone";
+  comm.allreduce_sum(got.data(), int64_t(got.size()), 0);  // its own window: refused the same
+  EXPECT_EQ(got, want);
+  if (rank == 1) {
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &saved), 0);
   }
 }
 
