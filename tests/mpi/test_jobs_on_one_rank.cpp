@@ -33,9 +33,12 @@ wt::RunConfig deck(const std::filesystem::path& dir, const std::string& name,
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) {
     std::ofstream(path) << "[run]\nname = \"" << name << "\"\noutput_dir = \"" << dir.string()
-                        << "\"\nseed = 7\n[data]\npath = \"" << (dir / "d.h5").string()
-                        << "\"\n[model]\nfile = \"" << WT_SOURCE_DIR << "/models/" << model
-                        << "\"\n[optimizer]\nkind = \"" << optimizer
+                        << "\"\nseed = 7\n[data]\npath = \""
+                        << (dir / "d.h5").string()
+                        // No preload: the next batch, read on a background thread, would land
+                        // before or after a step's peak by timing, and the peaks are compared.
+                        << "\"\npreload = false\n[model]\nfile = \"" << WT_SOURCE_DIR << "/models/"
+                        << model << "\"\n[optimizer]\nkind = \"" << optimizer
                         << "\"\nlr = 0.01\n[train]\nglobal_batch = 16\nepochs = 1\n"
                         << "eval_every_epoch = false\n";
   }
