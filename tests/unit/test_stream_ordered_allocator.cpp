@@ -225,7 +225,15 @@ TEST(StreamOrderedAllocator, PacksSmallRequestsIntoOneSegment) {
   EXPECT_EQ(a.stats().system_allocations, 1u) << "100 x 20 KiB fit one 2 MiB segment";
   EXPECT_EQ(a.stats().reserved, 2048 * KiB);
   EXPECT_EQ(a.stats().in_use, 100 * 20 * KiB);
-  for (Allocation& x : small) x.free();
+  EXPECT_DOUBLE_EQ(a.stats().fragmentation(), 0.0) << "the cache is the segment's tail";
+  for (size_t i = 0; i < small.size(); i += 2) small[i].free();
+  // Cached: 50 separate 20 KiB holes and the 48 KiB tail; the tail is the largest.
+  EXPECT_EQ(a.stats().largest_free, 48 * KiB);
+  EXPECT_NEAR(a.stats().fragmentation(), 1.0 - 48.0 / (50 * 20 + 48), 1e-12);
+  for (size_t i = 1; i < small.size(); i += 2) small[i].free();
+  a.sync_and_coalesce();  // the two streams' freed blocks merge once both are known done
+  EXPECT_EQ(a.stats().largest_free, 2048 * KiB);
+  EXPECT_DOUBLE_EQ(a.stats().fragmentation(), 0.0);
 }
 
 // Large segments are whole multiples of 2 MiB; the rounded tail serves the next large request.
