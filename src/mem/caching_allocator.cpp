@@ -76,25 +76,26 @@ MemBlock* CachingAllocator::reserve(size_t size, size_t requested) {
   // release threshold or when the budget would otherwise refuse.
   const size_t rounded = segment_size(size);
   if (release_threshold_) release_cached_for(rounded, release_threshold_);
-  // The budget is exact on reserved bytes: rounding never makes a request fail that fits as is.
-  size_t bytes = rounded;
-  if (limit_ && stats_.reserved + bytes > limit_) bytes = size;
+  // Under a budget segments are exact: rounding's tails (a 1.25 MiB block leaves 0.75 MiB that
+  // no large request can use; a small segment is pinned by its last small block) would spend
+  // the budget, and runs that fit their bytes in use would exit 3 (waves_memory's budget is
+  // 0.8 MB over its worst rank's peak in use). The budget stays exact on reserved bytes.
+  const size_t bytes = limit_ ? size : rounded;
   if (limit_ && stats_.reserved + bytes > limit_) {
-    release_cached_for(size, limit_);
+    release_cached_for(bytes, limit_);
     if (stats_.reserved + bytes > limit_) return nullptr;
   }
   MemBlock* block = pool_.new_segment(bytes, size >= kLargeBlock);
   if (!block) {  // the system refuses: give it the cache back and try once more, exactly
     stats_.reserved -= pool_.release_free_segments(SIZE_MAX);
-    bytes = size;
-    block = pool_.new_segment(bytes, size >= kLargeBlock);
+    block = pool_.new_segment(size, size >= kLargeBlock);
   }
   if (!block)
     throw OutOfMemory("out of host memory: requested " + std::to_string(requested) +
                           " bytes, which this process cannot get (" +
                           std::to_string(stats_.in_use) + " in use)",
                       requested);
-  stats_.reserved += bytes;
+  stats_.reserved += block->size;
   stats_.system_allocations++;
   // Fresh memory has no earlier use: its tail is safe for every stream.
   pool_.split(block, size, kSyncedPool);

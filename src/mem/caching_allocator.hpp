@@ -12,9 +12,10 @@
 // sync) and tries again before throwing OutOfMemory (exit status 3).
 //
 // Segments, as PyTorch's allocator: requests under 1 MiB are cut from shared 2 MiB segments,
-// larger ones from segments rounded up to a multiple of 2 MiB, so a training step after the
-// first makes no system allocation. Where the budget has no room for the rounded segment, the
-// segment is the block's own size: rounding never turns a fitting request into a failure.
+// larger ones from segments rounded up to a multiple of 2 MiB, so a training step after
+// warm-up makes no system allocation. Under a budget (device.memory_limit) segments are the
+// block's own size: the budget bounds reserved bytes exactly, and rounding's unusable tails
+// never turn a run that fits into a failure.
 // Cached segments go back to the system (a synchronising cudaFree on a GPU) only when an
 // allocation would otherwise fail, or when reserved bytes would pass the release threshold.
 #include <cstddef>
@@ -129,8 +130,8 @@ class CachingAllocator {
 
   // The block size a request gets (512-byte granules, then quarter-power-of-two classes).
   static size_t round_size(size_t bytes);
-  // The system allocation that serves a new block of `size` (a round_size) when the budget
-  // allows: 2 MiB for small blocks, else `size` rounded up to a multiple of 2 MiB.
+  // The system allocation that serves a new block of `size` (a round_size) without a budget:
+  // 2 MiB for small blocks, else `size` rounded up to a multiple of 2 MiB.
   static size_t segment_size(size_t size);
 
  private:

@@ -249,12 +249,15 @@ TEST(StreamOrderedAllocator, RoundsLargeSegmentsUpToTwoMiB) {
   big.free();
 }
 
-// The budget counts reserved bytes exactly: a request that fits unrounded is never refused
-// because of its segment's rounding.
-TEST(StreamOrderedAllocator, RoundingNeverBreaksABudgetTheRequestFits) {
-  wt::CachingAllocator large_budget(5 * 1024 * KiB + 4 * KiB);
+// Under a budget segments are exact: reserved bytes are what the requests' blocks need, so
+// rounding never makes a request (or a later one) fail that fits as is.
+TEST(StreamOrderedAllocator, SegmentsAreExactUnderABudget) {
+  wt::CachingAllocator large_budget(64 * 1024 * KiB);
   Allocation big(large_budget, 5 * 1024 * KiB, 0);
   EXPECT_EQ(large_budget.stats().reserved, 5 * 1024 * KiB) << "the exact size, not 6 MiB";
+  Allocation next(large_budget, 1024 * KiB, 0);
+  EXPECT_EQ(large_budget.stats().reserved, 6 * 1024 * KiB) << "a segment of its own";
+  next.free();
   wt::CachingAllocator small_budget(100 * KiB);
   Allocation small(small_budget, 64 * KiB, 0);
   EXPECT_EQ(small_budget.stats().reserved, 64 * KiB) << "the exact size, not 2 MiB";
