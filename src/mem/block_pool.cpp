@@ -31,37 +31,60 @@ void BlockPool::erase(MemBlock* block) {
   free_bytes_ -= block->size;
 }
 
-MemBlock* BlockPool::take_best_fit(int pool, size_t size) {
+MemBlock* BlockPool::best_fit(int pool, size_t size) const {
   auto found = pools_.find({pool, size >= kLargeBlock});
   if (found == pools_.end()) return nullptr;
   auto it = found->second.lower_bound({size, nullptr});
   if (it == found->second.end()) return nullptr;
   MemBlock* block = it->second;
-  erase(block);
-  if (block->size - size >= kMinSplit) {
-    auto* tail = new MemBlock;
-    tail->ptr = block->ptr + size;
-    tail->size = block->size - size;
-    tail->large = block->large;
-    tail->prev = block;
-    tail->next = block->next;
-    tail->freed = block->freed;
-    if (block->next) block->next->prev = tail;
-    block->next = tail;
-    block->size = size;
-    insert(tail, pool);
-  }
-  block->allocated = true;
+  // The smallest fit is oversize: every other fit is too. A small request leaves it whole for a
+  // large one; a large request takes it unsplit unless that wastes too much.
+  const bool oversize = block->size > max_split_;
+  if (oversize && (size <= max_split_ || block->size - size >= kOversizeWaste)) return nullptr;
   return block;
 }
 
-MemBlock* BlockPool::new_segment(size_t size) {
+MemBlock* BlockPool::take_best_fit(int pool, size_t size) {
+  return take(best_fit(pool, size), size);
+}
+
+MemBlock* BlockPool::take_best_fit(int pool, int other_pool, size_t size) {
+  MemBlock* a = best_fit(pool, size);
+  MemBlock* b = best_fit(other_pool, size);
+  return take(a && (!b || a->size <= b->size) ? a : b, size);
+}
+
+MemBlock* BlockPool::take(MemBlock* block, size_t size) {
+  if (!block) return nullptr;
+  const bool oversize = block->size > max_split_;
+  erase(block);
+  block->allocated = true;
+  if (!oversize) split(block, size, block->pool);
+  return block;
+}
+
+void BlockPool::split(MemBlock* block, size_t size, int tail_pool) {
+  if (block->size - size < kMinSplit) return;
+  auto* tail = new MemBlock;
+  tail->ptr = block->ptr + size;
+  tail->size = block->size - size;
+  tail->large = block->large;
+  tail->prev = block;
+  tail->next = block->next;
+  tail->freed = block->freed;
+  if (block->next) block->next->prev = tail;
+  block->next = tail;
+  block->size = size;
+  insert(tail, tail_pool);
+}
+
+MemBlock* BlockPool::new_segment(size_t size, bool large) {
   void* memory = std::aligned_alloc(64, size);
   if (!memory) return nullptr;
   auto* block = new MemBlock;
   block->ptr = static_cast<char*>(memory);
   block->size = size;
-  block->large = size >= kLargeBlock;
+  block->large = large;
   block->allocated = true;
   return block;
 }

@@ -7,6 +7,8 @@
 // same pool, so memory freed in one set of sizes serves another. Small requests (under 1 MiB)
 // and large ones use separate segments (as PyTorch's allocator does): a small tensor cut from a
 // freed large block would pin its whole segment, which the budget could then not get back.
+// Blocks larger than max_split_bytes are never split (PyTorch's max_split_size_mb): a large
+// cached block cut for small requests could not be given back whole or serve a large one again.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -19,6 +21,11 @@ namespace wt {
 
 constexpr int kSyncedPool = -1;
 constexpr size_t kLargeBlock = size_t(1) << 20;  // requests of this size or more are "large"
+// Small requests are cut from segments of this size; large segments are multiples of it.
+constexpr size_t kSegmentGranule = size_t(2) << 20;
+// A request over max_split_bytes may take an unsplittable cached block at most this much larger
+// (PyTorch's kLargeBuffer) rather than a new segment.
+constexpr size_t kOversizeWaste = size_t(20) << 20;
 
 struct MemBlock {
   char* ptr = nullptr;
@@ -44,11 +51,18 @@ class BlockPool {
 
   // The smallest free block of `pool` and of `size`'s kind (small or large) with at least `size`
   // bytes, taken out and split to `size` (the tail stays free in the same pool); nullptr when
-  // none fits.
+  // none fits. A block over max_split_bytes goes only to a request over it, whole.
   MemBlock* take_best_fit(int pool, size_t size);
-  // A new segment of exactly `size` bytes from the system as one allocated block; nullptr when
-  // the system refuses.
-  MemBlock* new_segment(size_t size);
+  // The same over two pools: the smaller of their best fits (the first on a tie).
+  MemBlock* take_best_fit(int pool, int other_pool, size_t size);
+  // A new segment of exactly `size` bytes from the system as one allocated block of the kind
+  // `large`; nullptr when the system refuses.
+  MemBlock* new_segment(size_t size, bool large);
+  // Cuts allocated `block` to `size` bytes; the tail goes free into `tail_pool` (if at least a
+  // sliver's worth).
+  void split(MemBlock* block, size_t size, int tail_pool);
+  void set_max_split_bytes(size_t bytes) { max_split_ = bytes; }
+  size_t max_split_bytes() const { return max_split_; }
   // Puts a freed block into `pool`, merged with free neighbours of the same pool.
   void put(MemBlock* block, int pool);
   // Moves the blocks of every stream pool whose free event `done` says has completed (all of
@@ -66,11 +80,14 @@ class BlockPool {
  private:
   using BySize = std::set<std::pair<size_t, MemBlock*>>;
   using PoolKey = std::pair<int, bool>;  // (pool, large)
+  MemBlock* best_fit(int pool, size_t size) const;
+  MemBlock* take(MemBlock* block, size_t size);  // out of its pool, split to `size`
   void insert(MemBlock* block, int pool);
   void erase(MemBlock* block);
   MemBlock* merge_into(MemBlock* left, MemBlock* right);
   std::map<PoolKey, BySize> pools_;
   size_t free_bytes_ = 0;
+  size_t max_split_ = SIZE_MAX;
 };
 
 template <class Done>

@@ -49,35 +49,63 @@ void CachingAllocator::settle_pending_locked() {
                                      [&](MemBlock* b) { return !done(b); });
   for (auto it = ready; it != pending_.end(); ++it) {
     if (device_only_) std::memset((*it)->ptr, 0xff, (*it)->size);  // every use is over: poison
-    (*it)->freed = events_->record((*it)->stream);
-    pool_.put(*it, (*it)->stream);
+    // `freed` is the free's own point in its stream (recorded then, not now: an event recorded
+    // now would hold the block back for work issued after the free).
+    pool_.put(*it, events_->completed((*it)->freed) ? kSyncedPool : (*it)->stream);
   }
   pending_.erase(ready, pending_.end());
 }
 
+size_t CachingAllocator::segment_size(size_t size) {
+  // Small blocks share 2 MiB segments, so a small tensor is rarely a system allocation; large
+  // segments are whole multiples of 2 MiB (PyTorch rounds those over 10 MiB alike), whose tail
+  // serves the next large request of about that size.
+  if (size < kLargeBlock) return kSegmentGranule;
+  return (size + kSegmentGranule - 1) / kSegmentGranule * kSegmentGranule;
+}
+
+// Returns cached whole segments (those safe for every stream) until `reserved + bytes` is at
+// most `cap`, or none are left.
+void CachingAllocator::release_cached_for(size_t bytes, size_t cap) {
+  if (stats_.reserved + bytes > cap)
+    stats_.reserved -= pool_.release_free_segments(stats_.reserved + bytes - cap);
+}
+
 MemBlock* CachingAllocator::reserve(size_t size, size_t requested) {
-  // Cached whole segments that no request fits go back before the cache grows past what is in
-  // use by more than 1/16: two jobs with different sizes would otherwise each keep their own.
-  const size_t needed = stats_.in_use + size;
-  if (stats_.reserved + size > needed + needed / 16)
-    stats_.reserved -= pool_.release_free_segments(stats_.reserved + size - needed);
-  if (limit_ && stats_.reserved + size > limit_)
-    stats_.reserved -= pool_.release_free_segments(stats_.reserved + size - limit_);
-  if (limit_ && stats_.reserved + size > limit_) return nullptr;
-  MemBlock* block = pool_.new_segment(size);
+  // On a GPU each release is a synchronising cudaFree: cached segments go back only above the
+  // release threshold or when the budget would otherwise refuse.
+  const size_t rounded = segment_size(size);
+  if (release_threshold_) release_cached_for(rounded, release_threshold_);
+  // Under a budget segments are exact: rounding's tails (a 1.25 MiB block leaves 0.75 MiB that
+  // no large request can use; a small segment is pinned by its last small block) would spend
+  // the budget, and runs that fit their bytes in use would exit 3 (waves_memory's budget is
+  // 0.8 MB over its worst rank's peak in use). The budget stays exact on reserved bytes.
+  const size_t bytes = limit_ ? size : rounded;
+  if (limit_ && stats_.reserved + bytes > limit_) {
+    release_cached_for(bytes, limit_);
+    if (stats_.reserved + bytes > limit_) return nullptr;
+  }
+  MemBlock* block = pool_.new_segment(bytes, size >= kLargeBlock);
+  if (!block) {  // the system refuses: give it the cache back and try once more, exactly
+    stats_.reserved -= pool_.release_free_segments(SIZE_MAX);
+    block = pool_.new_segment(size, size >= kLargeBlock);
+  }
   if (!block)
     throw OutOfMemory("out of host memory: requested " + std::to_string(requested) +
                           " bytes, which this process cannot get (" +
                           std::to_string(stats_.in_use) + " in use)",
                       requested);
-  stats_.reserved += size;
+  stats_.reserved += block->size;
   stats_.system_allocations++;
+  // Fresh memory has no earlier use: its tail is safe for every stream.
+  pool_.split(block, size, kSyncedPool);
   return block;
 }
 
 MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream, size_t requested) {
-  if (MemBlock* b = pool_.take_best_fit(stream, size)) return b;  // stream order makes it safe
-  if (MemBlock* b = pool_.take_best_fit(kSyncedPool, size)) return b;
+  // The stream's own freed blocks (stream order makes them safe) and those safe for every
+  // stream: the better fit of the two, so one pool's order does not cut a block the other fits.
+  if (MemBlock* b = pool_.take_best_fit(stream, kSyncedPool, size)) return b;
   // Other streams' freed blocks whose last use has finished, by their events.
   settle_pending_locked();
   if (MemBlock* b = pool_.take_best_fit(stream, size)) return b;
@@ -146,6 +174,7 @@ void CachingAllocator::release_now(void* ptr, int stream) {
     block->freed = events_->record(stream);
     pool_.put(block, stream);
   } else {
+    block->freed = events_->record(stream);
     for (int other : block->used_on) block->pending_uses.push_back(events_->record(other));
     pending_.push_back(block);
   }
@@ -189,6 +218,22 @@ int CachingAllocator::current_job() { return t_current_job; }
 void CachingAllocator::set_limit(size_t limit_bytes) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   limit_ = limit_bytes;
+}
+
+void CachingAllocator::set_release_threshold(size_t bytes) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  release_threshold_ = bytes;
+}
+
+void CachingAllocator::set_max_split_bytes(size_t bytes) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  pool_.set_max_split_bytes(bytes == 0 ? SIZE_MAX : bytes);
+}
+
+size_t CachingAllocator::max_split_bytes() const {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  const size_t bytes = pool_.max_split_bytes();
+  return bytes == SIZE_MAX ? 0 : bytes;
 }
 
 MemoryStats CachingAllocator::stats() const {

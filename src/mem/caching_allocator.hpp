@@ -10,6 +10,14 @@
 // to be safe for every stream; fresh memory within the budget (after returning cached segments
 // to the system); then, only if that fails, it synchronises the device (counted as a forced
 // sync) and tries again before throwing OutOfMemory (exit status 3).
+//
+// Segments, as PyTorch's allocator: requests under 1 MiB are cut from shared 2 MiB segments,
+// larger ones from segments rounded up to a multiple of 2 MiB, so a training step after
+// warm-up makes no system allocation. Under a budget (device.memory_limit) segments are the
+// block's own size: the budget bounds reserved bytes exactly, and rounding's unusable tails
+// never turn a run that fits into a failure.
+// Cached segments go back to the system (a synchronising cudaFree on a GPU) only when an
+// allocation would otherwise fail, or when reserved bytes would pass the release threshold.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -102,6 +110,13 @@ class CachingAllocator {
 
   void set_limit(size_t limit_bytes);
   size_t limit() const { return limit_; }
+  // Reserved bytes above which cached segments are returned before the cache grows (0 = none:
+  // only when an allocation would fail).
+  void set_release_threshold(size_t bytes);
+  size_t release_threshold() const { return release_threshold_; }
+  // Cached blocks larger than this are never split for a smaller request (0 = no limit).
+  void set_max_split_bytes(size_t bytes);
+  size_t max_split_bytes() const;
   MemoryStats stats() const;
   JobMemory job_stats(int job) const;
   void reset_peaks();
@@ -113,17 +128,23 @@ class CachingAllocator {
   int add_observer(Observer observer);  // returns a handle for remove_observer
   void remove_observer(int handle);     // no call is in flight once this returns
 
+  // The block size a request gets (512-byte granules, then quarter-power-of-two classes).
   static size_t round_size(size_t bytes);
+  // The system allocation that serves a new block of `size` (a round_size) without a budget:
+  // 2 MiB for small blocks, else `size` rounded up to a multiple of 2 MiB.
+  static size_t segment_size(size_t size);
 
  private:
   // size: the rounded block size; requested: the bytes asked for (named in errors).
   MemBlock* find_or_reserve(size_t size, int stream, size_t requested);
   MemBlock* reserve(size_t size, size_t requested);
+  void release_cached_for(size_t bytes, size_t cap);
   void settle_pending_locked();
   void count_allocation(MemBlock* block);
   void notify_locked();  // the observer, with current stats
   void release_now(void* ptr, int stream);
   size_t limit_;
+  size_t release_threshold_ = 0;
   bool device_only_ = false;
   StreamEvents* events_;
   ImmediateStreamEvents host_events_;
