@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace wt {
@@ -95,6 +96,15 @@ inline std::unique_ptr<CommRequest> Communicator::ibroadcast_words(uint32_t*, in
 
 inline std::unique_ptr<CommRequest> Communicator::ireduce_sum(float*, int64_t, int, int) {
   throw std::logic_error("this communicator has no reduce-to-root");
+}
+
+// Collective over the world: `text` from world rank `root` on every rank (its length, then its
+// bytes).
+inline void broadcast_text(Communicator& comm, std::string& text, int root) {
+  int64_t bytes = int64_t(text.size());
+  comm.broadcast_bytes(&bytes, sizeof bytes, root);
+  text.resize(size_t(bytes));
+  if (bytes > 0) comm.broadcast_bytes(text.data(), bytes, root);
 }
 
 }  // namespace wt

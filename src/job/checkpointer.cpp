@@ -75,10 +75,7 @@ Checkpointer::Checkpointer(const RunConfig& config, const std::string& run_dir,
     store_.prepare(config.deck_path);
     info_.run_id = load_or_create_run_id(run_dir);
   });
-  int64_t n = int64_t(info_.run_id.size());
-  comm.broadcast_bytes(&n, sizeof n, 0);
-  info_.run_id.resize(size_t(n));
-  if (n) comm.broadcast_bytes(info_.run_id.data(), n, 0);
+  broadcast_text(comm, info_.run_id, 0);
 }
 
 double Checkpointer::save(int64_t step) {
@@ -102,10 +99,7 @@ double Checkpointer::save(int64_t step) {
           error = e.what();
         }
       // Also the barrier: nobody starts the next checkpoint before `latest` names this one.
-      int64_t n = int64_t(error.size());
-      comm_.broadcast_bytes(&n, sizeof n, 0);
-      error.resize(size_t(n));
-      if (n) comm_.broadcast_bytes(error.data(), n, 0);
+      broadcast_text(comm_, error, 0);
     }
   }
   if (!error.empty()) fail_save(step, error);
@@ -297,10 +291,7 @@ int64_t Checkpointer::resume(const ResumeRequest& request) {
     }
     chosen = choose(candidates, request, &step);
   });
-  int64_t n = int64_t(chosen.size());
-  comm_.broadcast_bytes(&n, sizeof n, 0);
-  chosen.resize(size_t(n));
-  if (n) comm_.broadcast_bytes(chosen.data(), n, 0);
+  broadcast_text(comm_, chosen, 0);
   comm_.broadcast_bytes(&step, sizeof step, 0);
   if (chosen.empty()) {
     log_.line("wavetrain: no checkpoint in %s: starting from step 0", store_.dir().c_str());

@@ -20,14 +20,6 @@ std::string host_name() {
   return name;
 }
 
-// Where rank `root` reads the dataset: "host\npath", broadcast from that rank (collective).
-void broadcast_text(Communicator& comm, std::string& text, int root) {
-  int64_t bytes = int64_t(text.size());
-  comm.broadcast_bytes(&bytes, sizeof bytes, root);
-  text.resize(size_t(bytes));
-  if (bytes > 0) comm.broadcast_bytes(text.data(), bytes, root);
-}
-
 struct Where {
   std::string host, path;
 };
