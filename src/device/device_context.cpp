@@ -29,6 +29,15 @@ DeviceContext::DeviceContext(size_t memory_limit, DeviceKind kind, uint64_t seed
   allocator_.set_device_only(kind == DeviceKind::Strict);
 }
 
+const OpsBackend& DeviceContext::ops(int stream) {
+  if (!strict_) return ops_;
+  if (stream < 0) throw std::logic_error("negative stream " + std::to_string(stream));
+  if (size_t(stream) >= stream_ops_.size()) stream_ops_.resize(size_t(stream) + 1);
+  auto& ops = stream_ops_[size_t(stream)];
+  if (!ops) ops = std::make_unique<StrictOps>(ops_, *strict_, allocator_, stream);
+  return *ops;
+}
+
 void DeviceContext::launch(int stream, DeviceWork work) {
   if (strict_) return strict_->launch(stream, std::move(work));
   work.run();

@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "device/strict_ops.hpp"
 #include "device/strict_streams.hpp"
 #include "mem/caching_allocator.hpp"
 #include "mem/stream_events.hpp"
@@ -39,8 +41,14 @@ class DeviceContext {
 
   DeviceKind kind() const { return kind_; }
   CachingAllocator& allocator() { return allocator_; }
-  // The device's kernels (the host backend on the host and strict devices).
-  const OpsBackend& ops() const { return ops_; }
+  // The device's kernels as host code calls them on `stream`: the host device runs each at once;
+  // the strict device enqueues it on the stream (strict_ops.hpp).
+  const OpsBackend& ops(int stream = 0);
+  // The kernels themselves (what a queued kernel runs; blocking host-side use).
+  const OpsBackend& kernels() const { return ops_; }
+  // The stream that communication is issued on (after the other streams' events), the way NCCL
+  // kernels run on their own stream: higher than any stream a program names.
+  static constexpr int kCommStream = 63;
   StreamEvents& events() { return strict_ ? static_cast<StreamEvents&>(*strict_) : host_events_; }
   // The strict device's queues; nullptr on the host device.
   StrictStreams* queues() { return strict_.get(); }
@@ -56,6 +64,7 @@ class DeviceContext {
   ImmediateStreamEvents host_events_;  // before allocator_, which uses them
   std::unique_ptr<StrictStreams> strict_;
   CachingAllocator allocator_;
+  std::vector<std::unique_ptr<StrictOps>> stream_ops_;  // strict: by stream, made on first use
 };
 
 }  // namespace wt

@@ -1,5 +1,6 @@
 #include "device/strict_streams.hpp"
 
+#include <cstring>
 #include <stdexcept>
 
 #include "tensor/host_access.hpp"
@@ -84,12 +85,34 @@ StreamEvent StrictStreams::record(int stream) {
 }
 
 bool StrictStreams::completed(const StreamEvent& event) {
-  return queue(event.stream).executed >= event.sequence;
+  if (completed_always_) return true;
+  if (queue(event.stream).executed < event.sequence) return false;
+  races_.host_saw_stream(event.stream, event.sequence);  // the host issues what follows knowing it
+  return true;
 }
 
 void StrictStreams::synchronize() {
   if (running()) return;
-  drain(nullptr);
+  drain(progress_);
+  races_.synchronized();
+}
+
+void StrictStreams::retire(int stream, void* ptr, size_t bytes) {
+  // Poisoned where the free stands in its stream: after the work issued before it, before the
+  // work of the block's next user on the stream.
+  const bool now = running_stream_ == stream;
+  races_.access(stream, now ? running_sequence() : next_sequence(stream), ptr, bytes, true,
+                "the poisoning of freed memory");
+  if (now) return (void)std::memset(ptr, 0xff, bytes);
+  launch(stream, DeviceWork{[ptr, bytes] { std::memset(ptr, 0xff, bytes); }, nullptr, false});
+}
+
+void StrictStreams::host_write(const void* ptr, size_t bytes, const char* what) {
+  races_.host_write(ptr, bytes, what);
+}
+
+void StrictStreams::name_memory(const void* ptr, size_t bytes, const std::string& name) {
+  races_.name_memory(ptr, bytes, name);
 }
 
 void StrictStreams::at_stream_point(int stream, std::function<void()> work) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "device/race_detector.hpp"
 #include "mem/stream_events.hpp"
 
 namespace wt {
@@ -31,6 +32,19 @@ class StrictStreams final : public StreamEvents {
 
   // Queues `work` on `stream`; it runs at a later synchronisation point.
   void launch(int stream, DeviceWork work);
+  // The queue sequence the next work launched on `stream` gets (what record() covers after it).
+  uint64_t next_sequence(int stream) { return queue(stream).issued + 1; }
+  // The running work's stream and sequence (-1 and 0 when none runs).
+  int running_stream() const { return running_stream_; }
+  uint64_t running_sequence() const {
+    return running_stream_ < 0 ? 0 : queues_[size_t(running_stream_)].executed + 1;
+  }
+  RaceDetector& races() { return races_; }
+  // Called whenever nothing is ready (communication progress); see drain(). Synchronisations
+  // use it too, so a blocking kernel can wait for a transfer.
+  void set_progress(std::function<bool()> progress) { progress_ = std::move(progress); }
+  // Test only: completed() answers true for work that has not run (a broken event query).
+  void plant_completed_always(bool on) { completed_always_ = on; }
   // Runs one piece of ready work from a randomly chosen stream; false when none is ready.
   bool run_one();
   // Runs ready work until every queue is empty; `progress` (may be empty) is called whenever
@@ -50,6 +64,9 @@ class StrictStreams final : public StreamEvents {
   void synchronize() override;
   bool at_point_now(int) const override { return running(); }
   void at_stream_point(int stream, std::function<void()> work) override;
+  void retire(int stream, void* ptr, size_t bytes) override;
+  void host_write(const void* ptr, size_t bytes, const char* what) override;
+  void name_memory(const void* ptr, size_t bytes, const std::string& name) override;
 
  private:
   struct Queue {
@@ -63,6 +80,9 @@ class StrictStreams final : public StreamEvents {
   std::mt19937_64 rng_;
   int running_stream_ = -1;
   uint64_t ordered_issued_ = 0, ordered_started_ = 0, executed_total_ = 0;
+  RaceDetector races_;
+  std::function<bool()> progress_;
+  bool completed_always_ = false;
 };
 
 }  // namespace wt

@@ -25,7 +25,8 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
                    BatchSource& data, Program program, uint64_t seed,
                    std::vector<Model*> more_replicas)
     : model_(model),
-      ops_(device.ops()),
+      device_(device),
+      races_(device.queues() ? &device.queues()->races() : nullptr),
       queues_(device.queues()),
       comm_(comm),
       optimizer_(optimizer),
@@ -93,18 +94,39 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   loss_seed_ = Tensor::empty({1}, model_.allocator());
   loss_seed_.fill(1.0f);
   loss_seed_.set_label("the loss seed");
-  static_assert(sizeof(StepStats) % sizeof(float) == 0, "StepStats in float storage");
-  step_totals_ = Tensor::zeros({int64_t(sizeof(StepStats) / sizeof(float))}, model_.allocator());
+  // Two doubles (four floats) per stream.
+  step_totals_ =
+      Tensor::zeros({4 * int64_t(std::max<size_t>(1, streams.size()))}, model_.allocator());
   step_totals_.set_label("the step's loss and accuracy totals");
 }
 
-StepStats& Executor::device_totals() { return *reinterpret_cast<StepStats*>(step_totals_.data()); }
+double* Executor::device_totals(int stream) const {
+  return reinterpret_cast<double*>(step_totals_.device_ptr()) + 2 * stream;
+}
 
 StepStats Executor::read_totals() const {
-  const std::vector<float> staged = step_totals_.to_host();
+  std::vector<float> staged;
+  if (planted_ == PlantedBug::ReadTotalsUnsynced) {  // the bug: no staged copy
+    const float* device = step_totals_.data();
+    staged.assign(device, device + step_totals_.numel());
+  } else {
+    staged = step_totals_.to_host();
+  }
+  std::vector<double> sums(staged.size() / 2);
+  std::memcpy(sums.data(), staged.data(), sums.size() * sizeof(double));
   StepStats totals;
-  std::memcpy(static_cast<void*>(&totals), staged.data(), sizeof totals);
+  for (size_t s = 0; s + 1 < sums.size(); s += 2) {  // stream by stream: the same on every device
+    totals.loss_sum += sums[s];
+    totals.correct += sums[s + 1];
+  }
+  totals.samples = samples_;
   return totals;
+}
+
+void Executor::comm_touches(const Instruction& ins, const float* ptr, int64_t count, bool write) {
+  if (races_ && count > 0)
+    races_->comm_access(ins.event, ptr, size_t(count) * sizeof(float), write,
+                        write ? "the transfer's write" : "the transfer's read");
 }
 
 void Executor::run_on_device(const std::function<void()>& work) {
@@ -118,6 +140,7 @@ Executor::~Executor() = default;
 bool Executor::event_done(int event) {
   if (done_[event]) return true;
   if (pending_[event] && pending_[event]->test()) {
+    if (races_) races_->host_saw_event(event);  // first: what follows knows it is over
     pending_[event].reset();
     hold_[event] = Tensor();
     done_[event] = 1;
@@ -152,7 +175,8 @@ BatchRequest Executor::request_of(const Instruction& load, int64_t step) const {
 StepStats Executor::run_step(int64_t step, double lr) {
   std::fill(done_.begin(), done_.end(), 0);
   loads_done_ = 0;
-  step_totals_.fill(0.0f);                      // all bits zero: 0.0 and 0
+  samples_ = 0;
+  step_totals_.fill(0.0f);                      // all bits zero: 0.0
   for (size_t s = 0; s < slots_.size(); ++s) {  // the last step's burst rows (its work has run)
     Slot& slot = *slots_[s];
     slot.row_labels.clear();
@@ -193,8 +217,9 @@ void Executor::issue(int s, size_t index, int64_t step, double lr) {
   auto work = [this, s, index, &ins, step, lr, waited_since] {
     const double t0 = !observer_ ? 0 : waited_since >= 0 ? waited_since : now_seconds();
     current_stream_ = s;
+    if (races_) races_->set_instruction(ins.str() + " on stream " + std::to_string(s));
     try {
-      execute(ins, step, lr, device_totals(), may_block_[s][index] != 0);
+      execute(ins, step, lr, may_block_[s][index] != 0);
     } catch (const OutOfMemory& e) {  // exit 3 names the instruction, tensor and bytes
       throw OutOfMemory(ins.str() + " on stream " + std::to_string(s) + ": " + e.what(),
                         e.requested);
@@ -207,7 +232,18 @@ void Executor::issue(int s, size_t index, int64_t step, double lr) {
     if (observer_) observer_->executed(s, ins, t0, now_seconds(), bytes_moved(ins));
   };
   if (!queues_) return work();
-  queues_->launch(s, DeviceWork{std::move(work), nullptr, is_communication(ins.op)});
+  // The work runs later, knowing only what the host knew when it was issued (race_detector.hpp).
+  auto run = [this, work = std::move(work), knew = races_->host_knowledge()] {
+    races_->begin_work(knew);
+    try {
+      work();
+    } catch (...) {
+      races_->end_work();
+      throw;
+    }
+    races_->end_work();
+  };
+  queues_->launch(s, DeviceWork{std::move(run), nullptr, is_communication(ins.op)});
 }
 
 bool Executor::poll_pending() {
@@ -224,8 +260,9 @@ void Executor::wait_for_progress() {
                            std::to_string(rank_));
 }
 
-void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStats& stats,
-                       bool may_block) {
+void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may_block) {
+  // A transfer starts after the work issued before it on its stream.
+  if (races_ && is_communication(ins.op)) races_->comm_begin(ins.event, current_stream_);
   switch (ins.op) {
     case OpCode::LoadBatch: {
       Slot& slot = *slots_[ins.slot];
@@ -240,6 +277,9 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
         slot.row_labels.insert(slot.row_labels.end(), run.begin(), run.end());
       } else {
         data_.fetch(request_of(ins, step), slot.input, slot.labels);
+        // The source's buffers come from its own stream's pool: the stream reading the batch
+        // must hold the memory back from that pool until it is done with it.
+        if (slot.input.defined()) slot.input.record_use(current_stream_);
         slot.first_sample = data_.global_batch() * ins.part / ins.parts;
       }
       // The step's last load: the source reads the next step's while this one computes.
@@ -257,7 +297,7 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       const int e = ins.node_end < 0 ? st.node_end : ins.node_end;
       Slot& slot = *slots_[ins.slot];
       slot.samples = samples_of(slot, ins.stage);
-      forward_nodes(replica(ins), slot, b, e, Mode::Train, scale, stats, false);
+      forward_nodes(replica(ins), slot, b, e, Mode::Train, scale, false);
       break;
     }
     case OpCode::Backward: {
@@ -276,11 +316,13 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       int64_t offset = 0, count = 0;
       st.span_of(ins.node_begin, ins.node_end, &offset, &count);
       if (count > 0) st.materialize_grads();  // every member of the group takes part
+      if (count > 0) comm_touches(ins, st.grads.device_ptr() + offset, count, true);
       if (count == 0) {
         done_[ins.event] = 1;
       } else if (may_block) {
         comm_.allreduce_sum(st.grads.data() + offset, count, ins.group);
         done_[ins.event] = 1;
+        if (races_) races_->host_saw_event(ins.event);  // it returned: the stream goes on after it
       } else {
         pending_[ins.event] = comm_.iallreduce_sum(st.grads.data() + offset, count, ins.group);
       }
@@ -289,6 +331,7 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
     case OpCode::Wait:
       while (!event_done(ins.event)) {
       }
+      if (races_) races_->wait_event(current_stream_, ins.event, queues_->running_sequence());
       break;
     case OpCode::Step: {
       Stage& st = replica(ins).stages[ins.stage];
@@ -296,8 +339,8 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
         // Each replica has its own optimizer state.
         const int key = ins.replica * static_cast<int>(model_.stages.size()) + ins.stage;
         if (!step_guard_ || step_guard_(step, ins.stage, st.grads))
-          optimizer_.step(key, st.values, st.grads, lr);
-        st.grads.fill(0.0f);
+          optimizer_.step(key, st.values, st.grads, lr, current_stream_);
+        ops().fill(0.0f, st.grads.device_ptr(), st.grads.numel());
       }
       break;
     }
@@ -311,6 +354,7 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, StepStat
       break;
     case OpCode::Record:
       done_[ins.event] = 1;
+      if (races_) races_->record_event(ins.event, current_stream_, queues_->running_sequence());
       break;
     case OpCode::KeepGradient:
     case OpCode::AddKeptGradient:
@@ -349,18 +393,18 @@ void Executor::execute_gradient_exchange(const Instruction& ins) {
     Tensor& kept = kept_[ins.replica][ins.stage];
     if (!kept.defined())
       kept = Tensor::empty({st.grads.numel()}, model_.allocator(), current_stream_);
-    kept.copy_from(st.grads);
+    ops().copy(st.grads.device_ptr(), kept.device_ptr(), st.grads.numel());
     return;
   }
   const Tensor& other = kept_[ins.from_replica][ins.stage];
   if (other.defined())
-    ops_.accumulate(other.data(), st.grads.data(), st.grads.numel());
+    ops().accumulate(other.device_ptr(), st.grads.device_ptr(), st.grads.numel());
   else
-    ops_.scale_in_place(2.0f, st.grads.data(), st.grads.numel());
+    ops().scale_in_place(2.0f, st.grads.device_ptr(), st.grads.numel());
 }
 
 void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode,
-                             float loss_scale, StepStats& stats, bool free_dead) {
+                             float loss_scale, bool free_dead) {
   const auto& nodes = model.graph.nodes;
   // Labels, not the input: a later stage's input arrives from another rank. A per-token loss
   // has several labels per sample.
@@ -380,9 +424,10 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
     ctx.node = i;
     ctx.labels = labels.data();
     ctx.loss_scale = loss_scale;
+    ctx.totals = device_totals(current_stream_);
     ctx.stream = current_stream_;
     ctx.allocator = &model.allocator();
-    ctx.ops = &ops_;
+    ctx.ops = &ops();
     slot.saved[i] = Saved{};
     try {
       node.layer->forward(in, slot.out[i], slot.saved[i], ctx);
@@ -391,11 +436,7 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
           "the forward output and saved tensors of node '" + node.name + "': " + e.what(),
           e.requested);
     }
-    if (node.layer->is_loss()) {
-      stats.loss_sum += slot.saved[i].scalar;
-      stats.correct += slot.saved[i].scalar2;
-      stats.samples += n;
-    }
+    if (node.layer->is_loss()) samples_ += n;
     if (free_dead) {
       // Evaluation keeps nothing for backward: drop inputs whose last reader has run.
       slot.saved[i] = Saved{};
@@ -437,7 +478,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       ctx.loss_scale = 1.0f / float(data_.global_batch() * program_.global_batches);
       ctx.stream = current_stream_;
       ctx.allocator = &model.allocator();
-      ctx.ops = &ops_;
+      ctx.ops = &ops();
       try {
         node.layer->backward(in, slot.out[i], dout, din_ptrs, slot.saved[i], ctx);
       } catch (const OutOfMemory& e) {
@@ -452,7 +493,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
         if (!grad.defined()) {
           grad = std::move(din[k]);
         } else {
-          ops_.accumulate(din[k].data(), grad.data(), din[k].numel());
+          ops().accumulate(din[k].device_ptr(), grad.device_ptr(), din[k].numel());
         }
       }
       din.clear();  // a summed-in gradient is dead now: give its memory back at once
@@ -487,10 +528,10 @@ StepStats Executor::evaluate(const Tensor& inputs, const std::vector<int32_t>& l
   slot.input = inputs;
   slot.labels = labels;
   step_totals_.fill(0.0f);
+  samples_ = 0;
   run_on_device([&] {
     current_stream_ = 0;  // between steps: the default stream
-    forward_nodes(model_, slot, 0, static_cast<int>(nodes), Mode::Eval, 1.0f, device_totals(),
-                  true);
+    forward_nodes(model_, slot, 0, static_cast<int>(nodes), Mode::Eval, 1.0f, true);
   });
   return read_totals();
 }

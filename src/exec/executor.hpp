@@ -9,6 +9,7 @@
 #include "comm/communicator.hpp"
 #include "data/batch_source.hpp"
 #include "device/device_context.hpp"
+#include "exec/planted_bug.hpp"
 #include "model/model.hpp"
 #include "ops/optimizers.hpp"
 #include "sched/instruction.hpp"
@@ -78,6 +79,7 @@ class Executor {
   // nullptr detaches; unobserved execution reads no clock.
   void set_observer(InstructionObserver* observer) { observer_ = observer; }
   void set_step_guard(StepGuard guard) { step_guard_ = std::move(guard); }
+  void plant_bug(PlantedBug bug) { planted_ = bug; }
   // ScaleDNN: a stage owner's Broadcast of its parameters travels encoded (buffers exact); the
   // owner keeps its exact values, the others decode. Inactive by default.
   void set_weight_codec(WeightCodec codec) { codec_ = std::move(codec); }
@@ -96,13 +98,18 @@ class Executor {
   bool poll_pending();  // polls outstanding communication; false when there is none
   // Runs `work` as device work on stream 0 and waits for it (evaluation, between steps).
   void run_on_device(const std::function<void()>& work);
-  // The step's loss, accuracy and sample count live in device memory (step_totals_); device work
-  // adds to them and the host reads them once per step through a staged copy.
-  StepStats& device_totals();
+  // The step's loss and accuracy totals live in device memory (step_totals_: two doubles per
+  // stream, so streams never add into the same memory); the loss kernels add to them and the host
+  // reads them once per step through a staged copy. The sample count is the host's.
+  double* device_totals(int stream) const;
   StepStats read_totals() const;
-  void execute(const Instruction& ins, int64_t step, double lr, StepStats& stats, bool may_block);
+  // The kernels, issued on the running instruction's stream.
+  const OpsBackend& ops() { return device_.ops(current_stream_); }
+  void execute(const Instruction& ins, int64_t step, double lr, bool may_block);
   void forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode, float loss_scale,
-                     StepStats& stats, bool free_dead);
+                     bool free_dead);
+  // The strict device's race detector learns what communication touches (else nothing).
+  void comm_touches(const Instruction& ins, const float* ptr, int64_t count, bool write);
   void backward_nodes(Model& model, Slot& slot, int begin, int end);
   Model& replica(const Instruction& ins) { return *replicas_[ins.replica]; }
   void execute_gradient_exchange(const Instruction& ins);
@@ -132,9 +139,12 @@ class Executor {
   std::vector<BatchRequest> loads_of_step(int64_t step) const;
 
   Model& model_;
-  const OpsBackend& ops_;                  // the device's kernels
+  DeviceContext& device_;          // its kernels, streams and memory
+  RaceDetector* races_ = nullptr;  // the strict device's, else nullptr
+  int64_t samples_ = 0;            // this step's (or evaluation's) loss samples
+  PlantedBug planted_ = PlantedBug::None;
   StrictStreams* queues_ = nullptr;        // the strict device's queues, else nullptr
-  Tensor step_totals_;                     // a StepStats in device memory
+  Tensor step_totals_;                     // per stream: loss sum, correct (doubles)
   std::vector<Model*> replicas_;           // [0] = &model_
   std::vector<std::vector<Tensor>> kept_;  // [replica][stage]: a wave's kept local gradient
   Communicator& comm_;

@@ -39,8 +39,8 @@ std::unique_ptr<CommRequest> Executor::broadcast_encoded(const Instruction& ins,
   if (rank_ == ins.root) {
     int64_t used = 0;
     for (size_t i = 0; i < params; ++i)
-      used += ops_.encode_weights(codec_, st.values.data() + st.param_offsets[i], sizes[i],
-                                  w + word_offsets[i], side.data() + used);
+      used += ops().encode_weights(codec_, st.values.data() + st.param_offsets[i], sizes[i],
+                                   w + word_offsets[i], side.data() + used);
     all->add(comm_.ibroadcast_words(w, word_offsets[params], ins.root, ins.group));
     if (raw)
       for (int member : program_.groups[ins.group])
@@ -56,8 +56,8 @@ std::unique_ptr<CommRequest> Executor::broadcast_encoded(const Instruction& ins,
     const auto* w = reinterpret_cast<const uint32_t*>(words.data());
     const float* s = side.data();
     for (size_t i = 0; i < sizes.size(); ++i)  // each tensor's raw triples follow the last's
-      s += ops_.decode_weights(codec_, w + word_offsets[i], sizes[i], s,
-                               st.values.data() + st.param_offsets[i]);
+      s += ops().decode_weights(codec_, w + word_offsets[i], sizes[i], s,
+                                st.values.data() + st.param_offsets[i]);
   };
   return all;
 }

@@ -38,6 +38,7 @@ void Executor::execute_transfer(const Instruction& ins) {
     case OpCode::SendActivation: {
       Tensor t = slots_[ins.slot]->out[st.node_end - 1];
       check_bytes(t);
+      comm_touches(ins, t.device_ptr(), t.numel(), false);
       start(ins.event, comm_.isend(t.data(), t.numel(), ins.peer, ins.tag), t);
       break;
     }
@@ -48,6 +49,7 @@ void Executor::execute_transfer(const Instruction& ins) {
       t = Tensor::empty(batch_shape(n, nodes[st.node_begin - 1].out_shape), model_.allocator(),
                         current_stream_);
       check_bytes(t);
+      comm_touches(ins, t.device_ptr(), t.numel(), true);
       start(ins.event, comm_.irecv(t.data(), t.numel(), ins.peer, ins.tag));
       break;
     }
@@ -57,7 +59,11 @@ void Executor::execute_transfer(const Instruction& ins) {
       Tensor t = std::move(slot.grad[st.node_begin - 1]);
       slot.out[st.node_begin - 1] = Tensor();
       check_bytes(t);
-      start(ins.event, comm_.isend(t.data(), t.numel(), ins.peer, ins.tag), t);
+      comm_touches(ins, t.device_ptr(), t.numel(), false);
+      // The buffer lives until the send is done (a CUDA host would record_use it on the
+      // communication stream); the planted bug drops it at once.
+      Tensor hold = planted_ == PlantedBug::FreeSentGradient ? Tensor() : t;
+      start(ins.event, comm_.isend(t.data(), t.numel(), ins.peer, ins.tag), std::move(hold));
       break;
     }
     case OpCode::RecvGradient: {
@@ -69,6 +75,7 @@ void Executor::execute_transfer(const Instruction& ins) {
       Tensor& t = slot.grad[st.node_end - 1];
       t = Tensor::empty(out.shape(), model_.allocator(), current_stream_);
       check_bytes(t);
+      comm_touches(ins, t.device_ptr(), t.numel(), true);
       start(ins.event, comm_.irecv(t.data(), t.numel(), ins.peer, ins.tag));
       break;
     }
@@ -98,6 +105,10 @@ void Executor::execute_broadcast(const Instruction& ins, Stage& st) {
   broadcast_bytes_ = st.buffer_values.defined() ? int64_t(st.buffer_values.bytes()) : 0;
   const bool encoded = codec_.active() && st.values.defined() &&
                        int64_t(st.values.bytes()) >= std::max<int64_t>(1, codec_.min_bytes);
+  const bool root = rank_ == ins.root;
+  if (st.values.defined()) comm_touches(ins, st.values.device_ptr(), st.values.numel(), !root);
+  if (st.buffer_values.defined())
+    comm_touches(ins, st.buffer_values.device_ptr(), st.buffer_values.numel(), !root);
   if (encoded)
     all->add(broadcast_encoded(ins, st, &then));
   else if (st.values.defined())
@@ -126,6 +137,7 @@ void Executor::execute_reduce(const Instruction& ins, Stage& st) {
   if (ins.node_begin >= 0) {  // one bucket: the others may still be in flight, so only zero it
     if (rank_ != ins.root)
       then = [&st, offset, count] { st.grads.slice(offset, {count}).fill(0.0f); };
+    comm_touches(ins, st.grads.device_ptr() + offset, count, true);
     start(ins.event, comm_.ireduce_sum(st.grads.data() + offset, count, ins.root, ins.group),
           Tensor(), std::move(then));
     return;
@@ -138,6 +150,7 @@ void Executor::execute_reduce(const Instruction& ins, Stage& st) {
     else
       then = [&st] { st.grads.fill(0.0f); };
   }
+  comm_touches(ins, st.grads.device_ptr(), st.grads.numel(), true);
   start(ins.event, comm_.ireduce_sum(st.grads.data(), st.grads.numel(), ins.root, ins.group),
         Tensor(), std::move(then));
 }

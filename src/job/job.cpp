@@ -1,6 +1,7 @@
 #include "job/job.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "comm/failure_agreement.hpp"
@@ -139,8 +140,15 @@ void Job::build_executor(Communicator& comm) {
   if (config_.data.distribution == "scatter")
     scatter_ = std::make_unique<ScatterBatchSource>(*source_, comm, device_.allocator());
   BatchSource& data = scatter_ ? *scatter_ : static_cast<BatchSource&>(*source_);
+  // Test only (exec/planted_bug.hpp): after the validator passed the program.
+  const char* planted = std::getenv("WAVETRAIN_TEST_PLANT_BUG");
+  const PlantedBug bug = parse_planted_bug(planted ? planted : "");
+  plant_in_program(bug, program_);
+  if (bug == PlantedBug::CompletedAlways && device_.queues())
+    device_.queues()->plant_completed_always(true);
   executor_ = std::make_unique<Executor>(device_, *model_, comm, *optimizer_, data, program_,
                                          config_.run.seed, replicas);
+  executor_->plant_bug(bug);
   model_->init(config_.run.seed);
   guard_ = std::make_unique<NonFiniteGuard>(
       config_.failure.on_nonfinite, device_.ops(),

@@ -48,7 +48,10 @@ void CachingAllocator::settle_pending_locked() {
   auto ready = std::stable_partition(pending_.begin(), pending_.end(),
                                      [&](MemBlock* b) { return !done(b); });
   for (auto it = ready; it != pending_.end(); ++it) {
-    if (device_only_) std::memset((*it)->ptr, 0xff, (*it)->size);  // every use is over: poison
+    if (device_only_) {  // every use is over: poison
+      events_->host_write((*it)->ptr, (*it)->size, "the allocator poisoning a freed block");
+      std::memset((*it)->ptr, 0xff, (*it)->size);
+    }
     // `freed` is the free's own point in its stream (recorded then, not now: an event recorded
     // now would hold the block back for work issued after the free).
     pool_.put(*it, events_->completed((*it)->freed) ? kSyncedPool : (*it)->stream);
@@ -148,11 +151,18 @@ void* CachingAllocator::allocate(size_t bytes, int stream, size_t* granted) {
   live_[block->ptr] = block;
   count_allocation(block);
   if (granted) *granted = block->size;
+  if (device_only_)
+    events_->name_memory(block->ptr, bytes,
+                         "a " + std::to_string(bytes) + "-byte tensor allocated on stream " +
+                             std::to_string(stream));
   notify_locked();
   return block->ptr;
 }
 
 void CachingAllocator::release(void* ptr, int stream) {
+  // The free takes effect where its stream has got to: at once where issuing is executing (the
+  // host device, or work that is running), else after the work issued before it (the strict
+  // device's host code), so no earlier-issued work that runs later can be handed the block.
   // The free takes effect where its stream has got to: at once where issuing is executing (the
   // host device, or work that is running), else after the work issued before it (the strict
   // device's host code), so no earlier-issued work that runs later can be handed the block.
@@ -170,7 +180,7 @@ void CachingAllocator::release_now(void* ptr, int stream) {
   jobs_[block->job].in_use -= block->size;
   block->stream = stream;
   if (block->used_on.empty()) {
-    if (device_only_) std::memset(block->ptr, 0xff, block->size);  // all bits set: NaN
+    if (device_only_) events_->retire(stream, block->ptr, block->size);  // all bits set: NaN
     block->freed = events_->record(stream);
     pool_.put(block, stream);
   } else {

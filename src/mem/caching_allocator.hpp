@@ -81,6 +81,10 @@ class CachingAllocator {
   // `ptr`'s block is read or written by work on `stream` as well (a tensor handed to another
   // stream): its reuse will wait for that stream too.
   void record_use(void* ptr, int stream);
+  // Names the live block at `ptr` in the device's diagnostics (a tensor's label).
+  void name_block(const void* ptr, const std::string& name) {
+    if (device_only_) events_->name_memory(ptr, 0, name);
+  }
   // Marks every freed block safe for every stream after a device synchronisation and merges
   // neighbours (Waterwave's SyncAndCoalesce).
   void sync_and_coalesce();

@@ -5,6 +5,7 @@
 // queues. Events on one stream complete in the order they were recorded.
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace wt {
 
@@ -34,6 +35,25 @@ class StreamEvents {
   virtual void at_stream_point(int stream, std::function<void()> work) {
     (void)stream;
     work();
+  }
+  // A block freed on `stream` whose memory goes back to the pool: a device that poisons freed
+  // memory does it at the free's point in the stream.
+  virtual void retire(int stream, void* ptr, size_t bytes) {
+    (void)stream;
+    (void)ptr;
+    (void)bytes;
+  }
+  // The host writes a freed block directly (poison), believing every use of it is over.
+  virtual void host_write(const void* ptr, size_t bytes, const char* what) {
+    (void)ptr;
+    (void)bytes;
+    (void)what;
+  }
+  // Names [ptr, ptr + bytes) in a device's diagnostics (an allocation, a tensor's label).
+  virtual void name_memory(const void* ptr, size_t bytes, const std::string& name) {
+    (void)ptr;
+    (void)bytes;
+    (void)name;
   }
 };
 

@@ -47,7 +47,7 @@ double run_graph_pass(Model& model, const OpsBackend& ops, const Tensor& x,
     nodes[i].layer->forward(in, out[i], saved[i], ctx);
     if (times) times->forward[i] = since(t0);
   }
-  const double loss = out.back().data()[0];
+  const double loss = out.back().to_host()[0];
   if (!backward) return loss;
   Tensor seed = Tensor::empty({1}, model.allocator());
   seed.fill(1.0f);
@@ -68,7 +68,7 @@ double run_graph_pass(Model& model, const OpsBackend& ops, const Tensor& x,
       if (!grad[size_t(src)].defined())
         grad[size_t(src)] = din[k];
       else
-        ops.accumulate(din[k].data(), grad[size_t(src)].data(), din[k].numel());
+        ops.accumulate(din[k].device_ptr(), grad[size_t(src)].device_ptr(), din[k].numel());
     }
     if (times) times->backward[i] = since(t0);
   }

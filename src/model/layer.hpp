@@ -38,7 +38,8 @@ struct LayerContext {
   int node = 0;                     // the node being run (its index in the graph)
   const int32_t* labels = nullptr;  // the batch's labels, labels_per_sample() each (loss layers)
   float loss_scale = 1.0f;          // 1 / global batch: per-rank loss sums to the global mean
-  int stream = 0;                   // the instruction's stream: its allocations' stream
+  double* totals = nullptr;  // loss layers: device memory, += {loss sum, correct} (or nullptr)
+  int stream = 0;            // the instruction's stream: its allocations' stream
   CachingAllocator* allocator = nullptr;  // the device's (the executor's model's)
   const OpsBackend* ops = nullptr;        // the device's kernels
 
@@ -52,8 +53,7 @@ struct LayerContext {
 // What forward leaves for backward, per batch in flight.
 struct Saved {
   std::vector<Tensor> tensors;
-  double scalar = 0.0;  // e.g. the loss value, or the number of correct predictions
-  double scalar2 = 0.0;
+  double scalar = 0.0;  // a host-side flag for backward (batch norm: whether batch statistics)
 };
 
 class Layer {

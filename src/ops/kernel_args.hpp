@@ -32,6 +32,15 @@ struct XentStats {
   int64_t correct = 0;    // rows whose first argmax equals the label
 };
 
+// Where the loss kernel leaves its results, in device memory: the loss layer's output
+// loss_scale * sum * per_row, and the step's totals, += sum * per_row and += correct * per_row.
+struct XentOutputs {
+  double per_row = 1.0;  // 1 / tokens per sample
+  float loss_scale = 1.0f;
+  float* loss = nullptr;     // [1]
+  double* totals = nullptr;  // [2]: loss sum, correct predictions
+};
+
 struct SgdUpdate {
   float lr = 0, weight_decay = 0, momentum = 0;
   bool first = false, nesterov = false;

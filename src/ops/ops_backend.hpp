@@ -14,10 +14,13 @@
 
 namespace wt {
 
-// Where a kernel gets temporary device memory: the caller's allocator and stream.
+// Where a kernel gets temporary device memory: the caller's allocator and stream, or memory the
+// issuing host code reserved for it (a kernel that runs later must not allocate: the strict
+// device reserves its workspace when it is issued, as a CUDA host does for cuDNN).
 struct Scratch {
   CachingAllocator* memory = nullptr;
   int stream = 0;
+  float* reserved = nullptr;  // at least the kernel's *_scratch_floats()
   Tensor floats(int64_t n) const { return Tensor::empty({n}, *memory, stream); }
 };
 
@@ -36,6 +39,11 @@ class OpsBackend {
   virtual void accumulate(const float* x, float* y, int64_t n) const = 0;  // y += x
   virtual void scale_in_place(float s, float* y, int64_t n) const = 0;
   virtual void multiply(const float* a, const float* b, float* y, int64_t n) const = 0;
+  virtual void fill(float value, float* y, int64_t n) const = 0;
+  virtual void copy(const float* x, float* y, int64_t n) const = 0;
+  // y = x * s[0] * factor, with s a device scalar (the loss gradient seed).
+  virtual void scale_by(const float* x, const float* s, float factor, float* y,
+                        int64_t n) const = 0;
   // Inverted-dropout mask: 0 with probability p, else 1 / (1 - p); draws from the batch's Rng.
   virtual void dropout_mask(float p, Rng& rng, float* mask, int64_t n) const = 0;
 
@@ -58,6 +66,9 @@ class OpsBackend {
   virtual void add_column_sums(const float* x, int64_t rows, int64_t width, float* sums) const = 0;
   virtual void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width,
                            float* y) const = 0;
+  // Token ids held as floats -> table rows, checked: each an integer in [0, vocab) (throws
+  // std::out_of_range naming the first that is not).
+  virtual void token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const = 0;
   virtual void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
                                 float* table) const = 0;
 
@@ -67,6 +78,8 @@ class OpsBackend {
   virtual void conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                                const float* dy, float* dx, float* dw, float* dbias,
                                const Scratch& scratch) const = 0;
+  // The scratch floats a convolution takes (0: none).
+  virtual int64_t conv2d_scratch_floats(const ops::Conv2dGeometry& g, bool bias) const = 0;
   virtual void maxpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const = 0;
   virtual void maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
                                   float* dx) const = 0;
@@ -101,9 +114,10 @@ class OpsBackend {
   virtual void causal_softmax(float* p, int64_t T) const = 0;
   virtual void causal_softmax_backward(const float* p, float* g, int64_t T) const = 0;
 
-  // The loss: softmax cross-entropy of [n, k] logits, its gradient, loss sum and hits.
-  virtual ops::XentStats softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n,
-                                              int64_t k, float* grad) const = 0;
+  // The loss: softmax cross-entropy of [n, k] logits and its gradient; the loss and the step's
+  // totals stay in device memory (ops::XentOutputs).
+  virtual void softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n,
+                                    int64_t k, float* grad, const ops::XentOutputs& out) const = 0;
 
   // The non-finite guard.
   virtual bool all_finite(const float* data, int64_t count) const = 0;

@@ -33,7 +33,7 @@ struct StageState {
 class StatefulOptimizer : public Optimizer {
  public:
   StatefulOptimizer(std::vector<std::string> names, DeviceContext& device)
-      : ops_(device.ops()), names_(std::move(names)), allocator_(device.allocator()) {}
+      : device_(device), names_(std::move(names)), allocator_(device.allocator()) {}
 
   void prepare(int stage, int64_t numel) override {
     auto it = states_.find(stage);
@@ -75,7 +75,7 @@ class StatefulOptimizer : public Optimizer {
     prepare(stage, values.numel());
     return states_[stage].tensors;
   }
-  const OpsBackend& ops_;  // the device's kernels: the updates run there
+  DeviceContext& device_;  // the updates run on its streams
 
  private:
   std::vector<std::string> names_;
@@ -97,18 +97,18 @@ class Sgd : public StatefulOptimizer {
       throw std::invalid_argument("sgd: nesterov momentum needs momentum > 0");
   }
 
-  void step(int stage, Tensor& values, const Tensor& grads, double lr) override {
+  void step(int stage, Tensor& values, const Tensor& grads, double lr, int stream) override {
     std::vector<Tensor>& s = begin_step(stage, values, grads);
     const int64_t n = values.numel();
-    float* w = values.data();
-    const float* g = grads.data();
+    float* w = values.device_ptr();
+    const float* g = grads.device_ptr();
     ops::SgdUpdate u;
     u.lr = static_cast<float>(lr);
     u.weight_decay = weight_decay_;
     u.momentum = momentum_;
     u.first = step_count(stage) == 0;
     u.nesterov = nesterov_;
-    ops_.sgd_update(u, n, w, g, momentum_ == 0 ? nullptr : s[0].data());
+    device_.ops(stream).sgd_update(u, n, w, g, momentum_ == 0 ? nullptr : s[0].device_ptr());
     steps_[stage] = step_count(stage) + 1;
   }
 
@@ -130,12 +130,12 @@ class AdamW : public StatefulOptimizer {
         eps_(c.eps),
         weight_decay_(c.weight_decay) {}
 
-  void step(int stage, Tensor& values, const Tensor& grads, double lr) override {
+  void step(int stage, Tensor& values, const Tensor& grads, double lr, int stream) override {
     std::vector<Tensor>& s = begin_step(stage, values, grads);
     const int64_t t = step_count(stage) + 1;
     const int64_t n = values.numel();
-    float* w = values.data();
-    const float* g = grads.data();
+    float* w = values.device_ptr();
+    const float* g = grads.device_ptr();
     ops::AdamWUpdate u;
     u.decay = static_cast<float>(1.0 - lr * weight_decay_);
     u.b1 = static_cast<float>(beta1_);
@@ -147,7 +147,7 @@ class AdamW : public StatefulOptimizer {
     u.step_size = static_cast<float>(lr / bias1);
     u.bias2_sqrt = static_cast<float>(std::sqrt(bias2));
     u.eps = static_cast<float>(eps_);
-    ops_.adamw_update(u, n, w, g, s[0].data(), s[1].data());
+    device_.ops(stream).adamw_update(u, n, w, g, s[0].device_ptr(), s[1].device_ptr());
     steps_[stage] = t;
   }
 

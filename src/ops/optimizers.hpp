@@ -20,7 +20,8 @@ class Optimizer {
   virtual ~Optimizer();
   // One update of `values` from `grads` (same numel). State is kept per stage index; the first
   // call for a stage allocates it zeroed.
-  virtual void step(int stage, Tensor& values, const Tensor& grads, double lr) = 0;
+  // `stream`: the stream the update is issued on (the Step instruction's).
+  virtual void step(int stage, Tensor& values, const Tensor& grads, double lr, int stream = 0) = 0;
   // Named state tensors for checkpoints, e.g. {"momentum", t} or {"exp_avg", t},
   // {"exp_avg_sq", t}. Empty until the stage's state exists (see prepare()).
   virtual std::vector<std::pair<std::string, Tensor*>> state(int stage) = 0;

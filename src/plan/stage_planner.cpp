@@ -72,8 +72,8 @@ ObtainedProfile obtain_layer_profile(const StagePlanOptions& config, const Graph
     // Its own copy: profiling moves batchnorm statistics.
     Model probe(Graph::load(config.model_file), device.allocator());
     probe.init(config.seed);
-    out.profile = measure_layer_profile(probe, device.ops(), config.stage_batch, kProfileRepeats,
-                                        config.profile_batches);
+    out.profile = measure_layer_profile(probe, device.kernels(), config.stage_batch,
+                                        kProfileRepeats, config.profile_batches);
   }
   // The probe's activations must not count as the run's memory use.
   device.allocator().empty_cache();

@@ -112,8 +112,14 @@ HostReadable::HostReadable(const Tensor& t) {
   ptr_ = copy_.data();
 }
 
+void Tensor::record_use(int stream) const {
+  if (block_) block_->allocator.record_use(block_->ptr, stream);
+}
+
 void Tensor::set_label(std::string label) {
-  if (block_) block_->label = std::move(label);
+  if (!block_) return;
+  block_->allocator.name_block(block_->ptr, "tensor '" + label + "'");
+  block_->label = std::move(label);
 }
 
 std::string Tensor::label() const { return block_ ? block_->label : std::string(); }

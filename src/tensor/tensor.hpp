@@ -64,9 +64,12 @@ class Tensor {
     return FloatView(data_, numel_);
   }
 
-  // The storage's device address, unchecked: for work issued now that runs later (a kernel's
-  // argument) and for the allocator (record_use). Host code must not dereference it.
-  float* device_address() const { return data_; }
+  // The storage's device address, unchecked: a kernel's argument (issued now, run later) and the
+  // allocator's key (record_use). Host code must not dereference it.
+  float* device_ptr() const { return data_; }
+  // Work on `stream` uses this tensor too (it crosses streams): its memory is not reused after
+  // the host drops it until that stream's work issued by then has run.
+  void record_use(int stream) const;
 
   // Staged copies between host memory and the tensor: the device is synchronised first, so the
   // copy sees (or precedes) all work issued before it. On the host device these are plain copies.

@@ -169,11 +169,11 @@ ReuseOutcome reuse_without_event(DeviceContext& device, bool record_use) {
     device.launch(0, work([x]() mutable { x.fill(1.0f); }));
     const wt::StreamEvent filled = device.events().record(0);
     device.launch(
-        1, DeviceWork{[&read_by_stream_1, p = x.device_address()] {
+        1, DeviceWork{[&read_by_stream_1, p = x.device_ptr()] {
                         std::copy(p, p + 64, read_by_stream_1.begin());
                       },
                       [&device, filled] { return device.events().completed(filled); }, false});
-    if (record_use) device.allocator().record_use(x.device_address(), 1);
+    if (record_use) device.allocator().record_use(x.device_ptr(), 1);
   }  // x freed on stream 0 by the host, stream 1's read still queued
   Tensor y = Tensor::empty({64}, device.allocator(), 0);
   device.launch(0, work([y]() mutable { y.fill(7.0f); }));

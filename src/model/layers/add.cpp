@@ -34,8 +34,8 @@ void Add::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& save
     heap_ptrs.resize(in.size());
     ptrs = heap_ptrs.data();
   }
-  for (size_t i = 0; i < in.size(); ++i) ptrs[i] = in[i]->data();
-  ctx.ops->sum_arrays(ptrs, static_cast<int>(in.size()), out.data(), out.numel());
+  for (size_t i = 0; i < in.size(); ++i) ptrs[i] = in[i]->device_ptr();
+  ctx.ops->sum_arrays(ptrs, static_cast<int>(in.size()), out.device_ptr(), out.numel());
 }
 
 void Add::backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
@@ -48,7 +48,7 @@ void Add::backward(const std::vector<const Tensor*>& in, const Tensor& out, cons
   for (Tensor* d : din) {
     if (!d) continue;
     *d = ctx.empty(dout.shape());
-    d->copy_from(dout);
+    ctx.ops->copy(dout.device_ptr(), d->device_ptr(), dout.numel());
   }
 }
 

@@ -52,19 +52,19 @@ void BatchNorm2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Sav
   saved.tensors.clear();
   saved.tensors.push_back(ctx.empty({channels_}));
   saved.tensors.push_back(ctx.empty({channels_}));
-  float* mean = saved.tensors[kMean].data();
-  float* invstd = saved.tensors[kInvStd].data();
-  const float* gamma = params_[0]->value.data();
-  const float* beta = params_[1]->value.data();
-  float* running_mean = buffers_[0]->value.data();
-  float* running_var = buffers_[1]->value.data();
+  float* mean = saved.tensors[kMean].device_ptr();
+  float* invstd = saved.tensors[kInvStd].device_ptr();
+  const float* gamma = params_[0]->value.device_ptr();
+  const float* beta = params_[1]->value.device_ptr();
+  float* running_mean = buffers_[0]->value.device_ptr();
+  float* running_var = buffers_[1]->value.device_ptr();
   if (ctx.mode == Mode::Train) {
-    ctx.ops->batchnorm_forward_train(x.data(), s, gamma, beta, eps_, momentum_, running_mean,
-                                     running_var, mean, invstd, out.data());
+    ctx.ops->batchnorm_forward_train(x.device_ptr(), s, gamma, beta, eps_, momentum_, running_mean,
+                                     running_var, mean, invstd, out.device_ptr());
     saved.scalar = 1.0;
   } else {
-    ctx.ops->batchnorm_forward_eval(x.data(), s, gamma, beta, running_mean, running_var, eps_, mean,
-                                    invstd, out.data());
+    ctx.ops->batchnorm_forward_eval(x.device_ptr(), s, gamma, beta, running_mean, running_var, eps_,
+                                    mean, invstd, out.device_ptr());
     saved.scalar = 0.0;
   }
 }
@@ -78,12 +78,12 @@ void BatchNorm2d::backward(const std::vector<const Tensor*>& in, const Tensor& o
   float* dx = nullptr;
   if (din[0]) {
     *din[0] = ctx.empty(x.shape());
-    dx = din[0]->data();
+    dx = din[0]->device_ptr();
   }
-  ctx.ops->batchnorm_backward(x.data(), dout.data(), s, params_[0]->value.data(),
-                              saved.tensors[kMean].data(), saved.tensors[kInvStd].data(),
-                              saved.scalar != 0.0, dx, params_[0]->grad.data(),
-                              params_[1]->grad.data());
+  ctx.ops->batchnorm_backward(x.device_ptr(), dout.device_ptr(), s, params_[0]->value.device_ptr(),
+                              saved.tensors[kMean].device_ptr(),
+                              saved.tensors[kInvStd].device_ptr(), saved.scalar != 0.0, dx,
+                              params_[0]->grad.device_ptr(), params_[1]->grad.device_ptr());
 }
 
 // Forward: statistics (about 3 flops per element) and the affine map (2), x3 for fwd + bwd.

@@ -50,27 +50,27 @@ void CausalSelfAttention::forward(const std::vector<const Tensor*>& in, Tensor& 
   Tensor qkv = ctx.empty({n, T, 3 * d});
   Tensor probs = ctx.empty({n, heads_, T, T});
   Tensor context = ctx.empty({n, T, d});
-  ctx.ops->linear_forward(x.data(), params_[0]->value.data(), params_[1]->value.data(), n * T, d,
-                          3 * d, qkv.data());
+  ctx.ops->linear_forward(x.device_ptr(), params_[0]->value.device_ptr(),
+                          params_[1]->value.device_ptr(), n * T, d, 3 * d, qkv.device_ptr());
   for (int64_t s = 0; s < n; ++s) {
-    const float* q_rows = qkv.data() + s * T * ld;
+    const float* q_rows = qkv.device_ptr() + s * T * ld;
     for (int64_t h = 0; h < heads_; ++h) {
       const float* q = q_rows + h * dh;
       const float* k = q_rows + d + h * dh;
       const float* v = q_rows + 2 * d + h * dh;
-      float* p = probs.data() + (s * heads_ + h) * T * T;
+      float* p = probs.device_ptr() + (s * heads_ + h) * T * T;
       // scores[T, T] = q k^T / sqrt(dh); the masked upper triangle is computed and discarded,
       // which is cheaper than T small GEMMs at these sizes.
       ctx.ops->gemm(false, true, T, T, dh, scale, q, ld, k, ld, 0.0f, p, T);
       ctx.ops->causal_softmax(p, T);
       // context[:, h] = probs v
       ctx.ops->gemm(false, false, T, dh, T, 1.0f, p, T, v, ld, 0.0f,
-                    context.data() + s * T * d + h * dh, d);
+                    context.device_ptr() + s * T * d + h * dh, d);
     }
   }
   out = ctx.empty(x.shape());
-  ctx.ops->linear_forward(context.data(), params_[2]->value.data(), params_[3]->value.data(), n * T,
-                          d, d, out.data());
+  ctx.ops->linear_forward(context.device_ptr(), params_[2]->value.device_ptr(),
+                          params_[3]->value.device_ptr(), n * T, d, d, out.device_ptr());
   saved.tensors.clear();
   saved.tensors.push_back(std::move(qkv));
   saved.tensors.push_back(std::move(probs));
@@ -89,37 +89,40 @@ void CausalSelfAttention::backward(const std::vector<const Tensor*>& in, const T
   const float scale = 1.0f / std::sqrt(float(dh));
 
   Tensor dcontext = ctx.empty({n, T, d});
-  ctx.ops->linear_backward(context.data(), params_[2]->value.data(), dout.data(), n * T, d, d,
-                           params_[2]->grad.data(), params_[3]->grad.data(), dcontext.data());
+  ctx.ops->linear_backward(context.device_ptr(), params_[2]->value.device_ptr(), dout.device_ptr(),
+                           n * T, d, d, params_[2]->grad.device_ptr(),
+                           params_[3]->grad.device_ptr(), dcontext.device_ptr());
 
   Tensor dqkv = ctx.empty({n, T, 3 * d});
   Tensor dp = ctx.empty({T, T});
   for (int64_t s = 0; s < n; ++s) {
-    const float* rows = qkv.data() + s * T * ld;
-    float* drows = dqkv.data() + s * T * ld;
+    const float* rows = qkv.device_ptr() + s * T * ld;
+    float* drows = dqkv.device_ptr() + s * T * ld;
     for (int64_t h = 0; h < heads_; ++h) {
       const float* q = rows + h * dh;
       const float* k = rows + d + h * dh;
       const float* v = rows + 2 * d + h * dh;
-      const float* p = probs.data() + (s * heads_ + h) * T * T;
-      const float* dc = dcontext.data() + s * T * d + h * dh;
+      const float* p = probs.device_ptr() + (s * heads_ + h) * T * T;
+      const float* dc = dcontext.device_ptr() + s * T * d + h * dh;
       // dprobs = dcontext v^T; dv = probs^T dcontext
-      ctx.ops->gemm(false, true, T, T, dh, 1.0f, dc, d, v, ld, 0.0f, dp.data(), T);
+      ctx.ops->gemm(false, true, T, T, dh, 1.0f, dc, d, v, ld, 0.0f, dp.device_ptr(), T);
       ctx.ops->gemm(true, false, T, dh, T, 1.0f, p, T, dc, d, 0.0f, drows + 2 * d + h * dh, ld);
-      ctx.ops->causal_softmax_backward(p, dp.data(), T);  // dprobs -> dscores
+      ctx.ops->causal_softmax_backward(p, dp.device_ptr(), T);  // dprobs -> dscores
       // dq = dscores k / sqrt(dh); dk = dscores^T q / sqrt(dh)
-      ctx.ops->gemm(false, false, T, dh, T, scale, dp.data(), T, k, ld, 0.0f, drows + h * dh, ld);
-      ctx.ops->gemm(true, false, T, dh, T, scale, dp.data(), T, q, ld, 0.0f, drows + d + h * dh,
+      ctx.ops->gemm(false, false, T, dh, T, scale, dp.device_ptr(), T, k, ld, 0.0f, drows + h * dh,
                     ld);
+      ctx.ops->gemm(true, false, T, dh, T, scale, dp.device_ptr(), T, q, ld, 0.0f,
+                    drows + d + h * dh, ld);
     }
   }
   float* dx = nullptr;
   if (din[0]) {
     *din[0] = ctx.empty(x.shape());
-    dx = din[0]->data();
+    dx = din[0]->device_ptr();
   }
-  ctx.ops->linear_backward(x.data(), params_[0]->value.data(), dqkv.data(), n * T, d, 3 * d,
-                           params_[0]->grad.data(), params_[1]->grad.data(), dx);
+  ctx.ops->linear_backward(x.device_ptr(), params_[0]->value.device_ptr(), dqkv.device_ptr(), n * T,
+                           d, 3 * d, params_[0]->grad.device_ptr(), params_[1]->grad.device_ptr(),
+                           dx);
 }
 
 // Multiply-adds per sample forward: projections 4 T d^2, scores and context 2 T^2 d (full

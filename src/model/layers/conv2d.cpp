@@ -56,8 +56,9 @@ void Conv2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& s
   const Tensor& x = *in[0];
   const ops::Conv2dGeometry g = geometry(x.dim(0));
   out = ctx.empty({g.batch, g.out_channels, g.out_h(), g.out_w()});
-  const float* bias = has_bias_ ? params_[1]->value.data() : nullptr;
-  ctx.ops->conv2d_forward(g, x.data(), params_[0]->value.data(), bias, out.data(), ctx.scratch());
+  const float* bias = has_bias_ ? params_[1]->value.device_ptr() : nullptr;
+  ctx.ops->conv2d_forward(g, x.device_ptr(), params_[0]->value.device_ptr(), bias, out.device_ptr(),
+                          ctx.scratch());
 }
 
 void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
@@ -69,11 +70,11 @@ void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
   float* dx = nullptr;
   if (din[0]) {
     *din[0] = ctx.empty(x.shape());
-    dx = din[0]->data();
+    dx = din[0]->device_ptr();
   }
-  float* dbias = has_bias_ ? params_[1]->grad.data() : nullptr;
-  ctx.ops->conv2d_backward(g, x.data(), params_[0]->value.data(), dout.data(), dx,
-                           params_[0]->grad.data(), dbias, ctx.scratch());
+  float* dbias = has_bias_ ? params_[1]->grad.device_ptr() : nullptr;
+  ctx.ops->conv2d_backward(g, x.device_ptr(), params_[0]->value.device_ptr(), dout.device_ptr(), dx,
+                           params_[0]->grad.device_ptr(), dbias, ctx.scratch());
 }
 
 double Conv2d::flops_per_sample() const {

@@ -27,7 +27,7 @@ void Dropout::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& 
   out = ctx.empty(x.shape());
   saved.tensors.clear();
   if (ctx.mode == Mode::Eval || p_ == 0.0f) {
-    out.copy_from(x);
+    ctx.ops->copy(x.device_ptr(), out.device_ptr(), x.numel());
     return;
   }
   if (!ctx.rng) throw std::logic_error("dropout '" + name() + "': train mode needs ctx.rng");
@@ -38,9 +38,9 @@ void Dropout::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& 
   const uint64_t key = ctx.rng->state() ^ (uint64_t(ctx.node) + 1) * 0xD6E8FEB86659FD93ull;
   for (int64_t r = 0; r < samples; ++r) {
     Rng sample = Rng(key).fork(uint64_t(ctx.sample_index(r)));
-    ctx.ops->dropout_mask(p_, sample, mask.data() + r * per_sample, per_sample);
+    ctx.ops->dropout_mask(p_, sample, mask.device_ptr() + r * per_sample, per_sample);
   }
-  ctx.ops->multiply(x.data(), mask.data(), out.data(), x.numel());
+  ctx.ops->multiply(x.device_ptr(), mask.device_ptr(), out.device_ptr(), x.numel());
   saved.tensors.push_back(std::move(mask));
 }
 
@@ -51,10 +51,11 @@ void Dropout::backward(const std::vector<const Tensor*>& in, const Tensor& out, 
   if (!din[0]) return;
   *din[0] = ctx.empty(dout.shape());
   if (saved.tensors.empty()) {  // forward was the identity
-    din[0]->copy_from(dout);
+    ctx.ops->copy(dout.device_ptr(), din[0]->device_ptr(), dout.numel());
     return;
   }
-  ctx.ops->multiply(dout.data(), saved.tensors[0].data(), din[0]->data(), dout.numel());
+  ctx.ops->multiply(dout.device_ptr(), saved.tensors[0].device_ptr(), din[0]->device_ptr(),
+                    dout.numel());
 }
 
 // One multiply per element forward, x3 for forward + backward.

@@ -37,7 +37,7 @@ class ElementwiseLayer : public Layer {
                const LayerContext& ctx) override {
     (void)saved;
     out = ctx.empty(in[0]->shape());
-    Function::forward(*ctx.ops, in[0]->data(), out.data(), out.numel());
+    Function::forward(*ctx.ops, in[0]->device_ptr(), out.device_ptr(), out.numel());
   }
 
   void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
@@ -45,8 +45,8 @@ class ElementwiseLayer : public Layer {
     (void)saved;
     if (!din[0]) return;
     *din[0] = ctx.empty(out.shape());
-    Function::backward(*ctx.ops, in[0]->data(), out.data(), dout.data(), din[0]->data(),
-                       out.numel());
+    Function::backward(*ctx.ops, in[0]->device_ptr(), out.device_ptr(), dout.device_ptr(),
+                       din[0]->device_ptr(), out.numel());
   }
 
   double flops_per_sample() const override {

@@ -29,20 +29,10 @@ void Embedding::init(Rng& rng) {
   ops::normal_fill(rng, 0.02f, params_[0]->value.data(), params_[0]->value.numel());
 }
 
-int64_t Embedding::token_id(float value, int64_t position) const {
-  const int64_t id = static_cast<int64_t>(value);
-  if (float(id) != value || id < 0 || id >= vocab_)
-    throw std::out_of_range("embedding '" + name() + "': input " + std::to_string(value) +
-                            " at position " + std::to_string(position) +
-                            " is not a token id in [0, " + std::to_string(vocab_) +
-                            ") (is the dataset a token dataset with this vocabulary?)");
-  return id;
-}
-
-const int64_t* Embedding::token_ids(const Tensor& ids) {
-  ids_.resize(size_t(ids.numel()));
-  for (int64_t r = 0; r < ids.numel(); ++r) ids_[size_t(r)] = token_id(ids.data()[r], r);
-  return ids_.data();
+Tensor Embedding::token_ids(const Tensor& ids, const LayerContext& ctx) const {
+  Tensor rows = ctx.empty({2 * ids.numel()});  // int64 ids, two floats' room each
+  ctx.ops->token_ids(ids.device_ptr(), ids.numel(), vocab_, row_ids(rows));
+  return rows;
 }
 
 void Embedding::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& saved,
@@ -51,7 +41,9 @@ void Embedding::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved
   const Tensor& ids = *in[0];
   const int64_t rows = ids.numel();
   out = ctx.empty({ids.dim(0), tokens_, dim_});
-  ctx.ops->gather_rows(params_[0]->value.data(), token_ids(ids), rows, dim_, out.data());
+  const Tensor table_rows = token_ids(ids, ctx);
+  ctx.ops->gather_rows(params_[0]->value.device_ptr(), row_ids(table_rows), rows, dim_,
+                       out.device_ptr());
 }
 
 void Embedding::backward(const std::vector<const Tensor*>& in, const Tensor& out,
@@ -60,8 +52,9 @@ void Embedding::backward(const std::vector<const Tensor*>& in, const Tensor& out
   (void)out;
   (void)saved;
   const Tensor& ids = *in[0];
-  ctx.ops->scatter_add_rows(dout.data(), token_ids(ids), ids.numel(), dim_,
-                            params_[0]->grad.data());
+  const Tensor table_rows = token_ids(ids, ctx);
+  ctx.ops->scatter_add_rows(dout.device_ptr(), row_ids(table_rows), ids.numel(), dim_,
+                            params_[0]->grad.device_ptr());
   if (din[0]) *din[0] = ctx.zeros(ids.shape());
 }
 

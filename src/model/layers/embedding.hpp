@@ -23,10 +23,11 @@ class Embedding : public Layer {
   int64_t vocab() const { return vocab_; }
 
  private:
-  int64_t token_id(float value, int64_t position) const;  // checked: an integer in [0, vocab)
-  // The ids of a batch as table rows, checked; kept in ids_ so a step allocates nothing.
-  const int64_t* token_ids(const Tensor& ids);
-  std::vector<int64_t> ids_;
+  // The ids of a batch as table rows (int64, checked by the kernel), in device memory.
+  Tensor token_ids(const Tensor& ids, const LayerContext& ctx) const;
+  static int64_t* row_ids(const Tensor& rows) {
+    return reinterpret_cast<int64_t*>(rows.device_ptr());
+  }
 
   int64_t vocab_, dim_;
   int64_t tokens_ = 0;

@@ -21,7 +21,7 @@ void GlobalAvgPool::forward(const std::vector<const Tensor*>& in, Tensor& out, S
   (void)saved;
   const Tensor& x = *in[0];
   out = ctx.empty({x.dim(0), channels_});
-  ctx.ops->global_avgpool_forward(x.dim(0), channels_, pixels_, x.data(), out.data());
+  ctx.ops->global_avgpool_forward(x.dim(0), channels_, pixels_, x.device_ptr(), out.device_ptr());
 }
 
 void GlobalAvgPool::backward(const std::vector<const Tensor*>& in, const Tensor& out,
@@ -32,7 +32,8 @@ void GlobalAvgPool::backward(const std::vector<const Tensor*>& in, const Tensor&
   if (!din[0]) return;
   const Tensor& x = *in[0];
   *din[0] = ctx.empty(x.shape());
-  ctx.ops->global_avgpool_backward(x.dim(0), channels_, pixels_, dout.data(), din[0]->data());
+  ctx.ops->global_avgpool_backward(x.dim(0), channels_, pixels_, dout.device_ptr(),
+                                   din[0]->device_ptr());
 }
 
 WT_REGISTER_LAYER("global_avgpool", GlobalAvgPool);

@@ -33,8 +33,9 @@ void LayerNorm::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved
   const int64_t rows = x.numel() / dim_;
   out = ctx.empty(x.shape());
   Tensor stats = ctx.empty({rows, 2});  // mean, 1/std per row
-  ctx.ops->layer_norm_forward(x.data(), params_[0]->value.data(), params_[1]->value.data(), rows,
-                              dim_, eps_, out.data(), stats.data());
+  ctx.ops->layer_norm_forward(x.device_ptr(), params_[0]->value.device_ptr(),
+                              params_[1]->value.device_ptr(), rows, dim_, eps_, out.device_ptr(),
+                              stats.device_ptr());
   saved.tensors.clear();
   saved.tensors.push_back(std::move(stats));
 }
@@ -49,10 +50,11 @@ void LayerNorm::backward(const std::vector<const Tensor*>& in, const Tensor& out
   float* dx = nullptr;
   if (din[0]) {
     *din[0] = ctx.empty(x.shape());
-    dx = din[0]->data();
+    dx = din[0]->device_ptr();
   }
-  ctx.ops->layer_norm_backward(x.data(), dout.data(), params_[0]->value.data(), stats.data(), rows,
-                               dim_, params_[0]->grad.data(), params_[1]->grad.data(), dx);
+  ctx.ops->layer_norm_backward(x.device_ptr(), dout.device_ptr(), params_[0]->value.device_ptr(),
+                               stats.device_ptr(), rows, dim_, params_[0]->grad.device_ptr(),
+                               params_[1]->grad.device_ptr(), dx);
 }
 
 // About 8 flops per element forward, 16 backward.

@@ -49,9 +49,9 @@ void Linear::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& s
   Shape shape = x.shape();
   shape.back() = out_features_;
   out = ctx.empty(shape);
-  float* y = out.data();
-  ctx.ops->linear_forward(x.data(), params_[0]->value.data(),
-                          has_bias_ ? params_[1]->value.data() : nullptr, n, in_features_,
+  float* y = out.device_ptr();
+  ctx.ops->linear_forward(x.device_ptr(), params_[0]->value.device_ptr(),
+                          has_bias_ ? params_[1]->value.device_ptr() : nullptr, n, in_features_,
                           out_features_, y);
 }
 
@@ -62,10 +62,10 @@ void Linear::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
   const Tensor& x = *in[0];
   const int64_t n = x.numel() / in_features_;
   if (din[0]) *din[0] = ctx.empty(x.shape());
-  ctx.ops->linear_backward(x.data(), params_[0]->value.data(), dout.data(), n, in_features_,
-                           out_features_, params_[0]->grad.data(),
-                           has_bias_ ? params_[1]->grad.data() : nullptr,
-                           din[0] ? din[0]->data() : nullptr);
+  ctx.ops->linear_backward(x.device_ptr(), params_[0]->value.device_ptr(), dout.device_ptr(), n,
+                           in_features_, out_features_, params_[0]->grad.device_ptr(),
+                           has_bias_ ? params_[1]->grad.device_ptr() : nullptr,
+                           din[0] ? din[0]->device_ptr() : nullptr);
 }
 
 double Linear::flops_per_sample() const {

@@ -48,7 +48,7 @@ class Pool2dBase : public Layer {
     (void)saved;
     const Tensor& x = *in[0];
     out = ctx.empty({x.dim(0), shape_.channels, shape_.out_h(), shape_.out_w()});
-    pool_forward(*ctx.ops, geometry(x.dim(0)), x.data(), out.data());
+    pool_forward(*ctx.ops, geometry(x.dim(0)), x.device_ptr(), out.device_ptr());
   }
   void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
                 const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) final {
@@ -57,7 +57,8 @@ class Pool2dBase : public Layer {
     if (!din[0]) return;
     const Tensor& x = *in[0];
     *din[0] = ctx.empty(x.shape());
-    pool_backward(*ctx.ops, geometry(x.dim(0)), x.data(), dout.data(), din[0]->data());
+    pool_backward(*ctx.ops, geometry(x.dim(0)), x.device_ptr(), dout.device_ptr(),
+                  din[0]->device_ptr());
   }
 
  protected:

@@ -33,7 +33,8 @@ void PositionEmbedding::forward(const std::vector<const Tensor*>& in, Tensor& ou
   const Tensor& x = *in[0];
   out = ctx.empty(x.shape());
   const int64_t per_sample = tokens_ * dim_;
-  ctx.ops->add_row(x.data(), params_[0]->value.data(), x.dim(0), per_sample, out.data());
+  ctx.ops->add_row(x.device_ptr(), params_[0]->value.device_ptr(), x.dim(0), per_sample,
+                   out.device_ptr());
 }
 
 void PositionEmbedding::backward(const std::vector<const Tensor*>& in, const Tensor& out,
@@ -42,10 +43,11 @@ void PositionEmbedding::backward(const std::vector<const Tensor*>& in, const Ten
   (void)out;
   (void)saved;
   const int64_t per_sample = tokens_ * dim_;
-  ctx.ops->add_column_sums(dout.data(), dout.dim(0), per_sample, params_[0]->grad.data());
+  ctx.ops->add_column_sums(dout.device_ptr(), dout.dim(0), per_sample,
+                           params_[0]->grad.device_ptr());
   if (din[0]) {
     *din[0] = ctx.empty(in[0]->shape());
-    din[0]->copy_from(dout);
+    ctx.ops->copy(dout.device_ptr(), din[0]->device_ptr(), dout.numel());
   }
 }
 

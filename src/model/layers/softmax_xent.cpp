@@ -34,15 +34,16 @@ void SoftmaxXent::forward(const std::vector<const Tensor*>& in, Tensor& out, Sav
   // softmax - onehot is the whole backward up to a scale: computing it here leaves backward a
   // single scaled copy and frees it from needing the labels again.
   Tensor grad = ctx.empty(logits.shape());
-  ops::XentStats stats =
-      ctx.ops->softmax_xent_forward(logits.data(), ctx.labels, rows, classes_, grad.data());
-  const double per_sample = 1.0 / double(tokens_);  // exactly 1 for softmax_xent
   out = ctx.empty({1});
-  out.data()[0] = static_cast<float>(ctx.loss_scale * stats.loss_sum * per_sample);
+  ops::XentOutputs results;
+  results.per_row = 1.0 / double(tokens_);  // exactly 1 for softmax_xent
+  results.loss_scale = ctx.loss_scale;
+  results.loss = out.device_ptr();
+  results.totals = ctx.totals;
+  ctx.ops->softmax_xent_forward(logits.device_ptr(), ctx.labels, rows, classes_, grad.device_ptr(),
+                                results);
   saved.tensors.clear();
   saved.tensors.push_back(std::move(grad));
-  saved.scalar = stats.loss_sum * per_sample;
-  saved.scalar2 = double(stats.correct) * per_sample;
 }
 
 void SoftmaxXent::backward(const std::vector<const Tensor*>& in, const Tensor& out,
@@ -52,8 +53,8 @@ void SoftmaxXent::backward(const std::vector<const Tensor*>& in, const Tensor& o
   if (!din[0]) return;
   const Tensor& g = saved.tensors.at(0);
   *din[0] = ctx.empty(in[0]->shape());
-  ctx.ops->scale(g.data(), dout.data()[0] * ctx.loss_scale / float(tokens_), din[0]->data(),
-                 g.numel());
+  ctx.ops->scale_by(g.device_ptr(), dout.device_ptr(), ctx.loss_scale / float(tokens_),
+                    din[0]->device_ptr(), g.numel());
 }
 
 // Forward: max, exp, sum, divide, about 4 flops per class; x3 for forward + backward.

@@ -7,8 +7,9 @@
 //   (loss_sum / samples) gives the mean per-token loss, as PyTorch's cross_entropy over [N*T]
 //   rows does.
 // softmax_xent is the case T = 1. Output is ONE value, shape [1] (not [N, 1]): ctx.loss_scale *
-// the sum of sample losses. Saved.scalar gets the unscaled sum of sample losses, Saved.scalar2 the
-// number of correct argmax predictions (correct tokens / T).
+// the sum of sample losses. ctx.totals, when set (device memory), gets += the unscaled sum of
+// sample losses and the number of correct argmax predictions (correct tokens / T): the values
+// stay on the device until the executor's one copy back per step.
 #include "model/layer.hpp"
 #include "model/layer_args.hpp"
 

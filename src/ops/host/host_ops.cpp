@@ -1,5 +1,10 @@
 #include "ops/host/host_ops.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
 #include "ops/host/attention.hpp"
 #include "ops/host/batchnorm.hpp"
 #include "ops/host/conv2d.hpp"
@@ -24,8 +29,19 @@ void HostOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const
     return ops::conv2d_dnnl_forward(g, x, w, bias, y);
 #endif
   const int64_t chunk = ops::conv2d_chunk(g);
-  Tensor workspace = scratch.floats(ops::conv2d_workspace_floats(g, chunk));
-  ops::conv2d_forward(g, x, w, bias, y, workspace.data(), chunk);
+  Tensor workspace;
+  float* ws = scratch.reserved;
+  if (!ws) ws = (workspace = scratch.floats(ops::conv2d_workspace_floats(g, chunk))).data();
+  ops::conv2d_forward(g, x, w, bias, y, ws, chunk);
+}
+
+int64_t HostOps::conv2d_scratch_floats(const ops::Conv2dGeometry& g, bool bias) const {
+#if defined(WT_HAVE_DNNL_CONV)
+  if (ops::conv2d_dnnl_supports(g, bias)) return 0;
+#else
+  (void)bias;
+#endif
+  return ops::conv2d_workspace_floats(g, ops::conv2d_chunk(g));
 }
 
 void HostOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
@@ -36,8 +52,10 @@ void HostOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, cons
     return ops::conv2d_dnnl_backward(g, x, w, dy, dx, dw, dbias);
 #endif
   const int64_t chunk = ops::conv2d_chunk(g);
-  Tensor workspace = scratch.floats(ops::conv2d_workspace_floats(g, chunk));
-  ops::conv2d_backward(g, x, w, dy, dx, dw, dbias, workspace.data(), chunk);
+  Tensor workspace;
+  float* ws = scratch.reserved;
+  if (!ws) ws = (workspace = scratch.floats(ops::conv2d_workspace_floats(g, chunk))).data();
+  ops::conv2d_backward(g, x, w, dy, dx, dw, dbias, ws, chunk);
 }
 
 void HostOps::relu_forward(const float* x, float* y, int64_t n) const {
@@ -68,6 +86,28 @@ void HostOps::scale_in_place(float s, float* y, int64_t n) const { ops::scale_in
 
 void HostOps::multiply(const float* a, const float* b, float* y, int64_t n) const {
   ops::multiply(a, b, y, n);
+}
+
+void HostOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const {
+  for (int64_t r = 0; r < n; ++r) {
+    const auto id = static_cast<int64_t>(x[r]);
+    if (float(id) != x[r] || id < 0 || id >= vocab)
+      throw std::out_of_range("embedding input " + std::to_string(x[r]) + " at position " +
+                              std::to_string(r) + " is not a token id in [0, " +
+                              std::to_string(vocab) +
+                              ") (is the dataset a token dataset with this vocabulary?)");
+    ids[r] = id;
+  }
+}
+
+void HostOps::fill(float value, float* y, int64_t n) const { std::fill(y, y + n, value); }
+
+void HostOps::copy(const float* x, float* y, int64_t n) const {
+  if (n > 0 && x != y) std::memcpy(y, x, size_t(n) * sizeof(float));
+}
+
+void HostOps::scale_by(const float* x, const float* s, float factor, float* y, int64_t n) const {
+  ops::scale(x, s[0] * factor, y, n);
 }
 
 void HostOps::dropout_mask(float p, Rng& rng, float* mask, int64_t n) const {
@@ -174,9 +214,14 @@ void HostOps::causal_softmax_backward(const float* p, float* g, int64_t T) const
   ops::causal_softmax_backward(p, g, T);
 }
 
-ops::XentStats HostOps::softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n,
-                                             int64_t k, float* grad) const {
-  return ops::softmax_xent_forward(logits, labels, n, k, grad);
+void HostOps::softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,
+                                   float* grad, const ops::XentOutputs& out) const {
+  const ops::XentStats stats = ops::softmax_xent_forward(logits, labels, n, k, grad);
+  if (out.loss) out.loss[0] = static_cast<float>(out.loss_scale * stats.loss_sum * out.per_row);
+  if (out.totals) {
+    out.totals[0] += stats.loss_sum * out.per_row;
+    out.totals[1] += double(stats.correct) * out.per_row;
+  }
 }
 
 bool HostOps::all_finite(const float* data, int64_t count) const {

@@ -18,6 +18,9 @@ class HostOps final : public OpsBackend {
   void accumulate(const float* x, float* y, int64_t n) const override;
   void scale_in_place(float s, float* y, int64_t n) const override;
   void multiply(const float* a, const float* b, float* y, int64_t n) const override;
+  void fill(float value, float* y, int64_t n) const override;
+  void copy(const float* x, float* y, int64_t n) const override;
+  void scale_by(const float* x, const float* s, float factor, float* y, int64_t n) const override;
   void dropout_mask(float p, Rng& rng, float* mask, int64_t n) const override;
   void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
             const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
@@ -31,6 +34,7 @@ class HostOps final : public OpsBackend {
   void add_column_sums(const float* x, int64_t rows, int64_t width, float* sums) const override;
   void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width,
                    float* y) const override;
+  void token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const override;
   void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
                         float* table) const override;
   void conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
@@ -38,6 +42,7 @@ class HostOps final : public OpsBackend {
   void conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                        const float* dy, float* dx, float* dw, float* dbias,
                        const Scratch& scratch) const override;
+  int64_t conv2d_scratch_floats(const ops::Conv2dGeometry& g, bool bias) const override;
   void maxpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const override;
   void maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
                           float* dx) const override;
@@ -65,8 +70,8 @@ class HostOps final : public OpsBackend {
                            float* dx) const override;
   void causal_softmax(float* p, int64_t T) const override;
   void causal_softmax_backward(const float* p, float* g, int64_t T) const override;
-  ops::XentStats softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n,
-                                      int64_t k, float* grad) const override;
+  void softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,
+                            float* grad, const ops::XentOutputs& out) const override;
   bool all_finite(const float* data, int64_t count) const override;
   int64_t count_nonfinite(const float* data, int64_t count) const override;
   int64_t encode_weights(const WeightCodec& codec, const float* x, int64_t n, uint32_t* words,

@@ -1,0 +1,332 @@
+#include "device/strict_ops.hpp"
+
+#include <vector>
+
+namespace wt {
+
+namespace {
+int64_t gemm_extent(bool trans, int64_t rows, int64_t cols, int64_t ld) {
+  // op(A) is rows x cols; A itself is stored row-major with leading dimension ld.
+  if (rows == 0 || cols == 0) return 0;
+  return trans ? (cols - 1) * ld + rows : (rows - 1) * ld + cols;
+}
+int64_t image(const ops::Pool2dGeometry& g) { return g.batch * g.channels * g.in_h * g.in_w; }
+int64_t pooled(const ops::Pool2dGeometry& g) {
+  return g.batch * g.channels * g.out_h() * g.out_w();
+}
+}  // namespace
+
+void StrictOps::enqueue(const char* kernel, std::initializer_list<Use> uses,
+                        std::function<void()> work) const {
+  RaceDetector& races = queues_.races();
+  // Called from running device work (an instruction the executor queued), the kernel runs inline
+  // as part of it; from host code it is queued.
+  const bool inline_run = queues_.running();
+  const uint64_t sequence = inline_run && queues_.running_stream() == stream_
+                                ? queues_.running_sequence()
+                                : queues_.next_sequence(stream_);
+  for (const Use& u : uses)
+    if (u.ptr && u.count > 0)
+      races.access(stream_, sequence, u.ptr, size_t(u.count) * u.size, u.write, kernel);
+  if (inline_run) return work();
+  queues_.launch(stream_, DeviceWork{std::move(work), nullptr, false});
+}
+
+int64_t StrictOps::floats_to_end(const float* ptr) const {
+  return int64_t(queues_.races().bytes_to_end(ptr) / sizeof(float));
+}
+
+void StrictOps::relu_forward(const float* x, float* y, int64_t n) const {
+  enqueue("relu_forward", {{x, n, false}, {y, n, true}},
+          [=, &o = inner_] { o.relu_forward(x, y, n); });
+}
+void StrictOps::relu_backward(const float* y, const float* dy, float* dx, int64_t n) const {
+  enqueue("relu_backward", {{y, n, false}, {dy, n, false}, {dx, n, true}},
+          [=, &o = inner_] { o.relu_backward(y, dy, dx, n); });
+}
+void StrictOps::gelu_forward(const float* x, float* y, int64_t n) const {
+  enqueue("gelu_forward", {{x, n, false}, {y, n, true}},
+          [=, &o = inner_] { o.gelu_forward(x, y, n); });
+}
+void StrictOps::gelu_backward(const float* x, const float* dy, float* dx, int64_t n) const {
+  enqueue("gelu_backward", {{x, n, false}, {dy, n, false}, {dx, n, true}},
+          [=, &o = inner_] { o.gelu_backward(x, dy, dx, n); });
+}
+void StrictOps::sum_arrays(const float* const* xs, int count, float* y, int64_t n) const {
+  std::vector<const float*> inputs(xs, xs + count);
+  for (const float* x : inputs) enqueue("sum_arrays", {{x, n, false}}, [] {});
+  enqueue("sum_arrays", {{y, n, true}}, [=, &o = inner_, inputs = std::move(inputs)] {
+    o.sum_arrays(inputs.data(), count, y, n);
+  });
+}
+void StrictOps::scale(const float* x, float s, float* y, int64_t n) const {
+  enqueue("scale", {{x, n, false}, {y, n, true}}, [=, &o = inner_] { o.scale(x, s, y, n); });
+}
+void StrictOps::accumulate(const float* x, float* y, int64_t n) const {
+  enqueue("accumulate", {{x, n, false}, {y, n, true}}, [=, &o = inner_] { o.accumulate(x, y, n); });
+}
+void StrictOps::scale_in_place(float s, float* y, int64_t n) const {
+  enqueue("scale_in_place", {{y, n, true}}, [=, &o = inner_] { o.scale_in_place(s, y, n); });
+}
+void StrictOps::multiply(const float* a, const float* b, float* y, int64_t n) const {
+  enqueue("multiply", {{a, n, false}, {b, n, false}, {y, n, true}},
+          [=, &o = inner_] { o.multiply(a, b, y, n); });
+}
+void StrictOps::fill(float value, float* y, int64_t n) const {
+  enqueue("fill", {{y, n, true}}, [=, &o = inner_] { o.fill(value, y, n); });
+}
+void StrictOps::copy(const float* x, float* y, int64_t n) const {
+  enqueue("copy", {{x, n, false}, {y, n, true}}, [=, &o = inner_] { o.copy(x, y, n); });
+}
+void StrictOps::scale_by(const float* x, const float* s, float factor, float* y, int64_t n) const {
+  enqueue("scale_by", {{x, n, false}, {s, 1, false}, {y, n, true}},
+          [=, &o = inner_] { o.scale_by(x, s, factor, y, n); });
+}
+void StrictOps::dropout_mask(float p, Rng& rng, float* mask, int64_t n) const {
+  // The generator's state as it is now goes with the kernel (the caller's is not advanced).
+  enqueue("dropout_mask", {{mask, n, true}},
+          [=, &o = inner_, generator = rng]() mutable { o.dropout_mask(p, generator, mask, n); });
+}
+void StrictOps::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                     const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                     int64_t ldc) const {
+  enqueue(
+      "gemm",
+      {{a, gemm_extent(trans_a, m, k, lda), false},
+       {b, gemm_extent(trans_b, k, n, ldb), false},
+       {c, gemm_extent(false, m, n, ldc), true}},
+      [=, &o = inner_] { o.gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); });
+}
+void StrictOps::linear_forward(const float* x, const float* w, const float* b, int64_t rows,
+                               int64_t in, int64_t out, float* y) const {
+  enqueue("linear_forward",
+          {{x, rows * in, false}, {w, out * in, false}, {b, out, false}, {y, rows * out, true}},
+          [=, &o = inner_] { o.linear_forward(x, w, b, rows, in, out, y); });
+}
+void StrictOps::linear_backward(const float* x, const float* w, const float* dy, int64_t rows,
+                                int64_t in, int64_t out, float* dw, float* db, float* dx) const {
+  enqueue("linear_backward",
+          {{x, rows * in, false},
+           {w, out * in, false},
+           {dy, rows * out, false},
+           {dw, out * in, true},
+           {db, out, true},
+           {dx, rows * in, true}},
+          [=, &o = inner_] { o.linear_backward(x, w, dy, rows, in, out, dw, db, dx); });
+}
+void StrictOps::add_row(const float* x, const float* row, int64_t rows, int64_t width,
+                        float* y) const {
+  enqueue("add_row", {{x, rows * width, false}, {row, width, false}, {y, rows * width, true}},
+          [=, &o = inner_] { o.add_row(x, row, rows, width, y); });
+}
+void StrictOps::add_column_sums(const float* x, int64_t rows, int64_t width, float* sums) const {
+  enqueue("add_column_sums", {{x, rows * width, false}, {sums, width, true}},
+          [=, &o = inner_] { o.add_column_sums(x, rows, width, sums); });
+}
+void StrictOps::gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width,
+                            float* y) const {
+  enqueue("gather_rows",
+          {{table, floats_to_end(table), false},
+           {ids, rows, false, sizeof(int64_t)},
+           {y, rows * width, true}},
+          [=, &o = inner_] { o.gather_rows(table, ids, rows, width, y); });
+}
+void StrictOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const {
+  enqueue("token_ids", {{x, n, false}, {ids, n, true, sizeof(int64_t)}},
+          [=, &o = inner_] { o.token_ids(x, n, vocab, ids); });
+}
+void StrictOps::scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
+                                 float* table) const {
+  enqueue("scatter_add_rows",
+          {{x, rows * width, false},
+           {ids, rows, false, sizeof(int64_t)},
+           {table, floats_to_end(table), true}},
+          [=, &o = inner_] { o.scatter_add_rows(x, ids, rows, width, table); });
+}
+void StrictOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                               const float* bias, float* y, const Scratch& scratch) const {
+  // The workspace is taken now and given back at once: stream order keeps it the kernel's.
+  const int64_t need = inner_.conv2d_scratch_floats(g, bias != nullptr);
+  Tensor workspace = need > 0 ? Tensor::empty({need}, memory_, stream_) : Tensor();
+  float* ws = workspace.device_ptr();
+  (void)scratch;
+  enqueue("conv2d_forward",
+          {{x, g.batch * g.in_channels * g.in_h * g.in_w, false},
+           {w, g.out_channels * g.col_rows(), false},
+           {bias, g.out_channels, false},
+           {ws, need, true},
+           {y, g.batch * g.out_channels * g.out_pixels(), true}},
+          [=, &o = inner_, &memory = memory_, stream = stream_] {
+            o.conv2d_forward(g, x, w, bias, y, Scratch{&memory, stream, ws});
+          });
+}
+void StrictOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                                const float* dy, float* dx, float* dw, float* dbias,
+                                const Scratch& scratch) const {
+  const int64_t need = inner_.conv2d_scratch_floats(g, dbias != nullptr);
+  Tensor workspace = need > 0 ? Tensor::empty({need}, memory_, stream_) : Tensor();
+  float* ws = workspace.device_ptr();
+  (void)scratch;
+  const int64_t xs = g.batch * g.in_channels * g.in_h * g.in_w;
+  enqueue("conv2d_backward",
+          {{x, xs, false},
+           {w, g.out_channels * g.col_rows(), false},
+           {dy, g.batch * g.out_channels * g.out_pixels(), false},
+           {ws, need, true},
+           {dx, xs, true},
+           {dw, g.out_channels * g.col_rows(), true},
+           {dbias, g.out_channels, true}},
+          [=, &o = inner_, &memory = memory_, stream = stream_] {
+            o.conv2d_backward(g, x, w, dy, dx, dw, dbias, Scratch{&memory, stream, ws});
+          });
+}
+void StrictOps::maxpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const {
+  enqueue("maxpool2d_forward", {{x, image(g), false}, {y, pooled(g), true}},
+          [=, &o = inner_] { o.maxpool2d_forward(g, x, y); });
+}
+void StrictOps::maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
+                                   float* dx) const {
+  enqueue("maxpool2d_backward",
+          {{x, image(g), false}, {dy, pooled(g), false}, {dx, image(g), true}},
+          [=, &o = inner_] { o.maxpool2d_backward(g, x, dy, dx); });
+}
+void StrictOps::avgpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const {
+  enqueue("avgpool2d_forward", {{x, image(g), false}, {y, pooled(g), true}},
+          [=, &o = inner_] { o.avgpool2d_forward(g, x, y); });
+}
+void StrictOps::avgpool2d_backward(const ops::Pool2dGeometry& g, const float* dy, float* dx) const {
+  enqueue("avgpool2d_backward", {{dy, pooled(g), false}, {dx, image(g), true}},
+          [=, &o = inner_] { o.avgpool2d_backward(g, dy, dx); });
+}
+void StrictOps::global_avgpool_forward(int64_t batch, int64_t channels, int64_t pixels,
+                                       const float* x, float* y) const {
+  enqueue("global_avgpool_forward",
+          {{x, batch * channels * pixels, false}, {y, batch * channels, true}},
+          [=, &o = inner_] { o.global_avgpool_forward(batch, channels, pixels, x, y); });
+}
+void StrictOps::global_avgpool_backward(int64_t batch, int64_t channels, int64_t pixels,
+                                        const float* dy, float* dx) const {
+  enqueue("global_avgpool_backward",
+          {{dy, batch * channels, false}, {dx, batch * channels * pixels, true}},
+          [=, &o = inner_] { o.global_avgpool_backward(batch, channels, pixels, dy, dx); });
+}
+void StrictOps::batchnorm_forward_train(const float* x, const ops::BatchNormShape& s,
+                                        const float* gamma, const float* beta, float eps,
+                                        float momentum, float* running_mean, float* running_var,
+                                        float* mean, float* invstd, float* y) const {
+  const int64_t all = s.n * s.c * s.hw;
+  enqueue("batchnorm_forward_train",
+          {{x, all, false},
+           {gamma, s.c, false},
+           {beta, s.c, false},
+           {running_mean, s.c, true},
+           {running_var, s.c, true},
+           {mean, s.c, true},
+           {invstd, s.c, true},
+           {y, all, true}},
+          [=, &o = inner_] {
+            o.batchnorm_forward_train(x, s, gamma, beta, eps, momentum, running_mean, running_var,
+                                      mean, invstd, y);
+          });
+}
+void StrictOps::batchnorm_forward_eval(const float* x, const ops::BatchNormShape& s,
+                                       const float* gamma, const float* beta,
+                                       const float* running_mean, const float* running_var,
+                                       float eps, float* mean, float* invstd, float* y) const {
+  const int64_t all = s.n * s.c * s.hw;
+  enqueue("batchnorm_forward_eval",
+          {{x, all, false},
+           {gamma, s.c, false},
+           {beta, s.c, false},
+           {running_mean, s.c, false},
+           {running_var, s.c, false},
+           {mean, s.c, true},
+           {invstd, s.c, true},
+           {y, all, true}},
+          [=, &o = inner_] {
+            o.batchnorm_forward_eval(x, s, gamma, beta, running_mean, running_var, eps, mean,
+                                     invstd, y);
+          });
+}
+void StrictOps::batchnorm_backward(const float* x, const float* dy, const ops::BatchNormShape& s,
+                                   const float* gamma, const float* mean, const float* invstd,
+                                   bool batch_stats, float* dx, float* dgamma, float* dbeta) const {
+  const int64_t all = s.n * s.c * s.hw;
+  enqueue("batchnorm_backward",
+          {{x, all, false},
+           {dy, all, false},
+           {gamma, s.c, false},
+           {mean, s.c, false},
+           {invstd, s.c, false},
+           {dx, all, true},
+           {dgamma, s.c, true},
+           {dbeta, s.c, true}},
+          [=, &o = inner_] {
+            o.batchnorm_backward(x, dy, s, gamma, mean, invstd, batch_stats, dx, dgamma, dbeta);
+          });
+}
+void StrictOps::layer_norm_forward(const float* x, const float* w, const float* b, int64_t rows,
+                                   int64_t dim, double eps, float* y, float* stats) const {
+  enqueue("layer_norm_forward",
+          {{x, rows * dim, false},
+           {w, dim, false},
+           {b, dim, false},
+           {y, rows * dim, true},
+           {stats, 2 * rows, true}},
+          [=, &o = inner_] { o.layer_norm_forward(x, w, b, rows, dim, eps, y, stats); });
+}
+void StrictOps::layer_norm_backward(const float* x, const float* dy, const float* w,
+                                    const float* stats, int64_t rows, int64_t dim, float* dw,
+                                    float* db, float* dx) const {
+  enqueue("layer_norm_backward",
+          {{x, rows * dim, false},
+           {dy, rows * dim, false},
+           {w, dim, false},
+           {stats, 2 * rows, false},
+           {dw, dim, true},
+           {db, dim, true},
+           {dx, rows * dim, true}},
+          [=, &o = inner_] { o.layer_norm_backward(x, dy, w, stats, rows, dim, dw, db, dx); });
+}
+void StrictOps::causal_softmax(float* p, int64_t T) const {
+  enqueue("causal_softmax", {{p, T * T, true}}, [=, &o = inner_] { o.causal_softmax(p, T); });
+}
+void StrictOps::causal_softmax_backward(const float* p, float* g, int64_t T) const {
+  enqueue("causal_softmax_backward", {{p, T * T, false}, {g, T * T, true}},
+          [=, &o = inner_] { o.causal_softmax_backward(p, g, T); });
+}
+void StrictOps::softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n,
+                                     int64_t k, float* grad, const ops::XentOutputs& out) const {
+  enqueue("softmax_xent_forward",
+          {{logits, n * k, false},
+           {grad, n * k, true},
+           {out.loss, 1, true},
+           {out.totals, 2, true, sizeof(double)}},
+          [=, &o = inner_] { o.softmax_xent_forward(logits, labels, n, k, grad, out); });
+}
+bool StrictOps::all_finite(const float* data, int64_t count) const {
+  return blocking([&] { return inner_.all_finite(data, count); });
+}
+int64_t StrictOps::count_nonfinite(const float* data, int64_t count) const {
+  return blocking([&] { return inner_.count_nonfinite(data, count); });
+}
+int64_t StrictOps::encode_weights(const WeightCodec& codec, const float* x, int64_t n,
+                                  uint32_t* words, float* side) const {
+  return blocking([&] { return inner_.encode_weights(codec, x, n, words, side); });
+}
+int64_t StrictOps::decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
+                                  const float* side, float* y) const {
+  return blocking([&] { return inner_.decode_weights(codec, words, n, side, y); });
+}
+void StrictOps::sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g,
+                           float* b) const {
+  enqueue("sgd_update", {{w, n, true}, {g, n, false}, {b, n, true}},
+          [=, &o = inner_] { o.sgd_update(u, n, w, g, b); });
+}
+void StrictOps::adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g,
+                             float* m, float* v) const {
+  enqueue("adamw_update", {{w, n, true}, {g, n, false}, {m, n, true}, {v, n, true}},
+          [=, &o = inner_] { o.adamw_update(u, n, w, g, m, v); });
+}
+
+}  // namespace wt

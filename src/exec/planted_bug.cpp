@@ -1,0 +1,104 @@
+#include "exec/planted_bug.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace wt {
+
+namespace {
+
+const std::pair<const char*, PlantedBug> kNames[] = {
+    {"wait_after_read", PlantedBug::WaitAfterRead},
+    {"free_sent_gradient", PlantedBug::FreeSentGradient},
+    {"read_totals_unsynced", PlantedBug::ReadTotalsUnsynced},
+    {"step_before_wait", PlantedBug::StepBeforeWait},
+    {"keep_on_other_stream", PlantedBug::KeepOnOtherStream},
+    {"completed_always", PlantedBug::CompletedAlways},
+};
+
+using Stream = std::vector<Instruction>;
+
+// Moves the first Wait on a RecvActivation's event to just after the Forward that follows it.
+bool move_wait_after_read(Stream& stream) {
+  for (size_t r = 0; r < stream.size(); ++r) {
+    if (stream[r].op != OpCode::RecvActivation) continue;
+    const int event = stream[r].event;
+    auto wait = std::find_if(stream.begin() + long(r), stream.end(), [&](const Instruction& i) {
+      return i.op == OpCode::Wait && i.event == event;
+    });
+    auto forward = std::find_if(wait, stream.end(),
+                                [](const Instruction& i) { return i.op == OpCode::Forward; });
+    if (wait == stream.end() || forward == stream.end()) continue;
+    std::rotate(wait, wait + 1, forward + 1);  // the Wait now follows the Forward
+    return true;
+  }
+  return false;
+}
+
+// Moves the first Step before the Waits that precede it.
+bool move_step_before_wait(Stream& stream) {
+  for (size_t k = 1; k < stream.size(); ++k) {
+    if (stream[k].op != OpCode::Step || stream[k - 1].op != OpCode::Wait) continue;
+    size_t first_wait = k - 1;
+    while (first_wait > 0 && stream[first_wait - 1].op == OpCode::Wait) --first_wait;
+    std::rotate(stream.begin() + long(first_wait), stream.begin() + long(k),
+                stream.begin() + long(k) + 1);
+    return true;
+  }
+  return false;
+}
+
+// Moves the first KeepGradient to the same position of the rank's other stream.
+bool move_keep_to_other_stream(RankProgram& rank) {
+  if (rank.streams.size() < 2) return false;
+  for (size_t s = 0; s < rank.streams.size(); ++s) {
+    Stream& from = rank.streams[s];
+    auto keep = std::find_if(from.begin(), from.end(),
+                             [](const Instruction& i) { return i.op == OpCode::KeepGradient; });
+    if (keep == from.end()) continue;
+    Stream& to = rank.streams[(s + 1) % rank.streams.size()];
+    const long at = std::min(long(keep - from.begin()), long(to.size()));
+    to.insert(to.begin() + at, *keep);
+    from.erase(keep);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+PlantedBug parse_planted_bug(const std::string& name) {
+  if (name.empty()) return PlantedBug::None;
+  std::string known;
+  for (const auto& [text, bug] : kNames) {
+    if (name == text) return bug;
+    known += std::string(known.empty() ? "" : ", ") + text;
+  }
+  throw std::invalid_argument("WAVETRAIN_TEST_PLANT_BUG: unknown bug '" + name + "' (" + known +
+                              ")");
+}
+
+void plant_in_program(PlantedBug bug, Program& program) {
+  if (bug != PlantedBug::WaitAfterRead && bug != PlantedBug::StepBeforeWait &&
+      bug != PlantedBug::KeepOnOtherStream)
+    return;
+  bool planted = false;
+  for (RankProgram& rank : program.ranks) {
+    if (bug == PlantedBug::KeepOnOtherStream) {
+      planted = move_keep_to_other_stream(rank) || planted;
+      continue;
+    }
+    for (Stream& stream : rank.streams) {
+      const bool here = bug == PlantedBug::WaitAfterRead ? move_wait_after_read(stream)
+                                                         : move_step_before_wait(stream);
+      planted = planted || here;
+      if (here) break;
+    }
+  }
+  if (!planted)
+    throw std::logic_error("WAVETRAIN_TEST_PLANT_BUG: schedule '" + program.schedule +
+                           "' has no place for this bug");
+}
+
+}  // namespace wt

@@ -1,0 +1,29 @@
+#pragma once
+// Test only: six ordering bugs a CUDA host program can have, each planted on demand in the real
+// code (WAVETRAIN_TEST_PLANT_BUG=<name>), so tests/e2e/strict_planted_bugs.sh can show that the
+// strict device catches every one with a clear message while the host device trains on unaware.
+// Three are program bugs (a schedule generator emitting the wrong order, planted after the
+// validator has passed the program), two are bugs in the executor, one in the device's queues.
+#include <string>
+
+#include "sched/instruction.hpp"
+
+namespace wt {
+
+enum class PlantedBug {
+  None,
+  WaitAfterRead,       // the Wait on a received activation moved after the Forward reading it
+  FreeSentGradient,    // a sent gradient's buffer dropped while the send still reads it
+  ReadTotalsUnsynced,  // the step's loss totals read on the host without a staged copy
+  StepBeforeWait,      // the optimizer Step moved before the Waits on its gradients' AllReduce
+  KeepOnOtherStream,   // ticktock's KeepGradient issued on the other wave's stream
+  CompletedAlways,     // the strict queues' event query answers "done" for work not yet run
+};
+
+// "" -> None; throws std::invalid_argument naming the known names for anything else.
+PlantedBug parse_planted_bug(const std::string& name);
+// The program bugs: mutates `program` (every rank); the others leave it alone. Throws
+// std::logic_error when the program has no place for the bug (a test naming the wrong schedule).
+void plant_in_program(PlantedBug bug, Program& program);
+
+}  // namespace wt
