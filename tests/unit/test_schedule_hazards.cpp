@@ -161,6 +161,25 @@ TEST(HazardCheck, RefusesAStepBeforeTheAllReducesWait) {
   EXPECT_HAS(e, "wait on event " + std::to_string(wait.event) + " first");
 }
 
+// gang_sync = "master": rank 0's Wait on its broadcast of the model moved after its Step, which
+// overwrites the values the broadcast may still be sending. The other ranks' forwards read the
+// values only after the broadcast is waited on; the root's own forward may read them earlier.
+TEST(HazardCheck, RefusesAStepWhileTheRootStillBroadcasts) {
+  wt::Program p = wt::ScheduleRegistry::generate("gang", gang_input(2, 1, "master"));
+  Stream& s = p.ranks[0].streams[0];
+  ASSERT_EQ(s.front().op, OpCode::Broadcast);
+  const Instruction broadcast = s.front();
+  move(s,
+       index_of(s,
+                [&](const Instruction& i) {
+                  return i.op == OpCode::Wait && i.event == broadcast.event;
+                }),
+       s.size() - 1);
+  const std::string e = refusal(p, 1);
+  EXPECT_HAS(e, "rank 0: step stage=0 (stream 0) writes stage 0's values that " + broadcast.str() +
+                    " (stream 0) may still be reading: wait on event 0 first");
+}
+
 // waves with the Wait on a received activation moved after the forward that reads it.
 TEST(HazardCheck, RefusesAForwardBeforeItsReceivedActivationsWait) {
   wt::Program p = wt::ScheduleRegistry::generate("waves", wt_test::chain_of_stages(3, 3));
