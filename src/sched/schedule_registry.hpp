@@ -56,7 +56,9 @@ class ScheduleRegistry {
 // collectives on a group issued in one order by all its members; every communication waited on;
 // and no deadlock (the ranks' streams are run abstractly to the end) under the communication
 // library's rules (CommRules: under NCCL's, a pair's messages also come from one stream and match
-// in order whatever their tags). Throws std::logic_error.
+// in order whatever their tags); and no data hazard within a rank (sched/hazard_check.hpp: state
+// two instructions touch, one writing, with no stream order, Record/Wait chain or Wait on a
+// communication's event between them). Throws std::logic_error.
 void validate_program(const Program& program, int stage_count, CommRules rules = CommRules::Mpi);
 
 }  // namespace wt

@@ -1,6 +1,7 @@
 // Static checks of a Program: everything that can be said about a schedule without running any
-// math. The last check runs every rank's streams abstractly (a Wait blocks until the operation that
-// completes its event could have finished) and reports a deadlock if some stream never finishes.
+// math. The deadlock check runs every rank's streams abstractly (a Wait blocks until the operation
+// that completes its event could have finished) and reports a deadlock if some stream never
+// finishes; the last check looks for data hazards within each rank (sched/hazard_check.hpp).
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -11,6 +12,7 @@
 
 #include "sched/abstract_run.hpp"
 #include "sched/event_dependencies.hpp"
+#include "sched/hazard_check.hpp"
 #include "sched/opcode_traits.hpp"
 #include "sched/schedule_registry.hpp"
 
@@ -42,6 +44,7 @@ class Checker {
     check_collectives();
     check_messages();
     check_progress();
+    check_hazards();
   }
 
  private:
@@ -311,6 +314,12 @@ class Checker {
     if (!stuck.empty())
       fail(std::string("deadlock under ") + comm_rules_name(rules_) + "'s rules: streams stuck at" +
            stuck);
+  }
+
+  // After check_progress: the hazard check orders each rank's streams by their Waits.
+  void check_hazards() const {
+    const std::string hazard = find_hazard(p_, stages_);
+    if (!hazard.empty()) fail(hazard);
   }
 
   const Program& p_;
