@@ -106,9 +106,11 @@ MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream, size_t requ
   // The stream's own freed blocks (stream order makes them safe) and those safe for every
   // stream: the better fit of the two, so one pool's order does not cut a block the other fits.
   if (MemBlock* b = pool_.take_best_fit(stream, kSyncedPool, size)) return b;
-  // Other streams' freed blocks whose last use has finished, by their events.
+  // Blocks read on other streams whose last use has finished, by their events: each joins its
+  // own stream's pool, or the synced pool when the free's own event has completed too (then this
+  // stream may take it even when it is another stream's block).
   settle_pending_locked();
-  if (MemBlock* b = pool_.take_best_fit(stream, size)) return b;
+  if (MemBlock* b = pool_.take_best_fit(stream, kSyncedPool, size)) return b;
   if (pool_.sync_pools([this](const StreamEvent& e) { return events_->completed(e); }) > 0)
     if (MemBlock* b = pool_.take_best_fit(kSyncedPool, size)) return b;
   if (MemBlock* b = reserve(size, requested)) return b;

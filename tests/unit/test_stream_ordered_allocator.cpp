@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "device/strict_streams.hpp"
 #include "mem/caching_allocator.hpp"
 
 namespace {
@@ -137,6 +138,41 @@ TEST(StreamOrderedAllocator, RecordUseHoldsABlockUntilTheOtherStreamFinishes) {
   EXPECT_EQ(after.ptr, reused.ptr);
   other.free();
   after.free();
+}
+
+// Issue 18, on the strict device's queues: a block allocated on stream 0, read by queued work on
+// stream 1 (record_use) and freed by host code is not handed to stream 0 or stream 2 before the
+// stream-1 work issued before the free has run; once it has, either stream gets it, without a
+// synchronisation, while stream 1's later work is still queued.
+TEST(StreamOrderedAllocator, ACrossStreamUseHoldsTheBlockUntilThatStreamsEvent) {
+  for (int reuse_stream : {0, 2}) {
+    SCOPED_TRACE("reused on stream " + std::to_string(reuse_stream));
+    wt::StrictStreams streams(1);
+    wt::CachingAllocator a(0, &streams);
+    Allocation x(a, kWhole, 0);
+    bool reader_may_run = false, reader_ran = false, later_may_run = false;
+    streams.launch(1, wt::DeviceWork{[&] { reader_ran = true; }, [&] { return reader_may_run; }});
+    a.record_use(x.ptr, 1);
+    x.free();  // host code: takes effect at stream 0's point, after the work issued before it
+    while (streams.run_one()) {
+    }
+    ASSERT_EQ(a.stats().in_use, 0u) << "stream 0 has reached the free";
+    streams.launch(1, wt::DeviceWork{[] {}, [&] { return later_may_run; }});
+    Allocation early(a, kWhole, reuse_stream);
+    EXPECT_NE(early.ptr, x.ptr) << "stream 1's read is still queued";
+    reader_may_run = true;
+    while (streams.run_one()) {
+    }
+    ASSERT_TRUE(reader_ran);
+    Allocation after(a, kWhole, reuse_stream);
+    EXPECT_EQ(after.ptr, x.ptr) << "the read issued before the free has run";
+    EXPECT_EQ(a.stats().forced_syncs, 0u);
+    later_may_run = true;
+    streams.synchronize();
+    early.free();
+    after.free();
+    streams.synchronize();
+  }
 }
 
 TEST(StreamOrderedAllocator, UnderPressureReleasesCacheThenSynchronisesThenFails) {
