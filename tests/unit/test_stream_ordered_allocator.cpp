@@ -143,7 +143,7 @@ TEST(StreamOrderedAllocator, RecordUseHoldsABlockUntilTheOtherStreamFinishes) {
 // Issue 18, on the strict device's queues: a block allocated on stream 0, read by queued work on
 // stream 1 (record_use) and freed by host code is not handed to stream 0 or stream 2 before the
 // stream-1 work issued before the free has run; once it has, either stream gets it, without a
-// synchronisation, while stream 1's later work is still queued.
+// synchronisation, while the stream-1 work issued after the free is still queued.
 TEST(StreamOrderedAllocator, ACrossStreamUseHoldsTheBlockUntilThatStreamsEvent) {
   for (int reuse_stream : {0, 2}) {
     SCOPED_TRACE("reused on stream " + std::to_string(reuse_stream));
@@ -154,10 +154,12 @@ TEST(StreamOrderedAllocator, ACrossStreamUseHoldsTheBlockUntilThatStreamsEvent) 
     streams.launch(1, wt::DeviceWork{[&] { reader_ran = true; }, [&] { return reader_may_run; }});
     a.record_use(x.ptr, 1);
     x.free();  // host code: takes effect at stream 0's point, after the work issued before it
+    // Work given to stream 1 after the free, queued before the free runs: the block need not
+    // wait for it.
+    streams.launch(1, wt::DeviceWork{[] {}, [&] { return later_may_run; }});
     while (streams.run_one()) {
     }
     ASSERT_EQ(a.stats().in_use, 0u) << "stream 0 has reached the free";
-    streams.launch(1, wt::DeviceWork{[] {}, [&] { return later_may_run; }});
     Allocation early(a, kWhole, reuse_stream);
     EXPECT_NE(early.ptr, x.ptr) << "stream 1's read is still queued";
     reader_may_run = true;
