@@ -58,6 +58,16 @@ expect_error mpi_unknown_key "train.epochz" mpiexec -n 2 --oversubscribe "$WAVET
 
 deck "$dir/cuda.toml" $'[device]\nkind = "cuda"'
 expect_error device_cuda "device.kind" "$WAVETRAIN" "$dir/cuda.toml"
+# The allocator's keys: bytes, 0 = off; a negative number or another type is refused.
+deck "$dir/release_threshold.toml" $'[device]\nrelease_threshold = -1'
+expect_error release_threshold "release_threshold.toml:6: device.release_threshold: must be >= 0" \
+  "$WAVETRAIN" "$dir/release_threshold.toml"
+deck "$dir/max_split.toml" $'[device]\nmax_split_bytes = "4 MiB"'
+expect_error max_split_bytes "max_split.toml:6: device.max_split_bytes: must be an integer" \
+  "$WAVETRAIN" "$dir/max_split.toml"
+deck "$dir/plain_device.toml" ""
+expect_error max_split_bytes_set "command line: device.max_split_bytes: must be >= 0" \
+  "$WAVETRAIN" "$dir/plain_device.toml" --set device.max_split_bytes=-1048576
 
 # The device-memory budget is enforced: a 4 MB limit cannot hold LeNet's activations, and the run
 # stops with a clear out-of-memory message (exit status 3), not a crash.

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "deck/component_options.hpp"
 #include "deck/deck_parser.hpp"
 #include "deck/schema.hpp"
 #include "util/input_error.hpp"
@@ -74,6 +75,8 @@ TEST_F(DeckTest, MinimalDeckGetsDefaultsAndAbsolutePaths) {
   EXPECT_EQ(c.checkpoint.keep, defaults.checkpoint.keep);
   EXPECT_EQ(c.run.seed, defaults.run.seed);
   EXPECT_TRUE(c.schedule.cuts.empty());
+  EXPECT_EQ(c.device.release_threshold, 0);
+  EXPECT_EQ(c.device.max_split_bytes, 0);
 }
 
 TEST_F(DeckTest, ValuesAreReadAndIntegersPassAsFloats) {
@@ -131,6 +134,10 @@ TEST_F(DeckTest, WrongTypes) {
   expect_error(deck("[run]\nname = 5\n"), 6, "run.name", {"must be a string"});
   expect_error(deck("[schedule]\nwave_offset = \"no\"\n"), 6, "schedule.wave_offset",
                {"true or false"});
+  expect_error(deck("[device]\nrelease_threshold = \"1 GB\"\n"), 6, "device.release_threshold",
+               {"must be an integer, got a string"});
+  expect_error(deck("[device]\nmax_split_bytes = 1.5e6\n"), 6, "device.max_split_bytes",
+               {"must be an integer, got a float"});
 }
 
 TEST_F(DeckTest, OutOfRangeValuesSayWhatIsAllowed) {
@@ -144,6 +151,10 @@ TEST_F(DeckTest, OutOfRangeValuesSayWhatIsAllowed) {
   expect_error(deck("[run]\nseed = -4\n"), 6, "run.seed", {">= 0"});
   expect_error(deck("[optimizer]\nlr = inf\n"), 6, "optimizer.lr", {"finite"});
   expect_error(deck("[schedule]\ncuts = [4, 0]\n"), 6, "schedule.cuts", {"every element", ">= 1"});
+  expect_error(deck("[device]\nrelease_threshold = -1\n"), 6, "device.release_threshold",
+               {"must be >= 0", "got -1"});
+  expect_error(deck("[device]\nmax_split_bytes = -1048576\n"), 6, "device.max_split_bytes",
+               {"must be >= 0", "got -1048576"});
 }
 
 TEST_F(DeckTest, UnknownStringValuesListTheKnownOnes) {
@@ -303,6 +314,8 @@ void expect_same_settings(const RunConfig& a, const RunConfig& b) {
   EXPECT_EQ(a.trace.end_step, b.trace.end_step);
   EXPECT_EQ(a.device.kind, b.device.kind);
   EXPECT_EQ(a.device.memory_limit, b.device.memory_limit);
+  EXPECT_EQ(a.device.release_threshold, b.device.release_threshold);
+  EXPECT_EQ(a.device.max_split_bytes, b.device.max_split_bytes);
 }
 
 TEST_F(DeckTest, ResolvedDeckRoundTrips) {
@@ -324,7 +337,8 @@ TEST_F(DeckTest, ResolvedDeckRoundTrips) {
             "[checkpoint]\ndir = \"ck\"\nevery_steps = 10\nevery_seconds = 2.5\nkeep = 2\n"
             "restart = \"auto\"\n"
             "[trace]\nenabled = true\nstart_step = 3\nend_step = 4\n"
-            "[device]\nkind = \"cpu\"\nmemory_limit = 1073741824\n"));
+            "[device]\nkind = \"cpu\"\nmemory_limit = 1073741824\nrelease_threshold = 536870912\n"
+            "max_split_bytes = 4194304\n"));
   EXPECT_EQ(x.run.seed, 9007199254740993u);
   EXPECT_EQ(x.run.name, "r\"q\\uote");
   const std::string text = to_toml(x);
@@ -339,6 +353,19 @@ TEST_F(DeckTest, ResolvedDeckRoundTrips) {
   expect_same_settings(d, parse_deck(write("run/defaults.toml", to_toml(d))));
   for (const KeyDef& def : deck_schema())
     EXPECT_NE(text.find("\n" + std::string(def.key) + " = "), std::string::npos) << def.dotted();
+}
+
+// The allocator keys reach the allocator of the device context a run makes (app/trainer.cpp).
+TEST_F(DeckTest, DeviceAllocatorKeysConfigureTheAllocator) {
+  CachingAllocator allocator;
+  configure_allocator(parse_deck(deck("[device]\nrelease_threshold = 268435456\n"
+                                      "max_split_bytes = 8388608\n")),
+                      allocator);
+  EXPECT_EQ(allocator.release_threshold(), 268435456u);
+  EXPECT_EQ(allocator.max_split_bytes(), 8388608u);
+  configure_allocator(parse_deck(deck(""), {"device.max_split_bytes=0"}), allocator);
+  EXPECT_EQ(allocator.release_threshold(), 0u) << "0 = off";
+  EXPECT_EQ(allocator.max_split_bytes(), 0u) << "0 = off";
 }
 
 TEST_F(DeckTest, ShippedDecksAreValid) {
