@@ -238,7 +238,9 @@ std::vector<KeyDef> runtime_keys() {
           .in(Range::at_least(0)),
       // [device]
       key("device", "kind", WT_FIELD(device.kind),
-          "device per rank; strict = the host's kernels under a GPU's rules (finds ordering bugs)")
+          "device per rank: auto, cpu or host = a CPU core; strict = the host's kernels under a "
+          "GPU's rules (finds ordering bugs); cuda = a GPU (needs a build with CUDA; refused in "
+          "this version, whose executor runs layers on the host)")
           .one_of({"auto", "cpu", "host", "strict", "cuda"}),
       key("device", "strict_seed", WT_FIELD(device.strict_seed),
           "strict device: seed of the order in which streams run (each rank adds its rank)")

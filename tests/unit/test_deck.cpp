@@ -12,6 +12,7 @@
 #include "deck/component_options.hpp"
 #include "deck/deck_parser.hpp"
 #include "deck/schema.hpp"
+#include "job/run_preflight.hpp"
 #include "util/input_error.hpp"
 
 namespace fs = std::filesystem;
@@ -174,6 +175,33 @@ TEST_F(DeckTest, UnknownStringValuesListTheKnownOnes) {
   expect_error(deck("[optimizer]\nkind = \"sgd\\u0000\"\n"), 6, "optimizer.kind",
                {"unknown optimizer kind"});
   expect_error(deck("[run]\noutput_dir = \"r\\u0000s\"\n"), 6, "run.output_dir", {"NUL character"});
+  expect_error(deck("[failure]\non_explosion = \"ignore\"\n"), 6, "failure.on_explosion",
+               {"unknown on_explosion 'ignore' (known: warn, stop, off)"});
+  expect_error(deck("[failure]\non_explosion = true\n"), 6, "failure.on_explosion",
+               {"must be a string, got a boolean"});
+}
+
+// A misspelt device.kind names every kind, the GPU's included; "cuda" itself passes the parser
+// and is refused before the run (job/run_preflight.hpp), naming its line and what it needs.
+TEST_F(DeckTest, DeviceKindNamesTheKindsAndWhatCudaNeeds) {
+  expect_error(deck("[device]\nkind = \"gpu\"\n"), 6, "device.kind",
+               {"unknown device kind 'gpu' (known: ", "host", "strict", "cuda"});
+  const RunConfig cuda = parse_deck(deck("[device]\nkind = \"cuda\"\n"));
+  try {
+    check_device_kind(cuda);
+    ADD_FAILURE() << "device.kind = \"cuda\" should be refused in this version";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 6) << e.what();
+    EXPECT_EQ(e.key(), "device.kind") << e.what();
+#ifdef WAVETRAIN_HAVE_CUDA
+    const char* why = "the CUDA operators are built but the executor runs layers on the host";
+#else
+    const char* why = "'cuda' needs wavetrain built with CUDA (cmake -DWAVETRAIN_CUDA=ON";
+#endif
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+  for (const char* kind : {"auto", "cpu", "host", "strict"})
+    EXPECT_NO_THROW(check_device_kind(parse_deck(deck(""), {std::string("device.kind=") + kind})));
 }
 
 TEST_F(DeckTest, FirstErrorInTheFileIsReported) {
