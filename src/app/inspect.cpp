@@ -109,6 +109,7 @@ void show_stages(const RunConfig& config, int ranks, const std::string& run_dir,
                  std::ostream& out) {
   const int stage_count = ScheduleRegistry::stage_count(config.schedule.kind, ranks);
   DeviceContext device(static_cast<size_t>(config.device.memory_limit));
+  configure_allocator(config, device.allocator());
   Graph graph = Graph::load(config.model.file);
   StagePlan plan = plan_stages(stage_plan_options(config), graph, stage_count, run_dir,
                                ProfileCache::ReadOnly, device);
@@ -220,6 +221,7 @@ BurstStages inspected_burst_stages(const RunConfig& config, int ranks, std::ostr
 void show_schedule(const RunConfig& config, int ranks, const std::string& run_dir,
                    std::ostream& out) {
   DeviceContext device(static_cast<size_t>(config.device.memory_limit));
+  configure_allocator(config, device.allocator());
   BurstStages burst;
   if (config.schedule.kind == "burst") burst = inspected_burst_stages(config, ranks, out);
   Model model = config.schedule.kind == "burst"

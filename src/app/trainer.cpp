@@ -13,6 +13,7 @@
 #include "app/observers/trace_observer.hpp"
 #include "app/training_loop.hpp"
 #include "comm/failure_agreement.hpp"
+#include "deck/component_options.hpp"
 #include "device/device_context.hpp"
 #include "job/job.hpp"
 
@@ -56,6 +57,7 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   DeviceContext device(static_cast<size_t>(cfg.device.memory_limit),
                        cfg.device.kind == "strict" ? DeviceKind::Strict : DeviceKind::Host,
                        static_cast<uint64_t>(cfg.device.strict_seed + comm.rank()));
+  configure_allocator(cfg, device.allocator());
   std::unique_ptr<Job> job;
   agree_on_failure(comm, [&] {
     job = std::make_unique<Job>(cfg, job_options(options), device, comm.rank(), comm.size());

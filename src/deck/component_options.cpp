@@ -24,4 +24,9 @@ StagePlanOptions stage_plan_options(const RunConfig& config) {
   return options;
 }
 
+void configure_allocator(const RunConfig& config, CachingAllocator& allocator) {
+  allocator.set_release_threshold(static_cast<size_t>(config.device.release_threshold));
+  allocator.set_max_split_bytes(static_cast<size_t>(config.device.max_split_bytes));
+}
+
 }  // namespace wt

@@ -98,9 +98,11 @@ struct RunConfig {
   WeightCodec compress;
 
   struct Device {
-    std::string kind = "auto";  // auto | cpu | host | strict | cuda
-    int64_t memory_limit = 0;   // bytes; 0 = unlimited
-    int64_t strict_seed = 1;    // the strict device's stream order (plus the rank)
+    std::string kind = "auto";      // auto | cpu | host | strict | cuda
+    int64_t memory_limit = 0;       // bytes; 0 = unlimited
+    int64_t strict_seed = 1;        // the strict device's stream order (plus the rank)
+    int64_t release_threshold = 0;  // bytes reserved above which cached segments go back; 0 = off
+    int64_t max_split_bytes = 0;    // cached blocks larger than this are never split; 0 = off
   } device;
 };
 

@@ -238,13 +238,24 @@ std::vector<KeyDef> runtime_keys() {
           .in(Range::at_least(0)),
       // [device]
       key("device", "kind", WT_FIELD(device.kind),
-          "device per rank; strict = the host's kernels under a GPU's rules (finds ordering bugs)")
+          "device per rank: auto, cpu or host = a CPU core; strict = the host's kernels under a "
+          "GPU's rules (finds ordering bugs); cuda = a GPU (needs a build with CUDA; refused in "
+          "this version, whose executor runs layers on the host)")
           .one_of({"auto", "cpu", "host", "strict", "cuda"}),
       key("device", "strict_seed", WT_FIELD(device.strict_seed),
           "strict device: seed of the order in which streams run (each rank adds its rank)")
           .in(Range::at_least(0)),
       key("device", "memory_limit", WT_FIELD(device.memory_limit),
           "device memory budget per rank in bytes; 0 = unlimited")
+          .in(Range::at_least(0)),
+      key("device", "release_threshold", WT_FIELD(device.release_threshold),
+          "reserved bytes per rank above which the allocator returns cached segments to the "
+          "system before it reserves more (each return is a synchronising cudaFree on a GPU); "
+          "0 = off: only when an allocation would otherwise fail")
+          .in(Range::at_least(0)),
+      key("device", "max_split_bytes", WT_FIELD(device.max_split_bytes),
+          "cached blocks larger than this many bytes are never split for a smaller request "
+          "(PyTorch's max_split_size_mb, against fragmentation); 0 = off")
           .in(Range::at_least(0)),
   };
 }

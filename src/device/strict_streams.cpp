@@ -19,6 +19,13 @@ StrictStreams::Queue& StrictStreams::queue(int stream) {
   return queues_[size_t(stream)];
 }
 
+void StrictStreams::set_priority(int stream, int priority) { queue(stream).priority = priority; }
+
+int StrictStreams::priority(int stream) const {
+  if (stream < 0 || static_cast<size_t>(stream) >= queues_.size()) return 0;
+  return queues_[size_t(stream)].priority;
+}
+
 void StrictStreams::launch(int stream, DeviceWork work) {
   Queue& q = queue(stream);
   q.issue_index.push_back(work.issue_ordered ? ordered_issued_++ : kNotOrdered);
@@ -35,9 +42,19 @@ bool StrictStreams::ready_at_head(const Queue& q) const {
 
 bool StrictStreams::run_one() {
   if (running()) return false;  // work does not run work
+  // The ready streams of the highest priority among the ready ones. With every priority equal
+  // this is every ready stream, and the seeded draw below is what it was before priorities.
   std::vector<int> ready;
-  for (size_t s = 0; s < queues_.size(); ++s)
-    if (ready_at_head(queues_[s])) ready.push_back(static_cast<int>(s));
+  int top = 0;
+  for (size_t s = 0; s < queues_.size(); ++s) {
+    if (!ready_at_head(queues_[s])) continue;
+    const int p = queues_[s].priority;
+    if (ready.empty() || p > top) {
+      ready.clear();
+      top = p;
+    }
+    if (p == top) ready.push_back(static_cast<int>(s));
+  }
   if (ready.empty()) return false;
   const int s = ready[std::uniform_int_distribution<size_t>(0, ready.size() - 1)(rng_)];
   Queue& q = queues_[size_t(s)];

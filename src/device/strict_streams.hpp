@@ -4,6 +4,10 @@
 // Between synchronisation points the order across streams is shuffled from a seed, so work that
 // is not ordered by stream order, an event or a synchronisation runs in an arbitrary order, as on
 // a GPU, and an ordering bug changes results or reads poisoned memory instead of passing by luck.
+// Streams have priorities, as CUDA streams do: a ready stream of a higher priority runs before a
+// ready stream of a lower one (a GPU's block scheduler prefers the higher-priority stream's
+// pending blocks); among streams of equal priority the choice is the seeded shuffle. A priority
+// decides only among work that is ready: it never overtakes stream order, an event or issue order.
 //
 // Work can carry a readiness test (a device-side wait on an event) and can be "issue ordered":
 // such work (communication) starts in the order it was issued across all streams, the rule NCCL
@@ -45,7 +49,12 @@ class StrictStreams final : public StreamEvents {
   void set_progress(std::function<bool()> progress) { progress_ = std::move(progress); }
   // Test only: completed() answers true for work that has not run (a broken event query).
   void plant_completed_always(bool on) { completed_always_ = on; }
-  // Runs one piece of ready work from a randomly chosen stream; false when none is ready.
+  // The priority of `stream`'s work from now on; larger is more urgent (RankProgram::priority's
+  // sense; cudaStreamCreateWithPriority counts the other way round). Streams start at 0.
+  void set_priority(int stream, int priority);
+  int priority(int stream) const;
+  // Runs one piece of ready work from a stream chosen at random among the ready streams of the
+  // highest priority; false when none is ready.
   bool run_one();
   // Runs ready work until every queue is empty; `progress` (may be empty) is called whenever
   // nothing is ready, and must return false when nothing will ever make work ready, which is
@@ -73,6 +82,7 @@ class StrictStreams final : public StreamEvents {
     std::deque<DeviceWork> work;
     std::deque<uint64_t> issue_index;  // per work: its place among issue-ordered work, or ~0
     uint64_t issued = 0, executed = 0;
+    int priority = 0;
   };
   Queue& queue(int stream);
   bool ready_at_head(const Queue& q) const;

@@ -91,6 +91,10 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   }
   wait_since_.assign(streams.size(), -1.0);
   visit_order_ = stream_visit_order(program_.ranks[rank_]);
+  // The strict device runs a ready more urgent stream first, as a GPU's scheduler does.
+  const std::vector<int>& priority = program_.ranks[rank_].priority;
+  if (queues_)
+    for (size_t s = 0; s < priority.size(); ++s) queues_->set_priority(int(s), priority[s]);
   loss_seed_ = Tensor::empty({1}, model_.allocator());
   loss_seed_.fill(1.0f);
   loss_seed_.set_label("the loss seed");

@@ -34,11 +34,7 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
       root_(rank == 0),
       log_(rank == 0, options.quiet) {
   (void)ranks;
-  if (config_.device.kind == "cuda")
-    throw InputError(
-        config_.deck_path, 0, "device.kind",
-        "'cuda': the CUDA operators are built but the executor runs layers on the host "
-        "in this version; use \"cpu\" or \"auto\"");
+  check_device_kind(config_);
   check_keys_the_schedule_reads(config_);
   graph_ = std::make_unique<Graph>(Graph::load(config_.model.file));
   const Graph& graph = *graph_;

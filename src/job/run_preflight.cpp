@@ -80,6 +80,21 @@ void check_keys_the_schedule_reads(const RunConfig& cfg) {
                            cfg.schedule.kind + "\": remove the key or choose the burst schedule");
 }
 
+void check_device_kind(const RunConfig& cfg) {
+  if (cfg.device.kind != "cuda") return;
+#ifdef WAVETRAIN_HAVE_CUDA
+  throw deck_error(cfg, "device.kind",
+                   "'cuda': the CUDA operators are built but the executor runs layers on the host "
+                   "in this version; use \"auto\", \"cpu\", \"host\" or \"strict\"");
+#else
+  throw deck_error(cfg, "device.kind",
+                   "'cuda' needs wavetrain built with CUDA (cmake -DWAVETRAIN_CUDA=ON, with the "
+                   "CUDA toolkit, cuBLAS, cuDNN and NCCL), which this build is not; and this "
+                   "version's executor runs layers on the host even then: use \"auto\", \"cpu\", "
+                   "\"host\" or \"strict\"");
+#endif
+}
+
 void check_program_batches(const RunConfig& cfg, const Program& program) {
   int parts = 1;
   for (const RankProgram& rank : program.ranks)

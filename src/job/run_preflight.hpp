@@ -28,6 +28,11 @@ void check_data_against_deck(const RunConfig& cfg, const Graph& graph, const Dat
 // for any deck, so this is not a deck-parser rule.)
 void check_keys_the_schedule_reads(const RunConfig& cfg);
 
+// device.kind is one this build can run: "cuda" is refused, naming the deck line, with what it
+// needs (a build with CUDA, which compiles the operators; the executor runs layers on the host in
+// this version either way).
+void check_device_kind(const RunConfig& cfg);
+
 // Every LoadBatch of the program gets at least one sample: the global batch is cut into at most
 // that many parts (ranks, microbatches).
 void check_program_batches(const RunConfig& cfg, const Program& program);

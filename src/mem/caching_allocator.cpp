@@ -109,9 +109,11 @@ MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream, size_t requ
   // The stream's own freed blocks (stream order makes them safe) and those safe for every
   // stream: the better fit of the two, so one pool's order does not cut a block the other fits.
   if (MemBlock* b = pool_.take_best_fit(stream, kSyncedPool, size)) return b;
-  // Other streams' freed blocks whose last use has finished, by their events.
+  // Blocks read on other streams whose last use has finished, by their events: each joins its
+  // own stream's pool, or the synced pool when the free's own event has completed too (then this
+  // stream may take it even when it is another stream's block).
   settle_pending_locked();
-  if (MemBlock* b = pool_.take_best_fit(stream, size)) return b;
+  if (MemBlock* b = pool_.take_best_fit(stream, kSyncedPool, size)) return b;
   if (pool_.sync_pools([this](const StreamEvent& e) { return events_->completed(e); }) > 0)
     if (MemBlock* b = pool_.take_best_fit(kSyncedPool, size)) return b;
   if (MemBlock* b = reserve(size, requested)) return b;
@@ -167,6 +169,16 @@ void CachingAllocator::release(void* ptr, int stream) {
   // host device, or work that is running), else after the work issued before it (the strict
   // device's host code), so no earlier-issued work that runs later can be handed the block.
   if (events_->at_point_now(stream)) return release_now(ptr, stream);
+  // The other streams' uses (record_use) to wait for are those issued before the free, as
+  // PyTorch records its events when the host frees: recorded now, not when the free runs, which
+  // would hold the block for work those streams were given since.
+  {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    auto it = live_.find(ptr);
+    if (it != live_.end())
+      for (int other : it->second->used_on)
+        it->second->pending_uses.push_back(events_->record(other));
+  }
   events_->at_stream_point(stream, [this, ptr, stream] { release_now(ptr, stream); });
 }
 
@@ -185,7 +197,14 @@ void CachingAllocator::release_now(void* ptr, int stream) {
     pool_.put(block, stream);
   } else {
     block->freed = events_->record(stream);
-    for (int other : block->used_on) block->pending_uses.push_back(events_->record(other));
+    // Streams whose events release() did not record already (a free where issuing is executing,
+    // or a use recorded by work that ran before the free).
+    for (int other : block->used_on) {
+      auto& uses = block->pending_uses;
+      if (std::none_of(uses.begin(), uses.end(),
+                       [other](const StreamEvent& e) { return e.stream == other; }))
+        uses.push_back(events_->record(other));
+    }
     pending_.push_back(block);
   }
   notify_locked();

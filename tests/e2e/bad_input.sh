@@ -57,7 +57,23 @@ expect_error bad_option "--bogus" "$WAVETRAIN" --bogus "$dir/unknown_key.toml"
 expect_error mpi_unknown_key "train.epochz" mpiexec -n 2 --oversubscribe "$WAVETRAIN" "$dir/unknown_key.toml"
 
 deck "$dir/cuda.toml" $'[device]\nkind = "cuda"'
-expect_error device_cuda "device.kind" "$WAVETRAIN" "$dir/cuda.toml"
+expect_error device_cuda "cuda.toml:6: device.kind: 'cuda'" "$WAVETRAIN" "$dir/cuda.toml"
+deck "$dir/device_kind.toml" $'[device]\nkind = "gpu"'
+expect_error device_kind "device_kind.toml:6: device.kind: unknown device kind 'gpu' (known: auto, cpu, host, strict, cuda)" \
+  "$WAVETRAIN" "$dir/device_kind.toml"
+# The allocator's keys: bytes, 0 = off; a negative number or another type is refused.
+deck "$dir/release_threshold.toml" $'[device]\nrelease_threshold = -1'
+expect_error release_threshold "release_threshold.toml:6: device.release_threshold: must be >= 0" \
+  "$WAVETRAIN" "$dir/release_threshold.toml"
+deck "$dir/max_split.toml" $'[device]\nmax_split_bytes = "4 MiB"'
+expect_error max_split_bytes "max_split.toml:6: device.max_split_bytes: must be an integer" \
+  "$WAVETRAIN" "$dir/max_split.toml"
+deck "$dir/plain_device.toml" ""
+expect_error max_split_bytes_set "command line: device.max_split_bytes: must be >= 0" \
+  "$WAVETRAIN" "$dir/plain_device.toml" --set device.max_split_bytes=-1048576
+deck "$dir/on_explosion.toml" $'[failure]\non_explosion = "never"'
+expect_error on_explosion "on_explosion.toml:6: failure.on_explosion: unknown on_explosion 'never' (known: warn, stop, off)" \
+  "$WAVETRAIN" "$dir/on_explosion.toml"
 
 # The device-memory budget is enforced: a 4 MB limit cannot hold LeNet's activations, and the run
 # stops with a clear out-of-memory message (exit status 3), not a crash.

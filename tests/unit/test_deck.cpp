@@ -9,8 +9,10 @@
 #include <sstream>
 #include <string>
 
+#include "deck/component_options.hpp"
 #include "deck/deck_parser.hpp"
 #include "deck/schema.hpp"
+#include "job/run_preflight.hpp"
 #include "util/input_error.hpp"
 
 namespace fs = std::filesystem;
@@ -74,6 +76,8 @@ TEST_F(DeckTest, MinimalDeckGetsDefaultsAndAbsolutePaths) {
   EXPECT_EQ(c.checkpoint.keep, defaults.checkpoint.keep);
   EXPECT_EQ(c.run.seed, defaults.run.seed);
   EXPECT_TRUE(c.schedule.cuts.empty());
+  EXPECT_EQ(c.device.release_threshold, 0);
+  EXPECT_EQ(c.device.max_split_bytes, 0);
 }
 
 TEST_F(DeckTest, ValuesAreReadAndIntegersPassAsFloats) {
@@ -131,6 +135,10 @@ TEST_F(DeckTest, WrongTypes) {
   expect_error(deck("[run]\nname = 5\n"), 6, "run.name", {"must be a string"});
   expect_error(deck("[schedule]\nwave_offset = \"no\"\n"), 6, "schedule.wave_offset",
                {"true or false"});
+  expect_error(deck("[device]\nrelease_threshold = \"1 GB\"\n"), 6, "device.release_threshold",
+               {"must be an integer, got a string"});
+  expect_error(deck("[device]\nmax_split_bytes = 1.5e6\n"), 6, "device.max_split_bytes",
+               {"must be an integer, got a float"});
 }
 
 TEST_F(DeckTest, OutOfRangeValuesSayWhatIsAllowed) {
@@ -144,6 +152,10 @@ TEST_F(DeckTest, OutOfRangeValuesSayWhatIsAllowed) {
   expect_error(deck("[run]\nseed = -4\n"), 6, "run.seed", {">= 0"});
   expect_error(deck("[optimizer]\nlr = inf\n"), 6, "optimizer.lr", {"finite"});
   expect_error(deck("[schedule]\ncuts = [4, 0]\n"), 6, "schedule.cuts", {"every element", ">= 1"});
+  expect_error(deck("[device]\nrelease_threshold = -1\n"), 6, "device.release_threshold",
+               {"must be >= 0", "got -1"});
+  expect_error(deck("[device]\nmax_split_bytes = -1048576\n"), 6, "device.max_split_bytes",
+               {"must be >= 0", "got -1048576"});
 }
 
 TEST_F(DeckTest, UnknownStringValuesListTheKnownOnes) {
@@ -163,6 +175,33 @@ TEST_F(DeckTest, UnknownStringValuesListTheKnownOnes) {
   expect_error(deck("[optimizer]\nkind = \"sgd\\u0000\"\n"), 6, "optimizer.kind",
                {"unknown optimizer kind"});
   expect_error(deck("[run]\noutput_dir = \"r\\u0000s\"\n"), 6, "run.output_dir", {"NUL character"});
+  expect_error(deck("[failure]\non_explosion = \"ignore\"\n"), 6, "failure.on_explosion",
+               {"unknown on_explosion 'ignore' (known: warn, stop, off)"});
+  expect_error(deck("[failure]\non_explosion = true\n"), 6, "failure.on_explosion",
+               {"must be a string, got a boolean"});
+}
+
+// A misspelt device.kind names every kind, the GPU's included; "cuda" itself passes the parser
+// and is refused before the run (job/run_preflight.hpp), naming its line and what it needs.
+TEST_F(DeckTest, DeviceKindNamesTheKindsAndWhatCudaNeeds) {
+  expect_error(deck("[device]\nkind = \"gpu\"\n"), 6, "device.kind",
+               {"unknown device kind 'gpu' (known: ", "host", "strict", "cuda"});
+  const RunConfig cuda = parse_deck(deck("[device]\nkind = \"cuda\"\n"));
+  try {
+    check_device_kind(cuda);
+    ADD_FAILURE() << "device.kind = \"cuda\" should be refused in this version";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 6) << e.what();
+    EXPECT_EQ(e.key(), "device.kind") << e.what();
+#ifdef WAVETRAIN_HAVE_CUDA
+    const char* why = "the CUDA operators are built but the executor runs layers on the host";
+#else
+    const char* why = "'cuda' needs wavetrain built with CUDA (cmake -DWAVETRAIN_CUDA=ON";
+#endif
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+  for (const char* kind : {"auto", "cpu", "host", "strict"})
+    EXPECT_NO_THROW(check_device_kind(parse_deck(deck(""), {std::string("device.kind=") + kind})));
 }
 
 TEST_F(DeckTest, FirstErrorInTheFileIsReported) {
@@ -303,6 +342,8 @@ void expect_same_settings(const RunConfig& a, const RunConfig& b) {
   EXPECT_EQ(a.trace.end_step, b.trace.end_step);
   EXPECT_EQ(a.device.kind, b.device.kind);
   EXPECT_EQ(a.device.memory_limit, b.device.memory_limit);
+  EXPECT_EQ(a.device.release_threshold, b.device.release_threshold);
+  EXPECT_EQ(a.device.max_split_bytes, b.device.max_split_bytes);
 }
 
 TEST_F(DeckTest, ResolvedDeckRoundTrips) {
@@ -324,7 +365,8 @@ TEST_F(DeckTest, ResolvedDeckRoundTrips) {
             "[checkpoint]\ndir = \"ck\"\nevery_steps = 10\nevery_seconds = 2.5\nkeep = 2\n"
             "restart = \"auto\"\n"
             "[trace]\nenabled = true\nstart_step = 3\nend_step = 4\n"
-            "[device]\nkind = \"cpu\"\nmemory_limit = 1073741824\n"));
+            "[device]\nkind = \"cpu\"\nmemory_limit = 1073741824\nrelease_threshold = 536870912\n"
+            "max_split_bytes = 4194304\n"));
   EXPECT_EQ(x.run.seed, 9007199254740993u);
   EXPECT_EQ(x.run.name, "r\"q\\uote");
   const std::string text = to_toml(x);
@@ -339,6 +381,19 @@ TEST_F(DeckTest, ResolvedDeckRoundTrips) {
   expect_same_settings(d, parse_deck(write("run/defaults.toml", to_toml(d))));
   for (const KeyDef& def : deck_schema())
     EXPECT_NE(text.find("\n" + std::string(def.key) + " = "), std::string::npos) << def.dotted();
+}
+
+// The allocator keys reach the allocator of the device context a run makes (app/trainer.cpp).
+TEST_F(DeckTest, DeviceAllocatorKeysConfigureTheAllocator) {
+  CachingAllocator allocator;
+  configure_allocator(parse_deck(deck("[device]\nrelease_threshold = 268435456\n"
+                                      "max_split_bytes = 8388608\n")),
+                      allocator);
+  EXPECT_EQ(allocator.release_threshold(), 268435456u);
+  EXPECT_EQ(allocator.max_split_bytes(), 8388608u);
+  configure_allocator(parse_deck(deck(""), {"device.max_split_bytes=0"}), allocator);
+  EXPECT_EQ(allocator.release_threshold(), 0u) << "0 = off";
+  EXPECT_EQ(allocator.max_split_bytes(), 0u) << "0 = off";
 }
 
 TEST_F(DeckTest, ShippedDecksAreValid) {

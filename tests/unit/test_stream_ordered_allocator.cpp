@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "device/strict_streams.hpp"
 #include "mem/caching_allocator.hpp"
 
 namespace {
@@ -103,6 +104,44 @@ TEST(StreamOrderedAllocator, ReusesOnTheSameStreamAtOnce) {
   y.free();
 }
 
+// The same on the strict device's queues, where a free from host code takes effect at its
+// stream's point (after the work issued on the stream before it, which may still use the block):
+// until stream 0 reaches the free, host code's next allocation gets other memory; from then on the
+// block is stream 0's at once, whatever other streams still have queued. Work running on the
+// stream frees where issuing is executing, and reuses at once.
+TEST(StreamOrderedAllocator, OnTheStrictDeviceAHostFreeIsReusedOnceItsStreamReachesIt) {
+  wt::StrictStreams streams(1);
+  wt::CachingAllocator a(0, &streams);
+  bool other_may_run = false;
+  streams.launch(1, wt::DeviceWork{[] {}, [&] { return other_may_run; }});  // stream 1 is busy
+  Allocation x(a, kWhole, 0);
+  x.free();
+  Allocation queued(a, kWhole, 0);
+  EXPECT_NE(queued.ptr, x.ptr) << "the free waits at stream 0's point";
+  while (streams.run_one()) {
+  }
+  Allocation reached(a, kWhole, 0);
+  EXPECT_EQ(reached.ptr, x.ptr) << "stream 0 has reached the free";
+  void *inner_first = nullptr, *inner_second = nullptr;
+  streams.launch(0, wt::DeviceWork{[&] {
+                                     Allocation t(a, kWhole, 0);
+                                     inner_first = t.ptr;
+                                     t.free();
+                                     Allocation u(a, kWhole, 0);
+                                     inner_second = u.ptr;
+                                     u.free();
+                                   },
+                                   nullptr});
+  while (streams.run_one()) {
+  }
+  EXPECT_EQ(inner_second, inner_first) << "freed by running work: reused at once";
+  EXPECT_EQ(a.stats().forced_syncs, 0u);
+  other_may_run = true;
+  queued.free();
+  reached.free();
+  streams.synchronize();
+}
+
 TEST(StreamOrderedAllocator, AnotherStreamWaitsForTheFreeEvent) {
   QueuedStreamEvents events;
   wt::CachingAllocator a(0, &events);
@@ -137,6 +176,43 @@ TEST(StreamOrderedAllocator, RecordUseHoldsABlockUntilTheOtherStreamFinishes) {
   EXPECT_EQ(after.ptr, reused.ptr);
   other.free();
   after.free();
+}
+
+// Issue 18, on the strict device's queues: a block allocated on stream 0, read by queued work on
+// stream 1 (record_use) and freed by host code is not handed to stream 0 or stream 2 before the
+// stream-1 work issued before the free has run; once it has, either stream gets it, without a
+// synchronisation, while the stream-1 work issued after the free is still queued.
+TEST(StreamOrderedAllocator, ACrossStreamUseHoldsTheBlockUntilThatStreamsEvent) {
+  for (int reuse_stream : {0, 2}) {
+    SCOPED_TRACE("reused on stream " + std::to_string(reuse_stream));
+    wt::StrictStreams streams(1);
+    wt::CachingAllocator a(0, &streams);
+    Allocation x(a, kWhole, 0);
+    bool reader_may_run = false, reader_ran = false, later_may_run = false;
+    streams.launch(1, wt::DeviceWork{[&] { reader_ran = true; }, [&] { return reader_may_run; }});
+    a.record_use(x.ptr, 1);
+    x.free();  // host code: takes effect at stream 0's point, after the work issued before it
+    // Work given to stream 1 after the free, queued before the free runs: the block need not
+    // wait for it.
+    streams.launch(1, wt::DeviceWork{[] {}, [&] { return later_may_run; }});
+    while (streams.run_one()) {
+    }
+    ASSERT_EQ(a.stats().in_use, 0u) << "stream 0 has reached the free";
+    Allocation early(a, kWhole, reuse_stream);
+    EXPECT_NE(early.ptr, x.ptr) << "stream 1's read is still queued";
+    reader_may_run = true;
+    while (streams.run_one()) {
+    }
+    ASSERT_TRUE(reader_ran);
+    Allocation after(a, kWhole, reuse_stream);
+    EXPECT_EQ(after.ptr, x.ptr) << "the read issued before the free has run";
+    EXPECT_EQ(a.stats().forced_syncs, 0u);
+    later_may_run = true;
+    streams.synchronize();
+    early.free();
+    after.free();
+    streams.synchronize();
+  }
 }
 
 TEST(StreamOrderedAllocator, UnderPressureReleasesCacheThenSynchronisesThenFails) {

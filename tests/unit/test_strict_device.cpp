@@ -3,6 +3,7 @@
 // to catch failing on it and passing unnoticed on the host device.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <set>
 #include <string>
@@ -54,6 +55,53 @@ TEST(StrictDevice, OrderAcrossStreamsIsShuffledBySeed) {
     orders.insert(order);
   }
   EXPECT_GE(orders.size(), 4u) << "the seeds should give several interleavings";
+}
+
+// Stream priorities, as a GPU's scheduler applies them: while a higher-priority stream has ready
+// work, no lower-priority stream runs; streams of equal priority are still shuffled by the seed.
+TEST(StrictDevice, AReadyHigherPriorityStreamRunsFirst) {
+  std::set<std::string> orders;
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
+    DeviceContext device(0, DeviceKind::Strict, seed);
+    device.queues()->set_priority(1, 1);
+    device.queues()->set_priority(2, 1);
+    device.queues()->set_priority(3, -1);
+    EXPECT_EQ(device.queues()->priority(0), 0) << "streams start at priority 0";
+    const char first[] = {'0', 'A', 'a', 'x'};  // each stream's labels: 012, ABC, abc, xyz
+    std::string order;
+    for (int i = 0; i < 3; ++i)
+      for (int s : {3, 0, 1, 2})  // issued lowest priority first
+        device.launch(s, work([&order, c = char(first[s] + i)] { order += c; }));
+    device.synchronize();
+    const std::string high = order.substr(0, 6);
+    EXPECT_EQ(order.substr(6), "012xyz") << "seed " << seed << ": " << order;
+    std::string upper, lower;
+    for (char c : high) (std::isupper(c) ? upper : lower) += c;
+    EXPECT_EQ(upper, "ABC") << "seed " << seed << ": " << order;
+    EXPECT_EQ(lower, "abc") << "seed " << seed << ": " << order;
+    orders.insert(high);
+  }
+  EXPECT_GE(orders.size(), 4u) << "equal priorities should still interleave by seed";
+}
+
+// A higher-priority stream whose head waits on an event does not hold the device: lower-priority
+// work runs until the event completes, and then the higher-priority stream goes first again.
+TEST(StrictDevice, ALowerPriorityStreamRunsWhileTheHigherWaits) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    DeviceContext device(0, DeviceKind::Strict, seed);
+    device.queues()->set_priority(1, 5);
+    std::string order;
+    device.launch(0, work([&] { order += "a0 "; }));
+    device.launch(0, work([&] { order += "a1 "; }));
+    const wt::StreamEvent after_a1 = device.events().record(0);
+    for (int i = 2; i < 5; ++i)
+      device.launch(0, work([&order, i] { order += "a" + std::to_string(i) + " "; }));
+    device.launch(1, DeviceWork{[&] { order += "B0 "; },
+                                [&] { return device.events().completed(after_a1); }, false});
+    device.launch(1, work([&] { order += "B1 "; }));
+    device.synchronize();
+    EXPECT_EQ(order, "a0 a1 B0 B1 a2 a3 a4 ") << "seed " << seed;
+  }
 }
 
 TEST(StrictDevice, EventsCompleteWhenTheirStreamReachesThem) {
