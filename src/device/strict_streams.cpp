@@ -115,12 +115,14 @@ void StrictStreams::synchronize() {
 }
 
 void StrictStreams::retire(int stream, void* ptr, size_t bytes) {
-  // Poisoned where the free stands in its stream: after the work issued before it, before the
-  // work of the block's next user on the stream.
-  const bool now = running_stream_ == stream;
-  races_.access(stream, now ? running_sequence() : next_sequence(stream), ptr, bytes, true,
-                "the poisoning of freed memory");
-  if (now) return (void)std::memset(ptr, 0xff, bytes);
+  // Freed by running work (which dropped the last reference): poisoned now, as part of it.
+  // Freed by host code: where the free stands in its stream, after the work issued before it.
+  if (running()) {
+    races_.access(running_stream_, running_sequence(), ptr, bytes, true,
+                  "the poisoning of freed memory");
+    return (void)std::memset(ptr, 0xff, bytes);
+  }
+  races_.access(stream, next_sequence(stream), ptr, bytes, true, "the poisoning of freed memory");
   launch(stream, DeviceWork{[ptr, bytes] { std::memset(ptr, 0xff, bytes); }, nullptr, false});
 }
 
