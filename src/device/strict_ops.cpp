@@ -82,10 +82,9 @@ void StrictOps::scale_by(const float* x, const float* s, float factor, float* y,
   enqueue("scale_by", {{x, n, false}, {s, 1, false}, {y, n, true}},
           [=, &o = inner_] { o.scale_by(x, s, factor, y, n); });
 }
-void StrictOps::dropout_mask(float p, Rng& rng, float* mask, int64_t n) const {
-  // The generator's state as it is now goes with the kernel (the caller's is not advanced).
+void StrictOps::dropout_mask(float p, uint64_t seed, float* mask, int64_t n) const {
   enqueue("dropout_mask", {{mask, n, true}},
-          [=, &o = inner_, generator = rng]() mutable { o.dropout_mask(p, generator, mask, n); });
+          [=, &o = inner_] { o.dropout_mask(p, seed, mask, n); });
 }
 void StrictOps::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,

@@ -44,8 +44,9 @@ class OpsBackend {
   // y = x * s[0] * factor, with s a device scalar (the loss gradient seed).
   virtual void scale_by(const float* x, const float* s, float factor, float* y,
                         int64_t n) const = 0;
-  // Inverted-dropout mask: 0 with probability p, else 1 / (1 - p); draws from the batch's Rng.
-  virtual void dropout_mask(float p, Rng& rng, float* mask, int64_t n) const = 0;
+  // Inverted-dropout mask: 0 with probability p, else 1 / (1 - p); counter based, entry i a
+  // function of (seed, i) alone (ops/host/elementwise.hpp).
+  virtual void dropout_mask(float p, uint64_t seed, float* mask, int64_t n) const = 0;
 
   // Matrices, row-major: C = alpha op(A) op(B) + beta C.
   virtual void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,

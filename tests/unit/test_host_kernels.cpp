@@ -64,3 +64,31 @@ TEST(HostKernels, KokkosHostSpaceRunsTheKernels) {
 
 }  // namespace
 }  // namespace wt::testing
+
+namespace wt::testing {
+namespace {
+
+// The dropout mask is counter based: entries 2j, 2j+1 are the halves of SplitMix64's draw j + 1
+// from the seed, exactly what a generator drawing in sequence gives, with no state in the kernel.
+TEST(HostKernels, DropoutMaskIsAFunctionOfSeedAndIndex) {
+  const float p = 0.3f, keep = 1.0f / (1.0f - p);
+  const uint32_t threshold = static_cast<uint32_t>(double(p) * 4294967296.0);
+  for (const int64_t n : {1, 2, 7, 64}) {
+    std::vector<float> mask(static_cast<size_t>(n), 0.0f);
+    ops::dropout_mask(p, 12345, mask.data(), n);
+    Rng sequential(12345);
+    for (int64_t i = 0; i < n; i += 2) {
+      const uint64_t u = sequential.next_u64();
+      EXPECT_EQ(mask[size_t(i)], uint32_t(u) >= threshold ? keep : 0.0f) << n << " " << i;
+      if (i + 1 < n)
+        EXPECT_EQ(mask[size_t(i + 1)], uint32_t(u >> 32) >= threshold ? keep : 0.0f) << i;
+    }
+  }
+  std::vector<float> a(64), b(64);
+  ops::dropout_mask(p, 1, a.data(), 64);
+  ops::dropout_mask(p, 2, b.data(), 64);
+  EXPECT_NE(a, b) << "another seed, another mask";
+}
+
+}  // namespace
+}  // namespace wt::testing

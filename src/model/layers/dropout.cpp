@@ -37,8 +37,8 @@ void Dropout::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& 
   const int64_t samples = x.dim(0), per_sample = x.numel() / std::max<int64_t>(1, samples);
   const uint64_t key = ctx.rng->state() ^ (uint64_t(ctx.node) + 1) * 0xD6E8FEB86659FD93ull;
   for (int64_t r = 0; r < samples; ++r) {
-    Rng sample = Rng(key).fork(uint64_t(ctx.sample_index(r)));
-    ctx.ops->dropout_mask(p_, sample, mask.device_ptr() + r * per_sample, per_sample);
+    const uint64_t sample_seed = Rng(key).fork(uint64_t(ctx.sample_index(r))).state();
+    ctx.ops->dropout_mask(p_, sample_seed, mask.device_ptr() + r * per_sample, per_sample);
   }
   ctx.ops->multiply(x.device_ptr(), mask.device_ptr(), out.device_ptr(), x.numel());
   saved.tensors.push_back(std::move(mask));

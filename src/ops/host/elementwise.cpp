@@ -65,18 +65,22 @@ void multiply(const float* __restrict a, const float* __restrict b, float* __res
   host_for("wt::multiply", n, [=](int64_t i) { y[i] = a[i] * b[i]; });
 }
 
-void dropout_mask(float p, Rng& rng, float* __restrict mask, int64_t n) {
+void dropout_mask(float p, uint64_t seed, float* __restrict mask, int64_t n) {
   // Drop when a uniform 32-bit draw falls below p * 2^32: P(keep) = 1 - p up to 2^-32.
   const uint32_t threshold =
       static_cast<uint32_t>(std::min(static_cast<double>(p) * 4294967296.0, 4294967295.0));
   const float keep = 1.0f / (1.0f - p);
-  int64_t i = 0;
-  for (; i + 2 <= n; i += 2) {
-    const uint64_t u = rng.next_u64();
+  auto draw = [seed](uint64_t counter) {  // SplitMix64's output number `counter`
+    uint64_t z = seed + counter * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  for (int64_t i = 0; i < n; i += 2) {
+    const uint64_t u = draw(uint64_t(i / 2) + 1);
     mask[i] = static_cast<uint32_t>(u) >= threshold ? keep : 0.0f;
-    mask[i + 1] = static_cast<uint32_t>(u >> 32) >= threshold ? keep : 0.0f;
+    if (i + 1 < n) mask[i + 1] = static_cast<uint32_t>(u >> 32) >= threshold ? keep : 0.0f;
   }
-  if (i < n) mask[i] = static_cast<uint32_t>(rng.next_u64()) >= threshold ? keep : 0.0f;
 }
 
 }  // namespace wt::ops

@@ -31,8 +31,10 @@ void scale_in_place(float s, float* y, int64_t n);
 // y = a * b
 void multiply(const float* a, const float* b, float* y, int64_t n);
 
-// Inverted-dropout mask: each entry is 1/(1-p) with probability 1-p, else 0, drawn from `rng`
-// (two entries per 64-bit draw). 0 <= p < 1.
-void dropout_mask(float p, Rng& rng, float* mask, int64_t n);
+// Inverted-dropout mask: each entry is 1/(1-p) with probability 1-p, else 0. Counter based:
+// entries 2j and 2j+1 come from draw j + 1 of SplitMix64 seeded with `seed` (Rng(seed)'s j+1-th
+// next_u64), computed from (seed, j) alone, so any thread can make any entry and no generator
+// state goes into the kernel. 0 <= p < 1.
+void dropout_mask(float p, uint64_t seed, float* mask, int64_t n);
 
 }  // namespace wt::ops

@@ -110,8 +110,8 @@ void HostOps::scale_by(const float* x, const float* s, float factor, float* y, i
   ops::scale(x, s[0] * factor, y, n);
 }
 
-void HostOps::dropout_mask(float p, Rng& rng, float* mask, int64_t n) const {
-  ops::dropout_mask(p, rng, mask, n);
+void HostOps::dropout_mask(float p, uint64_t seed, float* mask, int64_t n) const {
+  ops::dropout_mask(p, seed, mask, n);
 }
 
 void HostOps::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
