@@ -104,7 +104,7 @@ void RaceDetector::join(Clock& into, const Clock& from) {
 void RaceDetector::inherit_host(int agent) { join(clock(agent), host_); }
 
 void RaceDetector::access(int stream, uint64_t sequence, const void* ptr, size_t bytes, bool write,
-                          const char* kernel) {
+                          const char* kernel, bool freeing) {
   if (bytes == 0 || !ptr) return;
   const int agent = agent_of_stream(stream);
   inherit_host(agent);
@@ -113,7 +113,13 @@ void RaceDetector::access(int stream, uint64_t sequence, const void* ptr, size_t
   const std::string instruction = instruction_ >= 0 ? texts_[size_t(instruction_)] : "host code";
   Access mine{agent, sequence,
               intern(std::string(kernel) + " of " + instruction + " (" + memory_name(begin) + ")")};
-  check_and_record(agent, mine, begin, begin + bytes, write);
+  if (!freeing || suspended_host_.empty())
+    return check_and_record(agent, mine, begin, begin + bytes, write);
+  // A free by running work happens now: it knows what the host has seen finish by now, not only
+  // what it knew when the work was issued (a send's buffer held until the send was seen done).
+  Clock knowing = clock(agent);
+  join(knowing, suspended_host_.back());
+  check_and_record(agent, mine, begin, begin + bytes, write, &knowing);
 }
 
 void RaceDetector::comm_begin(int event, int stream) {
@@ -205,12 +211,13 @@ void RaceDetector::split_at(uintptr_t address) {
 }
 
 void RaceDetector::check_and_record(int agent, const Access& mine, uintptr_t begin, uintptr_t end,
-                                    bool write) {
+                                    bool write, const Clock* knowing) {
   split_at(begin);
   split_at(end);
-  Clock& mine_clock = clock(agent);
+  const Clock& mine_clock = knowing ? *knowing : clock(agent);
   auto unordered = [&](const Access& a) {
-    return a.agent != agent && at(mine_clock, a.agent) < a.epoch;
+    const uint64_t known = size_t(a.agent) < mine_clock.size() ? mine_clock[size_t(a.agent)] : 0;
+    return a.agent != agent && known < a.epoch;
   };
   uintptr_t cur = begin;
   auto it = ranges_.lower_bound(begin);

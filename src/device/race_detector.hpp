@@ -53,9 +53,10 @@ class RaceDetector {
   size_t bytes_to_end(const void* ptr) const;
 
   // Work issued on `stream` with queue sequence `sequence` (its position in the stream) is about
-  // to access [ptr, ptr + bytes). kernel: the op's name.
+  // to access [ptr, ptr + bytes). kernel: the op's name. freeing: the access is the poisoning of
+  // memory that running work frees now.
   void access(int stream, uint64_t sequence, const void* ptr, size_t bytes, bool write,
-              const char* kernel);
+              const char* kernel, bool freeing = false);
   // Communication: the transfer completing `event` begins, ordered after `stream`'s work so far;
   // its accesses follow with comm_access. Each start is a new epoch of the event's agent.
   void comm_begin(int event, int stream);
@@ -93,7 +94,9 @@ class RaceDetector {
   uint64_t& at(Clock& c, int agent);
   static void join(Clock& into, const Clock& from);
   void inherit_host(int agent);
-  void check_and_record(int agent, const Access& mine, uintptr_t begin, uintptr_t end, bool write);
+  // knowing: the accessor's knowledge when it is not its clock (a free by running work).
+  void check_and_record(int agent, const Access& mine, uintptr_t begin, uintptr_t end, bool write,
+                        const Clock* knowing = nullptr);
   void split_at(uintptr_t address);
   [[noreturn]] void report(const Access& mine, const Access& theirs, bool mine_writes,
                            bool theirs_writes, uintptr_t address) const;

@@ -111,10 +111,11 @@ class StrictOps final : public OpsBackend {
   // Declares `uses` to the race detector under `kernel`'s name, then queues `work`.
   void enqueue(const char* kernel, std::initializer_list<Use> uses,
                std::function<void()> work) const;
-  // Runs `work` now on a synchronised device (a kernel whose result the host reads).
+  // Runs `work` now on a synchronised device (a kernel whose result the host reads). Device work
+  // (a running instruction, a transfer's completion) is already where the device has got to.
   template <typename Work>
   auto blocking(Work work) const {
-    queues_.synchronize();
+    if (!in_device_work()) queues_.synchronize();
     DeviceWorkScope device_work;
     return work();
   }

@@ -119,7 +119,7 @@ void StrictStreams::retire(int stream, void* ptr, size_t bytes) {
   // Freed by host code: where the free stands in its stream, after the work issued before it.
   if (running()) {
     races_.access(running_stream_, running_sequence(), ptr, bytes, true,
-                  "the poisoning of freed memory");
+                  "the poisoning of freed memory", true);
     return (void)std::memset(ptr, 0xff, bytes);
   }
   races_.access(stream, next_sequence(stream), ptr, bytes, true, "the poisoning of freed memory");

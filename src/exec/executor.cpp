@@ -50,6 +50,7 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
     slots_.push_back(std::make_unique<Slot>(model_.graph.nodes.size(), model_.stages.size()));
   pending_.resize(program_.events);
   done_.assign(program_.events, 0);
+  issued_.assign(program_.events, 0);
   hold_.resize(program_.events);
   then_.resize(program_.events);
   check_stage_boundaries();
@@ -178,6 +179,7 @@ BatchRequest Executor::request_of(const Instruction& load, int64_t step) const {
 
 StepStats Executor::run_step(int64_t step, double lr) {
   std::fill(done_.begin(), done_.end(), 0);
+  std::fill(issued_.begin(), issued_.end(), 0);
   loads_done_ = 0;
   samples_ = 0;
   step_totals_.fill(0.0f);                      // all bits zero: 0.0
@@ -198,7 +200,11 @@ StepStats Executor::run_step(int64_t step, double lr) {
     for (const int s : visit_order_) {
       while (pos[s] < streams[s].size()) {
         const Instruction& ins = streams[s][pos[s]];
-        if (opcode_traits(ins.op).waits_event && !event_done(ins.event)) {
+        // A Wait holds the host (the host device) until its event has completed; on the strict
+        // device it holds its stream instead, and the host only until the event's producer is
+        // issued (a CUDA host cannot wait on an event not yet recorded).
+        const bool waits = opcode_traits(ins.op).waits_event;
+        if (waits && (queues_ ? !issued_[ins.event] : !event_done(ins.event))) {
           if (observer_ && wait_since_[s] < 0) wait_since_[s] = now_seconds();
           break;
         }
@@ -216,6 +222,7 @@ StepStats Executor::run_step(int64_t step, double lr) {
 
 void Executor::issue(int s, size_t index, int64_t step, double lr) {
   const Instruction& ins = program_.ranks[rank_].streams[s][index];
+  if (opcode_traits(ins.op).completes_event) issued_[ins.event] = 1;
   const double waited_since = wait_since_[s];
   wait_since_[s] = -1;
   auto work = [this, s, index, &ins, step, lr, waited_since] {
@@ -247,7 +254,11 @@ void Executor::issue(int s, size_t index, int64_t step, double lr) {
     }
     races_->end_work();
   };
-  queues_->launch(s, DeviceWork{std::move(run), nullptr, is_communication(ins.op)});
+  // A Wait on the device: its stream's later work runs once the event has completed.
+  std::function<bool()> ready;
+  if (opcode_traits(ins.op).waits_event)
+    ready = [this, event = ins.event] { return event_done(event); };
+  queues_->launch(s, DeviceWork{std::move(run), std::move(ready), is_communication(ins.op)});
 }
 
 bool Executor::poll_pending() {

@@ -161,6 +161,7 @@ class Executor {
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<std::unique_ptr<CommRequest>> pending_;  // by event id
   std::vector<char> done_;
+  std::vector<char> issued_;                 // by event: its producer has been issued this step
   std::vector<Tensor> hold_;                 // by event: a send's buffer, alive until it is done
   std::vector<std::function<void()>> then_;  // by event: run once it is done
   std::vector<std::vector<int>> consumers_;

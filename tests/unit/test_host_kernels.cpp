@@ -80,8 +80,9 @@ TEST(HostKernels, DropoutMaskIsAFunctionOfSeedAndIndex) {
     for (int64_t i = 0; i < n; i += 2) {
       const uint64_t u = sequential.next_u64();
       EXPECT_EQ(mask[size_t(i)], uint32_t(u) >= threshold ? keep : 0.0f) << n << " " << i;
-      if (i + 1 < n)
+      if (i + 1 < n) {
         EXPECT_EQ(mask[size_t(i + 1)], uint32_t(u >> 32) >= threshold ? keep : 0.0f) << i;
+      }
     }
   }
   std::vector<float> a(64), b(64);
