@@ -32,10 +32,11 @@ WAIT_OPS = frozenset({"Wait"})
 
 METRICS_COLUMNS = ("kind", "step", "epoch", "loss", "accuracy", "lr", "samples_per_s", "wall_s",
                    "peak_device_mb", "rss_mb", "preload_hits", "preload_misses", "peak_in_use_mb",
-                   "forced_syncs", "fragmentation")
-# Runs written before the allocator statistics have the first twelve columns, before the
-# preload counters the first ten.
-METRICS_HEADERS = (METRICS_COLUMNS, METRICS_COLUMNS[:12], METRICS_COLUMNS[:10])
+                   "forced_syncs", "fragmentation", "system_allocations")
+# Runs written before the system allocation count have the first fifteen columns, before the
+# allocator statistics the first twelve, before the preload counters the first ten.
+METRICS_HEADERS = (METRICS_COLUMNS, METRICS_COLUMNS[:15], METRICS_COLUMNS[:12],
+                   METRICS_COLUMNS[:10])
 EVENT_COLUMNS = ("name", "stage", "batch", "wave", "stream", "step", "begin", "end", "bytes")
 STEP_COLUMNS = ("step", "begin", "end")
 MEMORY_COLUMNS = ("time", "in_use", "reserved")

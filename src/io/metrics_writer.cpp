@@ -17,17 +17,18 @@ MetricsWriter::MetricsWriter(const std::string& path, bool append) {
   if (!has_header)
     file_.write(
         "kind,step,epoch,loss,accuracy,lr,samples_per_s,wall_s,peak_device_mb,rss_mb,"
-        "preload_hits,preload_misses,peak_in_use_mb,forced_syncs,fragmentation\n");
+        "preload_hits,preload_misses,peak_in_use_mb,forced_syncs,fragmentation,system_allocations\n");
 }
 
 void MetricsWriter::write(const MetricsRow& r) {
   char row[512];
   std::snprintf(row, sizeof row,
-                "%s,%lld,%.4f,%.17g,%.6f,%.6g,%.1f,%.3f,%.2f,%.2f,%lld,%lld,%.2f,%lld,%.4f\n",
+                "%s,%lld,%.4f,%.17g,%.6f,%.6g,%.1f,%.3f,%.2f,%.2f,%lld,%lld,%.2f,%lld,%.4f,%lld\n",
                 r.kind.c_str(), static_cast<long long>(r.step), r.epoch, r.loss, r.accuracy, r.lr,
                 r.samples_per_s, r.wall_s, r.peak_device_mb, r.rss_mb,
                 static_cast<long long>(r.preload_hits), static_cast<long long>(r.preload_misses),
-                r.peak_in_use_mb, static_cast<long long>(r.forced_syncs), r.fragmentation);
+                r.peak_in_use_mb, static_cast<long long>(r.forced_syncs), r.fragmentation,
+                static_cast<long long>(r.system_allocations));
   file_.write(row);
 }
 

@@ -25,6 +25,9 @@ struct MetricsRow {
   double peak_in_use_mb = 0;   // this job's peak bytes in use on the device (its account)
   int64_t forced_syncs = 0;    // synchronisations the allocator forced under memory pressure
   double fragmentation = 0;    // of the allocator's cached bytes now (MemoryStats)
+  // Allocations the allocator took from the system so far (a cudaMalloc each on a GPU): after
+  // the first step it should not grow.
+  int64_t system_allocations = 0;
 };
 
 class MetricsWriter {

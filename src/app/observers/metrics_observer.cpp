@@ -27,6 +27,7 @@ MetricsRow MetricsObserver::row(Job& job, const char* kind, int64_t steps_done) 
   row.peak_in_use_mb = job.device().allocator().job_stats(job.id()).peak_in_use / 1048576.0;
   row.forced_syncs = int64_t(memory.forced_syncs);
   row.fragmentation = memory.fragmentation();
+  row.system_allocations = int64_t(memory.system_allocations);
   row.rss_mb = peak_rss_mb();
   return row;
 }
