@@ -307,12 +307,6 @@ void StrictOps::count_nonfinite_into(const float* x, int64_t n, float* count) co
   enqueue("count_nonfinite_into", {{x, n, false}, {count, ops::kCountFloats, true}},
           [=, &o = inner_] { o.count_nonfinite_into(x, n, count); });
 }
-bool StrictOps::all_finite(const float* data, int64_t count) const {
-  return blocking([&] { return inner_.all_finite(data, count); });
-}
-int64_t StrictOps::count_nonfinite(const float* data, int64_t count) const {
-  return blocking([&] { return inner_.count_nonfinite(data, count); });
-}
 int64_t StrictOps::encode_weights(const WeightCodec& codec, const float* x, int64_t n,
                                   uint32_t* words, float* side) const {
   return blocking([&] { return inner_.encode_weights(codec, x, n, words, side); });

@@ -124,8 +124,6 @@ class OpsBackend {
   // memory (ops::store_count: kCountFloats floats), so no host synchronisation is needed; the
   // count then serves as an optimizer update's skip flag.
   virtual void count_nonfinite_into(const float* x, int64_t n, float* count) const = 0;
-  virtual bool all_finite(const float* data, int64_t count) const = 0;
-  virtual int64_t count_nonfinite(const float* data, int64_t count) const = 0;
 
   // Weight codecs (compress/weight_codec.hpp): a stage owner's parameters into 32-bit words (and
   // raw mode's side list, room for n + 2 floats; returns the floats used), and back.

@@ -241,14 +241,6 @@ int64_t HostOps::decode_weights(const WeightCodec& codec, const uint32_t* words,
   return wt::decode_weights(codec, words, n, side, y);
 }
 
-bool HostOps::all_finite(const float* data, int64_t count) const {
-  return wt::all_finite(data, count);
-}
-
-int64_t HostOps::count_nonfinite(const float* data, int64_t count) const {
-  return wt::count_nonfinite(data, count);
-}
-
 void HostOps::sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g, float* b,
                          const float* skip) const {
   ops::sgd_update(u, n, w, g, b, skip);

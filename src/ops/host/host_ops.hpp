@@ -73,8 +73,6 @@ class HostOps final : public OpsBackend {
   void softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,
                             float* grad, const ops::XentOutputs& out) const override;
   void count_nonfinite_into(const float* x, int64_t n, float* count) const override;
-  bool all_finite(const float* data, int64_t count) const override;
-  int64_t count_nonfinite(const float* data, int64_t count) const override;
   int64_t encode_weights(const WeightCodec& codec, const float* x, int64_t n, uint32_t* words,
                          float* side) const override;
   int64_t decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
