@@ -201,6 +201,8 @@ TEST(NonFiniteGuard, FlaggedUpdateLeavesWeightsAndOptimizerStateUntouched) {
         }
         reference->step(0, w_ref, good, 0.1);
         EXPECT_EQ(w.to_host(), w_ref.to_host()) << "step " << step;
+        // What a checkpoint holds: state and step count, as if the bad gradient never came.
+        EXPECT_EQ(guarded->step_count(0), reference->step_count(0)) << "step " << step;
         auto state = guarded->state(0), state_ref = reference->state(0);
         ASSERT_EQ(state.size(), state_ref.size());
         for (size_t i = 0; i < state.size(); ++i)
