@@ -303,11 +303,9 @@ void StrictOps::softmax_xent_forward(const float* logits, const int32_t* labels,
            {out.totals, 2, true, sizeof(double)}},
           [=, &o = inner_] { o.softmax_xent_forward(logits, labels, n, k, grad, out); });
 }
-bool StrictOps::all_finite(const float* data, int64_t count) const {
-  return blocking([&] { return inner_.all_finite(data, count); });
-}
-int64_t StrictOps::count_nonfinite(const float* data, int64_t count) const {
-  return blocking([&] { return inner_.count_nonfinite(data, count); });
+void StrictOps::count_nonfinite_into(const float* x, int64_t n, float* count) const {
+  enqueue("count_nonfinite_into", {{x, n, false}, {count, ops::kCountFloats, true}},
+          [=, &o = inner_] { o.count_nonfinite_into(x, n, count); });
 }
 int64_t StrictOps::encode_weights(const WeightCodec& codec, const float* x, int64_t n,
                                   uint32_t* words, float* side) const {
@@ -317,15 +315,18 @@ int64_t StrictOps::decode_weights(const WeightCodec& codec, const uint32_t* word
                                   const float* side, float* y) const {
   return blocking([&] { return inner_.decode_weights(codec, words, n, side, y); });
 }
-void StrictOps::sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g,
-                           float* b) const {
-  enqueue("sgd_update", {{w, n, true}, {g, n, false}, {b, n, true}},
-          [=, &o = inner_] { o.sgd_update(u, n, w, g, b); });
+void StrictOps::sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g, float* b,
+                           const float* skip) const {
+  enqueue("sgd_update",
+          {{w, n, true}, {g, n, false}, {b, n, true}, {skip, ops::kCountFloats, false}},
+          [=, &o = inner_] { o.sgd_update(u, n, w, g, b, skip); });
 }
 void StrictOps::adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g,
-                             float* m, float* v) const {
-  enqueue("adamw_update", {{w, n, true}, {g, n, false}, {m, n, true}, {v, n, true}},
-          [=, &o = inner_] { o.adamw_update(u, n, w, g, m, v); });
+                             float* m, float* v, const float* skip) const {
+  enqueue(
+      "adamw_update",
+      {{w, n, true}, {g, n, false}, {m, n, true}, {v, n, true}, {skip, ops::kCountFloats, false}},
+      [=, &o = inner_] { o.adamw_update(u, n, w, g, m, v, skip); });
 }
 
 }  // namespace wt

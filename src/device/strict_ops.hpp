@@ -4,8 +4,9 @@
 // after another stream's or a transfer's is refused with both named. Called from host code, the
 // kernel is then queued on the stream (it runs later, when the strict queues run); called from
 // device work already running on the queues (an instruction the executor queued), it runs inline
-// as part of that work. Kernels that hand a value back to the host (the non-finite checks, the
-// weight codec) synchronise the device and run at once, as a GPU host's blocking copy would.
+// as part of that work. Kernels that hand a value back to the host (the weight codec) synchronise
+// the device and run at once, as a GPU host's blocking copy would; the non-finite count stays in
+// device memory instead (count_nonfinite_into).
 //
 // Arguments are captured by value: a pointer is device memory, valid until the kernel runs
 // because the allocator is stream ordered; host arrays of pointers are copied.
@@ -89,16 +90,15 @@ class StrictOps final : public OpsBackend {
   void causal_softmax_backward(const float* p, float* g, int64_t T) const override;
   void softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,
                             float* grad, const ops::XentOutputs& out) const override;
-  bool all_finite(const float* data, int64_t count) const override;
-  int64_t count_nonfinite(const float* data, int64_t count) const override;
+  void count_nonfinite_into(const float* x, int64_t n, float* count) const override;
   int64_t encode_weights(const WeightCodec& codec, const float* x, int64_t n, uint32_t* words,
                          float* side) const override;
   int64_t decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
                          const float* side, float* y) const override;
-  void sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g,
-                  float* b) const override;
+  void sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g, float* b,
+                  const float* skip) const override;
   void adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g, float* m,
-                    float* v) const override;
+                    float* v, const float* skip) const override;
 
  private:
   // One range a kernel touches: `count` elements of `size` bytes from `ptr` (nullptr: none).

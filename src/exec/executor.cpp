@@ -353,8 +353,11 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
       if (st.param_count() > 0) {
         // Each replica has its own optimizer state.
         const int key = ins.replica * static_cast<int>(model_.stages.size()) + ins.stage;
-        if (!step_guard_ || step_guard_(step, ins.stage, st.grads))
-          optimizer_.step(key, st.values, st.grads, lr, current_stream_);
+        // A non-finite gradient skips the update on the device: the host learns of it only after
+        // the step (NonFiniteGuard::end_step), never waiting for the device here.
+        float* skip = guard_ ? guard_->flag(step, key, st.grads.numel()) : nullptr;
+        if (skip) ops().count_nonfinite_into(st.grads.device_ptr(), st.grads.numel(), skip);
+        optimizer_.step(key, st.values, st.grads, lr, current_stream_, skip);
         ops().fill(0.0f, st.grads.device_ptr(), st.grads.numel());
       }
       break;

@@ -9,6 +9,7 @@
 #include "comm/communicator.hpp"
 #include "data/batch_source.hpp"
 #include "device/device_context.hpp"
+#include "exec/nonfinite_guard.hpp"
 #include "exec/planted_bug.hpp"
 #include "model/model.hpp"
 #include "ops/optimizers.hpp"
@@ -35,9 +36,6 @@ class InstructionObserver {
   // When the executor sees the asynchronous communication that completes `event` finish.
   virtual void completed(int event, double t) = 0;
 };
-// Called with a stage's summed gradient before its optimizer step; false skips the step (the
-// gradient is still cleared). See NonFiniteGuard.
-using StepGuard = std::function<bool(int64_t step, int stage, const Tensor& grads)>;
 
 // Stage memory (see stage_residency.hpp): the executor holds a stage only while this rank's
 // instructions need it. Stages this rank Steps are held all run. A stage it never Steps but
@@ -78,7 +76,9 @@ class Executor {
   const Program& program() const { return program_; }
   // nullptr detaches; unobserved execution reads no clock.
   void set_observer(InstructionObserver* observer) { observer_ = observer; }
-  void set_step_guard(StepGuard guard) { step_guard_ = std::move(guard); }
+  // Each Step counts its gradient's NaN/Inf values into the guard's device memory, and its update
+  // skips on that count (nullptr: unguarded). The guard's end_step() follows run_step().
+  void set_guard(NonFiniteGuard* guard) { guard_ = guard; }
   void plant_bug(PlantedBug bug) { planted_ = bug; }
   // ScaleDNN: a stage owner's Broadcast of its parameters travels encoded (buffers exact); the
   // owner keeps its exact values, the others decode. Inactive by default.
@@ -178,7 +178,7 @@ class Executor {
   std::vector<double> wait_since_;  // per stream: when an observed Wait first blocked, else -1
   std::vector<int> visit_order_;    // streams by priority (stream_visit_order)
   int current_stream_ = 0;          // the running instruction's stream: its allocations' stream
-  StepGuard step_guard_;
+  NonFiniteGuard* guard_ = nullptr;
   WeightCodec codec_;
   int64_t broadcast_bytes_ = 0;  // the last Broadcast's payload on the wire (traces)
 };

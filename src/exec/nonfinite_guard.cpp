@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "ops/kernel_args.hpp"
+
 namespace wt {
 
 namespace {
@@ -18,40 +20,72 @@ Diverged diverged_at(int64_t step, const std::string& reason) {
 
 }  // namespace
 
-NonFiniteGuard::NonFiniteGuard(const std::string& on_nonfinite, const OpsBackend& ops,
-                               bool deferred)
-    : ops_(ops), stop_(on_nonfinite != "skip"), deferred_(deferred) {}
+NonFiniteGuard::NonFiniteGuard(const std::string& on_nonfinite, Optimizer& optimizer,
+                               CachingAllocator& memory, int replicas, int stages, bool deferred)
+    : optimizer_(optimizer),
+      stop_(on_nonfinite != "skip"),
+      deferred_(deferred),
+      stages_(stages),
+      flagged_step_(size_t(replicas) * size_t(stages), -1),
+      values_(flagged_step_.size(), 0) {
+  counts_ = Tensor::zeros({int64_t(flagged_step_.size()) * ops::kCountFloats}, memory);
+  counts_.set_label("the non-finite gradient counts");
+}
 
-bool NonFiniteGuard::allow_step(int64_t step, int stage, const Tensor& grads) {
-  if (ops_.all_finite(grads.data(), grads.numel())) return true;
-  const int64_t nonfinite = ops_.count_nonfinite(grads.data(), grads.numel());
-  if (stop_ && !deferred_) throw diverged_at(step, reason_text(stage, nonfinite, grads.numel()));
-  if (stop_) {
-    // Held back until end_step: the peers are still in this step's communication.
-    if (pending_.step != step) pending_ = Divergence{step, stage, nonfinite, grads.numel()};
-    return false;
+float* NonFiniteGuard::flag(int64_t step, int key, int64_t values) {
+  if (flagged_step_.at(size_t(key)) == step)  // the second count would hide the first
+    throw std::logic_error("non-finite guard: optimizer key " + std::to_string(key) +
+                           " stepped twice in step " + std::to_string(step + 1));
+  flagged_step_[size_t(key)] = step;
+  values_[size_t(key)] = values;
+  return counts_.device_ptr() + int64_t(key) * ops::kCountFloats;
+}
+
+NonFiniteGuard::Finding NonFiniteGuard::read_counts(int64_t step) {
+  Finding first;
+  bool stepped = false;
+  for (int64_t s : flagged_step_) stepped = stepped || s == step;
+  if (!stepped) return first;
+  const std::vector<float> staged = counts_.to_host();  // the step's one synchronisation
+  for (size_t key = 0; key < flagged_step_.size(); ++key) {
+    if (flagged_step_[key] != step) continue;
+    const double nonfinite = ops::load_count(&staged[key * size_t(ops::kCountFloats)]);
+    if (nonfinite == 0) continue;
+    optimizer_.uncount_step(int(key));  // its update did nothing
+    const int stage = int(key) % stages_;
+    // The lowest stage, the lowest replica on a tie (keys run replica by replica).
+    if (first.stage < 0 || stage < first.stage)
+      first = Finding{stage, int64_t(nonfinite), values_[key]};
   }
-  if (last_skipped_step_ != step) ++skipped_steps_;
-  last_skipped_step_ = step;
-  last_reason_ = reason_text(stage, nonfinite, grads.numel());
-  return false;
+  return first;
 }
 
 void NonFiniteGuard::end_step(int64_t step, Communicator& comm) {
-  if (!stop_ || !deferred_) return;
-  const bool mine = pending_.step == step;
-  double any = mine ? 1.0 : 0.0;
+  const Finding mine = read_counts(step);
+  if (!stop_) {
+    if (mine.stage < 0) return;
+    ++skipped_steps_;
+    last_skipped_step_ = step;
+    last_reason_ = reason_text(mine.stage, mine.nonfinite, mine.values);
+    return;
+  }
+  if (!deferred_) {  // every rank found the same counts
+    if (mine.stage >= 0)
+      throw diverged_at(step, reason_text(mine.stage, mine.nonfinite, mine.values));
+    return;
+  }
+  double any = mine.stage >= 0 ? 1.0 : 0.0;
   comm.allreduce_sum(&any, 1, 0);
   if (any == 0) return;
   // Rare path: every rank learns every rank's finding and names the same one, the lowest stage
   // (lowest rank on a tie), so the message is identical everywhere.
   const int ranks = comm.size();
   std::vector<double> found(size_t(ranks) * 3, 0.0);
-  if (mine) {
+  if (mine.stage >= 0) {
     double* row = &found[size_t(comm.rank()) * 3];
-    row[0] = pending_.stage + 1;
-    row[1] = double(pending_.nonfinite);
-    row[2] = double(pending_.values);
+    row[0] = mine.stage + 1;
+    row[1] = double(mine.nonfinite);
+    row[2] = double(mine.values);
   }
   comm.allreduce_sum(found.data(), int64_t(found.size()), 0);
   int first = -1;

@@ -1,17 +1,23 @@
 #pragma once
-// Decides, before each optimizer step, whether the step may change the parameters: a NaN or Inf
-// in a stage's gradient either stops the run (failure.on_nonfinite = "stop": Diverged, which
-// main() maps to exit status 4) or skips the stage's step ("skip": no parameter or
-// optimizer-state change; counted).
+// Decides whether each optimizer update may change the parameters: a NaN or Inf in a stage's
+// gradient either stops the run (failure.on_nonfinite = "stop": Diverged, which main() maps to
+// exit status 4) or skips the stage's update ("skip": no parameter or optimizer-state change;
+// counted).
+//
+// The decision is made on the device, without a host synchronisation per stage: the Step
+// instruction counts the gradient's NaN/Inf values into this guard's device tensor
+// (count_nonfinite_into at flag()), and the update kernel takes that count as its skip flag. After
+// the step, end_step() brings every count to the host in one staged copy, un-counts the skipped
+// updates in the optimizer (Optimizer::uncount_step: they changed nothing), and stops or counts.
 //
 // Every rank of the job must stop at the same step, or the ones still training wait for ever
-// in the step's next receive or broadcast. Two cases:
+// in the next step's receive or broadcast. All ranks finish the step (a flagged update does
+// nothing) and end_step() decides:
 //   - every rank steps every stage on the gradient summed over all ranks (gang, ticktock): all
-//     see the same NaN and throw at the same instruction, without an extra collective;
+//     see the same counts and throw the same Diverged, without an extra collective;
 //   - otherwise (master sync, pipeline, waves, burst segments on fewer ranks) only a stage's
-//     steppers see its gradient. The guard is then `deferred`: in stop mode it only records the
-//     divergence and holds back that stage's update, the step runs to its end on every rank, and
-//     end_step() agrees on it in one small allreduce: every rank throws the same Diverged.
+//     steppers see its gradient. The guard is then `deferred`: in stop mode end_step() agrees on
+//     a divergence in one small allreduce, and every rank throws the same Diverged.
 //
 // Limits: in skip mode under a deferred schedule each rank skips only the stages it steps (a NaN
 // normally reaches every stage's gradient through backward). Buffers updated in the forward pass
@@ -19,9 +25,11 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.hpp"
-#include "ops/ops_backend.hpp"
+#include "mem/caching_allocator.hpp"
+#include "ops/optimizers.hpp"
 #include "tensor/tensor.hpp"
 
 namespace wt {
@@ -35,39 +43,48 @@ class Diverged : public std::runtime_error {
 
 class NonFiniteGuard {
  public:
-  // on_nonfinite: "stop" or "skip" (the deck's failure.on_nonfinite).
-  // ops: the kernels of the device the gradients live on (the check runs there).
-  // deferred: not every rank sees every stage's summed gradient (see above).
-  NonFiniteGuard(const std::string& on_nonfinite, const OpsBackend& ops, bool deferred = false);
+  // on_nonfinite: "stop" or "skip" (the deck's failure.on_nonfinite). optimizer: whose state keys
+  // (replica * stages + stage, as the executor's Step uses) are guarded. memory: the device the
+  // gradients live on (the counts are kept there). deferred: not every rank sees every stage's
+  // summed gradient (see above).
+  NonFiniteGuard(const std::string& on_nonfinite, Optimizer& optimizer, CachingAllocator& memory,
+                 int replicas, int stages, bool deferred = false);
 
-  // Called with a stage's summed gradient right before its optimizer step. Returns whether the
-  // step may proceed. In stop mode it throws Diverged, or, deferred, records the divergence for
-  // end_step() and returns false.
-  bool allow_step(int64_t step, int stage, const Tensor& grads);
-  // After every step on every rank of `comm` (collective when deferred; nothing otherwise):
-  // throws Diverged on every rank if any rank recorded a divergence in `step`.
+  // Called by the Step of optimizer key `key` (replica * stages + stage) in `step`, before it
+  // issues its kernels: where count_nonfinite_into stores the count of its gradient of `values`
+  // floats, which the update then takes as its skip flag. One Step per key and step.
+  float* flag(int64_t step, int key, int64_t values);
+  // After every step on every rank of `comm` (collective when deferred; nothing otherwise): reads
+  // the step's counts in one staged copy, takes the skipped updates back from the optimizer, and
+  // in stop mode throws Diverged on every rank if any rank found a non-finite gradient in `step`.
   void end_step(int64_t step, Communicator& comm);
 
   bool deferred() const { return deferred_; }
   // Steps with at least one stage skipped, over the run.
   int64_t skipped_steps() const { return skipped_steps_; }
-  // Whether the step last passed to allow_step was skipped (for the trainer's log line).
+  // Whether end_step(step) skipped an update (for the trainer's log line).
   bool skipped(int64_t step) const { return last_skipped_step_ == step; }
-  // What was wrong with the last skipped step, e.g. "stage 0: 12 of 269322 gradient values".
+  // What was wrong with the last skipped step (its lowest stage), e.g.
+  // "stage 0: 12 of 269322 summed gradient values are NaN or Inf".
   const std::string& last_reason() const { return last_reason_; }
 
  private:
-  // The first divergence this rank saw in the current step (stage -1: none).
-  struct Divergence {
-    int64_t step = -1;
+  // A non-finite gradient this rank found in a step (stage -1: none).
+  struct Finding {
     int stage = -1;
     int64_t nonfinite = 0, values = 0;
   };
+  // The step's counts from the device; un-counts the skipped updates; the lowest stage's finding.
+  Finding read_counts(int64_t step);
 
-  const OpsBackend& ops_;
+  Optimizer& optimizer_;
   bool stop_;
   bool deferred_;
-  Divergence pending_;
+  int stages_;
+  // [key * kCountFloats]: each key's count (ops::store_count); valid where flagged_step_ says so.
+  Tensor counts_;
+  std::vector<int64_t> flagged_step_;  // [key]: the step whose Step last wrote the count, or -1
+  std::vector<int64_t> values_;        // [key]: that gradient's length
   int64_t skipped_steps_ = 0;
   int64_t last_skipped_step_ = -1;
   std::string last_reason_;

@@ -146,13 +146,12 @@ void Job::build_executor(Communicator& comm) {
                                          config_.run.seed, replicas);
   executor_->plant_bug(bug);
   model_->init(config_.run.seed);
-  guard_ = std::make_unique<NonFiniteGuard>(
-      config_.failure.on_nonfinite, device_.ops(),
-      !every_rank_steps_every_stage(program_, int(model_->stages.size())));
+  const int stages = int(model_->stages.size());
+  guard_ = std::make_unique<NonFiniteGuard>(config_.failure.on_nonfinite, *optimizer_,
+                                            device_.allocator(), program_.replicas, stages,
+                                            !every_rank_steps_every_stage(program_, stages));
   executor_->set_weight_codec(config_.compress);
-  executor_->set_step_guard([this](int64_t step, int stage, const Tensor& grads) {
-    return guard_->allow_step(step, stage, grads);
-  });
+  executor_->set_guard(guard_.get());
   checkpointer_ = std::make_unique<Checkpointer>(config_, run_dir_, program_, *model_, *optimizer_,
                                                  per_epoch_, comm, log_);
   checkpointer_->set_replicas({replicas, &executor_->kept_gradients()});
@@ -200,7 +199,8 @@ StepStats Job::run_step(int64_t step) {
   lr_ = learning_rate(config_.lr_schedule, config_.optimizer.lr, step, total_steps_);
   CachingAllocator::JobScope account(device_.allocator(), id());
   StepStats stats = executor_->run_step(step, lr_);
-  guard_->end_step(step, *comm_);  // a divergence one rank saw stops every rank here
+  // The step's non-finite counts in one copy: a divergence one rank saw stops every rank here.
+  guard_->end_step(step, *comm_);
   if (guard_->skipped(step)) {
     log_.warning("skipped step %lld: %s (%lld skipped so far)", (long long)(step + 1),
                  guard_->last_reason().c_str(), (long long)guard_->skipped_steps());

@@ -2,6 +2,7 @@
 // The arguments of the kernels that several backends implement (ops/ops.hpp): shapes and update
 // coefficients, plain values that mean the same on every device.
 #include <cstdint>
+#include <cstring>
 
 namespace wt::ops {
 
@@ -40,6 +41,17 @@ struct XentOutputs {
   float* loss = nullptr;     // [1]
   double* totals = nullptr;  // [2]: loss sum, correct predictions
 };
+
+// A count in device memory (count_nonfinite_into's result, the optimizer updates' skip flag): a
+// double in kCountFloats consecutive floats. Exact to 2^53, so the flag is nonzero exactly when the
+// count is; read as one float, a double's low half would be 0 for small counts.
+constexpr int64_t kCountFloats = 2;
+inline double load_count(const float* p) {
+  double c;
+  std::memcpy(&c, p, sizeof c);
+  return c;
+}
+inline void store_count(float* p, double c) { std::memcpy(p, &c, sizeof c); }
 
 struct SgdUpdate {
   float lr = 0, weight_decay = 0, momentum = 0;

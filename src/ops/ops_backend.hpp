@@ -120,9 +120,10 @@ class OpsBackend {
   virtual void softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n,
                                     int64_t k, float* grad, const ops::XentOutputs& out) const = 0;
 
-  // The non-finite guard.
-  virtual bool all_finite(const float* data, int64_t count) const = 0;
-  virtual int64_t count_nonfinite(const float* data, int64_t count) const = 0;
+  // The non-finite guard: the number of NaN and Inf values of x[0, n), stored at `count` in device
+  // memory (ops::store_count: kCountFloats floats), so no host synchronisation is needed; the
+  // count then serves as an optimizer update's skip flag.
+  virtual void count_nonfinite_into(const float* x, int64_t n, float* count) const = 0;
 
   // Weight codecs (compress/weight_codec.hpp): a stage owner's parameters into 32-bit words (and
   // raw mode's side list, room for n + 2 floats; returns the floats used), and back.
@@ -131,11 +132,12 @@ class OpsBackend {
   virtual int64_t decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
                                  const float* side, float* y) const = 0;
 
-  // Optimizer updates.
-  virtual void sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g,
-                          float* b) const = 0;
+  // Optimizer updates. `skip`: nullptr, or a count in device memory (ops::load_count); when it is
+  // nonzero the update changes nothing (a non-finite gradient, decided on the device).
+  virtual void sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g, float* b,
+                          const float* skip) const = 0;
   virtual void adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g,
-                            float* m, float* v) const = 0;
+                            float* m, float* v, const float* skip) const = 0;
 };
 
 }  // namespace wt

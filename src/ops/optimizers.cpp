@@ -16,6 +16,13 @@ int64_t Optimizer::step_count(int stage) const {
 
 void Optimizer::set_step_count(int stage, int64_t n) { steps_[stage] = n; }
 
+void Optimizer::uncount_step(int stage) {
+  if (step_count(stage) <= 0)
+    throw std::logic_error("optimizer: uncount_step on stage " + std::to_string(stage) +
+                           " that has no step");
+  steps_[stage] = step_count(stage) - 1;
+}
+
 namespace {
 
 void check_same_size(const Tensor& values, const Tensor& grads) {
@@ -97,7 +104,8 @@ class Sgd : public StatefulOptimizer {
       throw std::invalid_argument("sgd: nesterov momentum needs momentum > 0");
   }
 
-  void step(int stage, Tensor& values, const Tensor& grads, double lr, int stream) override {
+  void step(int stage, Tensor& values, const Tensor& grads, double lr, int stream,
+            const float* skip) override {
     std::vector<Tensor>& s = begin_step(stage, values, grads);
     const int64_t n = values.numel();
     float* w = values.device_ptr();
@@ -108,7 +116,7 @@ class Sgd : public StatefulOptimizer {
     u.momentum = momentum_;
     u.first = step_count(stage) == 0;
     u.nesterov = nesterov_;
-    device_.ops(stream).sgd_update(u, n, w, g, momentum_ == 0 ? nullptr : s[0].device_ptr());
+    device_.ops(stream).sgd_update(u, n, w, g, momentum_ == 0 ? nullptr : s[0].device_ptr(), skip);
     steps_[stage] = step_count(stage) + 1;
   }
 
@@ -130,7 +138,8 @@ class AdamW : public StatefulOptimizer {
         eps_(c.eps),
         weight_decay_(c.weight_decay) {}
 
-  void step(int stage, Tensor& values, const Tensor& grads, double lr, int stream) override {
+  void step(int stage, Tensor& values, const Tensor& grads, double lr, int stream,
+            const float* skip) override {
     std::vector<Tensor>& s = begin_step(stage, values, grads);
     const int64_t t = step_count(stage) + 1;
     const int64_t n = values.numel();
@@ -147,7 +156,7 @@ class AdamW : public StatefulOptimizer {
     u.step_size = static_cast<float>(lr / bias1);
     u.bias2_sqrt = static_cast<float>(std::sqrt(bias2));
     u.eps = static_cast<float>(eps_);
-    device_.ops(stream).adamw_update(u, n, w, g, s[0].device_ptr(), s[1].device_ptr());
+    device_.ops(stream).adamw_update(u, n, w, g, s[0].device_ptr(), s[1].device_ptr(), skip);
     steps_[stage] = t;
   }
 

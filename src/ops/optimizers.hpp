@@ -20,8 +20,11 @@ class Optimizer {
   virtual ~Optimizer();
   // One update of `values` from `grads` (same numel). State is kept per stage index; the first
   // call for a stage allocates it zeroed.
-  // `stream`: the stream the update is issued on (the Step instruction's).
-  virtual void step(int stage, Tensor& values, const Tensor& grads, double lr, int stream = 0) = 0;
+  // `stream`: the stream the update is issued on (the Step instruction's). `skip`: nullptr, or a
+  // device count (ops_backend.hpp) that, when nonzero, makes the update change nothing; the step
+  // is counted all the same (the host cannot know yet): uncount_step() takes it back.
+  virtual void step(int stage, Tensor& values, const Tensor& grads, double lr, int stream = 0,
+                    const float* skip = nullptr) = 0;
   // Named state tensors for checkpoints, e.g. {"momentum", t} or {"exp_avg", t},
   // {"exp_avg_sq", t}. Empty until the stage's state exists (see prepare()).
   virtual std::vector<std::pair<std::string, Tensor*>> state(int stage) = 0;
@@ -34,6 +37,10 @@ class Optimizer {
   // Updates done on a stage (AdamW's bias correction and SGD's first-step rule depend on it).
   virtual int64_t step_count(int stage) const;
   virtual void set_step_count(int stage, int64_t n);
+  // The stage's last update was skipped on the device (its flag was nonzero): it does not count,
+  // so the next update is the one the skipped one would have been (SGD's first-step rule, AdamW's
+  // bias correction) and checkpoints hold only updates that happened.
+  void uncount_step(int stage);
 
  protected:
   std::map<int, int64_t> steps_;

@@ -4,6 +4,7 @@
 # MPI ranks: on the host device the run trains to the end (exit 0); on the strict device it ends
 # within 30 s with exit status 1 and one message naming the instruction, the stream and the
 # memory involved. The three program bugs are planted after the validator passed the program.
+# (step_before_wait: the Step's first reader of the gradient is the non-finite count.)
 source "$(dirname "$0")/lib/common.bash"
 fashion=$(fashion_mnist_h5)
 
@@ -21,7 +22,7 @@ cases=(
   "wait_after_read|waves|relu_forward of fwd stage=1.* reads it while the transfer's write of recv_act"
   "free_sent_gradient|pipeline|poisoning of freed memory of .* writes it while the transfer's read of send_grad"
   "read_totals_unsynced|gang|host code accessed device memory of 'the step's loss and accuracy totals'"
-  "step_before_wait|gang|sgd_update of step stage=0 on stream 0 .*parameter gradients.* reads it while the transfer's write of allreduce"
+  "step_before_wait|gang|count_nonfinite_into of step stage=0 on stream 0 .*parameter gradients.* reads it while the transfer's write of allreduce"
   "keep_on_other_stream|ticktock|copy of keep_grad stage=0 on stream 1 .* reads it while"
   "completed_always|ticktock|the allocator poisoning a freed block .* on the host writes it while .* on stream 0 may still be reading it"
 )

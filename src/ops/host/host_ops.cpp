@@ -224,8 +224,9 @@ void HostOps::softmax_xent_forward(const float* logits, const int32_t* labels, i
   }
 }
 
-bool HostOps::all_finite(const float* data, int64_t count) const {
-  return wt::all_finite(data, count);
+// The vectorised scan first: the count (not vectorised) only runs on a bad gradient.
+void HostOps::count_nonfinite_into(const float* x, int64_t n, float* count) const {
+  ops::store_count(count, wt::all_finite(x, n) ? 0.0 : double(wt::count_nonfinite(x, n)));
 }
 
 // The codecs' loops run as they are: a triple's word depends on its three values only, but raw
@@ -240,18 +241,14 @@ int64_t HostOps::decode_weights(const WeightCodec& codec, const uint32_t* words,
   return wt::decode_weights(codec, words, n, side, y);
 }
 
-int64_t HostOps::count_nonfinite(const float* data, int64_t count) const {
-  return wt::count_nonfinite(data, count);
-}
-
-void HostOps::sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g,
-                         float* b) const {
-  ops::sgd_update(u, n, w, g, b);
+void HostOps::sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g, float* b,
+                         const float* skip) const {
+  ops::sgd_update(u, n, w, g, b, skip);
 }
 
 void HostOps::adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g, float* m,
-                           float* v) const {
-  ops::adamw_update(u, n, w, g, m, v);
+                           float* v, const float* skip) const {
+  ops::adamw_update(u, n, w, g, m, v, skip);
 }
 
 }  // namespace wt

@@ -72,16 +72,15 @@ class HostOps final : public OpsBackend {
   void causal_softmax_backward(const float* p, float* g, int64_t T) const override;
   void softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,
                             float* grad, const ops::XentOutputs& out) const override;
-  bool all_finite(const float* data, int64_t count) const override;
-  int64_t count_nonfinite(const float* data, int64_t count) const override;
+  void count_nonfinite_into(const float* x, int64_t n, float* count) const override;
   int64_t encode_weights(const WeightCodec& codec, const float* x, int64_t n, uint32_t* words,
                          float* side) const override;
   int64_t decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
                          const float* side, float* y) const override;
-  void sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g,
-                  float* b) const override;
+  void sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g, float* b,
+                  const float* skip) const override;
   void adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g, float* m,
-                    float* v) const override;
+                    float* v, const float* skip) const override;
 };
 
 }  // namespace wt

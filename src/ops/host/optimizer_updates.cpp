@@ -23,7 +23,9 @@ void sgd_kernel(int64_t n, float* w, const float* g, float* b, float lr, float w
 
 }  // namespace
 
-void sgd_update(const SgdUpdate& u, int64_t n, float* w, const float* g, float* b) {
+void sgd_update(const SgdUpdate& u, int64_t n, float* w, const float* g, float* b,
+                const float* skip) {
+  if (skip && load_count(skip) != 0) return;  // read by the kernel: the host never waits for it
   const float lr = u.lr, wd = u.weight_decay, mu = u.momentum;
   if (mu == 0) return sgd_kernel<false, false, false>(n, w, g, b, lr, wd, mu);
   if (u.first && u.nesterov) return sgd_kernel<true, true, true>(n, w, g, b, lr, wd, mu);
@@ -34,7 +36,9 @@ void sgd_update(const SgdUpdate& u, int64_t n, float* w, const float* g, float* 
 
 // Vectorises only without errno handling for sqrt (GCC: -fno-math-errno, set for this file in
 // src/CMakeLists.txt); v >= 0 here, so errno would never be set anyway.
-void adamw_update(const AdamWUpdate& u, int64_t n, float* w, const float* g, float* m, float* v) {
+void adamw_update(const AdamWUpdate& u, int64_t n, float* w, const float* g, float* m, float* v,
+                  const float* skip) {
+  if (skip && load_count(skip) != 0) return;
   const AdamWUpdate k = u;
   host_for("wt::adamw_update", n, [=](int64_t i) {
     const float gi = g[i];
