@@ -72,6 +72,8 @@ class StrictStreams final : public StreamEvents {
   // nothing else may run under it).
   void synchronize() override;
   bool at_point_now(int) const override { return running(); }
+  // Running work: `work` runs at once. An idle device: queued on `stream` and run at once as its
+  // next piece of work. Otherwise queued on `stream`, after the work issued on it so far.
   void at_stream_point(int stream, std::function<void()> work) override;
   void retire(int stream, void* ptr, size_t bytes) override;
   void host_write(const void* ptr, size_t bytes, const char* what) override;
@@ -86,6 +88,7 @@ class StrictStreams final : public StreamEvents {
   };
   Queue& queue(int stream);
   bool ready_at_head(const Queue& q) const;
+  void run_head(int stream);  // runs the head of `stream`'s queue, which must be ready
   std::vector<Queue> queues_;
   std::mt19937_64 rng_;
   int running_stream_ = -1;
