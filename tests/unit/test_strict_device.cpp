@@ -219,6 +219,24 @@ TEST(StrictDevice, HostFreesOnAnIdleDeviceTakeEffectAtOnce) {
   for (float v : reused.to_host()) ASSERT_TRUE(std::isnan(v)) << "freed memory must read as NaN";
 }
 
+// A host free queued behind earlier work is still queued when the cache is emptied: empty_cache
+// synchronises (as PyTorch's does) so the free takes effect and its segment goes back, and a
+// peak reset after it starts from nothing.
+TEST(StrictDevice, EmptyCacheRunsQueuedFrees) {
+  DeviceContext device(0, DeviceKind::Strict, 1);
+  Tensor a = Tensor::empty({262144}, device.allocator());
+  device.launch(0, work([] {}));
+  a = Tensor();
+  EXPECT_GT(device.allocator().stats().in_use, 0u) << "the free waits behind the queued work";
+  device.allocator().empty_cache();
+  device.allocator().reset_peaks();
+  const wt::MemoryStats s = device.allocator().stats();
+  EXPECT_EQ(s.in_use, 0u);
+  EXPECT_EQ(s.reserved, 0u);
+  EXPECT_EQ(s.peak_in_use, 0u);
+  EXPECT_EQ(s.peak_reserved, 0u);
+}
+
 // Under a budget, host code's allocation that needs a block whose free is still queued forces a
 // synchronisation, which runs the free (re-entering the allocator) and then succeeds.
 TEST(StrictDevice, MemoryPressureRunsQueuedFrees) {
