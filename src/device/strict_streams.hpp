@@ -72,8 +72,9 @@ class StrictStreams final : public StreamEvents {
   // nothing else may run under it).
   void synchronize() override;
   bool at_point_now(int) const override { return running(); }
-  // Running work: `work` runs at once. An idle device: queued on `stream` and run at once as its
-  // next piece of work. Otherwise queued on `stream`, after the work issued on it so far.
+  // Running work: `work` runs at once. Nothing launched since the last synchronize(): queued on
+  // `stream` and run at once as its next piece of work. Otherwise queued on `stream`, after the
+  // work issued on it so far.
   void at_stream_point(int stream, std::function<void()> work) override;
   void retire(int stream, void* ptr, size_t bytes) override;
   void host_write(const void* ptr, size_t bytes, const char* what) override;
@@ -96,6 +97,7 @@ class StrictStreams final : public StreamEvents {
   RaceDetector races_;
   std::function<bool()> progress_;
   bool completed_always_ = false;
+  bool synchronized_ = true;  // nothing launched since the last synchronize() (or ever)
 };
 
 }  // namespace wt
