@@ -17,7 +17,7 @@
 # is replaced by --data (default data/fashion_mnist.h5 in this checkout, else /work/main/data's).
 # A deck with its own dataset (bench/decks/transformer_waves_bench.toml) keeps it with --data "".
 # WT_BUILD_DIR (default build) holds wavetrain. Runs are sequential; 2 decks x 6 schedules x 2
-# devices at 20 steps take about 2 minutes on the 2-core development VM.
+# devices at 20 steps take about 75 s on the 2-core development VM.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO=$PWD
@@ -35,7 +35,7 @@ while (($#)); do
     --schedules) SCHEDULES=$2; shift 2 ;;
     --data) DATA=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
