@@ -72,6 +72,9 @@ class StrictStreams final : public StreamEvents {
   // nothing else may run under it).
   void synchronize() override;
   bool at_point_now(int) const override { return running(); }
+  // Running work: `work` runs at once. Nothing launched since the last synchronize(): queued on
+  // `stream` and run at once as its next piece of work. Otherwise queued on `stream`, after the
+  // work issued on it so far.
   void at_stream_point(int stream, std::function<void()> work) override;
   void retire(int stream, void* ptr, size_t bytes) override;
   void host_write(const void* ptr, size_t bytes, const char* what) override;
@@ -86,6 +89,7 @@ class StrictStreams final : public StreamEvents {
   };
   Queue& queue(int stream);
   bool ready_at_head(const Queue& q) const;
+  void run_head(int stream);  // runs the head of `stream`'s queue, which must be ready
   std::vector<Queue> queues_;
   std::mt19937_64 rng_;
   int running_stream_ = -1;
@@ -93,6 +97,7 @@ class StrictStreams final : public StreamEvents {
   RaceDetector races_;
   std::function<bool()> progress_;
   bool completed_always_ = false;
+  bool synchronized_ = true;  // nothing launched since the last synchronize() (or ever)
 };
 
 }  // namespace wt

@@ -165,9 +165,6 @@ void CachingAllocator::release(void* ptr, int stream) {
   // The free takes effect where its stream has got to: at once where issuing is executing (the
   // host device, or work that is running), else after the work issued before it (the strict
   // device's host code), so no earlier-issued work that runs later can be handed the block.
-  // The free takes effect where its stream has got to: at once where issuing is executing (the
-  // host device, or work that is running), else after the work issued before it (the strict
-  // device's host code), so no earlier-issued work that runs later can be handed the block.
   if (events_->at_point_now(stream)) return release_now(ptr, stream);
   // The other streams' uses (record_use) to wait for are those issued before the free, as
   // PyTorch records its events when the host frees: recorded now, not when the free runs, which
@@ -287,6 +284,11 @@ void CachingAllocator::reset_peaks() {
 
 void CachingAllocator::empty_cache() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  // As PyTorch's emptyCache (synchronize_and_free_events): wait for the device first, so frees
+  // still queued at their streams' points (the strict device's host code) take effect and their
+  // segments go back too; otherwise they stay reserved and "in use", and a reset_peaks() after
+  // this would start the run's peak from them.
+  events_->synchronize();
   settle_pending_locked();
   pool_.sync_pools([this](const StreamEvent& e) { return events_->completed(e); });
   stats_.reserved -= pool_.release_free_segments(SIZE_MAX);

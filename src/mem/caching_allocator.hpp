@@ -124,7 +124,8 @@ class CachingAllocator {
   MemoryStats stats() const;
   JobMemory job_stats(int job) const;
   void reset_peaks();
-  // Returns every cached block that is safe for every stream, as whole segments, to the system.
+  // Synchronises the device (so frees still queued at their streams' points take effect), then
+  // returns every cached block, as whole segments, to the system.
   void empty_cache();
   // Called after every allocate/release, under the allocator's lock, with the new statistics
   // and every job's account (the traces' memory samples; each job's trace adds its own).

@@ -24,7 +24,22 @@ void SummaryObserver::after_step(Job&, const StepRecord& record) {
   step_times_.add(record.seconds);
 }
 
-void SummaryObserver::write_summary(Job& job, double peak_rss_mb) const {
+namespace {
+
+// A JSON array of numbers.
+std::string json_array(const std::vector<double>& values) {
+  std::ostringstream s;
+  s << "[";
+  for (size_t i = 0; i < values.size(); ++i) s << (i ? ", " : "") << values[i];
+  s << "]";
+  return s.str();
+}
+
+}  // namespace
+
+void SummaryObserver::write_summary(Job& job, double peak_rss_mb,
+                                    const std::vector<double>& rank_peak_device_mb,
+                                    const std::vector<double>& rank_peak_in_use_mb) const {
   const MemoryStats memory = job.device().allocator().stats();
   std::ostringstream s;
   s << "{\n  \"model\": \"" << job.model().graph.name << "\",\n  \"schedule\": \""
@@ -37,6 +52,8 @@ void SummaryObserver::write_summary(Job& job, double peak_rss_mb) const {
     << ",\n  \"peak_rss_mb\": " << peak_rss_mb
     << ",\n  \"peak_device_mb\": " << memory.peak_reserved / 1048576.0
     << ",\n  \"peak_device_in_use_mb\": " << memory.peak_in_use / 1048576.0
+    << ",\n  \"rank_peak_device_mb\": " << json_array(rank_peak_device_mb)
+    << ",\n  \"rank_peak_device_in_use_mb\": " << json_array(rank_peak_in_use_mb)
     << ",\n  \"forced_syncs\": " << memory.forced_syncs << ",\n  \"jobs\": [{\"job\": " << job.id()
     << ", \"peak_in_use_mb\": "
     << job.device().allocator().job_stats(job.id()).peak_in_use / 1048576.0 << "}]\n}\n";
@@ -52,9 +69,16 @@ void SummaryObserver::finish(Job& job) {
   result_.wall_s = seconds_since(run_start_);
   const double median = step_times_.median();
   result_.samples_per_s_median = median > 0 ? job.samples_per_step() / median : 0;
-  std::vector<double> rss(size_t(job.comm().size()), 0.0);
-  rss[size_t(job.comm().rank())] = peak_rss_mb();
-  job.comm().allreduce_sum(rss.data(), job.comm().size(), 0);
+  // Per rank, in one collective: the peak resident set, and the device's peak reserved and peak
+  // in use (summary.json's top-level peaks are rank 0's; a model-parallel schedule's ranks differ).
+  const size_t ranks = size_t(job.comm().size()), me = size_t(job.comm().rank());
+  std::vector<double> per_rank(3 * ranks, 0.0);
+  const MemoryStats memory = job.device().allocator().stats();
+  per_rank[me] = peak_rss_mb();
+  per_rank[ranks + me] = memory.peak_reserved / 1048576.0;
+  per_rank[2 * ranks + me] = memory.peak_in_use / 1048576.0;
+  job.comm().allreduce_sum(per_rank.data(), int64_t(per_rank.size()), 0);
+  const std::vector<double> rss(per_rank.begin(), per_rank.begin() + long(ranks));
   if (result_.stopped_early) {
     job.log().result(
         "wavetrain: stopped at step %lld after %s with a checkpoint; exit status 75 asks for a "
@@ -62,7 +86,10 @@ void SummaryObserver::finish(Job& job) {
         (long long)result_.steps, format_duration(result_.wall_s).c_str());
     return;
   }
-  if (job.is_root()) write_summary(job, *std::max_element(rss.begin(), rss.end()));
+  if (job.is_root())
+    write_summary(job, *std::max_element(rss.begin(), rss.end()),
+                  {per_rank.begin() + long(ranks), per_rank.begin() + long(2 * ranks)},
+                  {per_rank.begin() + long(2 * ranks), per_rank.end()});
   const std::string final_eval =
       result_.test_accuracy < 0
           ? "no test evaluation (" +

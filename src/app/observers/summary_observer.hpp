@@ -1,8 +1,9 @@
 #pragma once
 // The run's outcome: the median step rate (app/step_time_sample.hpp), the peak resident set over
-// the ranks (a collective), summary.json and the final line: "done" with the test accuracy, or
+// the ranks and each rank's device memory peaks (a collective), summary.json and the final line: "done" with the test accuracy, or
 // "stopped ... with a checkpoint" when a stop ended the run.
 #include <chrono>
+#include <vector>
 
 #include "app/observers/evaluation_observer.hpp"
 #include "app/step_observer.hpp"
@@ -20,7 +21,8 @@ class SummaryObserver : public StepObserver {
   const TrainResult& result() const { return result_; }
 
  private:
-  void write_summary(Job& job, double peak_rss_mb) const;
+  void write_summary(Job& job, double peak_rss_mb, const std::vector<double>& rank_peak_device_mb,
+                     const std::vector<double>& rank_peak_in_use_mb) const;
 
   std::chrono::steady_clock::time_point run_start_;
   const EvaluationObserver& evaluation_;
