@@ -18,18 +18,20 @@ int64_t pooled(const ops::Pool2dGeometry& g) {
 
 void StrictOps::enqueue(const char* kernel, std::initializer_list<Use> uses,
                         std::function<void()> work) const {
-  RaceDetector& races = queues_.races();
   // Called from running device work (an instruction the executor queued), the kernel runs inline
   // as part of it; from host code it is queued.
-  const bool inline_run = queues_.running();
-  const uint64_t sequence = inline_run && queues_.running_stream() == stream_
+  for (const Use& u : uses) declare(kernel, u);
+  if (queues_.running()) return work();
+  queues_.launch(stream_, DeviceWork{std::move(work), nullptr, false});
+}
+
+void StrictOps::declare(const char* kernel, const Use& use) const {
+  if (!use.ptr || use.count <= 0) return;
+  const uint64_t sequence = queues_.running() && queues_.running_stream() == stream_
                                 ? queues_.running_sequence()
                                 : queues_.next_sequence(stream_);
-  for (const Use& u : uses)
-    if (u.ptr && u.count > 0)
-      races.access(stream_, sequence, u.ptr, size_t(u.count) * u.size, u.write, kernel);
-  if (inline_run) return work();
-  queues_.launch(stream_, DeviceWork{std::move(work), nullptr, false});
+  queues_.races().access(stream_, sequence, use.ptr, size_t(use.count) * use.size, use.write,
+                         kernel);
 }
 
 int64_t StrictOps::floats_to_end(const float* ptr) const {
@@ -53,8 +55,8 @@ void StrictOps::gelu_backward(const float* x, const float* dy, float* dx, int64_
           [=, &o = inner_] { o.gelu_backward(x, dy, dx, n); });
 }
 void StrictOps::sum_arrays(const float* const* xs, int count, float* y, int64_t n) const {
-  std::vector<const float*> inputs(xs, xs + count);
-  for (const float* x : inputs) enqueue("sum_arrays", {{x, n, false}}, [] {});
+  std::vector<const float*> inputs(xs, xs + count);  // the caller's array may not outlive the call
+  for (const float* x : inputs) declare("sum_arrays", {x, n, false});
   enqueue("sum_arrays", {{y, n, true}}, [=, &o = inner_, inputs = std::move(inputs)] {
     o.sum_arrays(inputs.data(), count, y, n);
   });

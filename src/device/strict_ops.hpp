@@ -108,6 +108,9 @@ class StrictOps final : public OpsBackend {
     bool write;
     size_t size = sizeof(float);
   };
+  // Declares one range `kernel` touches to the race detector (at the kernel's place in the
+  // stream: the running work's, or the next queued).
+  void declare(const char* kernel, const Use& use) const;
   // Declares `uses` to the race detector under `kernel`'s name, then queues `work`.
   void enqueue(const char* kernel, std::initializer_list<Use> uses,
                std::function<void()> work) const;

@@ -279,31 +279,9 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
   // A transfer starts after the work issued before it on its stream.
   if (races_ && is_communication(ins.op)) races_->comm_begin(ins.event, current_stream_);
   switch (ins.op) {
-    case OpCode::LoadBatch: {
-      Slot& slot = *slots_[ins.slot];
-      const int64_t sequence = step * program_.global_batches + ins.batch;
-      // Dropout masks depend only on which samples these are (the batch, each sample's index in
-      // it, the node), not on how the batch is cut into parts or ranks.
-      slot.rng = Rng(seed_).fork(static_cast<uint64_t>(sequence));
-      if (ins.rows > 0) {  // a run of the loss's labels (burst): appended in row order
-        std::vector<int32_t> run;
-        Tensor none;  // labels only: the slot's input stays
-        data_.fetch(request_of(ins, step), none, run);
-        slot.row_labels.insert(slot.row_labels.end(), run.begin(), run.end());
-      } else {
-        data_.fetch(request_of(ins, step), slot.input, slot.labels);
-        // The source's buffers come from its own stream's pool: the stream reading the batch
-        // must hold the memory back from that pool until it is done with it.
-        if (slot.input.defined()) slot.input.record_use(current_stream_);
-        slot.first_sample = data_.global_batch() * ins.part / ins.parts;
-      }
-      // The step's last load: the source reads the next step's while this one computes.
-      if (++loads_done_ == loads_.size()) {
-        loads_done_ = 0;
-        data_.plan(loads_of_step(step + 1));
-      }
+    case OpCode::LoadBatch:
+      execute_load(ins, step);
       break;
-    }
     case OpCode::Forward: {
       require_values(ins);
       const Stage& st = model_.stages[ins.stage];
@@ -348,20 +326,9 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
       }
       if (races_) races_->wait_event(current_stream_, ins.event, queues_->running_sequence());
       break;
-    case OpCode::Step: {
-      Stage& st = replica(ins).stages[ins.stage];
-      if (st.param_count() > 0) {
-        // Each replica has its own optimizer state.
-        const int key = ins.replica * static_cast<int>(model_.stages.size()) + ins.stage;
-        // A non-finite gradient skips the update on the device: the host learns of it only after
-        // the step (NonFiniteGuard::end_step), never waiting for the device here.
-        float* skip = guard_ ? guard_->flag(step, key, st.grads.numel()) : nullptr;
-        if (skip) ops().count_nonfinite_into(st.grads.device_ptr(), st.grads.numel(), skip);
-        optimizer_.step(key, st.values, st.grads, lr, current_stream_, skip);
-        ops().fill(0.0f, st.grads.device_ptr(), st.grads.numel());
-      }
+    case OpCode::Step:
+      execute_step(ins, step, lr);
       break;
-    }
     case OpCode::SendActivation:
     case OpCode::RecvActivation:
     case OpCode::SendGradient:
@@ -383,6 +350,45 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
     case OpCode::CopyRows:
       execute_rows(ins);
       break;
+  }
+}
+
+void Executor::execute_load(const Instruction& ins, int64_t step) {
+  Slot& slot = *slots_[ins.slot];
+  const int64_t sequence = step * program_.global_batches + ins.batch;
+  // Dropout masks depend only on which samples these are (the batch, each sample's index in
+  // it, the node), not on how the batch is cut into parts or ranks.
+  slot.rng = Rng(seed_).fork(static_cast<uint64_t>(sequence));
+  if (ins.rows > 0) {  // a run of the loss's labels (burst): appended in row order
+    std::vector<int32_t> run;
+    Tensor none;  // labels only: the slot's input stays
+    data_.fetch(request_of(ins, step), none, run);
+    slot.row_labels.insert(slot.row_labels.end(), run.begin(), run.end());
+  } else {
+    data_.fetch(request_of(ins, step), slot.input, slot.labels);
+    // The source's buffers come from its own stream's pool: the stream reading the batch
+    // must hold the memory back from that pool until it is done with it.
+    if (slot.input.defined()) slot.input.record_use(current_stream_);
+    slot.first_sample = data_.global_batch() * ins.part / ins.parts;
+  }
+  // The step's last load: the source reads the next step's while this one computes.
+  if (++loads_done_ == loads_.size()) {
+    loads_done_ = 0;
+    data_.plan(loads_of_step(step + 1));
+  }
+}
+
+void Executor::execute_step(const Instruction& ins, int64_t step, double lr) {
+  Stage& st = replica(ins).stages[ins.stage];
+  if (st.param_count() > 0) {
+    // Each replica has its own optimizer state.
+    const int key = ins.replica * static_cast<int>(model_.stages.size()) + ins.stage;
+    // A non-finite gradient skips the update on the device: the host learns of it only after
+    // the step (NonFiniteGuard::end_step), never waiting for the device here.
+    float* skip = guard_ ? guard_->flag(step, key, st.grads.numel()) : nullptr;
+    if (skip) ops().count_nonfinite_into(st.grads.device_ptr(), st.grads.numel(), skip);
+    optimizer_.step(key, st.values, st.grads, lr, current_stream_, skip);
+    ops().fill(0.0f, st.grads.device_ptr(), st.grads.numel());
   }
 }
 

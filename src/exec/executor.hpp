@@ -106,6 +106,9 @@ class Executor {
   // The kernels, issued on the running instruction's stream.
   const OpsBackend& ops() { return device_.ops(current_stream_); }
   void execute(const Instruction& ins, int64_t step, double lr, bool may_block);
+  void execute_load(const Instruction& ins, int64_t step);
+  // The optimizer step of a stage, skipped on the device when its gradient is not finite.
+  void execute_step(const Instruction& ins, int64_t step, double lr);
   void forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode, float loss_scale,
                      bool free_dead);
   // The strict device's race detector learns what communication touches (else nothing).
