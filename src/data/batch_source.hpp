@@ -47,8 +47,11 @@ class BatchSource {
   virtual ~BatchSource() = default;
   virtual int64_t global_batch() const = 0;
   // inputs: [n, sample shape...] float, left empty for a labels-only request; labels: n * labels
-  // per sample entries.
-  virtual void fetch(const BatchRequest& request, Tensor& inputs, std::vector<int32_t>& labels) = 0;
+  // per sample entries. stream: the stream that reads the batch; where host code cannot write
+  // device memory (the strict device), the copy in is issued on it, asynchronously, as from a
+  // GPU host's staging buffer.
+  virtual void fetch(const BatchRequest& request, Tensor& inputs, std::vector<int32_t>& labels,
+                     int stream = 1) = 0;
   // The requests that will be fetched next, in order; replaces an earlier plan's unread ones. A
   // source that does not preload ignores it.
   virtual void plan(const std::vector<BatchRequest>& next) { (void)next; }

@@ -110,10 +110,11 @@ DatasetBatchSource::Loaded DatasetBatchSource::read(const BatchRequest& request)
   return l;
 }
 
-Tensor DatasetBatchSource::allocate_inputs(const Shape& shape) {
-  // Stream 1: data buffers come from their own pool, apart from compute temporaries.
+Tensor DatasetBatchSource::allocate_inputs(const Shape& shape, int stream) {
+  // Read ahead on the host device: stream 1, data buffers' own pool, apart from compute
+  // temporaries. Staged: the stream that copies them in and reads them.
   try {
-    Tensor inputs = Tensor::empty(shape, memory_, 1);
+    Tensor inputs = Tensor::empty(shape, memory_, stream);
     inputs.set_label("a batch of " + reader_.split() + " inputs");
     return inputs;
   } catch (const OutOfMemory& e) {
@@ -124,7 +125,7 @@ Tensor DatasetBatchSource::allocate_inputs(const Shape& shape) {
 }
 
 void DatasetBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
-                               std::vector<int32_t>& labels) {
+                               std::vector<int32_t>& labels, int stream) {
   Loaded l;
   bool hit = false;
   if (preload_) {
@@ -144,9 +145,9 @@ void DatasetBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
   }
   if (l.error) std::rethrow_exception(l.error);  // a planned read failed: this batch's failure
   if (!hit) l = read(request);
-  if (!l.staged.empty()) {  // the staged copy into device memory
-    l.inputs = allocate_inputs(l.shape);
-    l.inputs.copy_from_host(l.staged.data());
+  if (!l.staged.empty()) {  // the staged copy into device memory, on the stream that reads it
+    l.inputs = allocate_inputs(l.shape, stream);
+    l.inputs.copy_from_host_async(std::move(l.staged), stream);
   }
   inputs = std::move(l.inputs);
   labels = std::move(l.labels);

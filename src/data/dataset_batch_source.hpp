@@ -30,7 +30,8 @@ class DatasetBatchSource : public BatchSource {
   DatasetBatchSource& operator=(const DatasetBatchSource&) = delete;
   int64_t global_batch() const override { return global_batch_; }
   int64_t batches_per_epoch() const { return sampler_.batches_per_epoch(); }
-  void fetch(const BatchRequest& request, Tensor& inputs, std::vector<int32_t>& labels) override;
+  void fetch(const BatchRequest& request, Tensor& inputs, std::vector<int32_t>& labels,
+             int stream = 1) override;
   void plan(const std::vector<BatchRequest>& next) override;
   PreloadStats preload_stats() const override;
   // Finishes the planned reads (before other code uses HDF5 heavily, e.g. evaluation).
@@ -48,7 +49,7 @@ class DatasetBatchSource : public BatchSource {
     std::exception_ptr error;  // the read failed: the fetch of this request rethrows it
   };
   Loaded read(const BatchRequest& request);
-  Tensor allocate_inputs(const Shape& shape);
+  Tensor allocate_inputs(const Shape& shape, int stream = 1);
   void preload_loop();
   bool pending(const BatchRequest& request) const;  // planned and not yet read (mutex_ held)
 

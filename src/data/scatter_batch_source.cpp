@@ -10,7 +10,7 @@ ScatterBatchSource::ScatterBatchSource(BatchSource& whole, Communicator& comm,
     : whole_(whole), comm_(comm), memory_(memory) {}
 
 void ScatterBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
-                               std::vector<int32_t>& labels) {
+                               std::vector<int32_t>& labels, int stream) {
   const int ranks = comm_.size(), me = comm_.rank();
   if (request.parts != ranks || request.part != me || request.samples > 0 || request.labels_only)
     throw std::logic_error(
@@ -42,9 +42,9 @@ void ScatterBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
   comm_.scatter_bytes(all_labels.data(), label_bytes, labels.data(), 0);
   Shape shape{mine};
   shape.insert(shape.end(), sample.begin(), sample.end());
-  inputs = Tensor::empty(shape, memory_, 1);  // stream 1: the data buffers' pool
+  inputs = Tensor::empty(shape, memory_, stream);
   inputs.set_label("a scattered batch");
-  inputs.copy_from_host(part.data());
+  inputs.copy_from_host_async(std::move(part), stream);
 }
 
 // Every batch has the first one's shape: rank 0 sends [sample dims..., labels per sample, dims

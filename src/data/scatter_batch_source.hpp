@@ -18,7 +18,8 @@ class ScatterBatchSource : public BatchSource {
   // whole: the file's source, read on rank 0 only (a part 0 of 1 per batch, preloaded as planned).
   ScatterBatchSource(BatchSource& whole, Communicator& comm, CachingAllocator& memory);
   int64_t global_batch() const override { return whole_.global_batch(); }
-  void fetch(const BatchRequest& request, Tensor& inputs, std::vector<int32_t>& labels) override;
+  void fetch(const BatchRequest& request, Tensor& inputs, std::vector<int32_t>& labels,
+             int stream = 1) override;
   void plan(const std::vector<BatchRequest>& next) override;
   PreloadStats preload_stats() const override { return whole_.preload_stats(); }
 

@@ -108,7 +108,9 @@ void RaceDetector::access(int stream, uint64_t sequence, const void* ptr, size_t
   if (bytes == 0 || !ptr) return;
   const int agent = agent_of_stream(stream);
   inherit_host(agent);
-  at(clock(agent), agent) = sequence;
+  // Work issued later on the stream may have declared its accesses already (the host issues
+  // ahead of the device): the stream's clock never goes back.
+  at(clock(agent), agent) = std::max(at(clock(agent), agent), sequence);
   const auto begin = reinterpret_cast<uintptr_t>(ptr);
   const std::string instruction = instruction_ >= 0 ? texts_[size_t(instruction_)] : "host code";
   Access mine{agent, sequence,

@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace wt {
@@ -75,6 +76,14 @@ class RaceDetector {
   void host_write(const void* ptr, size_t bytes, const char* what);
   // A device synchronisation: everything issued so far has finished.
   void synchronized();
+  // An error found where nothing may throw (a free, in a destructor): kept, the first one, and
+  // thrown by the next raise_deferred() (the executor calls it after each instruction it issues).
+  void defer(const OrderingError& error) {
+    if (deferred_.empty()) deferred_ = error.what();
+  }
+  void raise_deferred() {
+    if (!deferred_.empty()) throw OrderingError(std::exchange(deferred_, std::string()));
+  }
 
  private:
   struct Access {
@@ -118,6 +127,7 @@ class RaceDetector {
   std::vector<std::string> texts_;
   std::unordered_map<std::string, int> text_ids_;
   int instruction_ = -1;  // interned
+  std::string deferred_;  // defer()'s error, until raised
 };
 
 }  // namespace wt

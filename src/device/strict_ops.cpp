@@ -303,7 +303,11 @@ void StrictOps::softmax_xent_forward(const float* logits, const int32_t* labels,
            {grad, n * k, true},
            {out.loss, 1, true},
            {out.totals, 2, true, sizeof(double)}},
-          [=, &o = inner_] { o.softmax_xent_forward(logits, labels, n, k, grad, out); });
+          // The labels are host memory the host may reuse before the kernel runs: staged now,
+          // as cudaMemcpyAsync stages pageable memory.
+          [=, &o = inner_, staged = std::vector<int32_t>(labels, labels + n)] {
+            o.softmax_xent_forward(logits, staged.data(), n, k, grad, out);
+          });
 }
 void StrictOps::count_nonfinite_into(const float* x, int64_t n, float* count) const {
   enqueue("count_nonfinite_into", {{x, n, false}, {count, ops::kCountFloats, true}},

@@ -31,7 +31,6 @@ void StrictStreams::launch(int stream, DeviceWork work) {
   q.issue_index.push_back(work.issue_ordered ? ordered_issued_++ : kNotOrdered);
   q.work.push_back(std::move(work));
   ++q.issued;
-  synchronized_ = false;
 }
 
 bool StrictStreams::ready_at_head(const Queue& q) const {
@@ -94,7 +93,12 @@ void StrictStreams::drain(const std::function<bool()>& progress) {
     for (size_t s = 0; s < queues_.size(); ++s)
       if (!queues_[s].work.empty())
         heads += " stream " + std::to_string(s) + " (" + std::to_string(queues_[s].work.size()) +
-                 " queued)";
+                 " queued" +
+                 (queues_[s].work.front().ready ? ", its next waits for an event"
+                  : queues_[s].issue_index.front() != kNotOrdered
+                      ? ", its next is communication issued after communication not yet started"
+                      : "") +
+                 ")";
     throw std::logic_error("strict device: queued work can never run (deadlock):" + heads);
   }
 }
@@ -116,19 +120,47 @@ void StrictStreams::synchronize() {
   if (running()) return;
   drain(progress_);
   races_.synchronized();
-  synchronized_ = true;
 }
 
 void StrictStreams::retire(int stream, void* ptr, size_t bytes) {
   // Freed by running work (which dropped the last reference): poisoned now, as part of it.
   // Freed by host code: where the free stands in its stream, after the work issued before it.
-  if (running()) {
-    races_.access(running_stream_, running_sequence(), ptr, bytes, true,
-                  "the poisoning of freed memory", true);
-    return (void)std::memset(ptr, 0xff, bytes);
+  // A free runs in a destructor: an ordering error found here is thrown by the executor next.
+  try {
+    if (running())
+      races_.access(running_stream_, running_sequence(), ptr, bytes, true,
+                    "the poisoning of freed memory", true);
+    else
+      races_.access(stream, next_sequence(stream), ptr, bytes, true,
+                    "the poisoning of freed memory");
+  } catch (const OrderingError& e) {
+    races_.defer(e);
   }
-  races_.access(stream, next_sequence(stream), ptr, bytes, true, "the poisoning of freed memory");
+  if (running()) return (void)std::memset(ptr, 0xff, bytes);
   launch(stream, DeviceWork{[ptr, bytes] { std::memset(ptr, 0xff, bytes); }, nullptr, false});
+}
+
+void StrictStreams::copy_from_host(int stream, void* dst, std::vector<float> values) {
+  const size_t bytes = values.size() * sizeof(float);
+  if (running()) {  // device work copying in: part of it
+    races_.access(running_stream_, running_sequence(), dst, bytes, true, "the copy from host");
+    return (void)std::memcpy(dst, values.data(), bytes);
+  }
+  races_.access(stream, next_sequence(stream), dst, bytes, true, "the copy from host");
+  launch(stream, DeviceWork{[dst, values = std::move(values)] {
+                              std::memcpy(dst, values.data(), values.size() * sizeof(float));
+                            },
+                            nullptr, false});
+}
+
+void StrictStreams::fill(int stream, float* dst, int64_t count, float value) {
+  const size_t bytes = size_t(count) * sizeof(float);
+  if (running()) {
+    races_.access(running_stream_, running_sequence(), dst, bytes, true, "fill");
+    return std::fill(dst, dst + count, value);
+  }
+  races_.access(stream, next_sequence(stream), dst, bytes, true, "fill");
+  launch(stream, DeviceWork{[=] { std::fill(dst, dst + count, value); }, nullptr, false});
 }
 
 void StrictStreams::host_write(const void* ptr, size_t bytes, const char* what) {
@@ -137,28 +169,6 @@ void StrictStreams::host_write(const void* ptr, size_t bytes, const char* what) 
 
 void StrictStreams::name_memory(const void* ptr, size_t bytes, const std::string& name) {
   races_.name_memory(ptr, bytes, name);
-}
-
-void StrictStreams::at_stream_point(int stream, std::function<void()> work) {
-  // Running work frees what it no longer needs: the work issued after it runs after it.
-  if (running()) return work();
-  // Nothing issued since the host last synchronised: every stream's point is now, and the host
-  // knows it. The work runs at once as the stream's next (and only) piece of work - an order the
-  // device could choose anyway, with the same sequence, event and race checks - and the host knows
-  // it ran, so the device stays synchronised. Without this, host code that frees as it goes with
-  // nothing queued (the layer profiler: synchronous device work after a synchronisation, kernels
-  // called directly) held every block it freed until the next synchronisation: LeNet's profile
-  // held 358.6 MB (54.5 MB on the host), which then stood as the run's peak. A device that is
-  // merely idle is not enough: its work has run, but the host has not seen it finish, and a free
-  // must still be ordered after the other streams' reads by what the host has seen.
-  if (synchronized_) {
-    launch(stream, DeviceWork{std::move(work), nullptr, false});
-    run_head(stream);
-    races_.host_saw_stream(stream, queue(stream).executed);
-    synchronized_ = true;
-    return;
-  }
-  launch(stream, DeviceWork{std::move(work), nullptr, false});
 }
 
 }  // namespace wt

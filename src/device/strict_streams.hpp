@@ -71,11 +71,8 @@ class StrictStreams final : public StreamEvents {
   // Runs every queue dry (outside running work; inside, the caller is device work already and
   // nothing else may run under it).
   void synchronize() override;
-  bool at_point_now(int) const override { return running(); }
-  // Running work: `work` runs at once. Nothing launched since the last synchronize(): queued on
-  // `stream` and run at once as its next piece of work. Otherwise queued on `stream`, after the
-  // work issued on it so far.
-  void at_stream_point(int stream, std::function<void()> work) override;
+  void copy_from_host(int stream, void* dst, std::vector<float> values) override;
+  void fill(int stream, float* dst, int64_t count, float value) override;
   void retire(int stream, void* ptr, size_t bytes) override;
   void host_write(const void* ptr, size_t bytes, const char* what) override;
   void name_memory(const void* ptr, size_t bytes, const std::string& name) override;
@@ -97,7 +94,6 @@ class StrictStreams final : public StreamEvents {
   RaceDetector races_;
   std::function<bool()> progress_;
   bool completed_always_ = false;
-  bool synchronized_ = true;  // nothing launched since the last synchronize() (or ever)
 };
 
 }  // namespace wt

@@ -96,6 +96,9 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   const std::vector<int>& priority = program_.ranks[rank_].priority;
   if (queues_)
     for (size_t s = 0; s < priority.size(); ++s) queues_->set_priority(int(s), priority[s]);
+  // A synchronisation in the middle of a step (a blocking kernel, a staged copy) waits for
+  // queued work that may wait for this executor's transfers: they progress meanwhile.
+  if (queues_) queues_->set_progress([this] { return poll_pending(); });
   loss_seed_ = Tensor::empty({1}, model_.allocator());
   loss_seed_.fill(1.0f);
   loss_seed_.set_label("the loss seed");
@@ -129,9 +132,12 @@ StepStats Executor::read_totals() const {
 }
 
 void Executor::comm_touches(const Instruction& ins, const float* ptr, int64_t count, bool write) {
-  if (races_ && count > 0)
-    races_->comm_access(ins.event, ptr, size_t(count) * sizeof(float), write,
-                        write ? "the transfer's write" : "the transfer's read");
+  if (!races_ || count <= 0) return;
+  // The transfer starts after the work issued on its stream so far, including this
+  // instruction's own (a borrowed stage's storage zeroed first).
+  if (!std::exchange(comm_begun_, true)) races_->comm_begin(ins.event, current_stream_);
+  races_->comm_access(ins.event, ptr, size_t(count) * sizeof(float), write,
+                      write ? "the transfer's write" : "the transfer's read");
 }
 
 void Executor::run_on_device(const std::function<void()>& work) {
@@ -140,7 +146,9 @@ void Executor::run_on_device(const std::function<void()>& work) {
   queues_->drain([this] { return poll_pending(); });
 }
 
-Executor::~Executor() = default;
+Executor::~Executor() {
+  if (queues_) queues_->set_progress(nullptr);
+}
 
 bool Executor::event_done(int event) {
   if (done_[event]) return true;
@@ -217,48 +225,40 @@ StepStats Executor::run_step(int64_t step, double lr) {
     if (!progressed) wait_for_progress();
   }
   if (queues_) queues_->drain([this] { return poll_pending(); });
+  if (races_) races_->raise_deferred();
   return read_totals();
 }
 
 void Executor::issue(int s, size_t index, int64_t step, double lr) {
+  // The instruction's host code runs now, as a CUDA host's would: it allocates, frees and
+  // launches its kernels and transfers on the stream. The host device runs each kernel at once;
+  // the strict device queues it (device/strict_ops.hpp) and runs it later, in shuffled order.
   const Instruction& ins = program_.ranks[rank_].streams[s][index];
   if (opcode_traits(ins.op).completes_event) issued_[ins.event] = 1;
   const double waited_since = wait_since_[s];
   wait_since_[s] = -1;
-  auto work = [this, s, index, &ins, step, lr, waited_since] {
-    const double t0 = !observer_ ? 0 : waited_since >= 0 ? waited_since : now_seconds();
-    current_stream_ = s;
-    if (races_) races_->set_instruction(ins.str() + " on stream " + std::to_string(s));
-    try {
-      execute(ins, step, lr, may_block_[s][index] != 0);
-    } catch (const OutOfMemory& e) {  // exit 3 names the instruction, tensor and bytes
-      throw OutOfMemory(ins.str() + " on stream " + std::to_string(s) + ": " + e.what(),
-                        e.requested);
-    } catch (const std::bad_alloc&) {
-      throw OutOfMemory(ins.str() + " on stream " + std::to_string(s) +
-                        ": out of host memory (std::bad_alloc)");
-    }
-    if (residency_.release_values_after[s][index])  // a borrowed stage's last read for now
-      replica(ins).stages[ins.stage].release_values();
-    if (observer_) observer_->executed(s, ins, t0, now_seconds(), bytes_moved(ins));
-  };
+  const double t0 = !observer_ ? 0 : waited_since >= 0 ? waited_since : now_seconds();
+  current_stream_ = s;
+  if (races_) races_->set_instruction(ins.str() + " on stream " + std::to_string(s));
+  comm_begun_ = false;
+  try {
+    execute(ins, step, lr, may_block_[s][index] != 0);
+  } catch (const OutOfMemory& e) {  // exit 3 names the instruction, tensor and bytes
+    throw OutOfMemory(ins.str() + " on stream " + std::to_string(s) + ": " + e.what(), e.requested);
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory(ins.str() + " on stream " + std::to_string(s) +
+                      ": out of host memory (std::bad_alloc)");
+  }
+  if (residency_.release_values_after[s][index])  // a borrowed stage's last read for now
+    replica(ins).stages[ins.stage].release_values();
+  if (races_) races_->raise_deferred();  // a free of this instruction's found unordered
+  if (observer_) observer_->executed(s, ins, t0, now_seconds(), bytes_moved(ins));
+}
+
+void Executor::on_stream(std::function<void()> work, bool communication,
+                         std::function<bool()> ready) {
   if (!queues_) return work();
-  // The work runs later, knowing only what the host knew when it was issued (race_detector.hpp).
-  auto run = [this, work = std::move(work), knew = races_->host_knowledge()] {
-    races_->begin_work(knew);
-    try {
-      work();
-    } catch (...) {
-      races_->end_work();
-      throw;
-    }
-    races_->end_work();
-  };
-  // A Wait on the device: its stream's later work runs once the event has completed.
-  std::function<bool()> ready;
-  if (opcode_traits(ins.op).waits_event)
-    ready = [this, event = ins.event] { return event_done(event); };
-  queues_->launch(s, DeviceWork{std::move(run), std::move(ready), is_communication(ins.op)});
+  queues_->launch(current_stream_, DeviceWork{std::move(work), std::move(ready), communication});
 }
 
 bool Executor::poll_pending() {
@@ -276,8 +276,6 @@ void Executor::wait_for_progress() {
 }
 
 void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may_block) {
-  // A transfer starts after the work issued before it on its stream.
-  if (races_ && is_communication(ins.op)) races_->comm_begin(ins.event, current_stream_);
   switch (ins.op) {
     case OpCode::LoadBatch:
       execute_load(ins, step);
@@ -295,7 +293,8 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
     }
     case OpCode::Backward: {
       require_values(ins);
-      replica(ins).stages[ins.stage].materialize_grads();  // no-op unless borrowed and released
+      // No-op unless borrowed and released.
+      replica(ins).stages[ins.stage].materialize_grads(current_stream_);
       const Stage& st = model_.stages[ins.stage];
       const int b = ins.node_begin < 0 ? st.node_begin : ins.node_begin;
       const int e = ins.node_end < 0 ? st.node_end : ins.node_end;
@@ -308,23 +307,37 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
       Stage& st = replica(ins).stages[ins.stage];
       int64_t offset = 0, count = 0;
       st.span_of(ins.node_begin, ins.node_end, &offset, &count);
-      if (count > 0) st.materialize_grads();  // every member of the group takes part
-      if (count > 0) comm_touches(ins, st.grads.device_ptr() + offset, count, true);
+      if (count > 0) st.materialize_grads(current_stream_);  // every member takes part
       if (count == 0) {
         done_[ins.event] = 1;
-      } else if (may_block) {
-        comm_.allreduce_sum(st.grads.data() + offset, count, ins.group);
-        done_[ins.event] = 1;
-        if (races_) races_->host_saw_event(ins.event);  // it returned: the stream goes on after it
-      } else {
-        pending_[ins.event] = comm_.iallreduce_sum(st.grads.data() + offset, count, ins.group);
+        break;
       }
+      float* grads = st.grads.device_ptr() + offset;
+      comm_touches(ins, grads, count, true);
+      const int event = ins.event, group = ins.group;
+      if (!may_block) {
+        start(event,
+              [this, grads, count, group] { return comm_.iallreduce_sum(grads, count, group); });
+        break;
+      }
+      on_stream(
+          [this, grads, count, group, event] {
+            comm_.allreduce_sum(grads, count, group);
+            done_[event] = 1;
+            if (races_) races_->host_saw_event(event);  // it returned: the host knows it is over
+          },
+          true);
       break;
     }
     case OpCode::Wait:
-      while (!event_done(ins.event)) {
+      if (!queues_) {
+        while (!event_done(ins.event)) {
+        }
+        break;
       }
-      if (races_) races_->wait_event(current_stream_, ins.event, queues_->running_sequence());
+      // On the device: the stream's later work waits for the event; the host goes on.
+      races_->wait_event(current_stream_, ins.event, queues_->next_sequence(current_stream_));
+      on_stream([] {}, false, [this, event = ins.event] { return event_done(event); });
       break;
     case OpCode::Step:
       execute_step(ins, step, lr);
@@ -338,8 +351,9 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
       execute_transfer(ins);
       break;
     case OpCode::Record:
-      done_[ins.event] = 1;
-      if (races_) races_->record_event(ins.event, current_stream_, queues_->running_sequence());
+      if (races_)
+        races_->record_event(ins.event, current_stream_, queues_->next_sequence(current_stream_));
+      on_stream([this, event = ins.event] { done_[event] = 1; }, false);
       break;
     case OpCode::KeepGradient:
     case OpCode::AddKeptGradient:
@@ -365,9 +379,9 @@ void Executor::execute_load(const Instruction& ins, int64_t step) {
     data_.fetch(request_of(ins, step), none, run);
     slot.row_labels.insert(slot.row_labels.end(), run.begin(), run.end());
   } else {
-    data_.fetch(request_of(ins, step), slot.input, slot.labels);
-    // The source's buffers come from its own stream's pool: the stream reading the batch
-    // must hold the memory back from that pool until it is done with it.
+    data_.fetch(request_of(ins, step), slot.input, slot.labels, current_stream_);
+    // Read ahead, the source's buffers come from its own stream's pool: the stream reading the
+    // batch must hold the memory back from that pool until it is done with it.
     if (slot.input.defined()) slot.input.record_use(current_stream_);
     slot.first_sample = data_.global_batch() * ins.part / ins.parts;
   }

@@ -89,8 +89,8 @@ class Executor {
 
  private:
   struct Slot;
-  // Issues instruction `index` of stream `s`: the host device runs it now, the strict device
-  // queues it on its stream.
+  // Issues instruction `index` of stream `s`: its host code runs now; its kernels and transfers
+  // go on the stream (run now on the host device, later on the strict device).
   void issue(int s, size_t index, int64_t step, double lr);
   // The host issues nothing more until something completes: the strict device runs queued work,
   // communication progresses; throws when nothing ever will (a deadlock).
@@ -121,8 +121,19 @@ class Executor {
   void poll();
   bool event_done(int event);
   int64_t bytes_moved(const Instruction& ins) const;
-  void start(int event, std::unique_ptr<CommRequest> request, Tensor hold = Tensor(),
+  // Starts the transfer `begin` makes, completing `event`: `hold` stays alive and `then` runs
+  // once it is done. Started by the stream (on_stream), in issue order.
+  using BeginTransfer = std::function<std::unique_ptr<CommRequest>()>;
+  void start(int event, BeginTransfer begin, Tensor hold = Tensor(),
              std::function<void()> then = nullptr);
+  BeginTransfer send(const float* data, int64_t count, const Instruction& ins);
+  BeginTransfer receive(float* data, int64_t count, const Instruction& ins);
+  BeginTransfer reduce(float* data, int64_t count, const Instruction& ins);
+  // The device part of the issuing instruction: the host device runs it now; the strict device
+  // queues it on the instruction's stream (communication starts in issue order across streams,
+  // MPI's matching rule), held there until `ready` (a device Wait).
+  void on_stream(std::function<void()> work, bool communication,
+                 std::function<bool()> ready = nullptr);
   void execute_transfer(const Instruction& ins);
   void execute_rows(const Instruction& ins);  // burst: SendRows, RecvRows, CopyRows
   // The batch positions of the rows `stage` computes on when they were re-laid for it, else null.
@@ -131,8 +142,8 @@ class Executor {
   void execute_broadcast(const Instruction& ins, Stage& st);
   // The parameters' part of a Broadcast through codec_: the words by a collective, raw mode's
   // side list from the root to each member; decoded into the values when both have arrived.
-  std::unique_ptr<CommRequest> broadcast_encoded(const Instruction& ins, Stage& st,
-                                                 std::function<void()>* then);
+  // Allocates the encoded buffers now; what it returns encodes and starts the transfers.
+  BeginTransfer broadcast_encoded(const Instruction& ins, Stage& st, std::function<void()>* then);
   void execute_reduce(const Instruction& ins, Stage& st);
   // Throws std::logic_error when a transfer's tensor is not the size the instruction says.
   void check_transfer_bytes(const Instruction& ins, const Tensor& t) const;
@@ -181,6 +192,7 @@ class Executor {
   std::vector<double> wait_since_;  // per stream: when an observed Wait first blocked, else -1
   std::vector<int> visit_order_;    // streams by priority (stream_visit_order)
   int current_stream_ = 0;          // the running instruction's stream: its allocations' stream
+  bool comm_begun_ = false;         // the issuing transfer's start is known to the race detector
   NonFiniteGuard* guard_ = nullptr;
   WeightCodec codec_;
   int64_t broadcast_bytes_ = 0;  // the last Broadcast's payload on the wire (traces)

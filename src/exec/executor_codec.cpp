@@ -19,8 +19,8 @@ constexpr int kSideListTag = 1 << 14;
 
 }  // namespace
 
-std::unique_ptr<CommRequest> Executor::broadcast_encoded(const Instruction& ins, Stage& st,
-                                                         std::function<void()>* then) {
+Executor::BeginTransfer Executor::broadcast_encoded(const Instruction& ins, Stage& st,
+                                                    std::function<void()>* then) {
   const size_t params = st.param_shapes.size();
   std::vector<int64_t> sizes(params), word_offsets(params + 1, 0);
   for (size_t i = 0; i < params; ++i) {
@@ -29,37 +29,50 @@ std::unique_ptr<CommRequest> Executor::broadcast_encoded(const Instruction& ins,
   }
   const int64_t room = st.values.numel() + 2 * int64_t(params);
   // Words as 32-bit storage from the device's memory: bit patterns, never read as floats.
+  // Allocated now, when the Broadcast is issued; encoded and sent when its stream reaches it.
   Tensor words = Tensor::empty({std::max<int64_t>(1, word_offsets[params])}, model_.allocator(),
                                current_stream_);
   Tensor side = Tensor::empty({std::max<int64_t>(1, room)}, model_.allocator(), current_stream_);
-  auto* w = reinterpret_cast<uint32_t*>(words.data());
-  auto all = std::make_unique<RequestGroup>();
-  const int tag = kSideListTag + ins.stage;
+  auto* w = reinterpret_cast<uint32_t*>(words.device_ptr());
+  const int tag = kSideListTag + ins.stage, root = ins.root, group = ins.group;
   const bool raw = codec_.kind == "scalednn" && codec_.out_of_range == "raw";
-  if (rank_ == ins.root) {
-    int64_t used = 0;
-    for (size_t i = 0; i < params; ++i)
-      used += ops().encode_weights(codec_, st.values.data() + st.param_offsets[i], sizes[i],
-                                   w + word_offsets[i], side.data() + used);
-    all->add(comm_.ibroadcast_words(w, word_offsets[params], ins.root, ins.group));
-    if (raw)
-      for (int member : program_.groups[ins.group])
-        if (member != rank_) all->add(comm_.isend(side.data(), used, member, tag));
-    broadcast_bytes_ += 4 * (word_offsets[params] + used);
+  if (rank_ == root) {
     *then = [words, side] {};  // alive until sent
-    return all;
+    const std::vector<int>& members = program_.groups[ins.group];
+    return [this, values = st.values.device_ptr(), offsets = st.param_offsets, &o = ops(), w,
+            side = side.device_ptr(), sizes, word_offsets, root, group, raw, tag, &members] {
+      // The side list's length comes back to the host: the one blocking copy of a broadcast.
+      int64_t used = 0;
+      for (size_t i = 0; i < sizes.size(); ++i)
+        used += o.encode_weights(codec_, values + offsets[i], sizes[i], w + word_offsets[i],
+                                 side + used);
+      auto all = std::make_unique<RequestGroup>();
+      all->add(comm_.ibroadcast_words(w, word_offsets.back(), root, group));
+      if (raw)
+        for (int member : members)
+          if (member != rank_) all->add(comm_.isend(side, used, member, tag));
+      broadcast_bytes_ += 4 * (word_offsets.back() + used);
+      return std::unique_ptr<CommRequest>(std::move(all));
+    };
   }
-  all->add(comm_.ibroadcast_words(w, word_offsets[params], ins.root, ins.group));
-  if (raw) all->add(comm_.irecv(side.data(), room, ins.root, tag));
   broadcast_bytes_ += 4 * word_offsets[params];  // and the side list, whose length it learns later
-  *then = [this, &st, words, side, sizes, word_offsets] {
+  // The values as they are now: the host may release a borrowed stage's values (its last reader
+  // issued) before the transfer completes; its readers still wait for this decode.
+  *then = [this, values = st.values, offsets = st.param_offsets, words, side, sizes,
+           word_offsets]() mutable {
     const auto* w = reinterpret_cast<const uint32_t*>(words.data());
     const float* s = side.data();
     for (size_t i = 0; i < sizes.size(); ++i)  // each tensor's raw triples follow the last's
       s += ops().decode_weights(codec_, w + word_offsets[i], sizes[i], s,
-                                st.values.data() + st.param_offsets[i]);
+                                values.data() + offsets[i]);
   };
-  return all;
+  float* side_ptr = side.device_ptr();
+  return [this, w, side_ptr, words = word_offsets[params], room, root, group, raw, tag] {
+    auto all = std::make_unique<RequestGroup>();
+    all->add(comm_.ibroadcast_words(w, words, root, group));
+    if (raw) all->add(comm_.irecv(side_ptr, room, root, tag));
+    return std::unique_ptr<CommRequest>(std::move(all));
+  };
 }
 
 }  // namespace wt

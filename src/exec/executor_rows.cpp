@@ -51,17 +51,15 @@ void Executor::execute_rows(const Instruction& ins) {
   switch (ins.op) {
     case OpCode::SendRows:
       comm_touches(ins, source.device_ptr() + ins.row_begin * per_row, count, false);
-      start(ins.event,
-            comm_.isend(source.data() + ins.row_begin * per_row, count, ins.peer, ins.tag), source);
+      start(ins.event, send(source.device_ptr() + ins.row_begin * per_row, count, ins), source);
       break;
     case OpCode::RecvRows:
       comm_touches(ins, target.device_ptr() + ins.row_begin * per_row, count, true);
-      start(ins.event,
-            comm_.irecv(target.data() + ins.row_begin * per_row, count, ins.peer, ins.tag), target);
+      start(ins.event, receive(target.device_ptr() + ins.row_begin * per_row, count, ins), target);
       break;
     case OpCode::CopyRows:  // x 1.0f: an exact copy on every backend
-      ops().scale(source.data() + ins.row_begin * per_row, 1.0f,
-                  target.data() + ins.to_row * per_row, count);
+      ops().scale(source.device_ptr() + ins.row_begin * per_row, 1.0f,
+                  target.device_ptr() + ins.to_row * per_row, count);
       break;
     default:
       throw std::logic_error("execute_rows: not a rows instruction");

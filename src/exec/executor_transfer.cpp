@@ -22,12 +22,18 @@ Shape batch_shape(int64_t n, const Shape& sample) {
 
 }  // namespace
 
-void Executor::start(int event, std::unique_ptr<CommRequest> request, Tensor hold,
+void Executor::start(int event, std::function<std::unique_ptr<CommRequest>()> begin, Tensor hold,
                      std::function<void()> then) {
-  pending_[event] = std::move(request);
-  hold_[event] = std::move(hold);
-  then_[event] = std::move(then);
-  event_done(event);
+  auto work = [this, event, begin = std::move(begin), hold = std::move(hold),
+               then = std::move(then)]() mutable {
+    pending_[event] = begin();
+    hold_[event] = std::move(hold);
+    then_[event] = std::move(then);
+  };
+  // The host device starts it now and may find it done at once; the strict device starts it when
+  // its stream reaches it (as NCCL's kernel would run), and the host finds it done by polling.
+  on_stream(std::move(work), true);
+  if (!queues_) event_done(event);
 }
 
 void Executor::execute_transfer(const Instruction& ins) {
@@ -39,7 +45,7 @@ void Executor::execute_transfer(const Instruction& ins) {
       Tensor t = slots_[ins.slot]->out[st.node_end - 1];
       check_bytes(t);
       comm_touches(ins, t.device_ptr(), t.numel(), false);
-      start(ins.event, comm_.isend(t.data(), t.numel(), ins.peer, ins.tag), t);
+      start(ins.event, send(t.device_ptr(), t.numel(), ins), t);
       break;
     }
     case OpCode::RecvActivation: {
@@ -50,7 +56,7 @@ void Executor::execute_transfer(const Instruction& ins) {
                         current_stream_);
       check_bytes(t);
       comm_touches(ins, t.device_ptr(), t.numel(), true);
-      start(ins.event, comm_.irecv(t.data(), t.numel(), ins.peer, ins.tag));
+      start(ins.event, receive(t.device_ptr(), t.numel(), ins));
       break;
     }
     case OpCode::SendGradient: {
@@ -63,7 +69,7 @@ void Executor::execute_transfer(const Instruction& ins) {
       // The buffer lives until the send is done (a CUDA host would record_use it on the
       // communication stream); the planted bug drops it at once.
       Tensor hold = planted_ == PlantedBug::FreeSentGradient ? Tensor() : t;
-      start(ins.event, comm_.isend(t.data(), t.numel(), ins.peer, ins.tag), std::move(hold));
+      start(ins.event, send(t.device_ptr(), t.numel(), ins), std::move(hold));
       break;
     }
     case OpCode::RecvGradient: {
@@ -76,7 +82,7 @@ void Executor::execute_transfer(const Instruction& ins) {
       t = Tensor::empty(out.shape(), model_.allocator(), current_stream_);
       check_bytes(t);
       comm_touches(ins, t.device_ptr(), t.numel(), true);
-      start(ins.event, comm_.irecv(t.data(), t.numel(), ins.peer, ins.tag));
+      start(ins.event, receive(t.device_ptr(), t.numel(), ins));
       break;
     }
     case OpCode::Broadcast:
@@ -97,30 +103,57 @@ void Executor::check_transfer_bytes(const Instruction& ins, const Tensor& t) con
                            " bytes");
 }
 
+Executor::BeginTransfer Executor::send(const float* data, int64_t count, const Instruction& ins) {
+  return [this, data, count, peer = ins.peer, tag = ins.tag] {
+    return comm_.isend(data, count, peer, tag);
+  };
+}
+
+Executor::BeginTransfer Executor::reduce(float* data, int64_t count, const Instruction& ins) {
+  return [this, data, count, root = ins.root, group = ins.group] {
+    return comm_.ireduce_sum(data, count, root, group);
+  };
+}
+
+Executor::BeginTransfer Executor::receive(float* data, int64_t count, const Instruction& ins) {
+  return [this, data, count, peer = ins.peer, tag = ins.tag] {
+    return comm_.irecv(data, count, peer, tag);
+  };
+}
+
 // A stage's values and buffers from its owner (ins.root) to the group.
 void Executor::execute_broadcast(const Instruction& ins, Stage& st) {
-  st.materialize_values();  // a borrowed stage arrives here (no-op when held)
-  auto all = std::make_unique<RequestGroup>();
-  std::function<void()> then;
+  st.materialize_values(current_stream_);  // a borrowed stage arrives here (no-op when held)
   broadcast_bytes_ = st.buffer_values.defined() ? int64_t(st.buffer_values.bytes()) : 0;
   const bool encoded = codec_.active() && st.values.defined() &&
                        int64_t(st.values.bytes()) >= std::max<int64_t>(1, codec_.min_bytes);
   const bool root = rank_ == ins.root;
-  if (st.values.defined()) comm_touches(ins, st.values.device_ptr(), st.values.numel(), !root);
-  if (st.buffer_values.defined())
-    comm_touches(ins, st.buffer_values.device_ptr(), st.buffer_values.numel(), !root);
-  if (encoded)
-    all->add(broadcast_encoded(ins, st, &then));
-  else if (st.values.defined())
-    all->add(comm_.ibroadcast(st.values.data(), st.values.numel(), ins.root, ins.group));
-  if (!encoded && st.values.defined()) broadcast_bytes_ += int64_t(st.values.bytes());
-  if (st.buffer_values.defined())  // batch-norm statistics: never encoded
-    all->add(
-        comm_.ibroadcast(st.buffer_values.data(), st.buffer_values.numel(), ins.root, ins.group));
-  if (all->empty())
+  float* values = st.values.defined() ? st.values.device_ptr() : nullptr;
+  float* buffers = st.buffer_values.defined() ? st.buffer_values.device_ptr() : nullptr;
+  const int64_t value_count = values ? st.values.numel() : 0;
+  const int64_t buffer_count = buffers ? st.buffer_values.numel() : 0;
+  comm_touches(ins, values, value_count, !root);
+  comm_touches(ins, buffers, buffer_count, !root);
+  if (!values && !buffers) {
     done_[ins.event] = 1;
-  else
-    start(ins.event, std::move(all), Tensor(), std::move(then));
+    return;
+  }
+  std::function<std::unique_ptr<CommRequest>()> encoded_part;
+  std::function<void()> then;
+  if (encoded) encoded_part = broadcast_encoded(ins, st, &then);
+  if (!encoded) broadcast_bytes_ += int64_t(value_count * sizeof(float));
+  const int root_rank = ins.root, group = ins.group;
+  auto begin = [this, encoded_part, values, value_count, buffers, buffer_count, root_rank, group] {
+    auto all = std::make_unique<RequestGroup>();
+    if (encoded_part)
+      all->add(encoded_part());
+    else if (values)
+      all->add(comm_.ibroadcast(values, value_count, root_rank, group));
+    if (buffers)  // batch-norm statistics: never encoded
+      all->add(comm_.ibroadcast(buffers, buffer_count, root_rank, group));
+    return std::unique_ptr<CommRequest>(std::move(all));
+  };
+  start(ins.event, std::move(begin), Tensor(), std::move(then));
 }
 
 // A stage's gradients summed into its owner (ins.root): all of them, or the nodes
@@ -132,14 +165,13 @@ void Executor::execute_reduce(const Instruction& ins, Stage& st) {
     done_[ins.event] = 1;
     return;
   }
-  st.materialize_grads();  // a borrowed stage this rank ran no Backward on adds zeros
+  st.materialize_grads(current_stream_);  // a borrowed stage this rank ran no Backward on adds 0
   std::function<void()> then;
   if (ins.node_begin >= 0) {  // one bucket: the others may still be in flight, so only zero it
     if (rank_ != ins.root)
       then = [&st, offset, count] { st.grads.slice(offset, {count}).fill(0.0f); };
     comm_touches(ins, st.grads.device_ptr() + offset, count, true);
-    start(ins.event, comm_.ireduce_sum(st.grads.data() + offset, count, ins.root, ins.group),
-          Tensor(), std::move(then));
+    start(ins.event, reduce(st.grads.device_ptr() + offset, count, ins), Tensor(), std::move(then));
     return;
   }
   // A non-owner's gradients now live in the owner's sum; keep them from counting twice. A
@@ -151,8 +183,7 @@ void Executor::execute_reduce(const Instruction& ins, Stage& st) {
       then = [&st] { st.grads.fill(0.0f); };
   }
   comm_touches(ins, st.grads.device_ptr(), st.grads.numel(), true);
-  start(ins.event, comm_.ireduce_sum(st.grads.data(), st.grads.numel(), ins.root, ins.group),
-        Tensor(), std::move(then));
+  start(ins.event, reduce(st.grads.device_ptr(), st.grads.numel(), ins), Tensor(), std::move(then));
 }
 
 // A stage whose input arrives from another rank may read only the previous node's output: that

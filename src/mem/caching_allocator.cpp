@@ -162,24 +162,10 @@ void* CachingAllocator::allocate(size_t bytes, int stream, size_t* granted) {
 }
 
 void CachingAllocator::release(void* ptr, int stream) {
-  // The free takes effect where its stream has got to: at once where issuing is executing (the
-  // host device, or work that is running), else after the work issued before it (the strict
-  // device's host code), so no earlier-issued work that runs later can be handed the block.
-  if (events_->at_point_now(stream)) return release_now(ptr, stream);
-  // The other streams' uses (record_use) to wait for are those issued before the free, as
-  // PyTorch records its events when the host frees: recorded now, not when the free runs, which
-  // would hold the block for work those streams were given since.
-  {
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
-    auto it = live_.find(ptr);
-    if (it != live_.end())
-      for (int other : it->second->used_on)
-        it->second->pending_uses.push_back(events_->record(other));
-  }
-  events_->at_stream_point(stream, [this, ptr, stream] { release_now(ptr, stream); });
-}
-
-void CachingAllocator::release_now(void* ptr, int stream) {
+  // Stream ordered, as a CUDA host frees (PyTorch's caching allocator): the block is free from
+  // now on for later work on `stream`, which the stream runs after the work issued before the
+  // free; other streams wait for the free's event, and for each stream that used it (record_use).
+  // The strict device poisons it at the free's point in the stream (StreamEvents::retire).
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   auto it = live_.find(ptr);
   if (it == live_.end()) return;  // not ours: nothing to give back
@@ -194,14 +180,7 @@ void CachingAllocator::release_now(void* ptr, int stream) {
     pool_.put(block, stream);
   } else {
     block->freed = events_->record(stream);
-    // Streams whose events release() did not record already (a free where issuing is executing,
-    // or a use recorded by work that ran before the free).
-    for (int other : block->used_on) {
-      auto& uses = block->pending_uses;
-      if (std::none_of(uses.begin(), uses.end(),
-                       [other](const StreamEvent& e) { return e.stream == other; }))
-        uses.push_back(events_->record(other));
-    }
+    for (int other : block->used_on) block->pending_uses.push_back(events_->record(other));
     pending_.push_back(block);
   }
   notify_locked();

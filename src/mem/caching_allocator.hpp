@@ -74,9 +74,9 @@ class CachingAllocator {
   // Returns 64-byte aligned memory of at least `bytes` for work on `stream`, counted for the
   // current job; `*granted`, when given, receives the block size.
   void* allocate(size_t bytes, int stream, size_t* granted = nullptr);
-  // Frees on `stream` (the block knows its size), at the stream's current point (see
-  // StreamEvents::at_stream_point); the block's other streams (record_use) must finish their work
-  // before anyone reuses it.
+  // Frees on `stream` (the block knows its size), stream ordered: later work on `stream` may have
+  // it at once; other streams once the free's point has run, and once every stream that used it
+  // (record_use) has run the work issued before the free.
   void release(void* ptr, int stream);
   // `ptr`'s block is read or written by work on `stream` as well (a tensor handed to another
   // stream): its reuse will wait for that stream too.
@@ -109,6 +109,14 @@ class CachingAllocator {
   // uninitialised memory shows.
   void set_device_only(bool device_only) { device_only_ = device_only; }
   bool device_only() const { return device_only_; }
+  // Copies `values` into [dst, ...) on `stream` after its work so far
+  // (Tensor::copy_from_host_async).
+  void copy_from_host(void* dst, int stream, std::vector<float> values) {
+    events_->copy_from_host(stream, dst, std::move(values));
+  }
+  void fill(float* dst, int64_t count, float value, int stream) {
+    events_->fill(stream, dst, count, value);
+  }
   // Waits for every stream's issued work (a staged copy or a blocking kernel does this first).
   void synchronize_device() { events_->synchronize(); }
 
@@ -147,7 +155,6 @@ class CachingAllocator {
   void settle_pending_locked();
   void count_allocation(MemBlock* block);
   void notify_locked();  // the observer, with current stats
-  void release_now(void* ptr, int stream);
   size_t limit_;
   size_t release_threshold_ = 0;
   bool device_only_ = false;

@@ -3,9 +3,12 @@
 // implements it: on the host, issuing is executing, so every event has completed when it is
 // recorded; a CUDA device records cudaEvents; a device with asynchronous queues answers from its
 // queues. Events on one stream complete in the order they were recorded.
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace wt {
 
@@ -24,24 +27,23 @@ class StreamEvents {
   virtual void synchronize() = 0;
   // Whether no issued work is waiting to run (a synchronisation would do nothing).
   virtual bool idle() const { return true; }
-  // Whether work handed to at_stream_point(stream) now would run at once (the caller can then do
-  // it inline, without wrapping it in a std::function: frees are a hot path).
-  virtual bool at_point_now(int stream) const {
-    (void)stream;
-    return true;
-  }
-  // Runs `work` once everything issued on `stream` so far has run (at once where issuing is
-  // executing); the allocator frees blocks this way.
-  virtual void at_stream_point(int stream, std::function<void()> work) {
-    (void)stream;
-    work();
-  }
   // A block freed on `stream` whose memory goes back to the pool: a device that poisons freed
   // memory does it at the free's point in the stream.
   virtual void retire(int stream, void* ptr, size_t bytes) {
     (void)stream;
     (void)ptr;
     (void)bytes;
+  }
+  // Copies `values` from the host into device memory at `dst` once `stream`'s work issued so
+  // far has run (at once where issuing is executing).
+  virtual void copy_from_host(int stream, void* dst, std::vector<float> values) {
+    (void)stream;
+    std::memcpy(dst, values.data(), values.size() * sizeof(float));
+  }
+  // Sets `count` floats at `dst` to `value` once `stream`'s work issued so far has run.
+  virtual void fill(int stream, float* dst, int64_t count, float value) {
+    (void)stream;
+    std::fill(dst, dst + count, value);
   }
   // The host writes a freed block directly (poison), believing every use of it is over.
   virtual void host_write(const void* ptr, size_t bytes, const char* what) {

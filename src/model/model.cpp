@@ -23,9 +23,12 @@ void Stage::span_of(int a, int b, int64_t* offset, int64_t* count) const {
 namespace {
 
 // A stage's storage, named in an out-of-memory error: which tensor, how big, and why it failed.
-Tensor stage_tensor(const Stage& stage, int64_t count, const char* what) {
+// stream < 0: zeroed now (a synchronisation on a device); else allocated and zeroed on `stream`.
+Tensor stage_tensor(const Stage& stage, int64_t count, const char* what, int stream = -1) {
   try {
-    Tensor t = Tensor::zeros({count}, *stage.allocator);
+    Tensor t = stream < 0 ? Tensor::zeros({count}, *stage.allocator)
+                          : Tensor::empty({count}, *stage.allocator, stream);
+    if (stream >= 0) t.fill_async(0.0f, stream);
     t.set_label(std::string(what) + " of the stage of nodes " + std::to_string(stage.node_begin) +
                 ".." + std::to_string(stage.node_end - 1));
     return t;
@@ -40,16 +43,16 @@ Tensor stage_tensor(const Stage& stage, int64_t count, const char* what) {
 
 }  // namespace
 
-void Stage::materialize_values() {
+void Stage::materialize_values(int stream) {
   if (values.defined() || param_total == 0) return;
-  values = stage_tensor(*this, param_total, "parameter values");
+  values = stage_tensor(*this, param_total, "parameter values", stream);
   for (size_t i = 0; i < params.size(); ++i)
     params[i].value = values.slice(param_offsets[i], param_shapes[i]);
 }
 
-void Stage::materialize_grads() {
+void Stage::materialize_grads(int stream) {
   if (grads.defined() || param_total == 0) return;
-  grads = stage_tensor(*this, param_total, "parameter gradients");
+  grads = stage_tensor(*this, param_total, "parameter gradients", stream);
   for (size_t i = 0; i < params.size(); ++i)
     params[i].grad = grads.slice(param_offsets[i], param_shapes[i]);
 }

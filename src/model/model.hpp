@@ -34,8 +34,10 @@ struct Stage {
 
   int64_t param_count() const { return param_total; }
   // Allocate zeroed storage (no-op when held) and re-slice every Param onto it.
-  void materialize_values();
-  void materialize_grads();
+  // Zeroed storage for a borrowed stage: now (stream < 0, a synchronisation on a device), or
+  // allocated and zeroed on `stream` without waiting (the executor's instructions).
+  void materialize_values(int stream = -1);
+  void materialize_grads(int stream = -1);
   void materialize_storage() {
     materialize_values();
     materialize_grads();

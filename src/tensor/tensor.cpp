@@ -102,6 +102,20 @@ void Tensor::copy_from_host(const float* values) {
   run_kernel(block_, [&] { std::memcpy(data_, values, bytes()); });
 }
 
+void Tensor::copy_from_host_async(std::vector<float> values, int stream) {
+  if (int64_t(values.size()) != numel_)
+    throw std::invalid_argument("copy_from_host_async: " + std::to_string(values.size()) +
+                                " values into " + shape_str(shape_));
+  if (!block_ || !block_->device_only || in_device_work())
+    return (void)std::memcpy(data_, values.data(), bytes());
+  block_->allocator.copy_from_host(data_, stream, std::move(values));
+}
+
+void Tensor::fill_async(float value, int stream) {
+  if (!block_ || !block_->device_only || in_device_work()) return fill(value);
+  block_->allocator.fill(data_, numel_, value, stream);
+}
+
 HostReadable::HostReadable(const Tensor& t) {
   if (!t.defined()) return;
   if (!t.block_->device_only) {

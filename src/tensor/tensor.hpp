@@ -75,6 +75,12 @@ class Tensor {
   // copy sees (or precedes) all work issued before it. On the host device these are plain copies.
   std::vector<float> to_host() const;
   void copy_from_host(const float* values);  // numel() values
+  // The copy in is issued on `stream`, after its work so far, without waiting for the device
+  // (cudaMemcpyAsync from pageable memory: `values` is staged at once). Work on other streams
+  // must be ordered after it by the caller.
+  void copy_from_host_async(std::vector<float> values, int stream);
+  // fill(), issued on `stream` after its work so far, without waiting (cudaMemsetAsync).
+  void fill_async(float value, int stream);
 
   // Names the storage in errors (a host access on the strict device); slices share the name.
   void set_label(std::string label);

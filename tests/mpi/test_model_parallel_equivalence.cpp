@@ -38,24 +38,26 @@ class ConcatSource : public wt::BatchSource {
  public:
   ConcatSource(SyntheticSource& inner, int n) : inner_(inner), n_(n) {}
   int64_t global_batch() const override { return inner_.global_batch() * n_; }
-  void fetch(const wt::BatchRequest& request, wt::Tensor& inputs,
-             std::vector<int32_t>& labels) override {
+  void fetch(const wt::BatchRequest& request, wt::Tensor& inputs, std::vector<int32_t>& labels,
+             int stream = 1) override {
     EXPECT_EQ(request.parts, 1);
     EXPECT_FALSE(request.labels_only);
     const int64_t sequence = request.sequence;
-    std::vector<wt::Tensor> pieces(n_);
+    std::vector<float> values;
+    wt::Shape shape;
     labels.clear();
     for (int b = 0; b < n_; ++b) {
       std::vector<int32_t> l;
-      inner_.fetch({sequence * n_ + b, 0, 1}, pieces[b], l);
+      wt::Tensor piece;
+      inner_.fetch({sequence * n_ + b, 0, 1}, piece, l, stream);
+      const std::vector<float> staged = piece.to_host();  // a staged copy on the strict device
+      values.insert(values.end(), staged.begin(), staged.end());
       labels.insert(labels.end(), l.begin(), l.end());
+      shape = piece.shape();
     }
-    wt::Shape shape = pieces[0].shape();
     shape[0] *= n_;
-    inputs = wt::Tensor::empty(shape, wt::testing::memory());
-    for (int b = 0; b < n_; ++b)
-      std::copy(pieces[b].data(), pieces[b].data() + pieces[b].numel(),
-                inputs.data() + b * pieces[b].numel());
+    inputs = wt::Tensor::empty(shape, wt::testing::memory(), stream);
+    inputs.copy_from_host_async(std::move(values), stream);
   }
 
  private:

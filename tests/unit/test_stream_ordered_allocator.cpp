@@ -104,40 +104,27 @@ TEST(StreamOrderedAllocator, ReusesOnTheSameStreamAtOnce) {
   y.free();
 }
 
-// The same on the strict device's queues, where a free from host code takes effect at its
-// stream's point (after the work issued on the stream before it, which may still use the block):
-// until stream 0 reaches the free, host code's next allocation gets other memory; from then on the
-// block is stream 0's at once, whatever other streams still have queued. Work running on the
-// stream frees where issuing is executing, and reuses at once.
-TEST(StreamOrderedAllocator, OnTheStrictDeviceAHostFreeIsReusedOnceItsStreamReachesIt) {
+// The same on the strict device's queues, where host code frees as a CUDA host does: at once,
+// stream ordered. The block is stream 0's again at once (its later work runs after the work that
+// used it, and after the poisoning queued at the free's point); another stream gets other memory
+// until stream 0 has reached the free.
+TEST(StreamOrderedAllocator, OnTheStrictDeviceAHostFreeIsItsStreamsAtOnceAndOthersAfterItsPoint) {
   wt::StrictStreams streams(1);
   wt::CachingAllocator a(0, &streams);
-  bool other_may_run = false;
-  streams.launch(1, wt::DeviceWork{[] {}, [&] { return other_may_run; }});  // stream 1 is busy
+  streams.launch(0, wt::DeviceWork{[] {}, nullptr});  // stream 0's work issued before the free
   Allocation x(a, kWhole, 0);
   x.free();
-  Allocation queued(a, kWhole, 0);
-  EXPECT_NE(queued.ptr, x.ptr) << "the free waits at stream 0's point";
-  while (streams.run_one()) {
-  }
-  Allocation reached(a, kWhole, 0);
-  EXPECT_EQ(reached.ptr, x.ptr) << "stream 0 has reached the free";
-  void *inner_first = nullptr, *inner_second = nullptr;
-  streams.launch(0, wt::DeviceWork{[&] {
-                                     Allocation t(a, kWhole, 0);
-                                     inner_first = t.ptr;
-                                     t.free();
-                                     Allocation u(a, kWhole, 0);
-                                     inner_second = u.ptr;
-                                     u.free();
-                                   },
-                                   nullptr});
-  while (streams.run_one()) {
-  }
-  EXPECT_EQ(inner_second, inner_first) << "freed by running work: reused at once";
+  Allocation other(a, kWhole, 1);
+  EXPECT_NE(other.ptr, x.ptr) << "stream 1 waits for the free's point in stream 0";
+  Allocation same(a, kWhole, 0);
+  EXPECT_EQ(same.ptr, x.ptr) << "stream order covers stream 0's later work";
+  same.free();
   EXPECT_EQ(a.stats().forced_syncs, 0u);
-  other_may_run = true;
-  queued.free();
+  while (streams.run_one()) {
+  }
+  Allocation reached(a, kWhole, 2);
+  EXPECT_EQ(reached.ptr, x.ptr) << "stream 0 has reached the free: any stream may have it";
+  other.free();
   reached.free();
   streams.synchronize();
 }
