@@ -14,6 +14,9 @@ struct StepRecord {
   int64_t step = 0;    // 0-based index of the step just run
   StepStats stats;     // this rank's; empty when the non-finite guard skipped the step
   double seconds = 0;  // wall time of the step
+  // The strict device: how many times the host waited for the device during the step (a GPU
+  // host's blocking copies and synchronisations); -1 on other devices.
+  int64_t device_synchronizations = -1;
 };
 
 class StepObserver {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "device/device_context.hpp"
 #include "job/job.hpp"
 
 namespace wt {
@@ -15,10 +16,14 @@ void TrainingLoop::step_once(Entry& entry) {
   const int64_t step = entry.next_step;
   for (StepObserver* o : entry.observers) o->before_step(job, step);
   const auto t0 = std::chrono::steady_clock::now();
+  const StrictStreams* strict = job.device().queues();
+  const uint64_t synchronizations = strict ? strict->synchronizations() : 0;
   StepRecord record;
   record.step = step;
   record.stats = job.run_step(step);
   record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (strict)
+    record.device_synchronizations = int64_t(strict->synchronizations() - synchronizations);
   for (StepObserver* o : entry.observers) o->after_step(job, record);
   entry.next_step = step + 1;
 }

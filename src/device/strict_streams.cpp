@@ -118,6 +118,7 @@ bool StrictStreams::completed(const StreamEvent& event) {
 
 void StrictStreams::synchronize() {
   if (running()) return;
+  ++synchronizations_;
   drain(progress_);
   races_.synchronized();
 }

@@ -71,6 +71,8 @@ class StrictStreams final : public StreamEvents {
   // Runs every queue dry (outside running work; inside, the caller is device work already and
   // nothing else may run under it).
   void synchronize() override;
+  // How many times host code has waited for the device (synchronize() outside device work).
+  uint64_t synchronizations() const { return synchronizations_; }
   void copy_from_host(int stream, void* dst, std::vector<float> values) override;
   void fill(int stream, float* dst, int64_t count, float value) override;
   void retire(int stream, void* ptr, size_t bytes) override;
@@ -94,6 +96,7 @@ class StrictStreams final : public StreamEvents {
   RaceDetector races_;
   std::function<bool()> progress_;
   bool completed_always_ = false;
+  uint64_t synchronizations_ = 0;
 };
 
 }  // namespace wt

@@ -28,6 +28,7 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
       device_(device),
       races_(device.queues() ? &device.queues()->races() : nullptr),
       queues_(device.queues()),
+      readback_(model.allocator()),
       comm_(comm),
       optimizer_(optimizer),
       data_(data),
@@ -103,25 +104,26 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   loss_seed_.fill(1.0f);
   loss_seed_.set_label("the loss seed");
   // Two doubles (four floats) per stream.
-  step_totals_ =
-      Tensor::zeros({4 * int64_t(std::max<size_t>(1, streams.size()))}, model_.allocator());
-  step_totals_.set_label("the step's loss and accuracy totals");
+  totals_at_ = readback_.reserve(4 * int64_t(std::max<size_t>(1, streams.size())),
+                                 "the step's loss and accuracy totals");
 }
 
-double* Executor::device_totals(int stream) const {
-  return reinterpret_cast<double*>(step_totals_.device_ptr()) + 2 * stream;
+void Executor::set_guard(NonFiniteGuard* guard) {
+  guard_ = guard;
+  if (guard_) guard_->use_readback(readback_);  // its counts come back in the totals' copy
 }
 
-StepStats Executor::read_totals() const {
-  std::vector<float> staged;
-  if (planted_ == PlantedBug::ReadTotalsUnsynced) {  // the bug: no staged copy
-    const float* device = step_totals_.data();
-    staged.assign(device, device + step_totals_.numel());
-  } else {
-    staged = step_totals_.to_host();
-  }
-  std::vector<double> sums(staged.size() / 2);
-  std::memcpy(sums.data(), staged.data(), sums.size() * sizeof(double));
+double* Executor::device_totals(int stream) {
+  return reinterpret_cast<double*>(readback_.device_ptr(totals_at_)) + 2 * stream;
+}
+
+StepStats Executor::read_totals(int64_t step) {
+  const size_t floats = 4 * std::max<size_t>(1, program_.ranks[rank_].streams.size());
+  const float* staged = planted_ == PlantedBug::ReadTotalsUnsynced
+                            ? readback_.tensor().data() + totals_at_  // the bug: no staged copy
+                            : readback_.host(totals_at_, step);
+  std::vector<double> sums(floats / 2);
+  std::memcpy(sums.data(), staged, sums.size() * sizeof(double));
   StepStats totals;
   for (size_t s = 0; s + 1 < sums.size(); s += 2) {  // stream by stream: the same on every device
     totals.loss_sum += sums[s];
@@ -190,7 +192,9 @@ StepStats Executor::run_step(int64_t step, double lr) {
   std::fill(issued_.begin(), issued_.end(), 0);
   loads_done_ = 0;
   samples_ = 0;
-  step_totals_.fill(0.0f);                      // all bits zero: 0.0
+  // Each stream zeroes its own totals, ahead of its loss kernels (all bits zero: 0.0).
+  for (size_t s = 0; s < program_.ranks[rank_].streams.size(); ++s)
+    device_.ops(int(s)).fill(0.0f, reinterpret_cast<float*>(device_totals(int(s))), 4);
   for (size_t s = 0; s < slots_.size(); ++s) {  // the last step's burst rows (its work has run)
     Slot& slot = *slots_[s];
     slot.row_labels.clear();
@@ -226,7 +230,7 @@ StepStats Executor::run_step(int64_t step, double lr) {
   }
   if (queues_) queues_->drain([this] { return poll_pending(); });
   if (races_) races_->raise_deferred();
-  return read_totals();
+  return read_totals(step);
 }
 
 void Executor::issue(int s, size_t index, int64_t step, double lr) {
@@ -565,13 +569,14 @@ StepStats Executor::evaluate(const Tensor& inputs, const std::vector<int32_t>& l
   Slot slot(nodes, model_.stages.size());
   slot.input = inputs;
   slot.labels = labels;
-  step_totals_.fill(0.0f);
+  for (size_t s = 0; s < program_.ranks[rank_].streams.size(); ++s)
+    device_.ops(0).fill(0.0f, reinterpret_cast<float*>(device_totals(int(s))), 4);
   samples_ = 0;
   run_on_device([&] {
     current_stream_ = 0;  // between steps: the default stream
     forward_nodes(model_, slot, 0, static_cast<int>(nodes), Mode::Eval, 1.0f, true);
   });
-  return read_totals();
+  return read_totals(-1);  // a fresh copy
 }
 
 }  // namespace wt

@@ -11,6 +11,7 @@
 #include "device/device_context.hpp"
 #include "exec/nonfinite_guard.hpp"
 #include "exec/planted_bug.hpp"
+#include "exec/step_readback.hpp"
 #include "model/model.hpp"
 #include "ops/optimizers.hpp"
 #include "sched/instruction.hpp"
@@ -78,7 +79,7 @@ class Executor {
   void set_observer(InstructionObserver* observer) { observer_ = observer; }
   // Each Step counts its gradient's NaN/Inf values into the guard's device memory, and its update
   // skips on that count (nullptr: unguarded). The guard's end_step() follows run_step().
-  void set_guard(NonFiniteGuard* guard) { guard_ = guard; }
+  void set_guard(NonFiniteGuard* guard);
   void plant_bug(PlantedBug bug) { planted_ = bug; }
   // ScaleDNN: a stage owner's Broadcast of its parameters travels encoded (buffers exact); the
   // owner keeps its exact values, the others decode. Inactive by default.
@@ -101,8 +102,9 @@ class Executor {
   // The step's loss and accuracy totals live in device memory (step_totals_: two doubles per
   // stream, so streams never add into the same memory); the loss kernels add to them and the host
   // reads them once per step through a staged copy. The sample count is the host's.
-  double* device_totals(int stream) const;
-  StepStats read_totals() const;
+  double* device_totals(int stream);
+  // step < 0: an evaluation's (a fresh copy).
+  StepStats read_totals(int64_t step);
   // The kernels, issued on the running instruction's stream.
   const OpsBackend& ops() { return device_.ops(current_stream_); }
   void execute(const Instruction& ins, int64_t step, double lr, bool may_block);
@@ -157,9 +159,10 @@ class Executor {
   RaceDetector* races_ = nullptr;  // the strict device's, else nullptr
   int64_t samples_ = 0;            // this step's (or evaluation's) loss samples
   PlantedBug planted_ = PlantedBug::None;
-  StrictStreams* queues_ = nullptr;        // the strict device's queues, else nullptr
-  Tensor step_totals_;                     // per stream: loss sum, correct (doubles)
-  std::vector<Model*> replicas_;           // [0] = &model_
+  StrictStreams* queues_ = nullptr;  // the strict device's queues, else nullptr
+  StepReadback readback_;            // what the host reads once per step, in one copy
+  int64_t totals_at_ = 0;            // in readback_: per stream, loss sum and correct (doubles)
+  std::vector<Model*> replicas_;     // [0] = &model_
   std::vector<std::vector<Tensor>> kept_;  // [replica][stage]: a wave's kept local gradient
   Communicator& comm_;
   Optimizer& optimizer_;

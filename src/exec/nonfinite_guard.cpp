@@ -23,14 +23,12 @@ Diverged diverged_at(int64_t step, const std::string& reason) {
 NonFiniteGuard::NonFiniteGuard(const std::string& on_nonfinite, Optimizer& optimizer,
                                CachingAllocator& memory, int replicas, int stages, bool deferred)
     : optimizer_(optimizer),
+      memory_(memory),
       stop_(on_nonfinite != "skip"),
       deferred_(deferred),
       stages_(stages),
       flagged_step_(size_t(replicas) * size_t(stages), -1),
-      values_(flagged_step_.size(), 0) {
-  counts_ = Tensor::zeros({int64_t(flagged_step_.size()) * ops::kCountFloats}, memory);
-  counts_.set_label("the non-finite gradient counts");
-}
+      values_(flagged_step_.size(), 0) {}
 
 float* NonFiniteGuard::flag(int64_t step, int key, int64_t values) {
   if (flagged_step_.at(size_t(key)) == step)  // the second count would hide the first
@@ -38,7 +36,18 @@ float* NonFiniteGuard::flag(int64_t step, int key, int64_t values) {
                            " stepped twice in step " + std::to_string(step + 1));
   flagged_step_[size_t(key)] = step;
   values_[size_t(key)] = values;
-  return counts_.device_ptr() + int64_t(key) * ops::kCountFloats;
+  const int64_t at = int64_t(key) * ops::kCountFloats;
+  if (readback_) return readback_->device_ptr(counts_at_ + at);
+  if (!counts_.defined()) {
+    counts_ = Tensor::zeros({count_floats()}, memory_);
+    counts_.set_label("the non-finite gradient counts");
+  }
+  return counts_.device_ptr() + at;
+}
+
+void NonFiniteGuard::use_readback(StepReadback& readback) {
+  readback_ = &readback;
+  counts_at_ = readback.reserve(count_floats(), "the non-finite gradient counts");
 }
 
 NonFiniteGuard::Finding NonFiniteGuard::read_counts(int64_t step) {
@@ -46,7 +55,9 @@ NonFiniteGuard::Finding NonFiniteGuard::read_counts(int64_t step) {
   bool stepped = false;
   for (int64_t s : flagged_step_) stepped = stepped || s == step;
   if (!stepped) return first;
-  const std::vector<float> staged = counts_.to_host();  // the step's one synchronisation
+  std::vector<float> own;  // the step's one copy (shared with the executor's totals if given)
+  if (!readback_) own = counts_.to_host();
+  const float* staged = readback_ ? readback_->host(counts_at_, step) : own.data();
   for (size_t key = 0; key < flagged_step_.size(); ++key) {
     if (flagged_step_[key] != step) continue;
     const double nonfinite = ops::load_count(&staged[key * size_t(ops::kCountFloats)]);

@@ -28,7 +28,9 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "exec/step_readback.hpp"
 #include "mem/caching_allocator.hpp"
+#include "ops/kernel_args.hpp"
 #include "ops/optimizers.hpp"
 #include "tensor/tensor.hpp"
 
@@ -54,6 +56,9 @@ class NonFiniteGuard {
   // issues its kernels: where count_nonfinite_into stores the count of its gradient of `values`
   // floats, which the update then takes as its skip flag. One Step per key and step.
   float* flag(int64_t step, int key, int64_t values);
+  // The counts live in `readback` from now on and come back in its one copy per step (the
+  // executor's totals share it); before the first step.
+  void use_readback(StepReadback& readback);
   // After every step on every rank of `comm` (collective when deferred; nothing otherwise): reads
   // the step's counts in one staged copy, takes the skipped updates back from the optimizer, and
   // in stop mode throws Diverged on every rank if any rank found a non-finite gradient in `step`.
@@ -77,12 +82,17 @@ class NonFiniteGuard {
   // The step's counts from the device; un-counts the skipped updates; the lowest stage's finding.
   Finding read_counts(int64_t step);
 
+  int64_t count_floats() const { return int64_t(flagged_step_.size()) * ops::kCountFloats; }
+
   Optimizer& optimizer_;
+  CachingAllocator& memory_;
   bool stop_;
   bool deferred_;
   int stages_;
   // [key * kCountFloats]: each key's count (ops::store_count); valid where flagged_step_ says so.
-  Tensor counts_;
+  Tensor counts_;  // ... here, or from counts_at_ of readback_ when given
+  StepReadback* readback_ = nullptr;
+  int64_t counts_at_ = 0;
   std::vector<int64_t> flagged_step_;  // [key]: the step whose Step last wrote the count, or -1
   std::vector<int64_t> values_;        // [key]: that gradient's length
   int64_t skipped_steps_ = 0;

@@ -42,7 +42,7 @@ class StatefulOptimizer : public Optimizer {
   StatefulOptimizer(std::vector<std::string> names, DeviceContext& device)
       : device_(device), names_(std::move(names)), allocator_(device.allocator()) {}
 
-  void prepare(int stage, int64_t numel) override {
+  void prepare(int stage, int64_t numel, int stream = -1) override {
     auto it = states_.find(stage);
     if (it != states_.end()) {
       if (!it->second.tensors.empty() && it->second.tensors[0].numel() != numel)
@@ -54,7 +54,12 @@ class StatefulOptimizer : public Optimizer {
     StageState s;
     for (size_t i = 0; i < names_.size(); ++i) {
       try {
-        s.tensors.push_back(Tensor::zeros({numel}, allocator_));
+        if (stream < 0) {
+          s.tensors.push_back(Tensor::zeros({numel}, allocator_));
+        } else {
+          s.tensors.push_back(Tensor::empty({numel}, allocator_, stream));
+          s.tensors.back().fill_async(0.0f, stream);
+        }
       } catch (const OutOfMemory& e) {
         throw OutOfMemory("the optimizer's " + names_[i] + " of stage " + std::to_string(stage) +
                               " (" + std::to_string(numel) + " floats): " + e.what(),
@@ -77,9 +82,10 @@ class StatefulOptimizer : public Optimizer {
 
  protected:
   // The stage's state tensors, allocated on first use; counts the step.
-  std::vector<Tensor>& begin_step(int stage, const Tensor& values, const Tensor& grads) {
+  std::vector<Tensor>& begin_step(int stage, const Tensor& values, const Tensor& grads,
+                                  int stream) {
     check_same_size(values, grads);
-    prepare(stage, values.numel());
+    prepare(stage, values.numel(), stream);
     return states_[stage].tensors;
   }
   DeviceContext& device_;  // the updates run on its streams
@@ -106,7 +112,7 @@ class Sgd : public StatefulOptimizer {
 
   void step(int stage, Tensor& values, const Tensor& grads, double lr, int stream,
             const float* skip) override {
-    std::vector<Tensor>& s = begin_step(stage, values, grads);
+    std::vector<Tensor>& s = begin_step(stage, values, grads, stream);
     const int64_t n = values.numel();
     float* w = values.device_ptr();
     const float* g = grads.device_ptr();
@@ -140,7 +146,7 @@ class AdamW : public StatefulOptimizer {
 
   void step(int stage, Tensor& values, const Tensor& grads, double lr, int stream,
             const float* skip) override {
-    std::vector<Tensor>& s = begin_step(stage, values, grads);
+    std::vector<Tensor>& s = begin_step(stage, values, grads, stream);
     const int64_t t = step_count(stage) + 1;
     const int64_t n = values.numel();
     float* w = values.device_ptr();

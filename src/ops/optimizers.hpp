@@ -33,7 +33,8 @@ class Optimizer {
   virtual std::vector<std::string> state_names() const = 0;
   // Allocates zeroed state for a stage of `numel` parameters, so a checkpoint can be loaded into
   // state() before the first step. Idempotent; throws std::invalid_argument on a size change.
-  virtual void prepare(int stage, int64_t numel) = 0;
+  // stream >= 0: zeroed on that stream without waiting (the first Step issuing it).
+  virtual void prepare(int stage, int64_t numel, int stream = -1) = 0;
   // Updates done on a stage (AdamW's bias correction and SGD's first-step rule depend on it).
   virtual int64_t step_count(int stage) const;
   virtual void set_step_count(int stage, int64_t n);

@@ -6,7 +6,7 @@
 # and lenet, rows moved between segments). The checkpoints' weights, optimizer state and kept
 # gradients must match bit for bit, and so must the losses in metrics.csv, under each of three
 # strict stream orders (device.strict_seed). A strict run resumed from its checkpoint (staged back
-# in) also matches.
+# in) also matches. Every strict run's host waits for the device once per step.
 source "$(dirname "$0")/lib/common.bash"
 fashion=$(fashion_mnist_h5)
 kjv="$WT_SOURCE_DIR/data/kjv.h5"
@@ -21,6 +21,14 @@ run() {  # name device deck data schedule steps [extra args...]
     --set "device.kind=\"$device\"" --set checkpoint.every_steps=15 --set train.log_every_steps=5 \
     --steps "$steps" --run-dir "$dir/$name" "$@" >"$dir/$name.txt" 2>&1 ||
     { cat "$dir/$name.txt"; fail "$name: exit status $?"; }
+}
+
+# A GPU host waits for the device once per step (the step's results, one copy back): the strict
+# device counts every time host code waited for it.
+one_wait_per_step() {  # name
+  local waits
+  waits=$(grep -o '"device_synchronizations_per_step": [0-9]*' "$dir/$1/summary.json" | grep -o '[0-9]*$')
+  [[ $waits == 1 ]] || fail "$1: the host waited for the device ${waits:-?} times in a step, expected 1"
 }
 
 compare() {  # name-a name-b step
@@ -42,8 +50,9 @@ for c in "${cases[@]}"; do
   for seed in 1 2 3; do
     run "$name-strict$seed" strict "$deck" "$data" "$kind" 30 --set device.strict_seed=$seed
     compare "$name-host" "$name-strict$seed" 30
+    one_wait_per_step "$name-strict$seed"
   done
-  echo "ok: $name: strict == host bitwise after 30 steps, strict seeds 1, 2, 3"
+  echo "ok: $name: strict == host bitwise after 30 steps, strict seeds 1, 2, 3; one wait per step"
 done
 
 # burst with rows moving between segments (forced plans: the planner's would follow measured
@@ -55,6 +64,7 @@ for c in "mlp fashion_mlp.toml [2,2,2,1,1,1,1]" "lenet fashion_lenet.toml [2,2,2
     run "$name-burst-strict$seed" strict "$deck" "$fashion" burst 30 --set "burst.ranks=$plan" \
       --set device.strict_seed=$seed
     compare "$name-burst-host" "$name-burst-strict$seed" 30
+    one_wait_per_step "$name-burst-strict$seed"
   done
   echo "ok: $name-burst: strict == host bitwise after 30 steps, strict seeds 1, 2, 3"
 done

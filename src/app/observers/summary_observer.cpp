@@ -22,6 +22,10 @@ SummaryObserver::SummaryObserver(Job& job, std::chrono::steady_clock::time_point
 
 void SummaryObserver::after_step(Job&, const StepRecord& record) {
   step_times_.add(record.seconds);
+  // After the first step, whose first uses allocate (and zero) the step's results and the
+  // optimizer's state once.
+  if (record.step > result_.start_step)
+    most_synchronizations_ = std::max(most_synchronizations_, record.device_synchronizations);
 }
 
 namespace {
@@ -54,8 +58,12 @@ void SummaryObserver::write_summary(Job& job, double peak_rss_mb,
     << ",\n  \"peak_device_in_use_mb\": " << memory.peak_in_use / 1048576.0
     << ",\n  \"rank_peak_device_mb\": " << json_array(rank_peak_device_mb)
     << ",\n  \"rank_peak_device_in_use_mb\": " << json_array(rank_peak_in_use_mb)
-    << ",\n  \"forced_syncs\": " << memory.forced_syncs << ",\n  \"jobs\": [{\"job\": " << job.id()
-    << ", \"peak_in_use_mb\": "
+    << ",\n  \"forced_syncs\": " << memory.forced_syncs;
+  // The strict device: the most times the host waited for the device in one step after the
+  // first (rank 0).
+  if (most_synchronizations_ >= 0)
+    s << ",\n  \"device_synchronizations_per_step\": " << most_synchronizations_;
+  s << ",\n  \"jobs\": [{\"job\": " << job.id() << ", \"peak_in_use_mb\": "
     << job.device().allocator().job_stats(job.id()).peak_in_use / 1048576.0 << "}]\n}\n";
   write_file_atomically(job.run_dir() + "/summary.json", s.str());
 }

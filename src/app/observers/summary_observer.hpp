@@ -27,6 +27,7 @@ class SummaryObserver : public StepObserver {
   std::chrono::steady_clock::time_point run_start_;
   const EvaluationObserver& evaluation_;
   StepTimeSample step_times_;
+  int64_t most_synchronizations_ = -1;  // in one step, the strict device only
   TrainResult result_;
 };
 
