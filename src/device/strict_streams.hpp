@@ -68,6 +68,12 @@ class StrictStreams final : public StreamEvents {
   // that is running on that stream, the work up to and including it.
   StreamEvent record(int stream) override;
   bool completed(const StreamEvent& event) override;
+  // Whether the device has run the work `event` covers, without the host learning it (a
+  // device-side dependency, unlike completed()).
+  bool reached(const StreamEvent& event) const {
+    return size_t(event.stream) < queues_.size() &&
+           queues_[size_t(event.stream)].executed >= event.sequence;
+  }
   // Runs every queue dry (outside running work; inside, the caller is device work already and
   // nothing else may run under it).
   void synchronize() override;

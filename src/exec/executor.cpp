@@ -262,7 +262,14 @@ void Executor::issue(int s, size_t index, int64_t step, double lr) {
 void Executor::on_stream(std::function<void()> work, bool communication,
                          std::function<bool()> ready) {
   if (!queues_) return work();
-  queues_->launch(current_stream_, DeviceWork{std::move(work), std::move(ready), communication});
+  if (!communication)
+    return queues_->launch(current_stream_, DeviceWork{std::move(work), std::move(ready), false});
+  // A transfer goes on the communication stream, as NCCL's kernels would, starting once the
+  // issuing stream has run the work issued before it; the issuing stream goes on meanwhile.
+  const StreamEvent after = queues_->record(current_stream_);
+  queues_->launch(
+      DeviceContext::kCommStream,
+      DeviceWork{std::move(work), [q = queues_, after] { return q->reached(after); }, true});
 }
 
 bool Executor::poll_pending() {

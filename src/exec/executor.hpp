@@ -132,8 +132,9 @@ class Executor {
   BeginTransfer receive(float* data, int64_t count, const Instruction& ins);
   BeginTransfer reduce(float* data, int64_t count, const Instruction& ins);
   // The device part of the issuing instruction: the host device runs it now; the strict device
-  // queues it on the instruction's stream (communication starts in issue order across streams,
-  // MPI's matching rule), held there until `ready` (a device Wait).
+  // queues it on the instruction's stream, held there until `ready` (a device Wait), or, for
+  // communication, on the communication stream after the issuing stream's work so far (in issue
+  // order: MPI's matching rule).
   void on_stream(std::function<void()> work, bool communication,
                  std::function<bool()> ready = nullptr);
   void execute_transfer(const Instruction& ins);
