@@ -40,7 +40,13 @@ bool StrictStreams::ready_at_head(const Queue& q) const {
   return !q.work.front().ready || q.work.front().ready();
 }
 
-bool StrictStreams::run_one() {
+bool StrictStreams::run_ahead() {
+  bool ran = false;
+  while (run_one(false)) ran = true;
+  return ran;
+}
+
+bool StrictStreams::run_one(bool communication) {
   if (running()) return false;  // work does not run work
   // The ready streams of the highest priority among the ready ones. With every priority equal
   // this is every ready stream, and the seeded draw below is what it was before priorities.
@@ -48,6 +54,7 @@ bool StrictStreams::run_one() {
   int top = 0;
   for (size_t s = 0; s < queues_.size(); ++s) {
     if (!ready_at_head(queues_[s])) continue;
+    if (!communication && queues_[s].issue_index.front() != kNotOrdered) continue;
     const int p = queues_[s].priority;
     if (ready.empty() || p > top) {
       ready.clear();

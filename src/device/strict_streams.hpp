@@ -54,8 +54,9 @@ class StrictStreams final : public StreamEvents {
   void set_priority(int stream, int priority);
   int priority(int stream) const;
   // Runs one piece of ready work from a stream chosen at random among the ready streams of the
-  // highest priority; false when none is ready.
-  bool run_one();
+  // highest priority; false when none is ready. communication = false: transfers wait.
+  bool run_one(bool communication = true);
+  bool run_ahead() override;
   // Runs ready work until every queue is empty; `progress` (may be empty) is called whenever
   // nothing is ready, and must return false when nothing will ever make work ready, which is
   // reported as a deadlock.

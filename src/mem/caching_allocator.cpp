@@ -112,10 +112,19 @@ MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream, size_t requ
   // Blocks read on other streams whose last use has finished, by their events: each joins its
   // own stream's pool, or the synced pool when the free's own event has completed too (then this
   // stream may take it even when it is another stream's block).
-  settle_pending_locked();
-  if (MemBlock* b = pool_.take_best_fit(stream, kSyncedPool, size)) return b;
-  if (pool_.sync_pools([this](const StreamEvent& e) { return events_->completed(e); }) > 0)
-    if (MemBlock* b = pool_.take_best_fit(kSyncedPool, size)) return b;
+  auto other_streams = [&]() -> MemBlock* {
+    settle_pending_locked();
+    if (MemBlock* b = pool_.take_best_fit(stream, kSyncedPool, size)) return b;
+    if (pool_.sync_pools([this](const StreamEvent& e) { return events_->completed(e); }) > 0)
+      return pool_.take_best_fit(kSyncedPool, size);
+    return nullptr;
+  };
+  if (MemBlock* b = other_streams()) return b;
+  // Before a system allocation, the device gets to run what it can (a GPU runs ahead of the
+  // host): other streams' frees it reaches are then reused, as they would be on a GPU, instead of
+  // a lazily run device reserving more than one would.
+  if ((!pending_.empty() || pool_.has_stream_pools()) && events_->run_ahead())
+    if (MemBlock* b = other_streams()) return b;
   if (MemBlock* b = reserve(size, requested)) return b;
   // Memory pressure: wait for every stream, then everything freed is safe for everyone.
   if (!pending_.empty() || pool_.has_stream_pools() || !events_->idle()) {

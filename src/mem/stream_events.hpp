@@ -25,6 +25,9 @@ class StreamEvents {
   virtual bool completed(const StreamEvent& event) = 0;
   // Waits until every stream's issued work has finished (a device synchronisation).
   virtual void synchronize() = 0;
+  // Lets the device run the work it can run now, transfers' starts apart, as a GPU runs ahead of
+  // the host; true if any ran. (Where issuing is executing, nothing is ever waiting.)
+  virtual bool run_ahead() { return false; }
   // Whether no issued work is waiting to run (a synchronisation would do nothing).
   virtual bool idle() const { return true; }
   // A block freed on `stream` whose memory goes back to the pool: a device that poisons freed

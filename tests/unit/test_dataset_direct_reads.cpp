@@ -6,8 +6,8 @@
 #include <random>
 
 #include "data/dataset_reader.hpp"
-#include "util/hdf5_util.hpp"
 #include "dataset_test_util.hpp"
+#include "util/hdf5_util.hpp"
 
 namespace wt {
 namespace {

@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "data/dataset_reader.hpp"
-#include "util/hdf5_util.hpp"
 #include "dataset_test_util.hpp"
+#include "util/hdf5_util.hpp"
 #include "util/input_error.hpp"
 
 namespace wt {

@@ -3,9 +3,9 @@
 // adjoint; a null input gradient skips that work but leaves the weight gradient unchanged.
 #include <gtest/gtest.h>
 
-#include "util/input_error.hpp"
 #include "gradcheck.hpp"
 #include "ops/host/conv2d.hpp"
+#include "util/input_error.hpp"
 
 namespace wt::testing {
 namespace {

@@ -5,8 +5,10 @@
 
 #include <cctype>
 #include <cmath>
+#include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device/device_context.hpp"
@@ -237,19 +239,27 @@ TEST(StrictDevice, EmptyCacheRunsQueuedFrees) {
 }
 
 // Under a budget, another stream's allocation that needs a block whose free its stream has not
-// reached forces a synchronisation, which runs the free's point, and then succeeds; the freeing
-// stream itself reuses the block without one.
+// reached: the device runs ahead to the free if it can (no synchronisation); if it cannot (the
+// stream waits for a transfer only the host's progress completes), a forced synchronisation
+// waits for it, and the allocation succeeds. The freeing stream reuses the block at once.
 TEST(StrictDevice, MemoryPressureRunsQueuedFrees) {
   DeviceContext device(1 << 20, DeviceKind::Strict, 1);
-  Tensor a = Tensor::empty({200000}, device.allocator());  // 800 KB of a 1 MiB budget
-  device.launch(0, work([] {}));                           // issued before the free
-  a = Tensor();                                            // freed on stream 0 behind it
-  Tensor same = Tensor::empty({200000}, device.allocator(), 0);
-  EXPECT_EQ(device.allocator().stats().forced_syncs, 0u);
-  same = Tensor();
-  Tensor b = Tensor::empty({200000}, device.allocator(), 1);
-  EXPECT_TRUE(b.defined());
-  EXPECT_EQ(device.allocator().stats().forced_syncs, 1u);
+  auto busy = std::make_shared<bool>(true);
+  device.queues()->set_progress([busy] { return std::exchange(*busy, false); });
+  for (const bool waits_for_progress : {false, true}) {
+    *busy = waits_for_progress;
+    Tensor a = Tensor::empty({200000}, device.allocator());              // 800 KB of a 1 MiB budget
+    device.launch(0, wt::DeviceWork{[] {}, [busy] { return !*busy; }});  // issued before the free
+    a = Tensor();  // freed on stream 0 behind it
+    Tensor same = Tensor::empty({200000}, device.allocator(), 0);
+    EXPECT_EQ(device.allocator().stats().forced_syncs, 0u);
+    same = Tensor();
+    Tensor b = Tensor::empty({200000}, device.allocator(), 1);
+    EXPECT_TRUE(b.defined());
+    EXPECT_EQ(device.allocator().stats().forced_syncs, waits_for_progress ? 1u : 0u);
+    device.synchronize();
+  }
+  device.queues()->set_progress(nullptr);
 }
 
 // Negative test: a tensor that stream 1 reads is freed on stream 0 without record_use, so its

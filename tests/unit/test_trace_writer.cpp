@@ -5,9 +5,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "util/hdf5_util.hpp"
 #include "dataset_test_util.hpp"
 #include "io/trace_writer.hpp"
+#include "util/hdf5_util.hpp"
 
 namespace wt {
 namespace {
