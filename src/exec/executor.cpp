@@ -314,32 +314,9 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
       backward_nodes(replica(ins), slot, b, e);
       break;
     }
-    case OpCode::AllReduce: {
-      Stage& st = replica(ins).stages[ins.stage];
-      int64_t offset = 0, count = 0;
-      st.span_of(ins.node_begin, ins.node_end, &offset, &count);
-      if (count > 0) st.materialize_grads(current_stream_);  // every member takes part
-      if (count == 0) {
-        done_[ins.event] = 1;
-        break;
-      }
-      float* grads = st.grads.device_ptr() + offset;
-      comm_touches(ins, grads, count, true);
-      const int event = ins.event, group = ins.group;
-      if (!may_block) {
-        start(event,
-              [this, grads, count, group] { return comm_.iallreduce_sum(grads, count, group); });
-        break;
-      }
-      on_stream(
-          [this, grads, count, group, event] {
-            comm_.allreduce_sum(grads, count, group);
-            done_[event] = 1;
-            if (races_) races_->host_saw_event(event);  // it returned: the host knows it is over
-          },
-          true);
+    case OpCode::AllReduce:
+      execute_allreduce(ins, may_block);
       break;
-    }
     case OpCode::Wait:
       if (!queues_) {
         while (!event_done(ins.event)) {
@@ -376,6 +353,30 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
       execute_rows(ins);
       break;
   }
+}
+
+void Executor::execute_allreduce(const Instruction& ins, bool may_block) {
+  Stage& st = replica(ins).stages[ins.stage];
+  int64_t offset = 0, count = 0;
+  st.span_of(ins.node_begin, ins.node_end, &offset, &count);
+  if (count == 0) {
+    done_[ins.event] = 1;
+    return;
+  }
+  st.materialize_grads(current_stream_);  // every member of the group takes part
+  float* grads = st.grads.device_ptr() + offset;
+  comm_touches(ins, grads, count, true);
+  const int event = ins.event, group = ins.group;
+  if (!may_block)
+    return start(event,
+                 [this, grads, count, group] { return comm_.iallreduce_sum(grads, count, group); });
+  on_stream(
+      [this, grads, count, group, event] {
+        comm_.allreduce_sum(grads, count, group);
+        done_[event] = 1;
+        if (races_) races_->host_saw_event(event);  // it returned: the host knows it is over
+      },
+      true);
 }
 
 void Executor::execute_load(const Instruction& ins, int64_t step) {

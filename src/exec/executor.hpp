@@ -109,6 +109,8 @@ class Executor {
   const OpsBackend& ops() { return device_.ops(current_stream_); }
   void execute(const Instruction& ins, int64_t step, double lr, bool may_block);
   void execute_load(const Instruction& ins, int64_t step);
+  // may_block: a blocking collective (nothing to overlap with; see the constructor).
+  void execute_allreduce(const Instruction& ins, bool may_block);
   // The optimizer step of a stage, skipped on the device when its gradient is not finite.
   void execute_step(const Instruction& ins, int64_t step, double lr);
   void forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode, float loss_scale,
