@@ -2,7 +2,8 @@
 # The strict device (device.kind = "strict": the host's kernels under a GPU's rules) trains
 # bitwise the same model as the host device under every schedule: gang, pipeline (4
 # microbatches), waves and ticktock on 2 MPI ranks, plus lenet (convolutions, pooling, batch
-# norm) and the text transformer (embeddings, attention, layer norm) under gang, and burst (mlp
+# norm) under gang, the text transformer (embeddings, attention, layer norm) under gang and
+# ticktock (two waves' streams; it once failed on strict), and burst (mlp
 # and lenet, rows moved between segments). The checkpoints' weights, optimizer state and kept
 # gradients must match bit for bit, and so must the losses in metrics.csv, under each of three
 # strict stream orders (device.strict_seed). A strict run resumed from its checkpoint (staged back
@@ -43,7 +44,8 @@ cases=("mlp-gang fashion_mlp.toml $fashion gang"
        "mlp-waves fashion_mlp.toml $fashion waves"
        "mlp-ticktock fashion_mlp.toml $fashion ticktock"
        "lenet-gang fashion_lenet.toml $fashion gang")
-[[ -f "$kjv" ]] && cases+=("transformer-gang text_transformer.toml $kjv gang")
+[[ -f "$kjv" ]] && cases+=("transformer-gang text_transformer.toml $kjv gang"
+                            "transformer-ticktock text_transformer.toml $kjv ticktock")
 for c in "${cases[@]}"; do
   read -r name deck data kind <<<"$c"
   run "$name-host" host "$deck" "$data" "$kind" 30
