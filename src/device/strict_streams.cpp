@@ -135,40 +135,21 @@ void StrictStreams::retire(int stream, void* ptr, size_t bytes) {
   // Freed by host code: where the free stands in its stream, after the work issued before it.
   // A free runs in a destructor: an ordering error found here is thrown by the executor next.
   try {
-    if (running())
-      races_.access(running_stream_, running_sequence(), ptr, bytes, true,
-                    "the poisoning of freed memory", true);
-    else
-      races_.access(stream, next_sequence(stream), ptr, bytes, true,
-                    "the poisoning of freed memory");
+    write_on_stream(stream, ptr, bytes, "the poisoning of freed memory",
+                    [ptr, bytes] { std::memset(ptr, 0xff, bytes); });
   } catch (const OrderingError& e) {
     races_.defer(e);
   }
-  if (running()) return (void)std::memset(ptr, 0xff, bytes);
-  launch(stream, DeviceWork{[ptr, bytes] { std::memset(ptr, 0xff, bytes); }, nullptr, false});
 }
 
-void StrictStreams::copy_from_host(int stream, void* dst, std::vector<float> values) {
-  const size_t bytes = values.size() * sizeof(float);
-  if (running()) {  // device work copying in: part of it
-    races_.access(running_stream_, running_sequence(), dst, bytes, true, "the copy from host");
-    return (void)std::memcpy(dst, values.data(), bytes);
+void StrictStreams::write_on_stream(int stream, void* dst, size_t bytes, const char* what,
+                                    std::function<void()> kernel) {
+  if (running()) {  // device work writing: part of it
+    races_.access(running_stream_, running_sequence(), dst, bytes, true, what);
+    return kernel();
   }
-  races_.access(stream, next_sequence(stream), dst, bytes, true, "the copy from host");
-  launch(stream, DeviceWork{[dst, values = std::move(values)] {
-                              std::memcpy(dst, values.data(), values.size() * sizeof(float));
-                            },
-                            nullptr, false});
-}
-
-void StrictStreams::fill(int stream, float* dst, int64_t count, float value) {
-  const size_t bytes = size_t(count) * sizeof(float);
-  if (running()) {
-    races_.access(running_stream_, running_sequence(), dst, bytes, true, "fill");
-    return std::fill(dst, dst + count, value);
-  }
-  races_.access(stream, next_sequence(stream), dst, bytes, true, "fill");
-  launch(stream, DeviceWork{[=] { std::fill(dst, dst + count, value); }, nullptr, false});
+  races_.access(stream, next_sequence(stream), dst, bytes, true, what);
+  launch(stream, DeviceWork{std::move(kernel), nullptr, false});
 }
 
 void StrictStreams::host_write(const void* ptr, size_t bytes, const char* what) {

@@ -80,8 +80,8 @@ class StrictStreams final : public StreamEvents {
   void synchronize() override;
   // How many times host code has waited for the device (synchronize() outside device work).
   uint64_t synchronizations() const { return synchronizations_; }
-  void copy_from_host(int stream, void* dst, std::vector<float> values) override;
-  void fill(int stream, float* dst, int64_t count, float value) override;
+  void write_on_stream(int stream, void* dst, size_t bytes, const char* what,
+                       std::function<void()> kernel) override;
   void retire(int stream, void* ptr, size_t bytes) override;
   void host_write(const void* ptr, size_t bytes, const char* what) override;
   void name_memory(const void* ptr, size_t bytes, const std::string& name) override;

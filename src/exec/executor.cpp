@@ -103,9 +103,7 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   loss_seed_ = Tensor::empty({1}, model_.allocator());
   loss_seed_.fill(1.0f);
   loss_seed_.set_label("the loss seed");
-  // Two doubles (four floats) per stream.
-  totals_at_ = readback_.reserve(4 * int64_t(std::max<size_t>(1, streams.size())),
-                                 "the step's loss and accuracy totals");
+  totals_at_ = readback_.reserve(totals_floats(), "the step's loss and accuracy totals");
 }
 
 void Executor::set_guard(NonFiniteGuard* guard) {
@@ -117,8 +115,18 @@ double* Executor::device_totals(int stream) {
   return reinterpret_cast<double*>(readback_.device_ptr(totals_at_)) + 2 * stream;
 }
 
+int64_t Executor::totals_floats() const {
+  return 4 * int64_t(std::max<size_t>(1, program_.ranks[rank_].streams.size()));
+}
+
+void Executor::zero_totals(bool each_on_its_stream) {
+  for (int64_t s = 0; s < totals_floats() / 4; ++s)
+    device_.ops(each_on_its_stream ? int(s) : 0)
+        .fill(0.0f, reinterpret_cast<float*>(device_totals(int(s))), 4);  // all bits zero: 0.0
+}
+
 StepStats Executor::read_totals(int64_t step) {
-  const size_t floats = 4 * std::max<size_t>(1, program_.ranks[rank_].streams.size());
+  const size_t floats = size_t(totals_floats());
   const float* staged = planted_ == PlantedBug::ReadTotalsUnsynced
                             ? readback_.tensor().data() + totals_at_  // the bug: no staged copy
                             : readback_.host(totals_at_, step);
@@ -192,9 +200,7 @@ StepStats Executor::run_step(int64_t step, double lr) {
   std::fill(issued_.begin(), issued_.end(), 0);
   loads_done_ = 0;
   samples_ = 0;
-  // Each stream zeroes its own totals, ahead of its loss kernels (all bits zero: 0.0).
-  for (size_t s = 0; s < program_.ranks[rank_].streams.size(); ++s)
-    device_.ops(int(s)).fill(0.0f, reinterpret_cast<float*>(device_totals(int(s))), 4);
+  zero_totals(true);                            // each stream its own, ahead of its loss kernels
   for (size_t s = 0; s < slots_.size(); ++s) {  // the last step's burst rows (its work has run)
     Slot& slot = *slots_[s];
     slot.row_labels.clear();
@@ -577,8 +583,7 @@ StepStats Executor::evaluate(const Tensor& inputs, const std::vector<int32_t>& l
   Slot slot(nodes, model_.stages.size());
   slot.input = inputs;
   slot.labels = labels;
-  for (size_t s = 0; s < program_.ranks[rank_].streams.size(); ++s)
-    device_.ops(0).fill(0.0f, reinterpret_cast<float*>(device_totals(int(s))), 4);
+  zero_totals(false);  // evaluation runs on stream 0
   samples_ = 0;
   run_on_device([&] {
     current_stream_ = 0;  // between steps: the default stream

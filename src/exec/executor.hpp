@@ -103,6 +103,9 @@ class Executor {
   // stream, so streams never add into the same memory); the loss kernels add to them and the host
   // reads them once per step through a staged copy. The sample count is the host's.
   double* device_totals(int stream);
+  int64_t totals_floats() const;  // two doubles (four floats) per stream
+  // On each stream (a step), or all on stream 0 (an evaluation).
+  void zero_totals(bool each_on_its_stream);
   // step < 0: an evaluation's (a fresh copy).
   StepStats read_totals(int64_t step);
   // The kernels, issued on the running instruction's stream.

@@ -40,17 +40,17 @@ Executor::BeginTransfer Executor::broadcast_encoded(const Instruction& ins, Stag
     *then = [words, side] {};  // alive until sent
     const std::vector<int>& members = program_.groups[ins.group];
     return [this, values = st.values.device_ptr(), offsets = st.param_offsets, &o = ops(), w,
-            side = side.device_ptr(), sizes, word_offsets, root, group, raw, tag, &members] {
+            side_ptr = side.device_ptr(), sizes, word_offsets, root, group, raw, tag, &members] {
       // The side list's length comes back to the host: the one blocking copy of a broadcast.
       int64_t used = 0;
       for (size_t i = 0; i < sizes.size(); ++i)
         used += o.encode_weights(codec_, values + offsets[i], sizes[i], w + word_offsets[i],
-                                 side + used);
+                                 side_ptr + used);
       auto all = std::make_unique<RequestGroup>();
       all->add(comm_.ibroadcast_words(w, word_offsets.back(), root, group));
       if (raw)
         for (int member : members)
-          if (member != rank_) all->add(comm_.isend(side, used, member, tag));
+          if (member != rank_) all->add(comm_.isend(side_ptr, used, member, tag));
       broadcast_bytes_ += 4 * (word_offsets.back() + used);
       return std::unique_ptr<CommRequest>(std::move(all));
     };
@@ -67,9 +67,9 @@ Executor::BeginTransfer Executor::broadcast_encoded(const Instruction& ins, Stag
                                 values.data() + offsets[i]);
   };
   float* side_ptr = side.device_ptr();
-  return [this, w, side_ptr, words = word_offsets[params], room, root, group, raw, tag] {
+  return [this, w, side_ptr, word_count = word_offsets[params], room, root, group, raw, tag] {
     auto all = std::make_unique<RequestGroup>();
-    all->add(comm_.ibroadcast_words(w, words, root, group));
+    all->add(comm_.ibroadcast_words(w, word_count, root, group));
     if (raw) all->add(comm_.irecv(side_ptr, room, root, tag));
     return std::unique_ptr<CommRequest>(std::move(all));
   };

@@ -22,8 +22,7 @@ Shape batch_shape(int64_t n, const Shape& sample) {
 
 }  // namespace
 
-void Executor::start(int event, std::function<std::unique_ptr<CommRequest>()> begin, Tensor hold,
-                     std::function<void()> then) {
+void Executor::start(int event, BeginTransfer begin, Tensor hold, std::function<void()> then) {
   auto work = [this, event, begin = std::move(begin), hold = std::move(hold),
                then = std::move(then)]() mutable {
     pending_[event] = begin();
@@ -138,7 +137,7 @@ void Executor::execute_broadcast(const Instruction& ins, Stage& st) {
     done_[ins.event] = 1;
     return;
   }
-  std::function<std::unique_ptr<CommRequest>()> encoded_part;
+  BeginTransfer encoded_part;
   std::function<void()> then;
   if (encoded) encoded_part = broadcast_encoded(ins, st, &then);
   if (!encoded) broadcast_bytes_ += int64_t(value_count * sizeof(float));

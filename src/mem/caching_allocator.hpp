@@ -109,13 +109,10 @@ class CachingAllocator {
   // uninitialised memory shows.
   void set_device_only(bool device_only) { device_only_ = device_only; }
   bool device_only() const { return device_only_; }
-  // Copies `values` into [dst, ...) on `stream` after its work so far
-  // (Tensor::copy_from_host_async).
-  void copy_from_host(void* dst, int stream, std::vector<float> values) {
-    events_->copy_from_host(stream, dst, std::move(values));
-  }
-  void fill(float* dst, int64_t count, float value, int stream) {
-    events_->fill(stream, dst, count, value);
+  // StreamEvents::write_on_stream (Tensor::copy_from_host_async, Tensor::fill_async).
+  void write_on_stream(int stream, void* dst, size_t bytes, const char* what,
+                       std::function<void()> kernel) {
+    events_->write_on_stream(stream, dst, bytes, what, std::move(kernel));
   }
   // Waits for every stream's issued work (a staged copy or a blocking kernel does this first).
   void synchronize_device() { events_->synchronize(); }

@@ -3,12 +3,9 @@
 // implements it: on the host, issuing is executing, so every event has completed when it is
 // recorded; a CUDA device records cudaEvents; a device with asynchronous queues answers from its
 // queues. Events on one stream complete in the order they were recorded.
-#include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <string>
-#include <vector>
 
 namespace wt {
 
@@ -37,16 +34,16 @@ class StreamEvents {
     (void)ptr;
     (void)bytes;
   }
-  // Copies `values` from the host into device memory at `dst` once `stream`'s work issued so
-  // far has run (at once where issuing is executing).
-  virtual void copy_from_host(int stream, void* dst, std::vector<float> values) {
+  // Runs `kernel`, which writes [dst, dst + bytes) and nothing else, once `stream`'s work issued
+  // so far has run (at once where issuing is executing): a copy in from the host, a fill. `what`
+  // names it in a device's diagnostics.
+  virtual void write_on_stream(int stream, void* dst, size_t bytes, const char* what,
+                               std::function<void()> kernel) {
     (void)stream;
-    std::memcpy(dst, values.data(), values.size() * sizeof(float));
-  }
-  // Sets `count` floats at `dst` to `value` once `stream`'s work issued so far has run.
-  virtual void fill(int stream, float* dst, int64_t count, float value) {
-    (void)stream;
-    std::fill(dst, dst + count, value);
+    (void)dst;
+    (void)bytes;
+    (void)what;
+    kernel();
   }
   // The host writes a freed block directly (poison), believing every use of it is over.
   virtual void host_write(const void* ptr, size_t bytes, const char* what) {

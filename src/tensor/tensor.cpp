@@ -1,5 +1,6 @@
 #include "tensor/tensor.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -108,12 +109,17 @@ void Tensor::copy_from_host_async(std::vector<float> values, int stream) {
                                 " values into " + shape_str(shape_));
   if (!block_ || !block_->device_only || in_device_work())
     return (void)std::memcpy(data_, values.data(), bytes());
-  block_->allocator.copy_from_host(data_, stream, std::move(values));
+  block_->allocator.write_on_stream(
+      stream, data_, bytes(), "the copy from host", [dst = data_, values = std::move(values)] {
+        std::memcpy(dst, values.data(), values.size() * sizeof(float));
+      });
 }
 
 void Tensor::fill_async(float value, int stream) {
   if (!block_ || !block_->device_only || in_device_work()) return fill(value);
-  block_->allocator.fill(data_, numel_, value, stream);
+  block_->allocator.write_on_stream(
+      stream, data_, bytes(), "fill",
+      [dst = data_, n = numel_, value] { std::fill(dst, dst + n, value); });
 }
 
 HostReadable::HostReadable(const Tensor& t) {
