@@ -19,7 +19,7 @@
 #include "ops/host/attention.hpp"
 #include "ops/host/batchnorm.hpp"
 #include "ops/host/elementwise.hpp"
-#include "ops/host/fast_math.hpp"
+#include "ops/portable/fast_math.hpp"
 #include "ops/host/layer_norm.hpp"
 #include "ops/host/optimizer_updates.hpp"
 #include "ops/host/rows.hpp"

@@ -4,22 +4,24 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ops/portable/portable.hpp"  // WT_HD: the geometry is read by device code too
+
 namespace wt::ops {
 
 struct Conv2dGeometry {
   int64_t batch = 0, in_channels = 0, in_h = 0, in_w = 0;
   int64_t out_channels = 0, kernel = 1, stride = 1, padding = 0;
-  int64_t out_h() const { return (in_h + 2 * padding - kernel) / stride + 1; }
-  int64_t out_w() const { return (in_w + 2 * padding - kernel) / stride + 1; }
-  int64_t col_rows() const { return in_channels * kernel * kernel; }  // GEMM K of the forward
-  int64_t out_pixels() const { return out_h() * out_w(); }
+  WT_HD int64_t out_h() const { return (in_h + 2 * padding - kernel) / stride + 1; }
+  WT_HD int64_t out_w() const { return (in_w + 2 * padding - kernel) / stride + 1; }
+  WT_HD int64_t col_rows() const { return in_channels * kernel * kernel; }  // GEMM K of the forward
+  WT_HD int64_t out_pixels() const { return out_h() * out_w(); }
 };
 
 struct Pool2dGeometry {
   int64_t batch = 0, channels = 0, in_h = 0, in_w = 0;
   int64_t kernel = 1, stride = 1, padding = 0;
-  int64_t out_h() const { return (in_h + 2 * padding - kernel) / stride + 1; }
-  int64_t out_w() const { return (in_w + 2 * padding - kernel) / stride + 1; }
+  WT_HD int64_t out_h() const { return (in_h + 2 * padding - kernel) / stride + 1; }
+  WT_HD int64_t out_w() const { return (in_w + 2 * padding - kernel) / stride + 1; }
 };
 
 struct BatchNormShape {

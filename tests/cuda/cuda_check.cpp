@@ -1,9 +1,9 @@
-// Checks the CUDA operators and the NCCL communicator against the host implementations on a real
-// GPU: cuBLAS sgemm, cuDNN conv2d forward and backward (dx, dw, dbias), ReLU forward and backward,
-// and an NCCL allreduce; then prints two figures, cuBLAS sgemm GFLOP/s at 4096^3 and the host
-// gemm's at 1024^3 for reference. Built whenever CMake finds CUDA, so CI compiles and links this
-// code; it exits with 77 (ctest: skipped) when the machine has no GPU, as CI's machines have none.
-// tools/gpu-check.sh runs it on a GPU machine (docs/gpu-check.md).
+// Checks the CUDA backend and the NCCL communicator against the host implementations on a real
+// GPU: every op of the ops interface on random data (ops_parity.cpp), ReLU over more elements than
+// one grid covers, and an NCCL allreduce; then prints two figures, cuBLAS sgemm GFLOP/s at 4096^3
+// and the host gemm's at 1024^3 for reference. Built whenever CMake finds CUDA, so CI compiles and
+// links this code; it exits with 77 (ctest: skipped) when the machine has no GPU, as CI's machines
+// have none. tools/gpu-check.sh runs it on a GPU machine (docs/gpu-check.md).
 #include "util/cuda_check.hpp"
 
 #include <cuda_runtime.h>
@@ -22,10 +22,11 @@
 #include <vector>
 
 #include "comm/cuda/nccl_communicator.hpp"
+#include "cuda/ops_parity.hpp"
 #include "ops/cuda/cuda_ops.hpp"
-#include "ops/host/conv2d.hpp"
 #include "ops/host/elementwise.hpp"
 #include "ops/host/gemm.hpp"
+#include "ops/host/host_ops.hpp"
 #include "tensor/rng.hpp"
 
 namespace {
@@ -61,55 +62,33 @@ std::vector<float> to_host(const float* d, size_t n) {
   return v;
 }
 
-void check_gemm(wt::cuda::CudaOps& ops, wt::Rng& rng) {
-  const int64_t m = 64, n = 96, k = 80;
-  auto a = random_vector(m * k, rng), b = random_vector(k * n, rng);
-  std::vector<float> c(m * n, 0.0f);
-  wt::ops::gemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
-  float *da = to_device(a), *db = to_device(b), *dc = to_device(c);
-  ops.gemm(false, false, m, n, k, 1.0f, da, k, db, n, 0.0f, dc, n);
-  expect_close(to_host(dc, m * n), c, "cuBLAS sgemm");
-  // Transposed operands with beta = 1, as the linear layers' backward calls them.
-  auto c0 = random_vector(m * n, rng);
-  c = c0;
-  wt::ops::gemm(true, true, m, n, k, 0.5f, a.data(), m, b.data(), k, 1.0f, c.data(), n);
-  WT_CUDA_CHECK(cudaMemcpy(dc, c0.data(), c0.size() * sizeof(float), cudaMemcpyHostToDevice));
-  ops.gemm(true, true, m, n, k, 0.5f, da, m, db, k, 1.0f, dc, n);
-  expect_close(to_host(dc, m * n), c, "cuBLAS sgemm (A^T B^T, beta 1)");
-  for (float* p : {da, db, dc}) cudaFree(p);
+// Device memory for the ops-parity harness: plain cudaMalloc, and copies after the queued work.
+class CudaMemory final : public wt::parity::Memory {
+ public:
+  void* allocate(size_t bytes) override {
+    void* p = nullptr;
+    WT_CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 1));
+    return p;
+  }
+  void upload(void* dst, const void* src, size_t bytes) override {
+    WT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  }
+  void download(void* dst, const void* src, size_t bytes) override {
+    WT_CUDA_CHECK(cudaDeviceSynchronize());
+    WT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+  }
+  void release(void* p) override { cudaFree(p); }
+};
+
+// Every op of the interface, CUDA against host on random data (tests/cuda/ops_parity.cpp).
+void check_every_op(const wt::cuda::CudaOps& ops) {
+  wt::HostOps host;
+  CudaMemory memory;
+  for (const auto& o : wt::parity::compare_backends(host, ops, memory, 1, stdout))
+    failures += !o.passed();
 }
 
-void check_conv(wt::cuda::CudaOps& ops, wt::Rng& rng, const wt::ops::Conv2dGeometry& g,
-                const char* forward_name, const char* dx_name, const char* dw_name,
-                const char* dbias_name) {
-  auto x = random_vector(g.batch * g.in_channels * g.in_h * g.in_w, rng);
-  auto w = random_vector(g.out_channels * g.in_channels * g.kernel * g.kernel, rng);
-  auto bias = random_vector(g.out_channels, rng);
-  const size_t y_size = g.batch * g.out_channels * g.out_h() * g.out_w();
-  std::vector<float> y(y_size);
-  const int64_t chunk = wt::ops::conv2d_chunk(g);
-  std::vector<float> ws(wt::ops::conv2d_workspace_floats(g, chunk));
-  wt::ops::conv2d_forward(g, x.data(), w.data(), bias.data(), y.data(), ws.data(), chunk);
-  float *dx = to_device(x), *dw = to_device(w), *dbias = to_device(bias), *dy = to_device(y);
-  ops.conv2d_forward(g, dx, dw, dbias, dy);
-  expect_close(to_host(dy, y_size), y, forward_name);
-
-  // Backward: dx is overwritten, dw and dbias accumulate onto what they hold (non-zero here).
-  auto grad_y = random_vector(y_size, rng);
-  auto grad_w = random_vector(w.size(), rng), grad_bias = random_vector(bias.size(), rng);
-  std::vector<float> grad_x(x.size(), 7.0f);
-  float *d_grad_y = to_device(grad_y), *d_grad_w = to_device(grad_w),
-        *d_grad_bias = to_device(grad_bias), *d_grad_x = to_device(grad_x);
-  wt::ops::conv2d_backward(g, x.data(), w.data(), grad_y.data(), grad_x.data(), grad_w.data(),
-                           grad_bias.data(), ws.data(), chunk);
-  ops.conv2d_backward(g, dx, dw, d_grad_y, d_grad_x, d_grad_w, d_grad_bias);
-  expect_close(to_host(d_grad_x, grad_x.size()), grad_x, dx_name);
-  expect_close(to_host(d_grad_w, grad_w.size()), grad_w, dw_name);
-  expect_close(to_host(d_grad_bias, grad_bias.size()), grad_bias, dbias_name);
-  for (float* p : {dx, dw, dbias, dy, d_grad_y, d_grad_w, d_grad_bias, d_grad_x}) cudaFree(p);
-}
-
-void check_relu(wt::cuda::CudaOps& ops, wt::Rng& rng) {
+void check_relu(const wt::cuda::CudaOps& ops, wt::Rng& rng) {
   // More elements than one grid covers (65535 blocks of 256 threads), so the grid-stride loop runs.
   const int64_t n = 17'000'001;
   auto x = random_vector(n, rng), dy = random_vector(n, rng);
@@ -127,7 +106,7 @@ void check_relu(wt::cuda::CudaOps& ops, wt::Rng& rng) {
 }
 
 // cuBLAS sgemm GFLOP/s on n^3 (CUDA events, after warm-up), with a sampled check of the product.
-void time_cublas_gemm(wt::cuda::CudaOps& ops, wt::Rng& rng, int64_t n) {
+void time_cublas_gemm(const wt::cuda::CudaOps& ops, wt::Rng& rng, int64_t n) {
   auto a = random_vector(n * n, rng), b = random_vector(n * n, rng);
   float *da = to_device(a), *db = to_device(b), *dc = nullptr;
   WT_CUDA_CHECK(cudaMalloc(&dc, n * n * sizeof(float)));
@@ -238,27 +217,7 @@ void run_checks() {
               prop.name, prop.major, prop.minor, prop.multiProcessorCount, runtime, driver);
   wt::Rng rng(1);
   wt::cuda::CudaOps ops;
-  check_gemm(ops, rng);
-  wt::ops::Conv2dGeometry g{};
-  g.batch = 4;
-  g.in_channels = 3;
-  g.in_h = g.in_w = 12;
-  g.out_channels = 8;
-  g.kernel = 3;
-  g.stride = 1;
-  g.padding = 1;
-  check_conv(ops, rng, g, "cuDNN conv2d forward", "cuDNN conv2d backward dx",
-             "cuDNN conv2d backward dw", "cuDNN conv2d backward dbias");
-  // LeNet's second convolution shape, strided and unpadded.
-  g.batch = 8;
-  g.in_channels = 6;
-  g.in_h = g.in_w = 14;
-  g.out_channels = 16;
-  g.kernel = 5;
-  g.stride = 2;
-  g.padding = 0;
-  check_conv(ops, rng, g, "cuDNN conv2d forward (5x5/2)", "cuDNN conv2d backward dx (5x5/2)",
-             "cuDNN conv2d backward dw (5x5/2)", "cuDNN conv2d backward dbias (5x5/2)");
+  check_every_op(ops);
   check_relu(ops, rng);
   check_nccl_allreduce();
   check_nccl_abort_while_unwinding();

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "ops/host/fast_math.hpp"
+#include "ops/portable/fast_math.hpp"
 
 namespace wt::ops {
 namespace {

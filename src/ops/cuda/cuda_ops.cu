@@ -1,202 +1,134 @@
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-#include <cudnn.h>
+#include <cstring>
 
-#include <stdexcept>
-#include <string>
-
-#include "ops/cuda/cuda_ops.hpp"
-#include "util/cuda_check.hpp"
+#include "ops/cuda/cuda_launch.cuh"
+#include "ops/cuda/cuda_ops_impl.cuh"
+#include "ops/portable/elementwise.hpp"
+#include "ops/portable/rows.hpp"
 
 namespace wt::cuda {
-namespace {
 
-int to_int(int64_t v) { return static_cast<int>(v); }
-
-// The four descriptors of one convolution, created for the call and destroyed with it (creating
-// them costs microseconds, far below a convolution; caching them would only add state).
-struct ConvDescriptors {
-  cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
-  cudnnFilterDescriptor_t w = nullptr;
-  cudnnConvolutionDescriptor_t conv = nullptr;
-
-  explicit ConvDescriptors(const ops::Conv2dGeometry& g) {
-    WT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x));
-    WT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y));
-    WT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&bias));
-    WT_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w));
-    WT_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv));
-    WT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-                                              to_int(g.batch), to_int(g.in_channels),
-                                              to_int(g.in_h), to_int(g.in_w)));
-    WT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-                                              to_int(g.batch), to_int(g.out_channels),
-                                              to_int(g.out_h()), to_int(g.out_w())));
-    WT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
-                                              to_int(g.out_channels), 1, 1));
-    WT_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-                                              to_int(g.out_channels), to_int(g.in_channels),
-                                              to_int(g.kernel), to_int(g.kernel)));
-    WT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv, to_int(g.padding), to_int(g.padding),
-                                                   to_int(g.stride), to_int(g.stride), 1, 1,
-                                                   CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    // Plain FP32 (no TF32), so GPU results match the host path to float rounding.
-    WT_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH));
-  }
-  ~ConvDescriptors() {
-    cudnnDestroyConvolutionDescriptor(conv);
-    cudnnDestroyFilterDescriptor(w);
-    cudnnDestroyTensorDescriptor(bias);
-    cudnnDestroyTensorDescriptor(y);
-    cudnnDestroyTensorDescriptor(x);
-  }
-  ConvDescriptors(const ConvDescriptors&) = delete;
-  ConvDescriptors& operator=(const ConvDescriptors&) = delete;
-};
-
-__global__ void relu_forward_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+void* GrowingBuffer::at_least(size_t wanted, cudaStream_t stream) {
+  if (wanted <= bytes) return data;
+  release(stream);
+  WT_CUDA_CHECK(cudaMalloc(&data, wanted));
+  bytes = wanted;
+  return data;
 }
 
-__global__ void relu_backward_kernel(const float* __restrict__ y, const float* __restrict__ dy,
-                                     float* __restrict__ dx, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+void GrowingBuffer::release(cudaStream_t stream) {
+  if (!data) return;
+  WT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  WT_CUDA_CHECK(cudaFree(data));
+  data = nullptr;
+  bytes = 0;
 }
 
-constexpr int kThreads = 256;
-int blocks_for(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 65535 ? (b > 0 ? b : 1) : 65535);  // grid-stride loops cover the rest
-}
-
-}  // namespace
-
-struct CudaOps::Impl {
-  cudaStream_t stream = nullptr;
-  cublasHandle_t cublas = nullptr;
-  cudnnHandle_t cudnn = nullptr;
-  void* workspace = nullptr;
-  size_t workspace_size = 0;
-
-  // A workspace of at least `bytes`, reallocated only when a call needs more than any before.
-  void* workspace_of(size_t bytes) {
-    if (bytes > workspace_size) {
-      if (workspace) {
-        // The previous buffer may still be in use by queued work on this stream.
-        WT_CUDA_CHECK(cudaStreamSynchronize(stream));
-        WT_CUDA_CHECK(cudaFree(workspace));
-        workspace = nullptr;
-        workspace_size = 0;
-      }
-      WT_CUDA_CHECK(cudaMalloc(&workspace, bytes));
-      workspace_size = bytes;
-    }
-    return workspace;
-  }
-};
-
-CudaOps::CudaOps(void* stream) : impl_(std::make_unique<Impl>()) {
+CudaOps::CudaOps(void* stream, bool tf32) : impl_(std::make_unique<Impl>()) {
   impl_->stream = static_cast<cudaStream_t>(stream);
+  impl_->tf32 = tf32;
   WT_CUBLAS_CHECK(cublasCreate(&impl_->cublas));
   WT_CUBLAS_CHECK(cublasSetStream(impl_->cublas, impl_->stream));
-  // FP32 GEMMs stay FP32 (no TF32 tensor-core shortcut), like the host BLAS.
-  WT_CUBLAS_CHECK(cublasSetMathMode(impl_->cublas, CUBLAS_DEFAULT_MATH));
+  // FP32 GEMMs stay FP32 unless TF32 is asked for: the host BLAS's precision.
+  WT_CUBLAS_CHECK(
+      cublasSetMathMode(impl_->cublas, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   WT_CUDNN_CHECK(cudnnCreate(&impl_->cudnn));
   WT_CUDNN_CHECK(cudnnSetStream(impl_->cudnn, impl_->stream));
 }
 
 CudaOps::~CudaOps() {
-  if (impl_->workspace) {
-    cudaStreamSynchronize(impl_->stream);
-    cudaFree(impl_->workspace);
+  // No throwing from a destructor: a failure here is already reported by the work that failed.
+  try {
+    impl_->workspace.release(impl_->stream);
+    impl_->labels.release(impl_->stream);
+    impl_->flag.release(impl_->stream);
+  } catch (...) {
   }
   cudnnDestroy(impl_->cudnn);
   cublasDestroy(impl_->cublas);
 }
 
-size_t CudaOps::workspace_bytes() const { return impl_->workspace_size; }
+void* CudaOps::stream() const { return impl_->stream; }
+size_t CudaOps::workspace_bytes() const { return impl_->workspace.bytes; }
 
 void CudaOps::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-                   int64_t ldc) {
+                   int64_t ldc) const {
   if (m == 0 || n == 0) return;
   // cuBLAS is column-major; a row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T,
   // i.e. the same buffers with the operands swapped.
   WT_CUBLAS_CHECK(cublasSgemm(impl_->cublas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                              trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, to_int(n), to_int(m), to_int(k),
-                              &alpha, b, to_int(ldb), a, to_int(lda), &beta, c, to_int(ldc)));
+                              trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m), int(k), &alpha,
+                              b, int(ldb), a, int(lda), &beta, c, int(ldc)));
 }
 
-void CudaOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
-                             const float* bias, float* y) {
-  ConvDescriptors d(g);
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  int returned = 0;
-  WT_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-      impl_->cudnn, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
-  if (returned < 1) throw std::runtime_error("cuDNN offers no forward convolution algorithm");
-  const cudnnConvolutionFwdAlgo_t algo = perf[0].algo;
-  size_t bytes = 0;
-  WT_CUDNN_CHECK(
-      cudnnGetConvolutionForwardWorkspaceSize(impl_->cudnn, d.x, d.w, d.conv, d.y, algo, &bytes));
-  void* ws = bytes ? impl_->workspace_of(bytes) : nullptr;
-  const float one = 1.0f, zero = 0.0f;
-  WT_CUDNN_CHECK(cudnnConvolutionForward(impl_->cudnn, &one, d.x, x, d.w, w, d.conv, algo, ws,
-                                         bytes, &zero, d.y, y));
-  if (bias) WT_CUDNN_CHECK(cudnnAddTensor(impl_->cudnn, &one, d.bias, bias, &one, d.y, y));
+// As the host (ops/host/linear.cpp): the bias broadcast into y, then the GEMM adds onto it.
+void CudaOps::linear_forward(const float* x, const float* w, const float* b, int64_t rows,
+                             int64_t in, int64_t out, float* y) const {
+  if (b) cuda_for_rows_cols(impl_->stream, rows, out, kern::BroadcastRow{b, out, y});
+  OpsBackend::gemm(false, true, rows, out, in, 1.0f, x, w, b ? 1.0f : 0.0f, y);
 }
 
-void CudaOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
-                              const float* dy, float* dx, float* dw, float* dbias) {
-  ConvDescriptors d(g);
-  const float one = 1.0f, zero = 0.0f;
-  // Parameter gradients accumulate (beta = 1): the executor zeroes them once per step.
-  {
-    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    int returned = 0;
-    WT_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-        impl_->cudnn, d.x, d.y, d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
-        perf));
-    if (returned < 1) throw std::runtime_error("cuDNN offers no backward-filter algorithm");
-    size_t bytes = 0;
-    WT_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(impl_->cudnn, d.x, d.y, d.conv,
-                                                                  d.w, perf[0].algo, &bytes));
-    void* ws = bytes ? impl_->workspace_of(bytes) : nullptr;
-    WT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(impl_->cudnn, &one, d.x, x, d.y, dy, d.conv,
-                                                  perf[0].algo, ws, bytes, &one, d.w, dw));
-  }
-  if (dbias)
-    WT_CUDNN_CHECK(cudnnConvolutionBackwardBias(impl_->cudnn, &one, d.y, dy, &one, d.bias, dbias));
-  if (dx) {
-    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    int returned = 0;
-    WT_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-        impl_->cudnn, d.w, d.y, d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned,
-        perf));
-    if (returned < 1) throw std::runtime_error("cuDNN offers no backward-data algorithm");
-    size_t bytes = 0;
-    WT_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(impl_->cudnn, d.w, d.y, d.conv, d.x,
-                                                                perf[0].algo, &bytes));
-    void* ws = bytes ? impl_->workspace_of(bytes) : nullptr;
-    WT_CUDNN_CHECK(cudnnConvolutionBackwardData(impl_->cudnn, &one, d.w, w, d.y, dy, d.conv,
-                                                perf[0].algo, ws, bytes, &zero, d.x, dx));
-  }
+void CudaOps::linear_backward(const float* x, const float* w, const float* dy, int64_t rows,
+                              int64_t in, int64_t out, float* dw, float* db, float* dx) const {
+  OpsBackend::gemm(true, false, out, in, rows, 1.0f, dy, x, 1.0f, dw);
+  if (db) add_column_sums(dy, rows, out, db);
+  if (dx) OpsBackend::gemm(false, false, rows, in, out, 1.0f, dy, w, 0.0f, dx);
 }
 
-void CudaOps::relu_forward(const float* x, float* y, int64_t n) {
-  if (n == 0) return;
-  relu_forward_kernel<<<blocks_for(n), kThreads, 0, impl_->stream>>>(x, y, n);
-  WT_CUDA_CHECK(cudaGetLastError());
+void CudaOps::relu_forward(const float* x, float* y, int64_t n) const {
+  cuda_for(impl_->stream, n, kern::ReluForward{x, y});
 }
 
-void CudaOps::relu_backward(const float* y, const float* dy, float* dx, int64_t n) {
-  if (n == 0) return;
-  relu_backward_kernel<<<blocks_for(n), kThreads, 0, impl_->stream>>>(y, dy, dx, n);
-  WT_CUDA_CHECK(cudaGetLastError());
+void CudaOps::relu_backward(const float* y, const float* dy, float* dx, int64_t n) const {
+  cuda_for(impl_->stream, n, kern::ReluBackward{y, dy, dx});
+}
+
+void CudaOps::gelu_forward(const float* x, float* y, int64_t n) const {
+  cuda_for(impl_->stream, n, kern::GeluForward{x, y});
+}
+
+void CudaOps::gelu_backward(const float* x, const float* dy, float* dx, int64_t n) const {
+  cuda_for(impl_->stream, n, kern::GeluBackward{x, dy, dx});
+}
+
+void CudaOps::sum_arrays(const float* const* xs, int count, float* y, int64_t n) const {
+  if (count == 1) return copy(xs[0], y, n);
+  cuda_for(impl_->stream, n, kern::Add{xs[0], xs[1], y});
+  for (int k = 2; k < count; ++k) accumulate(xs[k], y, n);
+}
+
+void CudaOps::scale(const float* x, float s, float* y, int64_t n) const {
+  cuda_for(impl_->stream, n, kern::Scale{x, s, y});
+}
+
+void CudaOps::accumulate(const float* x, float* y, int64_t n) const {
+  cuda_for(impl_->stream, n, kern::Accumulate{x, y});
+}
+
+void CudaOps::scale_in_place(float s, float* y, int64_t n) const {
+  cuda_for(impl_->stream, n, kern::ScaleInPlace{s, y});
+}
+
+void CudaOps::multiply(const float* a, const float* b, float* y, int64_t n) const {
+  cuda_for(impl_->stream, n, kern::Multiply{a, b, y});
+}
+
+void CudaOps::fill(float value, float* y, int64_t n) const {
+  cuda_for(impl_->stream, n, kern::Fill{value, y});
+}
+
+void CudaOps::copy(const float* x, float* y, int64_t n) const {
+  if (n > 0 && x != y)
+    WT_CUDA_CHECK(
+        cudaMemcpyAsync(y, x, size_t(n) * sizeof(float), cudaMemcpyDeviceToDevice, impl_->stream));
+}
+
+void CudaOps::scale_by(const float* x, const float* s, float factor, float* y, int64_t n) const {
+  cuda_for(impl_->stream, n, kern::ScaleByDeviceScalar{x, s, factor, y});
+}
+
+void CudaOps::dropout_mask(float p, uint64_t seed, float* mask, int64_t n) const {
+  cuda_for(impl_->stream, (n + 1) / 2, kern::dropout_mask(p, seed, mask, n));
 }
 
 }  // namespace wt::cuda

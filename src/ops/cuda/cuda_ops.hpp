@@ -1,43 +1,102 @@
 #pragma once
-// GPU counterparts of the host ops: a cuBLAS GEMM with the host gemm()'s row-major convention,
-// cuDNN 2-D convolution forward / backward-data / backward-filter / bias, and ReLU. All pointers
-// are device pointers; work is queued on the stream given at construction. No CUDA header leaks out
-// of this file, so core code can hold a CudaOps without the toolkit's include paths.
-#include <cstddef>
-#include <cstdint>
+// The CUDA backend of the ops interface (ops/ops_backend.hpp), one per stream: cuBLAS for GEMM,
+// cuDNN for convolution, and the portable kernels of ops/portable/ launched on the GPU
+// (cuda_launch.cuh) for the rest, so every custom kernel is the source CI runs on the host. All
+// pointers are device pointers except the loss's labels, which are host memory staged at launch
+// (as on the strict device). No CUDA header leaks out of this file.
 #include <memory>
 
-#include "ops/host/conv2d.hpp"  // Conv2dGeometry: a plain struct, shared with the host path
+#include "ops/ops_backend.hpp"
 
 namespace wt::cuda {
 
-class CudaOps {
+class CudaOps final : public OpsBackend {
  public:
   // stream: a cudaStream_t (nullptr = the legacy default stream). Creates the cuBLAS and cuDNN
-  // handles, bound to that stream. Throws std::runtime_error naming the failing call.
-  explicit CudaOps(void* stream = nullptr);
-  ~CudaOps();
+  // handles bound to it. tf32: let cuBLAS and cuDNN use TF32 tensor cores (device.tf32; off:
+  // FP32 throughout, as the host). Throws std::runtime_error naming the failing call.
+  explicit CudaOps(void* stream = nullptr, bool tf32 = false);
+  ~CudaOps() override;
   CudaOps(const CudaOps&) = delete;
   CudaOps& operator=(const CudaOps&) = delete;
 
-  // Row-major C[m, n] = alpha * op(A)[m, k] * op(B)[k, n] + beta * C, as ops::gemm on the host.
+  const char* name() const override { return "cuda"; }
+  void* stream() const;
+  // Bytes of the workspace cached for convolutions called without scratch (tests, tools).
+  size_t workspace_bytes() const;
+
+  void relu_forward(const float* x, float* y, int64_t n) const override;
+  void relu_backward(const float* y, const float* dy, float* dx, int64_t n) const override;
+  void gelu_forward(const float* x, float* y, int64_t n) const override;
+  void gelu_backward(const float* x, const float* dy, float* dx, int64_t n) const override;
+  void sum_arrays(const float* const* xs, int count, float* y, int64_t n) const override;
+  void scale(const float* x, float s, float* y, int64_t n) const override;
+  void accumulate(const float* x, float* y, int64_t n) const override;
+  void scale_in_place(float s, float* y, int64_t n) const override;
+  void multiply(const float* a, const float* b, float* y, int64_t n) const override;
+  void fill(float value, float* y, int64_t n) const override;
+  void copy(const float* x, float* y, int64_t n) const override;
+  void scale_by(const float* x, const float* s, float factor, float* y, int64_t n) const override;
+  void dropout_mask(float p, uint64_t seed, float* mask, int64_t n) const override;
   void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
             const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-            int64_t ldc);
-
-  // y[N, OC, Ho, Wo] = conv(x, w[OC, C, k, k]) + bias[OC] (bias may be null).
+            int64_t ldc) const override;
+  void linear_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t in,
+                      int64_t out, float* y) const override;
+  void linear_backward(const float* x, const float* w, const float* dy, int64_t rows, int64_t in,
+                       int64_t out, float* dw, float* db, float* dx) const override;
+  void add_row(const float* x, const float* row, int64_t rows, int64_t width,
+               float* y) const override;
+  void add_column_sums(const float* x, int64_t rows, int64_t width, float* sums) const override;
+  void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width,
+                   float* y) const override;
+  void token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const override;
+  void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
+                        float* table) const override;
   void conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
-                      const float* bias, float* y);
-  // Accumulates dw += dL/dw and dbias += dL/dbias (dbias may be null); overwrites dx when not null.
+                      const float* bias, float* y, const Scratch& scratch) const override;
   void conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
-                       const float* dy, float* dx, float* dw, float* dbias);
-
-  void relu_forward(const float* x, float* y, int64_t n);
-  // dx = dy where y > 0, else 0 (y is the forward output).
-  void relu_backward(const float* y, const float* dy, float* dx, int64_t n);
-
-  // Bytes of the cached cuDNN workspace (grown on demand, kept for reuse).
-  size_t workspace_bytes() const;
+                       const float* dy, float* dx, float* dw, float* dbias,
+                       const Scratch& scratch) const override;
+  int64_t conv2d_scratch_floats(const ops::Conv2dGeometry& g, bool bias) const override;
+  void maxpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const override;
+  void maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
+                          float* dx) const override;
+  void avgpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const override;
+  void avgpool2d_backward(const ops::Pool2dGeometry& g, const float* dy, float* dx) const override;
+  void global_avgpool_forward(int64_t batch, int64_t channels, int64_t pixels, const float* x,
+                              float* y) const override;
+  void global_avgpool_backward(int64_t batch, int64_t channels, int64_t pixels, const float* dy,
+                               float* dx) const override;
+  void batchnorm_forward_train(const float* x, const ops::BatchNormShape& s, const float* gamma,
+                               const float* beta, float eps, float momentum, float* running_mean,
+                               float* running_var, float* mean, float* invstd,
+                               float* y) const override;
+  void batchnorm_forward_eval(const float* x, const ops::BatchNormShape& s, const float* gamma,
+                              const float* beta, const float* running_mean,
+                              const float* running_var, float eps, float* mean, float* invstd,
+                              float* y) const override;
+  void batchnorm_backward(const float* x, const float* dy, const ops::BatchNormShape& s,
+                          const float* gamma, const float* mean, const float* invstd,
+                          bool batch_stats, float* dx, float* dgamma, float* dbeta) const override;
+  void layer_norm_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t dim,
+                          double eps, float* y, float* stats) const override;
+  void layer_norm_backward(const float* x, const float* dy, const float* w, const float* stats,
+                           int64_t rows, int64_t dim, float* dw, float* db,
+                           float* dx) const override;
+  void causal_softmax(float* p, int64_t T) const override;
+  void causal_softmax_backward(const float* p, float* g, int64_t T) const override;
+  void softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,
+                            float* grad, const ops::XentOutputs& out) const override;
+  void count_nonfinite_into(const float* x, int64_t n, float* count) const override;
+  int64_t encode_weights(const WeightCodec& codec, const float* x, int64_t n, uint32_t* words,
+                         float* side) const override;
+  int64_t decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
+                         const float* side, float* y) const override;
+  void sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g, float* b,
+                  const float* skip) const override;
+  void adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g, float* m,
+                    float* v, const float* skip) const override;
 
  private:
   struct Impl;

@@ -12,12 +12,16 @@
 #include "ops/host/elementwise.hpp"
 #include "ops/host/finite_check.hpp"
 #include "ops/host/gemm.hpp"
+#include "ops/host/host_for.hpp"
 #include "ops/host/layer_norm.hpp"
 #include "ops/host/linear.hpp"
 #include "ops/host/optimizer_updates.hpp"
 #include "ops/host/pool2d.hpp"
 #include "ops/host/rows.hpp"
 #include "ops/host/softmax_xent.hpp"
+#include "ops/portable/elementwise.hpp"
+#include "ops/portable/rows.hpp"
+#include "ops/portable/softmax_xent.hpp"
 
 namespace wt {
 
@@ -89,25 +93,21 @@ void HostOps::multiply(const float* a, const float* b, float* y, int64_t n) cons
 }
 
 void HostOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const {
-  for (int64_t r = 0; r < n; ++r) {
-    const auto id = static_cast<int64_t>(x[r]);
-    if (float(id) != x[r] || id < 0 || id >= vocab)
-      throw std::out_of_range("embedding input " + std::to_string(x[r]) + " at position " +
-                              std::to_string(r) + " is not a token id in [0, " +
-                              std::to_string(vocab) +
-                              ") (is the dataset a token dataset with this vocabulary?)");
-    ids[r] = id;
-  }
+  const kern::TokenIds kernel{x, vocab, ids};
+  for (int64_t r = 0; r < n; ++r)
+    if (!kernel(r)) throw std::out_of_range(ops::token_id_error(x[r], r, vocab));
 }
 
-void HostOps::fill(float value, float* y, int64_t n) const { std::fill(y, y + n, value); }
+void HostOps::fill(float value, float* y, int64_t n) const {
+  ops::host_for("wt::fill", n, kern::Fill{value, y});
+}
 
 void HostOps::copy(const float* x, float* y, int64_t n) const {
   if (n > 0 && x != y) std::memcpy(y, x, size_t(n) * sizeof(float));
 }
 
 void HostOps::scale_by(const float* x, const float* s, float factor, float* y, int64_t n) const {
-  ops::scale(x, s[0] * factor, y, n);
+  ops::host_for("wt::scale_by", n, kern::ScaleByDeviceScalar{x, s, factor, y});
 }
 
 void HostOps::dropout_mask(float p, uint64_t seed, float* mask, int64_t n) const {
@@ -217,11 +217,8 @@ void HostOps::causal_softmax_backward(const float* p, float* g, int64_t T) const
 void HostOps::softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,
                                    float* grad, const ops::XentOutputs& out) const {
   const ops::XentStats stats = ops::softmax_xent_forward(logits, labels, n, k, grad);
-  if (out.loss) out.loss[0] = static_cast<float>(out.loss_scale * stats.loss_sum * out.per_row);
-  if (out.totals) {
-    out.totals[0] += stats.loss_sum * out.per_row;
-    out.totals[1] += double(stats.correct) * out.per_row;
-  }
+  kern::store_xent(stats.loss_sum, stats.correct, out.per_row, out.loss_scale, out.loss,
+                   out.totals);
 }
 
 // The vectorised scan first: the count (not vectorised) only runs on a bad gradient.

@@ -6,7 +6,7 @@
 
 namespace wt {
 
-class HostOps final : public OpsBackend {
+class HostOps : public OpsBackend {
  public:
   const char* name() const override { return "host"; }
   void relu_forward(const float* x, float* y, int64_t n) const override;

@@ -5,36 +5,20 @@
 #include <cstring>
 #include <limits>
 
+#include "ops/host/host_for.hpp"
+#include "ops/portable/pool2d.hpp"
+#include "ops/portable/rows.hpp"
+
 namespace wt::ops {
 namespace {
 
-// The window of output (oh, ow), clipped to the image, plus PyTorch's average divisor.
-struct Window {
-  int64_t h0, h1, w0, w1;
-  int64_t padded_size;  // cells inside the padded image (count_include_pad divisor)
-};
+// The window and tie rules are the portable kernels' (ops/portable/pool2d.hpp).
+using Window = kern::PoolWindow;
 Window window_of(const Pool2dGeometry& g, int64_t oh, int64_t ow) {
-  int64_t h0 = oh * g.stride - g.padding, w0 = ow * g.stride - g.padding;
-  int64_t h1 = std::min(h0 + g.kernel, g.in_h + g.padding);
-  int64_t w1 = std::min(w0 + g.kernel, g.in_w + g.padding);
-  const int64_t padded = (h1 - h0) * (w1 - w0);
-  return {std::max<int64_t>(h0, 0), std::min(h1, g.in_h), std::max<int64_t>(w0, 0),
-          std::min(w1, g.in_w), padded};
+  return kern::pool_window(g, oh, ow);
 }
-
-// Index (within the plane) of the first maximum of the window; -1 if the window is empty.
 int64_t argmax_of(const Pool2dGeometry& g, const float* plane, const Window& win) {
-  int64_t best = -1;
-  float best_value = -std::numeric_limits<float>::infinity();
-  for (int64_t h = win.h0; h < win.h1; ++h)
-    for (int64_t w = win.w0; w < win.w1; ++w) {
-      const float v = plane[h * g.in_w + w];
-      if (best < 0 || v > best_value) {
-        best = h * g.in_w + w;
-        best_value = v;
-      }
-    }
-  return best;
+  return kern::pool_argmax(g, plane, win);
 }
 
 }  // namespace
@@ -177,22 +161,15 @@ void avgpool2d_backward(const Pool2dGeometry& g, const float* dy, float* dx) {
 void global_avgpool_forward(int64_t batch, int64_t channels, int64_t pixels, const float* x,
                             float* y) {
   const float inv = 1.0f / static_cast<float>(pixels);
-  for (int64_t p = 0; p < batch * channels; ++p) {
-    const float* xp = x + p * pixels;
-    float sum = 0.0f;
-    for (int64_t i = 0; i < pixels; ++i) sum += xp[i];
-    y[p] = sum * inv;
-  }
+  host_for("wt::global_avgpool_forward", batch * channels,
+           kern::GlobalAvgPoolForward{x, pixels, inv, y});
 }
 
 void global_avgpool_backward(int64_t batch, int64_t channels, int64_t pixels, const float* dy,
                              float* dx) {
   const float inv = 1.0f / static_cast<float>(pixels);
-  for (int64_t p = 0; p < batch * channels; ++p) {
-    const float share = dy[p] * inv;
-    float* dxp = dx + p * pixels;
-    for (int64_t i = 0; i < pixels; ++i) dxp[i] = share;
-  }
+  host_for_rows_cols("wt::global_avgpool_backward", batch * channels, pixels,
+                     kern::GlobalAvgPoolBackward{dy, pixels, inv, dx});
 }
 
 }  // namespace wt::ops

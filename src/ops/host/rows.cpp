@@ -1,9 +1,10 @@
 #include "ops/host/rows.hpp"
 
-#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "ops/host/host_for.hpp"
+#include "ops/portable/rows.hpp"
 
 namespace wt::ops {
 
@@ -11,45 +12,27 @@ void broadcast_rows(const float* row, int64_t rows, int64_t width, float* y) {
   for (int64_t r = 0; r < rows; ++r) std::memcpy(y + r * width, row, sizeof(float) * size_t(width));
 }
 
-void add_row(const float* __restrict x, const float* __restrict row, int64_t rows, int64_t width,
-             float* __restrict y) {
-  host_for("wt::add_row", rows, [=](int64_t r) {
-    for (int64_t j = 0; j < width; ++j) y[r * width + j] = x[r * width + j] + row[j];
-  });
+void add_row(const float* x, const float* row, int64_t rows, int64_t width, float* y) {
+  host_for_rows_cols("wt::add_row", rows, width, kern::AddRow{x, row, width, y});
 }
 
-void add_column_sums(const float* __restrict x, int64_t rows, int64_t width,
-                     float* __restrict sums) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < width; ++j) sums[j] += x[r * width + j];
+void add_column_sums(const float* x, int64_t rows, int64_t width, float* sums) {
+  host_for_columns("wt::add_column_sums", rows, width, kern::AddColumnSums{x, width, sums});
 }
 
 void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width, float* y) {
-  host_for("wt::gather_rows", rows, [=](int64_t r) {
-    std::memcpy(y + r * width, table + ids[r] * width, sizeof(float) * size_t(width));
-  });
+  host_for_rows_cols("wt::gather_rows", rows, width, kern::GatherRows{table, ids, width, y});
 }
 
-// One thread: a repeated id adds into the same row, which threads would race on.
-// Rows may repeat an id (a token that occurs twice), so threads split the columns, not the
-// rows: each of host_threads() stripes (whole cache lines) of every table row is one kernel
-// index, which adds the rows into its stripe in row order: the plain loop's order and sums. On
-// the Serial backend the one stripe is the whole row, the plain loop itself (narrow stripes
-// measured 2.5x slower there: bench/README.md).
 void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
                       float* table) {
-  constexpr int64_t kLine = 16;  // floats per cache line
-  const int64_t lines = (width + kLine - 1) / kLine;
-  const int64_t stripes = std::max<int64_t>(1, std::min<int64_t>(host_threads(), lines));
-  host_for("wt::scatter_add_rows", stripes, [=](int64_t stripe) {
-    const int64_t begin = std::min(width, stripe * lines / stripes * kLine);
-    const int64_t end = std::min(width, (stripe + 1) * lines / stripes * kLine);
-    for (int64_t r = 0; r < rows; ++r) {
-      float* __restrict row = table + ids[r] * width;
-      const float* __restrict xr = x + r * width;
-      for (int64_t j = begin; j < end; ++j) row[j] += xr[j];
-    }
-  });
+  host_for_columns("wt::scatter_add_rows", rows, width, kern::ScatterAddRows{x, ids, width, table});
+}
+
+std::string token_id_error(float value, int64_t position, int64_t vocab) {
+  return "embedding input " + std::to_string(value) + " at position " + std::to_string(position) +
+         " is not a token id in [0, " + std::to_string(vocab) +
+         ") (is the dataset a token dataset with this vocabulary?)";
 }
 
 }  // namespace wt::ops

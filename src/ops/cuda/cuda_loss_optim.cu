@@ -1,0 +1,122 @@
+// The loss, the non-finite guard, the optimizer updates and the weight codecs of CudaOps.
+#include <type_traits>
+#include <vector>
+
+#include "compress/weight_codec.hpp"
+#include "ops/cuda/cuda_launch.cuh"
+#include "ops/cuda/cuda_ops_impl.cuh"
+#include "ops/host/softmax_xent.hpp"
+#include "ops/portable/elementwise.hpp"
+#include "ops/portable/optimizer_updates.hpp"
+#include "ops/portable/softmax_xent.hpp"
+
+namespace wt::cuda {
+namespace {
+
+struct StoreXent {
+  double per_row;
+  float loss_scale;
+  float* loss;
+  double* totals;
+  __device__ void operator()(const kern::XentRow& sum) const {
+    kern::store_xent(sum.loss, sum.hit, per_row, loss_scale, loss, totals);
+  }
+};
+
+// The count as ops::store_count writes it: a double in two consecutive floats.
+struct StoreCount {
+  float* count;
+  __device__ void operator()(int64_t n) const {
+    const double c = double(n);
+    count[0] = __int_as_float(__double2loint(c));
+    count[1] = __int_as_float(__double2hiint(c));
+  }
+};
+
+// A step that changes nothing when the device-side skip count is nonzero (a non-finite gradient):
+// every thread reads the flag, so the host never waits for it.
+template <class Step>
+struct SkipUnless {
+  Step step;
+  const float* skip;
+  __device__ void operator()(int64_t i) const {
+    if (skip && kern::load_count(skip) != 0) return;
+    step(i);
+  }
+};
+
+}  // namespace
+
+// The labels are host memory (the batch's, as on the strict device): checked here, then staged
+// into a device buffer on this stream, as cudaMemcpyAsync stages pageable memory.
+void CudaOps::softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,
+                                   float* grad, const ops::XentOutputs& out) const {
+  ops::check_labels(labels, n, k);
+  auto* staged = static_cast<int32_t*>(
+      impl_->labels.at_least(sizeof(int32_t) * size_t(n > 0 ? n : 1), impl_->stream));
+  WT_CUDA_CHECK(cudaMemcpyAsync(staged, labels, sizeof(int32_t) * size_t(n), cudaMemcpyHostToDevice,
+                                impl_->stream));
+  cuda_reduce<kern::XentRow>(impl_->stream, n, kern::SoftmaxXentRow{logits, staged, k, grad},
+                             StoreXent{out.per_row, out.loss_scale, out.loss, out.totals});
+}
+
+void CudaOps::count_nonfinite_into(const float* x, int64_t n, float* count) const {
+  cuda_reduce<int64_t>(impl_->stream, n, kern::NonFinite{x}, StoreCount{count});
+}
+
+void CudaOps::sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g, float* b,
+                         const float* skip) const {
+  kern::with_sgd_step(u, w, g, b, [&](const auto& step) {
+    using Step = std::decay_t<decltype(step)>;
+    cuda_for(impl_->stream, n, SkipUnless<Step>{step, skip});
+  });
+}
+
+void CudaOps::adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g, float* m,
+                           float* v, const float* skip) const {
+  cuda_for(impl_->stream, n, SkipUnless<kern::AdamWStep>{kern::AdamWStep{u, w, g, m, v}, skip});
+}
+
+// The codecs run on the host over staged copies (a synchronisation per broadcast): raw mode's
+// side list is a running index, a scan that the portable kernels do not have yet.
+int64_t CudaOps::encode_weights(const WeightCodec& codec, const float* x, int64_t n,
+                                uint32_t* words, float* side) const {
+  std::vector<float> values(static_cast<size_t>(n)), side_host(static_cast<size_t>(n) + 2);
+  std::vector<uint32_t> words_host(static_cast<size_t>(encoded_words(codec, n)));
+  WT_CUDA_CHECK(cudaMemcpyAsync(values.data(), x, sizeof(float) * size_t(n), cudaMemcpyDeviceToHost,
+                                impl_->stream));
+  WT_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+  const int64_t used =
+      wt::encode_weights(codec, values.data(), n, words_host.data(), side_host.data());
+  WT_CUDA_CHECK(cudaMemcpyAsync(words, words_host.data(), sizeof(uint32_t) * words_host.size(),
+                                cudaMemcpyHostToDevice, impl_->stream));
+  if (side && used > 0)
+    WT_CUDA_CHECK(cudaMemcpyAsync(side, side_host.data(), sizeof(float) * size_t(used),
+                                  cudaMemcpyHostToDevice, impl_->stream));
+  WT_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));  // the host vectors end here
+  return used;
+}
+
+int64_t CudaOps::decode_weights(const WeightCodec& codec, const uint32_t* words, int64_t n,
+                                const float* side, float* y) const {
+  std::vector<uint32_t> words_host(static_cast<size_t>(encoded_words(codec, n)));
+  std::vector<float> values(static_cast<size_t>(n));
+  WT_CUDA_CHECK(cudaMemcpyAsync(words_host.data(), words, sizeof(uint32_t) * words_host.size(),
+                                cudaMemcpyDeviceToHost, impl_->stream));
+  WT_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+  // The side list holds exactly the floats the words refer to: read no further.
+  std::vector<float> side_host(size_t(side ? side_floats(codec, words_host.data(), n) : 0));
+  if (!side_host.empty()) {
+    WT_CUDA_CHECK(cudaMemcpyAsync(side_host.data(), side, sizeof(float) * side_host.size(),
+                                  cudaMemcpyDeviceToHost, impl_->stream));
+    WT_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+  }
+  const int64_t used = wt::decode_weights(codec, words_host.data(), n,
+                                          side ? side_host.data() : nullptr, values.data());
+  WT_CUDA_CHECK(cudaMemcpyAsync(y, values.data(), sizeof(float) * size_t(n), cudaMemcpyHostToDevice,
+                                impl_->stream));
+  WT_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+  return used;
+}
+
+}  // namespace wt::cuda

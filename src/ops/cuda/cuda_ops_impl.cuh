@@ -1,0 +1,48 @@
+#pragma once
+// CudaOps's state (CUDA builds' .cu files only): the stream and library handles, the cached
+// convolution algorithms, and small buffers that are grown on demand and then reused.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <array>
+#include <map>
+
+#include "ops/cuda/cuda_ops.hpp"
+#include "util/cuda_check.hpp"
+
+namespace wt::cuda {
+
+// One convolution shape's algorithms, chosen once by cuDNN's heuristics, and their workspaces.
+struct ConvPlan {
+  cudnnConvolutionFwdAlgo_t forward{};
+  cudnnConvolutionBwdDataAlgo_t backward_data{};
+  cudnnConvolutionBwdFilterAlgo_t backward_filter{};
+  size_t forward_bytes = 0, backward_bytes = 0;  // backward: the larger of data and filter
+};
+
+using ConvKey = std::array<int64_t, 8>;
+
+// Device memory that only grows: reuse is safe because everything using it is queued on the one
+// stream; growing waits for that stream first (the old buffer may still be read).
+struct GrowingBuffer {
+  void* data = nullptr;
+  size_t bytes = 0;
+  void* at_least(size_t wanted, cudaStream_t stream);
+  void release(cudaStream_t stream);
+};
+
+struct CudaOps::Impl {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+  bool tf32 = false;
+  std::map<ConvKey, ConvPlan> conv_plans;
+  GrowingBuffer workspace;  // convolutions called without scratch
+  GrowingBuffer labels;     // the loss's labels, staged from host memory
+  GrowingBuffer flag;       // a kernel's answer that host code must see (token id checks)
+
+  const ConvPlan& conv_plan(const ops::Conv2dGeometry& g);
+};
+
+}  // namespace wt::cuda

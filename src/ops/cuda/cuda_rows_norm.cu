@@ -1,0 +1,101 @@
+// Row, embedding, layer-norm, attention and global-pooling kernels of CudaOps: the portable
+// functors (ops/portable/) on the GPU.
+#include <stdexcept>
+
+#include "ops/cuda/cuda_launch.cuh"
+#include "ops/cuda/cuda_ops_impl.cuh"
+#include "ops/host/rows.hpp"
+#include "ops/portable/attention.hpp"
+#include "ops/portable/layer_norm.hpp"
+#include "ops/portable/rows.hpp"
+
+namespace wt::cuda {
+
+void CudaOps::add_row(const float* x, const float* row, int64_t rows, int64_t width,
+                      float* y) const {
+  cuda_for_rows_cols(impl_->stream, rows, width, kern::AddRow{x, row, width, y});
+}
+
+void CudaOps::add_column_sums(const float* x, int64_t rows, int64_t width, float* sums) const {
+  cuda_for_columns(impl_->stream, rows, width, kern::AddColumnSums{x, width, sums});
+}
+
+void CudaOps::gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width,
+                          float* y) const {
+  cuda_for_rows_cols(impl_->stream, rows, width, kern::GatherRows{table, ids, width, y});
+}
+
+void CudaOps::scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
+                               float* table) const {
+  cuda_for_columns(impl_->stream, rows, width, kern::ScatterAddRows{x, ids, width, table});
+}
+
+namespace {
+
+struct TokenIdCheck {
+  kern::TokenIds ids;
+  __device__ kern::FirstBad operator()(int64_t r) const {
+    kern::FirstBad bad;
+    if (!ids(r)) bad.at = r;
+    return bad;
+  }
+};
+
+struct StoreFirstBad {
+  int64_t* out;
+  __device__ void operator()(const kern::FirstBad& bad) const { *out = bad.at; }
+};
+
+}  // namespace
+
+// The check's answer comes back to the host before the call returns (a synchronisation per
+// embedding forward): a bad id must stop the step with the host's message.
+void CudaOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const {
+  if (n <= 0) return;
+  auto* first_bad = static_cast<int64_t*>(impl_->flag.at_least(sizeof(int64_t), impl_->stream));
+  cuda_reduce<kern::FirstBad>(impl_->stream, n, TokenIdCheck{kern::TokenIds{x, vocab, ids}},
+                              StoreFirstBad{first_bad});
+  int64_t at = 0;
+  WT_CUDA_CHECK(cudaMemcpyAsync(&at, first_bad, sizeof at, cudaMemcpyDeviceToHost, impl_->stream));
+  WT_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+  if (at < n) {
+    float value = 0;
+    WT_CUDA_CHECK(cudaMemcpy(&value, x + at, sizeof value, cudaMemcpyDeviceToHost));
+    throw std::out_of_range(ops::token_id_error(value, at, vocab));
+  }
+}
+
+void CudaOps::layer_norm_forward(const float* x, const float* w, const float* b, int64_t rows,
+                                 int64_t dim, double eps, float* y, float* stats) const {
+  cuda_for(impl_->stream, rows, kern::LayerNormForward{x, w, b, dim, eps, y, stats});
+}
+
+void CudaOps::layer_norm_backward(const float* x, const float* dy, const float* w,
+                                  const float* stats, int64_t rows, int64_t dim, float* dw,
+                                  float* db, float* dx) const {
+  cuda_for_columns(impl_->stream, rows, dim, kern::LayerNormParamGrads{x, dy, stats, dim, dw, db});
+  if (dx) cuda_for(impl_->stream, rows, kern::LayerNormInputGrad{x, dy, w, stats, dim, dx});
+}
+
+void CudaOps::causal_softmax(float* p, int64_t T) const {
+  cuda_for(impl_->stream, T, kern::CausalSoftmax{p, T});
+}
+
+void CudaOps::causal_softmax_backward(const float* p, float* g, int64_t T) const {
+  cuda_for(impl_->stream, T, kern::CausalSoftmaxBackward{p, g, T});
+}
+
+void CudaOps::global_avgpool_forward(int64_t batch, int64_t channels, int64_t pixels,
+                                     const float* x, float* y) const {
+  const float inv = 1.0f / static_cast<float>(pixels);
+  cuda_for(impl_->stream, batch * channels, kern::GlobalAvgPoolForward{x, pixels, inv, y});
+}
+
+void CudaOps::global_avgpool_backward(int64_t batch, int64_t channels, int64_t pixels,
+                                      const float* dy, float* dx) const {
+  const float inv = 1.0f / static_cast<float>(pixels);
+  cuda_for_rows_cols(impl_->stream, batch * channels, pixels,
+                     kern::GlobalAvgPoolBackward{dy, pixels, inv, dx});
+}
+
+}  // namespace wt::cuda

@@ -1,0 +1,133 @@
+#pragma once
+// Elementwise kernels, one index per element (portable.hpp). The host's ops/host/elementwise.cpp
+// and the GPU's ops/cuda/elementwise.cu launch these same functors.
+#include "ops/portable/fast_math.hpp"
+#include "ops/portable/portable.hpp"
+
+namespace wt::kern {
+
+struct ReluForward {
+  const float* x;
+  float* y;
+  WT_HD void operator()(int64_t i) const { y[i] = x[i] > 0.0f ? x[i] : 0.0f; }
+};
+
+// dx = dy where the forward output y > 0. dy read unconditionally: the select then vectorises.
+struct ReluBackward {
+  const float* y;
+  const float* dy;
+  float* dx;
+  WT_HD void operator()(int64_t i) const {
+    const float g = dy[i];
+    dx[i] = y[i] > 0.0f ? g : 0.0f;
+  }
+};
+
+struct GeluForward {
+  const float* x;
+  float* y;
+  WT_HD void operator()(int64_t i) const { y[i] = x[i] * ops::normal_cdf_approx(x[i]); }
+};
+
+// dx = dy * (Phi(x) + x * phi(x)).
+struct GeluBackward {
+  const float* x;
+  const float* dy;
+  float* dx;
+  WT_HD void operator()(int64_t i) const {
+    constexpr float kInvSqrt2Pi = 0.39894228040143268f;
+    const float pdf = kInvSqrt2Pi * ops::exp_approx(-0.5f * x[i] * x[i]);
+    dx[i] = dy[i] * (ops::normal_cdf_approx(x[i]) + x[i] * pdf);
+  }
+};
+
+struct Add {
+  const float* a;
+  const float* b;
+  float* y;
+  WT_HD void operator()(int64_t i) const { y[i] = a[i] + b[i]; }
+};
+
+struct Scale {
+  const float* x;
+  float s;
+  float* y;
+  WT_HD void operator()(int64_t i) const { y[i] = s * x[i]; }
+};
+
+// y = x * s[0] * factor with s a device scalar (the loss gradient seed): the product s[0] * factor
+// first, as the host computed it before it was a kernel.
+struct ScaleByDeviceScalar {
+  const float* x;
+  const float* s;
+  float factor;
+  float* y;
+  WT_HD void operator()(int64_t i) const { y[i] = (s[0] * factor) * x[i]; }
+};
+
+struct Accumulate {
+  const float* x;
+  float* y;
+  WT_HD void operator()(int64_t i) const { y[i] += x[i]; }
+};
+
+struct ScaleInPlace {
+  float s;
+  float* y;
+  WT_HD void operator()(int64_t i) const { y[i] *= s; }
+};
+
+struct Multiply {
+  const float* a;
+  const float* b;
+  float* y;
+  WT_HD void operator()(int64_t i) const { y[i] = a[i] * b[i]; }
+};
+
+struct Fill {
+  float value;
+  float* y;
+  WT_HD void operator()(int64_t i) const { y[i] = value; }
+};
+
+struct Copy {
+  const float* x;
+  float* y;
+  WT_HD void operator()(int64_t i) const { y[i] = x[i]; }
+};
+
+// Inverted dropout, counter based: index j makes entries 2j and 2j + 1 from SplitMix64's output
+// number j + 1 for `seed` (Rng(seed)'s (j+1)-th next_u64), so any thread can make any entry and no
+// generator state goes into the kernel. Launch over (n + 1) / 2 indices.
+struct DropoutMask {
+  uint32_t threshold;  // drop when a 32-bit draw falls below p * 2^32
+  float keep;          // 1 / (1 - p)
+  uint64_t seed;
+  float* mask;
+  int64_t n;
+  WT_HD void operator()(int64_t j) const {
+    uint64_t z = seed + uint64_t(j + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    const uint64_t u = z ^ (z >> 31);
+    mask[2 * j] = static_cast<uint32_t>(u) >= threshold ? keep : 0.0f;
+    if (2 * j + 1 < n) mask[2 * j + 1] = static_cast<uint32_t>(u >> 32) >= threshold ? keep : 0.0f;
+  }
+};
+
+// The drop threshold and keep scale of dropout probability p (0 <= p < 1).
+inline DropoutMask dropout_mask(float p, uint64_t seed, float* mask, int64_t n) {
+  const double scaled = static_cast<double>(p) * 4294967296.0;
+  const uint32_t threshold = static_cast<uint32_t>(scaled < 4294967295.0 ? scaled : 4294967295.0);
+  return DropoutMask{threshold, 1.0f / (1.0f - p), seed, mask, n};
+}
+
+// 1 for a NaN or Inf (all exponent bits set), else 0: summed, the non-finite count.
+struct NonFinite {
+  const float* x;
+  WT_HD int64_t operator()(int64_t i) const {
+    return (float_bits(x[i]) & 0x7f800000) == 0x7f800000 ? 1 : 0;
+  }
+};
+
+}  // namespace wt::kern

@@ -1,0 +1,56 @@
+#pragma once
+// The optimizer updates, one index per parameter (portable.hpp). The skip flag (a non-finite
+// gradient, decided on the device) is the launcher's: the host tests it once before the loop;
+// the GPU wraps the functor in SkipUnless, which every thread tests.
+#include "ops/kernel_args.hpp"
+#include "ops/portable/portable.hpp"
+
+namespace wt::kern {
+
+template <bool kMomentum, bool kFirst, bool kNesterov>
+struct SgdStep {
+  float lr, wd, mu;
+  float* w;
+  const float* g;
+  float* b;
+  WT_HD void operator()(int64_t i) const {
+    float d = g[i] + wd * w[i];
+    if (kMomentum) {
+      const float buf = kFirst ? d : mu * b[i] + d;
+      b[i] = buf;
+      d = kNesterov ? d + mu * buf : buf;
+    }
+    w[i] = w[i] - lr * d;
+  }
+};
+
+struct AdamWStep {
+  ops::AdamWUpdate k;
+  float* w;
+  const float* g;
+  float* m;
+  float* v;
+  WT_HD void operator()(int64_t i) const {
+    const float gi = g[i];
+    const float mi = k.b1 * m[i] + k.one_minus_b1 * gi;
+    const float vi = k.b2 * v[i] + k.one_minus_b2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    const float denom = sqrtf(vi) / k.bias2_sqrt + k.eps;
+    w[i] = w[i] * k.decay - k.step_size * mi / denom;
+  }
+};
+
+// Calls `step` with the SgdStep variant that u selects (templated, so the loop has no branches).
+template <class Launch>
+void with_sgd_step(const ops::SgdUpdate& u, float* w, const float* g, float* b,
+                   const Launch& launch) {
+  const float lr = u.lr, wd = u.weight_decay, mu = u.momentum;
+  if (mu == 0) return launch(SgdStep<false, false, false>{lr, wd, mu, w, g, b});
+  if (u.first && u.nesterov) return launch(SgdStep<true, true, true>{lr, wd, mu, w, g, b});
+  if (u.first) return launch(SgdStep<true, true, false>{lr, wd, mu, w, g, b});
+  if (u.nesterov) return launch(SgdStep<true, false, true>{lr, wd, mu, w, g, b});
+  launch(SgdStep<true, false, false>{lr, wd, mu, w, g, b});
+}
+
+}  // namespace wt::kern

@@ -1,0 +1,122 @@
+#pragma once
+// Max and average pooling (PyTorch semantics: floor-mode output size, max pooling pads with -inf,
+// average pooling counts padded cells in the divisor), portable (portable.hpp). The window and
+// tie rules are here once; the host keeps faster loops for its common shapes built on them
+// (ops/host/pool2d.cpp), the GPU runs these kernels: the forwards one index per output, the
+// backwards one index per input cell, which gathers from the windows that cover it in output
+// order (the order the host's scatter adds in), so nothing races and sums match the host's.
+#include "ops/kernel_args.hpp"
+#include "ops/portable/portable.hpp"
+
+namespace wt::kern {
+
+// The window of output (oh, ow), clipped to the image, plus PyTorch's average divisor.
+struct PoolWindow {
+  int64_t h0, h1, w0, w1;
+  int64_t padded_size;  // cells inside the padded image (count_include_pad divisor)
+};
+
+WT_HD PoolWindow pool_window(const ops::Pool2dGeometry& g, int64_t oh, int64_t ow) {
+  const int64_t h0 = oh * g.stride - g.padding, w0 = ow * g.stride - g.padding;
+  const int64_t h1 = h0 + g.kernel < g.in_h + g.padding ? h0 + g.kernel : g.in_h + g.padding;
+  const int64_t w1 = w0 + g.kernel < g.in_w + g.padding ? w0 + g.kernel : g.in_w + g.padding;
+  return {h0 > 0 ? h0 : 0, h1 < g.in_h ? h1 : g.in_h, w0 > 0 ? w0 : 0, w1 < g.in_w ? w1 : g.in_w,
+          (h1 - h0) * (w1 - w0)};
+}
+
+// Index (within the plane) of the first maximum of the window; -1 if the window is empty.
+WT_HD int64_t pool_argmax(const ops::Pool2dGeometry& g, const float* plane, const PoolWindow& win) {
+  int64_t best = -1;
+  float best_value = -INFINITY;
+  for (int64_t h = win.h0; h < win.h1; ++h)
+    for (int64_t w = win.w0; w < win.w1; ++w) {
+      const float v = plane[h * g.in_w + w];
+      if (best < 0 || v > best_value) {
+        best = h * g.in_w + w;
+        best_value = v;
+      }
+    }
+  return best;
+}
+
+// The outputs whose window covers input row h (or column: the same rule): [first, last].
+WT_HD void covering_outputs(int64_t h, int64_t kernel, int64_t stride, int64_t padding,
+                            int64_t outputs, int64_t* first, int64_t* last) {
+  const int64_t hp = h + padding;  // in padded coordinates: oh * stride <= hp < oh * stride + k
+  const int64_t lo = hp - kernel + 1;
+  *first = lo <= 0 ? 0 : (lo + stride - 1) / stride;
+  const int64_t hi = hp / stride;
+  *last = hi < outputs - 1 ? hi : outputs - 1;
+}
+
+struct MaxPoolForward {
+  ops::Pool2dGeometry g;
+  const float* x;
+  float* y;
+  WT_HD void operator()(int64_t o) const {
+    const int64_t Ho = g.out_h(), Wo = g.out_w();
+    const int64_t plane = o / (Ho * Wo), oh = o / Wo % Ho, ow = o % Wo;
+    const float* xp = x + plane * g.in_h * g.in_w;
+    const int64_t i = pool_argmax(g, xp, pool_window(g, oh, ow));
+    y[o] = i < 0 ? -INFINITY : xp[i];
+  }
+};
+
+// dx[cell] = sum of dy over the windows whose first maximum is this cell.
+struct MaxPoolBackward {
+  ops::Pool2dGeometry g;
+  const float* x;
+  const float* dy;
+  float* dx;
+  WT_HD void operator()(int64_t cell) const {
+    const int64_t Ho = g.out_h(), Wo = g.out_w(), in_plane = g.in_h * g.in_w;
+    const int64_t plane = cell / in_plane, at = cell % in_plane;
+    const float* xp = x + plane * in_plane;
+    int64_t oh0, oh1, ow0, ow1;
+    covering_outputs(at / g.in_w, g.kernel, g.stride, g.padding, Ho, &oh0, &oh1);
+    covering_outputs(at % g.in_w, g.kernel, g.stride, g.padding, Wo, &ow0, &ow1);
+    float sum = 0.0f;
+    for (int64_t oh = oh0; oh <= oh1; ++oh)
+      for (int64_t ow = ow0; ow <= ow1; ++ow)
+        if (pool_argmax(g, xp, pool_window(g, oh, ow)) == at)
+          sum += dy[(plane * Ho + oh) * Wo + ow];
+    dx[cell] = sum;
+  }
+};
+
+struct AvgPoolForward {
+  ops::Pool2dGeometry g;
+  const float* x;
+  float* y;
+  WT_HD void operator()(int64_t o) const {
+    const int64_t Ho = g.out_h(), Wo = g.out_w();
+    const int64_t plane = o / (Ho * Wo), oh = o / Wo % Ho, ow = o % Wo;
+    const float* xp = x + plane * g.in_h * g.in_w;
+    const PoolWindow win = pool_window(g, oh, ow);
+    float sum = 0.0f;
+    for (int64_t h = win.h0; h < win.h1; ++h)
+      for (int64_t w = win.w0; w < win.w1; ++w) sum += xp[h * g.in_w + w];
+    y[o] = sum / static_cast<float>(win.padded_size);
+  }
+};
+
+struct AvgPoolBackward {
+  ops::Pool2dGeometry g;
+  const float* dy;
+  float* dx;
+  WT_HD void operator()(int64_t cell) const {
+    const int64_t Ho = g.out_h(), Wo = g.out_w(), in_plane = g.in_h * g.in_w;
+    const int64_t plane = cell / in_plane, at = cell % in_plane;
+    int64_t oh0, oh1, ow0, ow1;
+    covering_outputs(at / g.in_w, g.kernel, g.stride, g.padding, Ho, &oh0, &oh1);
+    covering_outputs(at % g.in_w, g.kernel, g.stride, g.padding, Wo, &ow0, &ow1);
+    float sum = 0.0f;
+    for (int64_t oh = oh0; oh <= oh1; ++oh)
+      for (int64_t ow = ow0; ow <= ow1; ++ow)
+        sum += dy[(plane * Ho + oh) * Wo + ow] /
+               static_cast<float>(pool_window(g, oh, ow).padded_size);
+    dx[cell] = sum;
+  }
+};
+
+}  // namespace wt::kern

@@ -1,0 +1,106 @@
+#pragma once
+// Kernels on a [rows, width] row-major matrix (portable.hpp). Two launch shapes:
+//   element kernels, body(r, j) for every (r, j) in any order (for_rows_cols);
+//   column kernels, body(r, j) for every j with r in increasing order (for_columns): a column
+//   accumulates its rows in row order on every device, so sums are deterministic and the same
+//   on the host and the GPU, and a repeated embedding id never races.
+#include "ops/portable/portable.hpp"
+
+namespace wt::kern {
+
+// y[r, :] = row (the host copies rows with memcpy instead)
+struct BroadcastRow {
+  const float* row;
+  int64_t width;
+  float* y;
+  WT_HD void operator()(int64_t r, int64_t j) const { y[r * width + j] = row[j]; }
+};
+
+// y[r, :] = x[r, :] + row
+struct AddRow {
+  const float* x;
+  const float* row;
+  int64_t width;
+  float* y;
+  WT_HD void operator()(int64_t r, int64_t j) const {
+    y[r * width + j] = x[r * width + j] + row[j];
+  }
+};
+
+// Column kernel: sums[j] += x[r, j]
+struct AddColumnSums {
+  const float* x;
+  int64_t width;
+  float* sums;
+  WT_HD void operator()(int64_t r, int64_t j) const { sums[j] += x[r * width + j]; }
+};
+
+// y[r, :] = table[ids[r], :]
+struct GatherRows {
+  const float* table;
+  const int64_t* ids;
+  int64_t width;
+  float* y;
+  WT_HD void operator()(int64_t r, int64_t j) const {
+    y[r * width + j] = table[ids[r] * width + j];
+  }
+};
+
+// Column kernel: table[ids[r], j] += x[r, j] (a repeated id accumulates in row order).
+struct ScatterAddRows {
+  const float* x;
+  const int64_t* ids;
+  int64_t width;
+  float* table;
+  WT_HD void operator()(int64_t r, int64_t j) const {
+    table[ids[r] * width + j] += x[r * width + j];
+  }
+};
+
+// Token ids held as floats -> int64 ids. A value that is not an integer in [0, vocab) becomes
+// id 0 (so no kernel reads outside the table) and the call returns false; the launcher reports
+// the first such position (FirstBad: a minimum that reduces like a sum).
+struct TokenIds {
+  const float* x;
+  int64_t vocab;
+  int64_t* ids;
+  WT_HD bool operator()(int64_t r) const {
+    const float v = x[r];
+    const bool ok = v >= 0.0f && v < float(vocab) && float(int64_t(v)) == v;
+    ids[r] = ok ? int64_t(v) : 0;
+    return ok;
+  }
+};
+
+struct FirstBad {
+  int64_t at = 0x7fffffffffffffffll;  // none
+  WT_HD FirstBad& operator+=(const FirstBad& other) {
+    if (other.at < at) at = other.at;
+    return *this;
+  }
+};
+
+// global average pooling: y[p] = mean of x[p, 0 .. pixels) (one index per (sample, channel))
+struct GlobalAvgPoolForward {
+  const float* x;
+  int64_t pixels;
+  float inv;  // 1 / pixels
+  float* y;
+  WT_HD void operator()(int64_t p) const {
+    const float* xp = x + p * pixels;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < pixels; ++i) sum += xp[i];
+    y[p] = sum * inv;
+  }
+};
+
+// dx[p, i] = dy[p] / pixels (an element kernel over [batch * channels, pixels])
+struct GlobalAvgPoolBackward {
+  const float* dy;
+  int64_t pixels;
+  float inv;
+  float* dx;
+  WT_HD void operator()(int64_t p, int64_t i) const { dx[p * pixels + i] = dy[p] * inv; }
+};
+
+}  // namespace wt::kern

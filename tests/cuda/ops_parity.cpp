@@ -1,0 +1,366 @@
+#include "ops_parity.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+
+#include "tensor/rng.hpp"
+
+namespace wt::parity {
+
+void* HostMemory::allocate(size_t bytes) { return std::malloc(bytes ? bytes : 1); }
+void HostMemory::upload(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void HostMemory::download(void* dst, const void* src, size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+void HostMemory::release(void* p) { std::free(p); }
+
+namespace {
+
+// One array on both sides: `host` for the reference backend, `dev` in the device's memory.
+template <class T>
+struct Both {
+  std::vector<T> host;
+  std::shared_ptr<T> dev;
+  T* d() const { return dev.get(); }
+  T* h() { return host.data(); }
+};
+
+class Harness {
+ public:
+  Harness(const OpsBackend& ref, const OpsBackend& dev, Memory& memory, uint64_t seed, FILE* log)
+      : ref_(ref), dev_(dev), memory_(memory), rng_(seed), log_(log) {}
+
+  template <class T>
+  Both<T> copy_of(std::vector<T> values) {
+    Both<T> b{std::move(values), nullptr};
+    const size_t bytes = b.host.size() * sizeof(T);
+    T* p = static_cast<T*>(memory_.allocate(bytes));
+    memory_.upload(p, b.host.data(), bytes);
+    Memory* memory = &memory_;
+    b.dev = std::shared_ptr<T>(p, [memory](T* q) { memory->release(q); });
+    return b;
+  }
+  std::vector<float> values(int64_t n, float lo = -1.0f, float hi = 1.0f) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& x : v) x = rng_.uniform(lo, hi);
+    return v;
+  }
+  Both<float> random(int64_t n, float lo = -1.0f, float hi = 1.0f) {
+    return copy_of(values(n, lo, hi));
+  }
+  Both<float> filled(int64_t n, float value) {
+    return copy_of(std::vector<float>(size_t(n), value));
+  }
+  Rng& rng() { return rng_; }
+
+  // Runs `op` on both sides: op(backend, side) with side 0 the reference, 1 the device.
+  void run(const std::function<void(const OpsBackend&, bool device)>& op) {
+    op(ref_, false);
+    op(dev_, true);
+  }
+
+  template <class T>
+  void expect(const std::string& name, Both<T>& b, double tolerance) {
+    std::vector<T> got(b.host.size());
+    memory_.download(got.data(), b.d(), got.size() * sizeof(T));
+    Outcome o{name, 0, tolerance};
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double want = double(b.host[i]), diff = std::fabs(double(got[i]) - want);
+      const double rel = std::isnan(diff)
+                             ? (std::isnan(double(got[i])) && std::isnan(want) ? 0 : 1e30)
+                             : diff / std::max(1.0, std::fabs(want));
+      o.worst = std::max(o.worst, rel);
+    }
+    if (log_)
+      std::fprintf(log_, "%-40s max relative difference %.3g (tolerance %.0e) %s\n", name.c_str(),
+                   o.worst, tolerance, o.passed() ? "ok" : "FAIL");
+    outcomes_.push_back(o);
+  }
+
+  // The host side's current values into the device copy.
+  template <class T>
+  void upload(Both<T>& b) {
+    memory_.upload(b.d(), b.host.data(), b.host.size() * sizeof(T));
+  }
+  void fail(const std::string& what) {
+    if (log_) std::fprintf(log_, "%s FAIL\n", what.c_str());
+    outcomes_.push_back(Outcome{what, 1e30, 0});
+  }
+
+  std::vector<Outcome> outcomes() const { return outcomes_; }
+
+ private:
+  const OpsBackend& ref_;
+  const OpsBackend& dev_;
+  Memory& memory_;
+  Rng rng_;
+  FILE* log_;
+  std::vector<Outcome> outcomes_;
+};
+
+#define SIDE(b) (device ? (b).d() : (b).h())
+
+// Tolerances: 1e-6 where both sides do the same float operations in the same order (FMA
+// contraction aside), 1e-4 for GEMM-based ops (cuBLAS and cuDNN order sums their own way).
+constexpr double kSame = 1e-6, kSummed = 1e-4;
+
+void elementwise(Harness& t) {
+  const int64_t n = 100003;  // odd: the dropout mask's last pair is half used
+  auto xv = t.values(n, -4, 4);
+  xv[0] = 0.0f;  // relu'(0) = 0 on both sides
+  auto x = t.copy_of(xv), b = t.random(n), dy = t.random(n),
+       s = t.copy_of(std::vector<float>{0.25f});
+  auto relu = t.filled(n, -1), relu_grad = t.filled(n, -1), gelu = t.filled(n, -1);
+  auto gelu_grad = t.filled(n, -1), sum = t.filled(n, -1), scaled = t.filled(n, -1);
+  auto acc = t.random(n), in_place = t.random(n), product = t.filled(n, -1);
+  auto fill = t.filled(n, -1), copy = t.filled(n, -1), seeded = t.filled(n, -1);
+  auto mask = t.filled(n, -1);
+  t.run([&](const OpsBackend& ops, bool device) {
+    ops.relu_forward(SIDE(x), SIDE(relu), n);
+    ops.relu_backward(SIDE(relu), SIDE(dy), SIDE(relu_grad), n);
+    ops.gelu_forward(SIDE(x), SIDE(gelu), n);
+    ops.gelu_backward(SIDE(x), SIDE(dy), SIDE(gelu_grad), n);
+    const float* three[] = {SIDE(x), SIDE(b), SIDE(dy)};
+    ops.sum_arrays(three, 3, SIDE(sum), n);
+    ops.scale(SIDE(x), 0.5f, SIDE(scaled), n);
+    ops.accumulate(SIDE(x), SIDE(acc), n);
+    ops.scale_in_place(-3.0f, SIDE(in_place), n);
+    ops.multiply(SIDE(x), SIDE(b), SIDE(product), n);
+    ops.fill(2.5f, SIDE(fill), n);
+    ops.copy(SIDE(x), SIDE(copy), n);
+    ops.scale_by(SIDE(x), SIDE(s), 3.0f, SIDE(seeded), n);
+    ops.dropout_mask(0.3f, 1234, SIDE(mask), n);
+  });
+  t.expect("relu_forward", relu, 0);
+  t.expect("relu_backward", relu_grad, 0);
+  t.expect("gelu_forward", gelu, kSame);
+  t.expect("gelu_backward", gelu_grad, kSame);
+  t.expect("sum_arrays (3)", sum, kSame);
+  t.expect("scale", scaled, 0);
+  t.expect("accumulate", acc, kSame);
+  t.expect("scale_in_place", in_place, 0);
+  t.expect("multiply", product, 0);
+  t.expect("fill", fill, 0);
+  t.expect("copy", copy, 0);
+  t.expect("scale_by", seeded, kSame);
+  t.expect("dropout_mask (bitwise: integer draws)", mask, 0);
+}
+
+void matrices(Harness& t) {
+  const int64_t m = 64, n = 96, k = 80;
+  auto a = t.random(m * k), b = t.random(k * n), c = t.filled(m * n, 0), ct = t.random(m * n);
+  const int64_t rows = 37, in = 50, out = 24;
+  auto x = t.random(rows * in), w = t.random(out * in), bias = t.random(out),
+       dy = t.random(rows * out);
+  auto y = t.filled(rows * out, -1), dw = t.random(out * in), db = t.random(out);
+  auto dx = t.filled(rows * in, -1);
+  t.run([&](const OpsBackend& ops, bool device) {
+    ops.gemm(false, false, m, n, k, 1.0f, SIDE(a), SIDE(b), 0.0f, SIDE(c));
+    // Transposed operands with beta = 1, as the linear layers' backward calls them.
+    ops.gemm(true, true, m, n, k, 0.5f, SIDE(a), m, SIDE(b), k, 1.0f, SIDE(ct), n);
+    ops.linear_forward(SIDE(x), SIDE(w), SIDE(bias), rows, in, out, SIDE(y));
+    ops.linear_backward(SIDE(x), SIDE(w), SIDE(dy), rows, in, out, SIDE(dw), SIDE(db), SIDE(dx));
+  });
+  t.expect("gemm", c, kSummed);
+  t.expect("gemm (A^T B^T, beta 1)", ct, kSummed);
+  t.expect("linear_forward", y, kSummed);
+  t.expect("linear_backward dw", dw, kSummed);
+  t.expect("linear_backward db", db, kSummed);
+  t.expect("linear_backward dx", dx, kSummed);
+}
+
+void rows_and_embeddings(Harness& t) {
+  const int64_t rows = 300, width = 70, vocab = 40;
+  auto x = t.random(rows * width), row = t.random(width), y = t.filled(rows * width, -1);
+  auto sums = t.random(width), table = t.random(vocab * width),
+       gathered = t.filled(rows * width, -1);
+  auto scattered = t.random(vocab * width);
+  std::vector<float> token_values(static_cast<size_t>(rows));
+  for (auto& v : token_values) v = float(t.rng().below(vocab));
+  token_values[5] = token_values[9] = 3.0f;  // a repeated id accumulates
+  auto tokens = t.copy_of(token_values);
+  auto ids = t.copy_of(std::vector<int64_t>(size_t(rows), -1));
+  t.run([&](const OpsBackend& ops, bool device) {
+    ops.add_row(SIDE(x), SIDE(row), rows, width, SIDE(y));
+    ops.add_column_sums(SIDE(x), rows, width, SIDE(sums));
+    ops.token_ids(SIDE(tokens), rows, vocab, SIDE(ids));
+    ops.gather_rows(SIDE(table), SIDE(ids), rows, width, SIDE(gathered));
+    ops.scatter_add_rows(SIDE(x), SIDE(ids), rows, width, SIDE(scattered));
+  });
+  t.expect("add_row", y, 0);
+  t.expect("add_column_sums (row order)", sums, kSame);
+  t.expect("gather_rows (after token_ids)", gathered, 0);
+  t.expect("scatter_add_rows (row order)", scattered, kSame);
+}
+
+void convolution(Harness& t, const ops::Conv2dGeometry& g, const std::string& name) {
+  const int64_t xs = g.batch * g.in_channels * g.in_h * g.in_w;
+  const int64_t ws = g.out_channels * g.in_channels * g.kernel * g.kernel;
+  const int64_t ys = g.batch * g.out_channels * g.out_pixels();
+  auto x = t.random(xs), w = t.random(ws), bias = t.random(g.out_channels), y = t.filled(ys, -1);
+  auto dy = t.random(ys), dx = t.filled(xs, 7), dw = t.random(ws), dbias = t.random(g.out_channels);
+  t.run([&](const OpsBackend& ops, bool device) {
+    const int64_t floats = ops.conv2d_scratch_floats(g, true);
+    auto scratch = t.filled(std::max<int64_t>(floats, 1), 0);
+    Scratch s;
+    s.reserved = SIDE(scratch);
+    ops.conv2d_forward(g, SIDE(x), SIDE(w), SIDE(bias), SIDE(y), s);
+    ops.conv2d_backward(g, SIDE(x), SIDE(w), SIDE(dy), SIDE(dx), SIDE(dw), SIDE(dbias), s);
+  });
+  t.expect("conv2d_forward " + name, y, kSummed);
+  t.expect("conv2d_backward dx " + name, dx, kSummed);
+  t.expect("conv2d_backward dw " + name, dw, kSummed);
+  t.expect("conv2d_backward dbias " + name, dbias, kSummed);
+}
+
+void pooling(Harness& t, const ops::Pool2dGeometry& g, const std::string& name) {
+  const int64_t xs = g.batch * g.channels * g.in_h * g.in_w;
+  const int64_t ys = g.batch * g.channels * g.out_h() * g.out_w();
+  auto xv = t.values(xs);
+  for (int64_t i = 0; i < xs; i += 7) xv[size_t(i)] = 0.5f;  // ties: the first maximum wins
+  auto x = t.copy_of(xv), dy = t.random(ys), maxy = t.filled(ys, -1), avgy = t.filled(ys, -1);
+  auto maxdx = t.filled(xs, -1), avgdx = t.filled(xs, -1);
+  t.run([&](const OpsBackend& ops, bool device) {
+    ops.maxpool2d_forward(g, SIDE(x), SIDE(maxy));
+    ops.maxpool2d_backward(g, SIDE(x), SIDE(dy), SIDE(maxdx));
+    ops.avgpool2d_forward(g, SIDE(x), SIDE(avgy));
+    ops.avgpool2d_backward(g, SIDE(dy), SIDE(avgdx));
+  });
+  t.expect("maxpool2d_forward " + name, maxy, 0);
+  t.expect("maxpool2d_backward " + name, maxdx, kSame);
+  t.expect("avgpool2d_forward " + name, avgy, kSame);
+  t.expect("avgpool2d_backward " + name, avgdx, kSame);
+}
+
+void normalisation(Harness& t) {
+  const ops::BatchNormShape s{16, 6, 50};
+  const int64_t n = s.n * s.c * s.hw;
+  auto x = t.random(n, -2, 3), dy = t.random(n), gamma = t.random(s.c), beta = t.random(s.c);
+  auto rmean = t.random(s.c), rvar = t.random(s.c, 0.5f, 2.0f), mean = t.filled(s.c, 0);
+  auto invstd = t.filled(s.c, 0), y = t.filled(n, -1), ye = t.filled(n, -1);
+  auto emean = t.filled(s.c, 0), einvstd = t.filled(s.c, 0), dx = t.filled(n, -1);
+  auto dgamma = t.random(s.c), dbeta = t.random(s.c);
+  const int64_t rows = 65, dim = 48;
+  auto lx = t.random(rows * dim, -2, 2), lw = t.random(dim), lb = t.random(dim);
+  auto ldy = t.random(rows * dim), ly = t.filled(rows * dim, -1), stats = t.filled(2 * rows, 0);
+  auto ldw = t.random(dim), ldb = t.random(dim), ldx = t.filled(rows * dim, -1);
+  t.run([&](const OpsBackend& ops, bool device) {
+    ops.batchnorm_forward_train(SIDE(x), s, SIDE(gamma), SIDE(beta), 1e-5f, 0.1f, SIDE(rmean),
+                                SIDE(rvar), SIDE(mean), SIDE(invstd), SIDE(y));
+    ops.batchnorm_forward_eval(SIDE(x), s, SIDE(gamma), SIDE(beta), SIDE(rmean), SIDE(rvar), 1e-5f,
+                               SIDE(emean), SIDE(einvstd), SIDE(ye));
+    ops.batchnorm_backward(SIDE(x), SIDE(dy), s, SIDE(gamma), SIDE(mean), SIDE(invstd), true,
+                           SIDE(dx), SIDE(dgamma), SIDE(dbeta));
+    ops.layer_norm_forward(SIDE(lx), SIDE(lw), SIDE(lb), rows, dim, 1e-5, SIDE(ly), SIDE(stats));
+    ops.layer_norm_backward(SIDE(lx), SIDE(ldy), SIDE(lw), SIDE(stats), rows, dim, SIDE(ldw),
+                            SIDE(ldb), SIDE(ldx));
+  });
+  t.expect("batchnorm_forward_train y", y, kSame);
+  t.expect("batchnorm_forward_train running_var", rvar, kSame);
+  t.expect("batchnorm_forward_eval y", ye, kSame);
+  t.expect("batchnorm_backward dx", dx, 1e-5);
+  t.expect("batchnorm_backward dgamma", dgamma, 1e-5);
+  t.expect("batchnorm_backward dbeta", dbeta, 1e-5);
+  t.expect("layer_norm_forward y", ly, kSame);
+  t.expect("layer_norm_forward stats", stats, kSame);
+  t.expect("layer_norm_backward dw", ldw, 1e-5);
+  t.expect("layer_norm_backward db", ldb, 1e-5);
+  t.expect("layer_norm_backward dx", ldx, 1e-5);
+}
+
+void attention_and_loss(Harness& t) {
+  const int64_t T = 33;
+  auto p = t.random(T * T, -3, 3), pb = t.random(T * T), g = t.random(T * T);
+  const int64_t n = 300, k = 17;
+  std::vector<int32_t> labels(static_cast<size_t>(n));
+  for (auto& l : labels) l = int32_t(t.rng().below(k));
+  auto logits = t.random(n * k, -5, 5), grad = t.filled(n * k, -1), loss = t.filled(1, -1);
+  // The totals are doubles: held here as pairs of floats, compared as doubles below.
+  auto totals = t.copy_of(std::vector<double>{1.5, 2.0});
+  auto gradient = t.random(5000), counts = t.filled(2 * ops::kCountFloats, -1);
+  auto bad = t.values(5000);
+  bad[17] = NAN;
+  bad[4000] = INFINITY;
+  auto bad_gradient = t.copy_of(bad);
+  t.run([&](const OpsBackend& ops, bool device) {
+    ops.causal_softmax(SIDE(p), T);
+    ops.copy(SIDE(p), SIDE(pb), T * T);
+    ops.causal_softmax_backward(SIDE(pb), SIDE(g), T);
+    ops::XentOutputs out;
+    out.per_row = 0.5;
+    out.loss_scale = 2.0f;
+    out.loss = SIDE(loss);
+    out.totals = SIDE(totals);
+    ops.softmax_xent_forward(SIDE(logits), labels.data(), n, k, SIDE(grad), out);
+    ops.count_nonfinite_into(SIDE(gradient), 5000, SIDE(counts));
+    ops.count_nonfinite_into(SIDE(bad_gradient), 5000, SIDE(counts) + ops::kCountFloats);
+  });
+  t.expect("causal_softmax", p, kSame);
+  t.expect("causal_softmax_backward", g, kSame);
+  t.expect("softmax_xent_forward gradient", grad, kSame);
+  t.expect("softmax_xent_forward loss", loss, kSame);
+  t.expect("softmax_xent_forward totals", totals, 1e-9);
+  t.expect("count_nonfinite_into (0 and 2)", counts, 0);
+}
+
+void optimizers_and_codec(Harness& t) {
+  const int64_t n = 20011;
+  auto w = t.random(n), g = t.random(n), b = t.random(n), w2 = t.random(n), m = t.random(n);
+  auto v = t.random(n, 0, 1), skipped = t.random(n), before = skipped;
+  auto skip = t.copy_of(std::vector<float>{0, 0});
+  ops::store_count(skip.h(), 1.0);
+  t.upload(skip);
+  ops::SgdUpdate sgd{0.1f, 0.01f, 0.9f, false, true};
+  ops::AdamWUpdate adam{0.999f, 0.9f, 0.1f, 0.99f, 0.01f, 0.001f, 0.5f, 1e-8f};
+  WeightCodec codec;
+  codec.kind = "scalednn";
+  auto weights = t.random(n, -3, 3);
+  weights.host[10] = 1e-9f;  // out of the format's range: raw mode's side list
+  t.upload(weights);
+  const int64_t words = encoded_words(codec, n);
+  auto encoded = t.copy_of(std::vector<uint32_t>(size_t(words), 0));
+  auto side = t.filled(n + 2, 0), decoded = t.filled(n, -1);
+  t.run([&](const OpsBackend& ops, bool device) {
+    ops.sgd_update(sgd, n, SIDE(w), SIDE(g), SIDE(b), nullptr);
+    ops.adamw_update(adam, n, SIDE(w2), SIDE(g), SIDE(m), SIDE(v), nullptr);
+    ops.sgd_update(sgd, n, SIDE(skipped), SIDE(g), SIDE(b), SIDE(skip));  // skipped: unchanged
+    ops.encode_weights(codec, SIDE(weights), n, SIDE(encoded), SIDE(side));
+    ops.decode_weights(codec, SIDE(encoded), n, SIDE(side), SIDE(decoded));
+  });
+  t.expect("sgd_update (nesterov) w", w, kSame);
+  t.expect("sgd_update (nesterov) momentum", b, kSame);
+  t.expect("adamw_update w", w2, kSame);
+  t.expect("adamw_update m", m, kSame);
+  t.expect("adamw_update v", v, kSame);
+  t.expect("sgd_update skipped on a nonzero count", skipped, 0);
+  if (skipped.host != before.host) t.fail("sgd_update skipped: the reference changed w");
+  t.expect("encode_weights + decode_weights (scalednn, raw)", decoded, 0);
+}
+
+}  // namespace
+
+std::vector<Outcome> compare_backends(const OpsBackend& reference, const OpsBackend& device,
+                                      Memory& memory, uint64_t seed, FILE* log) {
+  Harness t(reference, device, memory, seed, log);
+  elementwise(t);
+  matrices(t);
+  rows_and_embeddings(t);
+  ops::Conv2dGeometry conv{4, 3, 12, 12, 8, 3, 1, 1};
+  convolution(t, conv, "(3x3/1, padded)");
+  conv = ops::Conv2dGeometry{8, 6, 14, 14, 16, 5, 2, 0};
+  convolution(t, conv, "(5x5/2)");
+  ops::Pool2dGeometry pool{4, 3, 13, 11, 2, 2, 0};
+  pooling(t, pool, "(2x2/2, odd sizes)");
+  pool = ops::Pool2dGeometry{2, 5, 9, 10, 3, 2, 1};
+  pooling(t, pool, "(3x3/2, padded)");
+  normalisation(t);
+  attention_and_loss(t);
+  optimizers_and_codec(t);
+  return t.outcomes();
+}
+
+}  // namespace wt::parity
