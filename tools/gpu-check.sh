@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks wavetrain's CUDA code on a GPU machine: runs wt_cuda_check (tests/cuda/cuda_check.cpp:
-# cuBLAS sgemm, cuDNN conv2d forward/backward, ReLU and an NCCL allreduce against the host
-# implementations, then cuBLAS and host GEMM GFLOP/s) and prints the machine and the figures.
+# every op of the ops interface on CUDA against the host (tests/cuda/ops_parity.cpp), ReLU over
+# 17M elements and an NCCL allreduce, then cuBLAS and host GEMM GFLOP/s) and prints the machine
+# and the figures.
 # Record them in docs/gpu-check.md.
 #
 #   tools/gpu-check.sh [--build-dir DIR] [--no-build] [--runs N] [--log FILE]

@@ -3,12 +3,16 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <limits>
 #include <stdexcept>
 
 #include "io/checked_file.hpp"
+#ifdef WAVETRAIN_HAVE_CUDA
+#include "device/cuda/gpu_probe.hpp"
+#endif
 #include "util/input_error.hpp"
 
 namespace wt {
@@ -80,18 +84,35 @@ void check_keys_the_schedule_reads(const RunConfig& cfg) {
                            cfg.schedule.kind + "\": remove the key or choose the burst schedule");
 }
 
+#ifdef WAVETRAIN_HAVE_CUDA
+namespace {
+std::string visible_devices() {
+  const char* value = std::getenv("CUDA_VISIBLE_DEVICES");
+  return value ? std::string("\"") + value + "\"" : "unset";
+}
+}  // namespace
+#endif
+
 void check_device_kind(const RunConfig& cfg) {
   if (cfg.device.kind != "cuda") return;
+  const std::string instead = "use \"auto\", \"cpu\", \"host\" or \"strict\"";
 #ifdef WAVETRAIN_HAVE_CUDA
+  const cuda::GpuProbe gpus = cuda::probe_gpus();
+  if (gpus.count == 0)
+    throw deck_error(cfg, "device.kind",
+                     "'cuda': this build has CUDA, but this rank sees no GPU (" + gpus.why_none +
+                         "; CUDA_VISIBLE_DEVICES=" + visible_devices() + "): " + instead);
   throw deck_error(cfg, "device.kind",
-                   "'cuda': the CUDA operators are built but the executor runs layers on the host "
-                   "in this version; use \"auto\", \"cpu\", \"host\" or \"strict\"");
+                   "'cuda': this rank sees " + std::to_string(gpus.count) + " GPU(s) (" +
+                       gpus.first_name +
+                       "), but this version does not run training steps on them yet: its CUDA "
+                       "kernels are checked against the host's by tools/gpu-check.sh; " +
+                       instead);
 #else
   throw deck_error(cfg, "device.kind",
                    "'cuda' needs wavetrain built with CUDA (cmake -DWAVETRAIN_CUDA=ON, with the "
-                   "CUDA toolkit, cuBLAS, cuDNN and NCCL), which this build is not; and this "
-                   "version's executor runs layers on the host even then: use \"auto\", \"cpu\", "
-                   "\"host\" or \"strict\"");
+                   "CUDA toolkit, cuBLAS, cuDNN and NCCL), which this build is not: " +
+                       instead);
 #endif
 }
 
