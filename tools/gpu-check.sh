@@ -14,12 +14,16 @@
 #       and NCCL come from --cuda-libs, else from the pip nvidia-* wheels of python3 (or
 #       $WT_PYTHON), else /usr/local/cuda/lib64.
 #   --runs N runs the check N times (the figures vary by a few per cent from run to run).
+#   --torch "MODES" also runs the PyTorch reference (bench/torch_gpu_reference.py, FP32, synthetic
+#       inputs, built from models/*.toml) on issue 19's rows, one fresh process per row and mode:
+#       mlp 64, lenet 64, resnet 128, transformer_small 32 (every mode), lenet and resnet 1024
+#       (eager and graph). MODES: any of eager graph compile replicas, e.g. "eager graph".
 #
 # Exit status: 0 every check passed, 1 a check failed or the run broke, 2 usage, 77 no GPU seen.
 set -uo pipefail
 
 usage() {
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,/^set -uo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
   exit "${1:-0}"
 }
 
@@ -30,6 +34,7 @@ bundle=
 cuda_libs=${WT_CUDA_LIB_PATH:-}
 log=
 runs=1
+torch_modes=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build_dir="$2"; shift 2 ;;
@@ -38,6 +43,7 @@ while [[ $# -gt 0 ]]; do
     --cuda-libs) cuda_libs="$2"; shift 2 ;;
     --log) log="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
+    --torch) torch_modes="$2"; shift 2 ;;
     -h | --help) usage 0 ;;
     *) echo "gpu-check.sh: unknown argument '$1'" >&2; usage 2 >&2 ;;
   esac
@@ -153,6 +159,18 @@ for ((run = 1; run <= runs; ++run)); do
   echo "exit status $code after $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f", e - s}') s"
   if [[ $code != 0 && $status != 1 ]]; then status=$code; fi
 done
+if [[ -n $torch_modes ]]; then
+  section "PyTorch reference (bench/torch_gpu_reference.py), samples/s and peak memory"
+  python=${WT_PYTHON:-python3}
+  for row in mlp:64 lenet:64 resnet:128 transformer_small:32 lenet:1024 resnet:1024; do
+    for mode in $torch_modes; do
+      # The large batches measure bandwidth, not launches: eager and the graph only.
+      [[ ${row#*:} == 1024 && $mode != eager && $mode != graph ]] && continue
+      "$python" "$repo/bench/torch_gpu_reference.py" --model "${row%%:*}" --batch "${row#*:}" \
+        --mode "$mode" --steps 100 --repeats 3 || echo "torch reference ${row} ${mode}: failed"
+    done
+  done
+fi
 case $status in
   0) echo "gpu-check: PASSED" ;;
   77) echo "gpu-check: no CUDA device seen (is this a GPU machine?)" ;;
