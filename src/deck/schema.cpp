@@ -240,8 +240,12 @@ std::vector<KeyDef> runtime_keys() {
       key("device", "kind", WT_FIELD(device.kind),
           "device per rank: auto, cpu or host = a CPU core; strict = the host's kernels under a "
           "GPU's rules (finds ordering bugs); cuda = a GPU (needs a build with CUDA; refused in "
-          "this version, whose executor runs layers on the host)")
+          "this version, whose executor does not run steps on GPUs yet)")
           .one_of({"auto", "cpu", "host", "strict", "cuda"}),
+      key("device", "share_gpus", WT_FIELD(device.share_gpus),
+          "cuda: let several ranks of a node drive one GPU (NCCL refuses one device twice in a "
+          "communicator, so their transfers go through MPI over pinned host memory); off: such "
+          "a launch is refused, naming the ranks and the GPU"),
       key("device", "strict_seed", WT_FIELD(device.strict_seed),
           "strict device: seed of the order in which streams run (each rank adds its rank)")
           .in(Range::at_least(0)),

@@ -11,7 +11,9 @@
 
 #include "io/checked_file.hpp"
 #ifdef WAVETRAIN_HAVE_CUDA
+#include "comm/node_ranks.hpp"
 #include "device/cuda/gpu_probe.hpp"
+#include "device/gpu_assignment.hpp"
 #endif
 #include "util/input_error.hpp"
 
@@ -86,10 +88,21 @@ void check_keys_the_schedule_reads(const RunConfig& cfg) {
 
 #ifdef WAVETRAIN_HAVE_CUDA
 namespace {
+
 std::string visible_devices() {
   const char* value = std::getenv("CUDA_VISIBLE_DEVICES");
   return value ? std::string("\"") + value + "\"" : "unset";
 }
+
+// The GPU each of this node's ranks would drive, by UUID ("none" where a rank sees no GPU).
+// Collective: every rank of the job calls it, GPU or not, so that the node's ranks stay in step.
+NodeRanks gpus_on_node(const cuda::GpuProbe& gpus) {
+  const NodeRanks node = gather_on_node("");
+  std::string mine = "none";
+  if (gpus.count > 0) mine = cuda::gpu_uuid(gpu_for_local_rank(node.local_rank, gpus.count));
+  return gather_on_node(mine);
+}
+
 }  // namespace
 #endif
 
@@ -98,10 +111,18 @@ void check_device_kind(const RunConfig& cfg) {
   const std::string instead = "use \"auto\", \"cpu\", \"host\" or \"strict\"";
 #ifdef WAVETRAIN_HAVE_CUDA
   const cuda::GpuProbe gpus = cuda::probe_gpus();
+  const NodeRanks node = gpus_on_node(gpus);
   if (gpus.count == 0)
     throw deck_error(cfg, "device.kind",
                      "'cuda': this build has CUDA, but this rank sees no GPU (" + gpus.why_none +
                          "; CUDA_VISIBLE_DEVICES=" + visible_devices() + "): " + instead);
+  const GpuSharing sharing = find_sharing(node.gathered);
+  if (sharing.any() && !cfg.device.share_gpus)
+    throw deck_error(cfg, "device.kind",
+                     "'cuda': " + std::to_string(node.local_ranks) + " ranks on node " + node.node +
+                         " see " + std::to_string(gpus.count) + " GPU(s), and " +
+                         describe_sharing(sharing, node.node) +
+                         ": start one rank per GPU, or set device.share_gpus = true");
   throw deck_error(cfg, "device.kind",
                    "'cuda': this rank sees " + std::to_string(gpus.count) + " GPU(s) (" +
                        gpus.first_name +

@@ -28,9 +28,10 @@ void check_data_against_deck(const RunConfig& cfg, const Graph& graph, const Dat
 // for any deck, so this is not a deck-parser rule.)
 void check_keys_the_schedule_reads(const RunConfig& cfg);
 
-// device.kind is one this build can run: "cuda" is refused, naming the deck line, with what it
-// needs (a build with CUDA, which compiles the operators; the executor runs layers on the host in
-// this version either way).
+// device.kind is one this build can run: "cuda" is refused, naming the deck line, with the reason:
+// a build without CUDA; no GPU seen by this rank; ranks of a node sharing a GPU without
+// device.share_gpus; else that this version does not run steps on GPUs yet. Collective with CUDA
+// (the node's ranks gather their GPUs' UUIDs): every rank calls it.
 void check_device_kind(const RunConfig& cfg);
 
 // Every LoadBatch of the program gets at least one sample: the global batch is cut into at most

@@ -14,4 +14,7 @@ struct GpuProbe {
 
 GpuProbe probe_gpus();
 
+// Device `device`'s UUID as nvidia-smi prints it ("GPU-8c4e...-..."), or "" if it cannot be read.
+std::string gpu_uuid(int device);
+
 }  // namespace wt::cuda
