@@ -1,9 +1,12 @@
 #include "app/training_loop.hpp"
 
 #include <chrono>
+#include <stdexcept>
 
 #include "device/device_context.hpp"
+#include "exec/executor.hpp"
 #include "job/job.hpp"
+#include "mem/caching_allocator.hpp"
 
 namespace wt {
 
@@ -34,17 +37,64 @@ void TrainingLoop::finish(Entry& entry) {
   entry.finished = true;
 }
 
+void TrainingLoop::step_together(const std::vector<Entry*>& round) {
+  for (Entry* entry : round)
+    for (StepObserver* o : entry->observers) o->before_step(*entry->job, entry->next_step);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (Entry* entry : round) entry->job->begin_step(entry->next_step);
+  for (bool issued = false; !issued;) {
+    issued = true;
+    bool progressed = false;
+    for (Entry* entry : round) {
+      Executor& executor = entry->job->executor();
+      if (executor.step_issued()) continue;
+      issued = false;
+      CachingAllocator::JobScope account(entry->job->device().allocator(), entry->job->id());
+      progressed = executor.issue_ready(true) || progressed;
+    }
+    if (issued || progressed) continue;
+    // Every job waits: let the device run and communication progress, for any of them.
+    for (Entry* entry : round) progressed = entry->job->executor().try_progress() || progressed;
+    if (!progressed)
+      throw std::logic_error("co-located jobs deadlocked: no job can issue or progress");
+  }
+  // The device runs what the jobs queued, each job's transfers progressing, before any job reads
+  // its step's results (each finish_step then finds nothing left to run).
+  if (StrictStreams* queues = round.front()->job->device().queues())
+    queues->drain([&] {
+      bool any = false;
+      for (Entry* entry : round) any = entry->job->executor().poll_communication() || any;
+      return any;
+    });
+  for (Entry* entry : round) {
+    StepRecord record;
+    record.step = entry->next_step;
+    record.stats = entry->job->finish_step(entry->next_step);
+    record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (StepObserver* o : entry->observers) o->after_step(*entry->job, record);
+    entry->next_step++;
+  }
+}
+
 void TrainingLoop::run() {
   for (bool stepped = true; stepped;) {
     stepped = false;
+    std::vector<Entry*> round;
     for (Entry& entry : entries_) {
       if (entry.finished) continue;
       if (entry.next_step < entry.job->total_steps()) {
-        step_once(entry);
+        if (interleaved_)
+          round.push_back(&entry);
+        else
+          step_once(entry);
         stepped = true;
       }
-      if (entry.next_step >= entry.job->total_steps()) finish(entry);
+      if (!interleaved_ && entry.next_step >= entry.job->total_steps()) finish(entry);
     }
+    if (!interleaved_) continue;
+    if (!round.empty()) step_together(round);
+    for (Entry& entry : entries_)
+      if (!entry.finished && entry.next_step >= entry.job->total_steps()) finish(entry);
   }
 }
 

@@ -14,13 +14,6 @@
 
 namespace wt {
 
-namespace {
-double now_seconds() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
-}  // namespace
-
 Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Optimizer& optimizer,
                    BatchSource& data, Program program, uint64_t seed,
                    std::vector<Model*> more_replicas)
@@ -195,50 +188,6 @@ BatchRequest Executor::request_of(const Instruction& load, int64_t step) const {
   return r;
 }
 
-StepStats Executor::run_step(int64_t step, double lr) {
-  std::fill(done_.begin(), done_.end(), 0);
-  std::fill(issued_.begin(), issued_.end(), 0);
-  loads_done_ = 0;
-  samples_ = 0;
-  zero_totals(true);                            // each stream its own, ahead of its loss kernels
-  for (size_t s = 0; s < slots_.size(); ++s) {  // the last step's burst rows (its work has run)
-    Slot& slot = *slots_[s];
-    slot.row_labels.clear();
-    for (Tensor& t : slot.relaid_grad) t = Tensor();
-    // The batch's dropout generator, also on a rank that loads nothing for this slot (a burst
-    // rank running only a middle segment receives its rows).
-    if (slot_batch_[s] >= 0)
-      slot.rng =
-          Rng(seed_).fork(static_cast<uint64_t>(step * program_.global_batches + slot_batch_[s]));
-  }
-  const auto& streams = program_.ranks[rank_].streams;
-  std::vector<size_t> pos(streams.size(), 0);
-  while (true) {
-    bool progressed = false, finished = true;
-    for (const int s : visit_order_) {
-      while (pos[s] < streams[s].size()) {
-        const Instruction& ins = streams[s][pos[s]];
-        // A Wait holds the host (the host device) until its event has completed; on the strict
-        // device it holds its stream instead, and the host only until the event's producer is
-        // issued (a CUDA host cannot wait on an event not yet recorded).
-        const bool waits = opcode_traits(ins.op).waits_event;
-        if (waits && (queues_ ? !issued_[ins.event] : !event_done(ins.event))) {
-          if (observer_ && wait_since_[s] < 0) wait_since_[s] = now_seconds();
-          break;
-        }
-        issue(s, pos[s]++, step, lr);
-        progressed = true;
-      }
-      finished = finished && pos[s] == streams[s].size();
-    }
-    if (finished) break;
-    if (!progressed) wait_for_progress();
-  }
-  if (queues_) queues_->drain([this] { return poll_pending(); });
-  if (races_) races_->raise_deferred();
-  return read_totals(step);
-}
-
 void Executor::issue(int s, size_t index, int64_t step, double lr) {
   // The instruction's host code runs now, as a CUDA host's would: it allocates, frees and
   // launches its kernels and transfers on the stream. The host device runs each kernel at once;
@@ -283,13 +232,6 @@ bool Executor::poll_pending() {
   for (auto& p : pending_) any_pending = any_pending || p != nullptr;
   if (any_pending) poll();
   return any_pending;
-}
-
-void Executor::wait_for_progress() {
-  if (queues_ && queues_->run_one()) return;
-  if (!poll_pending())
-    throw std::logic_error("schedule '" + program_.schedule + "' deadlocked on rank " +
-                           std::to_string(rank_));
 }
 
 void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may_block) {

@@ -62,6 +62,25 @@ class Executor {
 
   // Runs one step of the program with learning rate lr.
   StepStats run_step(int64_t step, double lr);
+  // run_step in parts, for a driver that interleaves several jobs' executors on one device
+  // (exec/colocated_step.hpp): begin_step; then issue_ready (the instructions whose waits are
+  // met, or only the first of them with just_one; false when none is) until step_issued, calling
+  // wait_for_progress when nothing is ready; then finish_step (waits for the device, reads the
+  // totals).
+  void begin_step(int64_t step, double lr);
+  bool issue_ready(bool just_one);
+  bool step_issued() const;
+  StepStats finish_step();
+  // The host issues nothing more until something completes: the strict device runs queued work,
+  // communication progresses; throws when nothing ever will (a deadlock).
+  void wait_for_progress();
+  // The same without the throw: false when nothing progressed (several executors on one device
+  // decide together whether they are stuck).
+  bool try_progress();
+  // Polls this executor's outstanding communication; false when there is none. Several executors
+  // on one strict device drain its queues polling all of them (their queued work waits on any
+  // one's transfers).
+  bool poll_communication() { return poll_pending(); }
   // Forward-only evaluation of one batch through every stage (all stages must be local: after
   // prepare_evaluation() when this rank does not hold them all).
   StepStats evaluate(const Tensor& inputs, const std::vector<int32_t>& labels);
@@ -93,9 +112,6 @@ class Executor {
   // Issues instruction `index` of stream `s`: its host code runs now; its kernels and transfers
   // go on the stream (run now on the host device, later on the strict device).
   void issue(int s, size_t index, int64_t step, double lr);
-  // The host issues nothing more until something completes: the strict device runs queued work,
-  // communication progresses; throws when nothing ever will (a deadlock).
-  void wait_for_progress();
   bool poll_pending();  // polls outstanding communication; false when there is none
   // Runs `work` as device work on stream 0 and waits for it (evaluation, between steps).
   void run_on_device(const std::function<void()>& work);
@@ -181,6 +197,9 @@ class Executor {
   std::vector<int> slot_batch_;
   uint64_t seed_;
   int rank_;
+  int64_t step_ = 0;  // the step in hand (begin_step)
+  double lr_ = 0;
+  std::vector<size_t> position_;  // per stream: the next instruction to issue this step
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<std::unique_ptr<CommRequest>> pending_;  // by event id
   std::vector<char> done_;

@@ -15,6 +15,7 @@
 #include "job/stage_choice.hpp"
 #include "mem/caching_allocator.hpp"
 #include "ops/lr_schedule.hpp"
+#include "sched/job_placement.hpp"
 #include "sched/schedule_registry.hpp"
 #include "sched/stage_residency.hpp"
 #include "util/input_error.hpp"
@@ -109,6 +110,12 @@ void Job::build_model_and_program(Communicator& comm) {
           make_schedule_input(*model_, config_.schedule, config_.train.global_batch, comm.size());
       input.stage_ranks = stage_ranks;
       program_ = ScheduleRegistry::generate(config_.schedule.kind, input);
+      if (options_.colocated_stream >= 0) {
+        program_ = on_stream(per_node(program_, input.stages), options_.colocated_stream);
+        const int stages = static_cast<int>(input.stages.size());
+        validate_program(program_, stages, CommRules::Mpi);
+        validate_program(program_, stages, CommRules::Nccl);
+      }
     } catch (const std::invalid_argument& e) {
       throw InputError(config_.deck_path, 0, "schedule.kind",
                        "'" + config_.schedule.kind + "': " + e.what());
@@ -196,9 +203,24 @@ void Job::resume() {
 }
 
 StepStats Job::run_step(int64_t step) {
+  begin_step(step);
+  {
+    CachingAllocator::JobScope account(device_.allocator(), id());
+    while (!executor_->step_issued())
+      if (!executor_->issue_ready(false)) executor_->wait_for_progress();
+  }
+  return finish_step(step);
+}
+
+void Job::begin_step(int64_t step) {
   lr_ = learning_rate(config_.lr_schedule, config_.optimizer.lr, step, total_steps_);
   CachingAllocator::JobScope account(device_.allocator(), id());
-  StepStats stats = executor_->run_step(step, lr_);
+  executor_->begin_step(step, lr_);
+}
+
+StepStats Job::finish_step(int64_t step) {
+  CachingAllocator::JobScope account(device_.allocator(), id());
+  StepStats stats = executor_->finish_step();
   // The step's non-finite counts in one copy: a divergence one rank saw stops every rank here.
   guard_->end_step(step, *comm_);
   if (guard_->skipped(step)) {

@@ -41,6 +41,10 @@ struct JobOptions {
   std::string restart_from;  // resume from this checkpoint, whichever run wrote it
   bool skip_locked = false;  // a checkpoint locked by another process is skipped, not an error
   int id = 0;                // the job's index on its rank: its account in the device's memory
+  // Co-location (Waterwave): the device stream the job's one-stream schedule runs on, and its
+  // Forward and Backward split node by node, so that a driver interleaves the rank's jobs inside
+  // a step (exec/colocated_step.hpp). -1: the schedule as generated.
+  int colocated_stream = -1;
 };
 
 // The run directory a deck resolves to under these options.
@@ -63,6 +67,11 @@ class Job {
   // One optimizer step: the program's instructions for `step` at the schedule's learning rate. A
   // step the non-finite guard skipped is logged and returns empty stats.
   StepStats run_step(int64_t step);
+  // run_step in parts, for jobs interleaved inside a step (app/training_loop.hpp): begin_step sets
+  // the step's learning rate and begins the executor's step; the caller issues its instructions
+  // (executor().issue_ready) under the job's memory account; finish_step ends it as run_step does.
+  void begin_step(int64_t step);
+  StepStats finish_step(int64_t step);
   // The test split through the one evaluation path, summed over the ranks (collective).
   StepStats evaluate();
   // A signal or the wall time: the run ends after `steps_done` steps, resumable.

@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/training_loop.hpp"
@@ -49,30 +51,64 @@ wt::RunConfig deck(const std::filesystem::path& dir, const std::string& name,
 std::vector<float> parameters(wt::Job& job) {
   std::vector<float> all;
   for (const wt::Stage& s : job.model().stages)
-    if (s.values.defined())
-      all.insert(all.end(), s.values.data(), s.values.data() + s.values.numel());
+    if (s.values.defined()) {
+      const std::vector<float> values = s.values.to_host();  // a staged copy on the strict device
+      all.insert(all.end(), values.begin(), values.end());
+    }
   return all;
 }
 
 // Runs the given jobs to the end in one loop on one device context; returns each job's
 // parameters. `peaks`, when given, receives each job's peak bytes in use on the device.
+// How the jobs share the device: whole steps in turn (the default), or interleaved inside each
+// step, job i on stream i with its Forward and Backward node by node (co-location).
+struct Sharing {
+  bool interleaved = false;
+  wt::DeviceKind device = wt::DeviceKind::Host;
+  uint64_t strict_seed = 1;
+  std::vector<std::pair<int, int>>* issued = nullptr;  // (job, stream) of each instruction issued
+};
+
+// Appends (job, stream) of every instruction a job's executor issues, in issue order.
+class IssueLog final : public wt::InstructionObserver {
+ public:
+  IssueLog(int job, std::vector<std::pair<int, int>>& log) : job_(job), log_(log) {}
+  void executed(int stream, const wt::Instruction&, double, double, int64_t) override {
+    log_.emplace_back(job_, stream);
+  }
+  void completed(int, double) override {}
+
+ private:
+  int job_;
+  std::vector<std::pair<int, int>>& log_;
+};
+
 std::vector<std::vector<float>> train_together(std::vector<wt::RunConfig> decks,
                                                const std::string& run_suffix,
                                                wt::Communicator& comm, int64_t steps = 6,
-                                               std::vector<size_t>* peaks = nullptr) {
-  wt::DeviceContext device;  // the rank's, shared by its jobs
+                                               std::vector<size_t>* peaks = nullptr,
+                                               Sharing sharing = {}) {
+  wt::DeviceContext device(0, sharing.device, sharing.strict_seed);  // shared by the rank's jobs
   std::vector<std::unique_ptr<wt::Job>> jobs;
   wt::TrainingLoop loop;
+  loop.set_interleaved(sharing.interleaved);
   for (const wt::RunConfig& cfg : decks) {
     wt::JobOptions options;
     options.id = int(jobs.size());
     options.run_dir = cfg.run.output_dir + "/" + cfg.run.name + run_suffix;
     options.max_steps = steps;
     options.quiet = true;
+    if (sharing.interleaved) options.colocated_stream = options.id;
     jobs.push_back(std::make_unique<wt::Job>(cfg, options, device, comm.rank(), comm.size()));
     jobs.back()->start(comm);
     loop.add_job(*jobs.back(), {});
   }
+  std::vector<std::unique_ptr<IssueLog>> logs;
+  if (sharing.issued)
+    for (auto& job : jobs) {
+      logs.push_back(std::make_unique<IssueLog>(job->id(), *sharing.issued));
+      job->executor().set_observer(logs.back().get());
+    }
   loop.run();
   std::vector<std::vector<float>> out;
   for (auto& job : jobs) {
@@ -82,16 +118,33 @@ std::vector<std::vector<float>> train_together(std::vector<wt::RunConfig> decks,
   return out;
 }
 
+// An mlp deck (SGD) and a lenet deck (AdamW) over one synthetic dataset in a scratch directory
+// every rank sees, removed at the end.
+struct TwoDecks {
+  TwoDecks(const std::string& tag, wt::Communicator& comm)
+      : dir(shared_dir(tag)), rank(comm.rank()) {
+    if (rank == 0) {
+      std::filesystem::create_directories(dir);
+      wt::testutil::write_synthetic_dataset((dir / "d.h5").string(), 256, 32, {1, 28, 28});
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    mlp = deck(dir, "mlp", "mlp.toml", "sgd");
+    lenet = deck(dir, "lenet", "lenet.toml", "adamw");
+  }
+  ~TwoDecks() {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) std::filesystem::remove_all(dir);
+  }
+  std::filesystem::path dir;
+  int rank;
+  wt::RunConfig mlp, lenet;
+};
+
 TEST(JobsOnOneRank, TwoJobsTrainAsTheyDoAlone) {
   wt::MpiCommunicator comm(MPI_COMM_WORLD);
-  const std::filesystem::path dir = shared_dir("jobs");
-  if (comm.rank() == 0) {
-    std::filesystem::create_directories(dir);
-    wt::testutil::write_synthetic_dataset((dir / "d.h5").string(), 256, 32, {1, 28, 28});
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  const wt::RunConfig mlp = deck(dir, "mlp", "mlp.toml", "sgd");
-  const wt::RunConfig lenet = deck(dir, "lenet", "lenet.toml", "adamw");
+  const TwoDecks decks("jobs", comm);
+  const wt::RunConfig& mlp = decks.mlp;
+  const wt::RunConfig& lenet = decks.lenet;
 
   const auto alone_mlp = train_together({mlp}, "_alone", comm);
   const auto alone_lenet = train_together({lenet}, "_alone", comm);
@@ -110,8 +163,43 @@ TEST(JobsOnOneRank, TwoJobsTrainAsTheyDoAlone) {
   EXPECT_NE(train_together({mlp}, "_one_step", comm, 1)[0], alone_mlp[0]);
   EXPECT_EQ(together[0], alone_mlp[0]);
   EXPECT_EQ(together[1], alone_lenet[0]);
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (comm.rank() == 0) std::filesystem::remove_all(dir);
+}
+
+// Co-location (Waterwave, issue 20 proof 0): the two jobs interleaved inside every step, one
+// instruction of each in turn, on streams 0 and 1 with their passes node by node, train bitwise
+// what each trains alone: on the host device, and on the strict device, whose streams run in a
+// seeded shuffled order, so the jobs' kernels really interleave and any state the jobs shared
+// would show.
+TEST(JobsOnOneRank, TwoJobsInterleavedOnTwoStreamsTrainAsTheyDoAlone) {
+  wt::MpiCommunicator comm(MPI_COMM_WORLD);
+  const TwoDecks decks("colocated", comm);
+  const wt::RunConfig& mlp = decks.mlp;
+  const wt::RunConfig& lenet = decks.lenet;
+  const int64_t steps = 4;
+  const auto alone_mlp = train_together({mlp}, "_alone", comm, steps);
+  const auto alone_lenet = train_together({lenet}, "_alone", comm, steps);
+  for (const wt::DeviceKind kind : {wt::DeviceKind::Host, wt::DeviceKind::Strict}) {
+    for (const uint64_t seed : {uint64_t(1), uint64_t(2)}) {
+      if (kind == wt::DeviceKind::Host && seed > 1) continue;
+      SCOPED_TRACE(std::string(wt::device_kind_name(kind)) + " seed " + std::to_string(seed));
+      const std::string suffix =
+          "_" + std::string(wt::device_kind_name(kind)) + std::to_string(seed);
+      std::vector<std::pair<int, int>> issued;
+      const auto together = train_together({mlp, lenet}, suffix, comm, steps, nullptr,
+                                           Sharing{true, kind, seed, &issued});
+      ASSERT_EQ(together.size(), 2u);
+      // Interleaved inside the step: each job on its own stream, and the first step's
+      // instructions alternate between the jobs from the start.
+      ASSERT_GT(issued.size(), 8u);
+      for (const auto& [job, stream] : issued) EXPECT_EQ(job, stream);
+      EXPECT_EQ(issued[0].first, 0);
+      EXPECT_EQ(issued[1].first, 1);
+      EXPECT_EQ(issued[2].first, 0);
+      EXPECT_EQ(issued[3].first, 1);
+      EXPECT_EQ(together[0], alone_mlp[0]);
+      EXPECT_EQ(together[1], alone_lenet[0]);
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,84 @@
+// The executor's step, in parts (executor.hpp): begin, issue what is ready, finish. run_step
+// drives them for one job; the training loop drives several jobs' executors together when they
+// are co-located (app/training_loop.cpp).
+#include <stdexcept>
+#include <string>
+
+#include "exec/executor.hpp"
+#include "exec/executor_slot.hpp"
+#include "sched/opcode_traits.hpp"
+
+namespace wt {
+
+StepStats Executor::run_step(int64_t step, double lr) {
+  begin_step(step, lr);
+  while (!step_issued())
+    if (!issue_ready(false)) wait_for_progress();
+  return finish_step();
+}
+
+void Executor::begin_step(int64_t step, double lr) {
+  step_ = step;
+  lr_ = lr;
+  std::fill(done_.begin(), done_.end(), 0);
+  std::fill(issued_.begin(), issued_.end(), 0);
+  loads_done_ = 0;
+  samples_ = 0;
+  zero_totals(true);                            // each stream its own, ahead of its loss kernels
+  for (size_t s = 0; s < slots_.size(); ++s) {  // the last step's burst rows (its work has run)
+    Slot& slot = *slots_[s];
+    slot.row_labels.clear();
+    for (Tensor& t : slot.relaid_grad) t = Tensor();
+    // The batch's dropout generator, also on a rank that loads nothing for this slot (a burst
+    // rank running only a middle segment receives its rows).
+    if (slot_batch_[s] >= 0)
+      slot.rng =
+          Rng(seed_).fork(static_cast<uint64_t>(step * program_.global_batches + slot_batch_[s]));
+  }
+  position_.assign(program_.ranks[rank_].streams.size(), 0);
+}
+
+bool Executor::issue_ready(bool just_one) {
+  const auto& streams = program_.ranks[rank_].streams;
+  bool progressed = false;
+  for (const int s : visit_order_) {
+    while (position_[s] < streams[s].size()) {
+      const Instruction& ins = streams[s][position_[s]];
+      // A Wait holds the host (the host device) until its event has completed; on the strict
+      // device it holds its stream instead, and the host only until the event's producer is
+      // issued (a CUDA host cannot wait on an event not yet recorded).
+      const bool waits = opcode_traits(ins.op).waits_event;
+      if (waits && (queues_ ? !issued_[ins.event] : !event_done(ins.event))) {
+        if (observer_ && wait_since_[s] < 0) wait_since_[s] = now_seconds();
+        break;
+      }
+      issue(s, position_[s]++, step_, lr_);
+      progressed = true;
+      if (just_one) return true;
+    }
+  }
+  return progressed;
+}
+
+bool Executor::step_issued() const {
+  const auto& streams = program_.ranks[rank_].streams;
+  for (size_t s = 0; s < streams.size(); ++s)
+    if (position_[s] < streams[s].size()) return false;
+  return true;
+}
+
+StepStats Executor::finish_step() {
+  if (queues_) queues_->drain([this] { return poll_pending(); });
+  if (races_) races_->raise_deferred();
+  return read_totals(step_);
+}
+
+void Executor::wait_for_progress() {
+  if (!try_progress())
+    throw std::logic_error("schedule '" + program_.schedule + "' deadlocked on rank " +
+                           std::to_string(rank_));
+}
+
+bool Executor::try_progress() { return (queues_ && queues_->run_one()) || poll_pending(); }
+
+}  // namespace wt
