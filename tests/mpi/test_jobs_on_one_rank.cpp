@@ -16,7 +16,9 @@
 #include "comm/mpi_communicator.hpp"
 #include "deck/deck_parser.hpp"
 #include "device/device_context.hpp"
+#include "exec/node_memory_recorder.hpp"
 #include "job/job.hpp"
+#include "plan/node_groups.hpp"
 #include "unit/dataset_test_util.hpp"
 
 namespace {
@@ -200,6 +202,55 @@ TEST(JobsOnOneRank, TwoJobsInterleavedOnTwoStreamsTrainAsTheyDoAlone) {
       EXPECT_EQ(together[1], alone_lenet[0]);
     }
   }
+}
+
+// Waterwave's memory profile (issue 20 piece 2): lenet's second step, node by node, as the
+// allocator saw it. The nodes' nets add up to the step's, the forward keeps activations and the
+// backward gives them back, and node groups cut from it are real groups.
+TEST(JobsOnOneRank, MemoryProfileOfAStepNodeByNode) {
+  wt::MpiCommunicator comm(MPI_COMM_WORLD);
+  const TwoDecks decks("profile", comm);
+  wt::DeviceContext device;
+  wt::JobOptions options;
+  options.run_dir = decks.lenet.run.output_dir + "/profile";
+  options.max_steps = 2;
+  options.quiet = true;
+  options.colocated_stream = 0;  // node by node
+  wt::Job job(decks.lenet, options, device, comm.rank(), comm.size());
+  job.start(comm);
+  const int nodes = static_cast<int>(job.model().graph.nodes.size());
+  wt::NodeMemoryRecorder recorder(device.allocator(), job.id(), nodes);
+  job.executor().set_observer(&recorder);
+  job.run_step(0);  // the first step creates the optimizer's state: the profile is the second's
+  recorder.begin();
+  job.run_step(1);
+  const wt::NodeMemoryProfile profile = recorder.profile();
+  int64_t forward = 0, backward = 0;
+  std::string table;
+  for (int i = 0; i < nodes; ++i) {
+    const auto& f = profile.forward[size_t(i)];
+    const auto& b = profile.backward[size_t(i)];
+    EXPECT_GE(f.peak, std::max<int64_t>(f.net, 0)) << "node " << i;
+    EXPECT_GE(b.peak, std::max<int64_t>(b.net, 0)) << "node " << i;
+    forward += f.net;
+    backward += b.net;
+    table += job.model().graph.nodes[size_t(i)].name + " " + std::to_string(f.net) + " " +
+             std::to_string(b.net) + "; ";
+  }
+  EXPECT_EQ(forward + backward, recorder.step_net()) << table;
+  EXPECT_GT(forward, 100'000) << table;  // 16 samples of lenet's activations
+  EXPECT_LT(backward, -forward / 2) << table;
+  int keeping = 0;  // forward passes that keep their output (flatten's is a view of its input)
+  for (int i = 0; i < nodes; ++i) {
+    EXPECT_GE(profile.forward[size_t(i)].net, 0) << table;
+    keeping += profile.forward[size_t(i)].net > 0;
+  }
+  EXPECT_EQ(keeping, nodes - 1) << table;
+  const auto groups = wt::node_groups(profile, forward / 3);
+  int forward_groups = 0;
+  for (const auto& g : groups) forward_groups += g.forward;
+  EXPECT_GE(forward_groups, 2) << wt::describe_groups(groups);
+  EXPECT_LE(forward_groups, 4) << wt::describe_groups(groups);
 }
 
 }  // namespace
