@@ -119,12 +119,16 @@ MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream, size_t requ
       return pool_.take_best_fit(kSyncedPool, size);
     return nullptr;
   };
-  if (MemBlock* b = other_streams()) return b;
-  // Before a system allocation, the device gets to run what it can (a GPU runs ahead of the
-  // host): other streams' frees it reaches are then reused, as they would be on a GPU, instead of
-  // a lazily run device reserving more than one would.
-  if ((!pending_.empty() || pool_.has_stream_pools()) && events_->run_ahead())
+  // Waterwave's order (AfterSync) goes straight to fresh memory: other streams' frees wait for a
+  // synchronisation, however far their streams have run.
+  if (cross_stream_reuse_ == CrossStreamReuse::AfterEvents) {
     if (MemBlock* b = other_streams()) return b;
+    // Before a system allocation, the device gets to run what it can (a GPU runs ahead of the
+    // host): other streams' frees it reaches are then reused, as they would be on a GPU, instead
+    // of a lazily run device reserving more than one would.
+    if ((!pending_.empty() || pool_.has_stream_pools()) && events_->run_ahead())
+      if (MemBlock* b = other_streams()) return b;
+  }
   if (MemBlock* b = reserve(size, requested)) return b;
   // Memory pressure: wait for every stream, then everything freed is safe for everyone.
   if (!pending_.empty() || pool_.has_stream_pools() || !events_->idle()) {
@@ -209,9 +213,9 @@ void CachingAllocator::record_use(void* ptr, int stream) {
   if (std::find(used.begin(), used.end(), stream) == used.end()) used.push_back(stream);
 }
 
-void CachingAllocator::sync_and_coalesce() {
+void CachingAllocator::sync_and_coalesce(bool synchronize_device) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  events_->synchronize();
+  if (synchronize_device) events_->synchronize();
   for (MemBlock* block : pending_) pool_.put(block, kSyncedPool);
   pending_.clear();
   pool_.sync_pools([](const StreamEvent&) { return true; });

@@ -46,6 +46,17 @@ struct MemoryStats {
   double fragmentation() const;
 };
 
+// When a block freed on one stream may serve another (set_cross_stream_reuse).
+enum class CrossStreamReuse {
+  // Once its events show the streams that used it have finished with it (PyTorch's allocator):
+  // the default.
+  AfterEvents,
+  // Only after a synchronisation: sync_and_coalesce at a co-located pair's boundary, or one forced
+  // by memory pressure (Waterwave's allocator, §4.2 Listing 1: "no-synced" free lists per stream,
+  // one "synced" set, no event queries).
+  AfterSync,
+};
+
 // One job's share of the budget.
 struct JobMemory {
   size_t in_use = 0;
@@ -86,8 +97,11 @@ class CachingAllocator {
     if (device_only_) events_->name_memory(ptr, 0, name);
   }
   // Marks every freed block safe for every stream after a device synchronisation and merges
-  // neighbours (Waterwave's SyncAndCoalesce).
-  void sync_and_coalesce();
+  // neighbours (Waterwave's SyncAndCoalesce). synchronize_device = false is a planted bug for
+  // tests (the blocks marked safe while other streams may still use them), nothing else.
+  void sync_and_coalesce(bool synchronize_device = true);
+  void set_cross_stream_reuse(CrossStreamReuse reuse) { cross_stream_reuse_ = reuse; }
+  CrossStreamReuse cross_stream_reuse() const { return cross_stream_reuse_; }
 
   // The job that this thread's allocations count towards until the scope ends (jobs of one rank
   // take turns on its thread; a job's helper thread, like the preloader, opens its own scope).
@@ -155,6 +169,7 @@ class CachingAllocator {
   size_t limit_;
   size_t release_threshold_ = 0;
   bool device_only_ = false;
+  CrossStreamReuse cross_stream_reuse_ = CrossStreamReuse::AfterEvents;
   StreamEvents* events_;
   ImmediateStreamEvents host_events_;
   BlockPool pool_;

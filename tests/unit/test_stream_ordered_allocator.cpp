@@ -6,42 +6,14 @@
 #include <map>
 #include <vector>
 
+#include "allocator_test_util.hpp"
 #include "device/strict_streams.hpp"
 #include "mem/caching_allocator.hpp"
 
-namespace {
-
-class QueuedStreamEvents final : public wt::StreamEvents {
- public:
-  wt::StreamEvent record(int stream) override { return {stream, ++issued_[stream]}; }
-  bool completed(const wt::StreamEvent& e) override { return e.sequence <= finished_[e.stream]; }
-  void synchronize() override {
-    ++synchronizations;
-    for (auto& [stream, n] : issued_) finished_[stream] = n;
-  }
-  void finish(int stream) { finished_[stream] = issued_[stream]; }
-  int synchronizations = 0;
-
- private:
-  std::map<int, uint64_t> issued_, finished_;
-};
-
-constexpr size_t KiB = 1024;
-// A block that fills its segment: no fresh tail beside it can stand in for a freed block.
-constexpr size_t kWhole = 2048 * KiB;
-
-struct Allocation {
-  wt::CachingAllocator& allocator;
-  void* ptr;
-  size_t granted;
-  int stream;
-  Allocation(wt::CachingAllocator& a, size_t bytes, int s) : allocator(a), stream(s) {
-    ptr = a.allocate(bytes, s, &granted);
-  }
-  void free() { allocator.release(ptr, stream); }
-};
-
-}  // namespace
+using wt_test::Allocation;
+using wt_test::KiB;
+using wt_test::kWhole;
+using wt_test::QueuedStreamEvents;
 
 TEST(StreamOrderedAllocator, SplitsABlockAndCoalescesItAgain) {
   wt::CachingAllocator a;
