@@ -37,33 +37,35 @@ void TrainingLoop::finish(Entry& entry) {
   entry.finished = true;
 }
 
+bool TrainingLoop::together(const Entry& entry) const {
+  if (pairs_) return pairs_->profiled(*entry.job);
+  return interleaved_;
+}
+
+void TrainingLoop::step_alone(Entry& entry) {
+  if (!pairs_ || entry.next_step == entry.job->start_step()) return step_once(entry);
+  pairs_->profile(*entry.job, [&] { step_once(entry); });
+}
+
 void TrainingLoop::step_together(const std::vector<Entry*>& round) {
   for (Entry* entry : round)
     for (StepObserver* o : entry->observers) o->before_step(*entry->job, entry->next_step);
   const auto t0 = std::chrono::steady_clock::now();
-  for (Entry* entry : round) entry->job->begin_step(entry->next_step);
-  for (bool issued = false; !issued;) {
-    issued = true;
-    bool progressed = false;
-    for (Entry* entry : round) {
-      Executor& executor = entry->job->executor();
-      if (executor.step_issued()) continue;
-      issued = false;
-      CachingAllocator::JobScope account(entry->job->device().allocator(), entry->job->id());
-      progressed = executor.issue_ready(true) || progressed;
-    }
-    if (issued || progressed) continue;
-    // Every job waits: let the device run and communication progress, for any of them.
-    for (Entry* entry : round) progressed = entry->job->executor().try_progress() || progressed;
-    if (!progressed)
-      throw std::logic_error("co-located jobs deadlocked: no job can issue or progress");
+  std::vector<Job*> jobs;
+  for (Entry* entry : round) {
+    entry->job->begin_step(entry->next_step);
+    jobs.push_back(entry->job);
   }
+  if (pairs_)
+    pairs_->issue(jobs);
+  else
+    issue_in_turn(jobs);
   // The device runs what the jobs queued, each job's transfers progressing, before any job reads
   // its step's results (each finish_step then finds nothing left to run).
-  if (StrictStreams* queues = round.front()->job->device().queues())
+  if (StrictStreams* queues = jobs.front()->device().queues())
     queues->drain([&] {
       bool any = false;
-      for (Entry* entry : round) any = entry->job->executor().poll_communication() || any;
+      for (Job* job : jobs) any = job->executor().poll_communication() || any;
       return any;
     });
   for (Entry* entry : round) {
@@ -76,22 +78,37 @@ void TrainingLoop::step_together(const std::vector<Entry*>& round) {
   }
 }
 
+void TrainingLoop::issue_in_turn(const std::vector<Job*>& jobs) {
+  for (bool issued = false; !issued;) {
+    issued = true;
+    bool progressed = false;
+    for (Job* job : jobs) {
+      Executor& executor = job->executor();
+      if (executor.step_issued()) continue;
+      issued = false;
+      CachingAllocator::JobScope account(job->device().allocator(), job->id());
+      progressed = executor.issue_ready(true) || progressed;
+    }
+    if (issued || progressed) continue;
+    // Every job waits: let the device run and communication progress, for any of them.
+    for (Job* job : jobs) progressed = job->executor().try_progress() || progressed;
+    if (!progressed)
+      throw std::logic_error("co-located jobs deadlocked: no job can issue or progress");
+  }
+}
+
 void TrainingLoop::run() {
   for (bool stepped = true; stepped;) {
     stepped = false;
     std::vector<Entry*> round;
     for (Entry& entry : entries_) {
-      if (entry.finished) continue;
-      if (entry.next_step < entry.job->total_steps()) {
-        if (interleaved_)
-          round.push_back(&entry);
-        else
-          step_once(entry);
-        stepped = true;
-      }
-      if (!interleaved_ && entry.next_step >= entry.job->total_steps()) finish(entry);
+      if (entry.finished || entry.next_step >= entry.job->total_steps()) continue;
+      if (together(entry))
+        round.push_back(&entry);
+      else
+        step_alone(entry);
+      stepped = true;
     }
-    if (!interleaved_) continue;
     if (!round.empty()) step_together(round);
     for (Entry& entry : entries_)
       if (!entry.finished && entry.next_step >= entry.job->total_steps()) finish(entry);

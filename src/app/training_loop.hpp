@@ -2,12 +2,14 @@
 // Drives the jobs of a rank: each job's steps from its start step to its total, the jobs taking
 // turns one step at a time (they share the rank's device), and each job's observers around every
 // step in the order they were given. A stop (an observer calling Job::stop_after) ends a job
-// after the step in hand. Interleaved (co-location, Waterwave), the jobs' steps run together
-// instead: one instruction of each job in turn, each job on its own device stream
-// (JobOptions::colocated_stream), so their work overlaps inside a step; a job that finishes early
-// leaves the others running.
+// after the step in hand. Co-located (Waterwave), the jobs' steps run together instead, each job
+// on its device stream (JobOptions::colocated_stream), so their work overlaps inside a step:
+// interleaved, one instruction of each job in turn; or in paired rounds (app/paired_rounds.hpp),
+// after each job's first two steps alone (warm-up, profile). A job that finishes early leaves
+// the others running.
 #include <vector>
 
+#include "app/paired_rounds.hpp"
 #include "app/step_observer.hpp"
 
 namespace wt {
@@ -17,6 +19,8 @@ class TrainingLoop {
   void add_job(Job& job, std::vector<StepObserver*> observers);
   void run();
   void set_interleaved(bool interleaved) { interleaved_ = interleaved; }
+  // Paired rounds (outlives the loop's run); nullptr: none.
+  void set_paired_rounds(PairedRounds* rounds) { pairs_ = rounds; }
 
  private:
   struct Entry {
@@ -26,11 +30,16 @@ class TrainingLoop {
     bool finished = false;
   };
   void step_once(Entry& entry);
+  // The job's step alone, before it joins the rounds (paired rounds: warm-up, then profile).
+  void step_alone(Entry& entry);
+  bool together(const Entry& entry) const;
   // One step of each of `round`'s jobs, their instructions issued in turn.
   void step_together(const std::vector<Entry*>& round);
+  void issue_in_turn(const std::vector<Job*>& jobs);  // one instruction of each job in turn
   void finish(Entry& entry);
   std::vector<Entry> entries_;
   bool interleaved_ = false;
+  PairedRounds* pairs_ = nullptr;
 };
 
 }  // namespace wt

@@ -70,6 +70,8 @@ class Executor {
   void begin_step(int64_t step, double lr);
   bool issue_ready(bool just_one);
   bool step_issued() const;
+  // Instructions of this step issued so far, over all streams.
+  size_t issued_this_step() const;
   StepStats finish_step();
   // The host issues nothing more until something completes: the strict device runs queued work,
   // communication progresses; throws when nothing ever will (a deadlock).
@@ -94,8 +96,11 @@ class Executor {
   Residency residency(int replica, int stage) const { return residency_.stages[replica][stage]; }
 
   const Program& program() const { return program_; }
+  // This rank's part of it.
+  const RankProgram& rank_program() const { return program_.ranks[size_t(rank_)]; }
   // nullptr detaches; unobserved execution reads no clock.
   void set_observer(InstructionObserver* observer) { observer_ = observer; }
+  InstructionObserver* observer() const { return observer_; }
   // Each Step counts its gradient's NaN/Inf values into the guard's device memory, and its update
   // skips on that count (nullptr: unguarded). The guard's end_step() follows run_step().
   void set_guard(NonFiniteGuard* guard);

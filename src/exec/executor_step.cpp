@@ -67,6 +67,12 @@ bool Executor::step_issued() const {
   return true;
 }
 
+size_t Executor::issued_this_step() const {
+  size_t issued = 0;
+  for (size_t position : position_) issued += position;
+  return issued;
+}
+
 StepStats Executor::finish_step() {
   if (queues_) queues_->drain([this] { return poll_pending(); });
   if (races_) races_->raise_deferred();

@@ -22,7 +22,7 @@ NodeMemoryRecorder::NodeMemoryRecorder(CachingAllocator& memory, int job, int no
 
 void NodeMemoryRecorder::begin() {
   memory_.reset_peaks();
-  start_ = in_use_ = int64_t(memory_.job_stats(job_).in_use);
+  start_ = in_use_ = peak_ = int64_t(memory_.job_stats(job_).in_use);
   last_phase_ = nullptr;
   before_first_ = {};
   std::fill(seen_forward_.begin(), seen_forward_.end(), 0);
@@ -33,6 +33,7 @@ void NodeMemoryRecorder::executed(int, const Instruction& ins, double, double, i
   const JobMemory now = memory_.job_stats(job_);
   const NodePhaseMemory phase{int64_t(now.in_use) - in_use_, int64_t(now.peak_in_use) - in_use_};
   in_use_ = int64_t(now.in_use);
+  peak_ = std::max(peak_, int64_t(now.peak_in_use));
   memory_.reset_peaks();  // the next instruction's peak counts from here
   const bool node_pass = (ins.op == OpCode::Forward || ins.op == OpCode::Backward) &&
                          ins.node_end == ins.node_begin + 1;

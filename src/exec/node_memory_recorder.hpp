@@ -28,6 +28,8 @@ class NodeMemoryRecorder final : public InstructionObserver {
   NodeMemoryProfile profile() const;
   // The job's bytes in use at the end of the step less those at begin().
   int64_t step_net() const { return in_use_ - start_; }
+  // The job's peak bytes in use during the step (its parameters and optimizer state included).
+  int64_t step_peak() const { return peak_; }
 
  private:
   NodePhaseMemory* last_phase_ = nullptr;  // the node pass the next instruction adds to
@@ -36,7 +38,7 @@ class NodeMemoryRecorder final : public InstructionObserver {
   int job_;
   NodeMemoryProfile profile_;
   std::vector<char> seen_forward_, seen_backward_;
-  int64_t start_ = 0, in_use_ = 0;
+  int64_t start_ = 0, in_use_ = 0, peak_ = 0;
 };
 
 }  // namespace wt

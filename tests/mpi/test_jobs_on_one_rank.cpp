@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -66,6 +67,8 @@ std::vector<float> parameters(wt::Job& job) {
 // step, job i on stream i with its Forward and Backward node by node (co-location).
 struct Sharing {
   bool interleaved = false;
+  wt::PairedRounds* pairs =
+      nullptr;  // paired rounds (Waterwave) instead of one instruction in turn
   wt::DeviceKind device = wt::DeviceKind::Host;
   uint64_t strict_seed = 1;
   std::vector<std::pair<int, int>>* issued = nullptr;  // (job, stream) of each instruction issued
@@ -94,13 +97,16 @@ std::vector<std::vector<float>> train_together(std::vector<wt::RunConfig> decks,
   std::vector<std::unique_ptr<wt::Job>> jobs;
   wt::TrainingLoop loop;
   loop.set_interleaved(sharing.interleaved);
+  loop.set_paired_rounds(sharing.pairs);
+  // Waterwave's allocator: another stream's frees wait for a pair boundary's synchronisation.
+  if (sharing.pairs) device.allocator().set_cross_stream_reuse(wt::CrossStreamReuse::AfterSync);
   for (const wt::RunConfig& cfg : decks) {
     wt::JobOptions options;
     options.id = int(jobs.size());
     options.run_dir = cfg.run.output_dir + "/" + cfg.run.name + run_suffix;
     options.max_steps = steps;
     options.quiet = true;
-    if (sharing.interleaved) options.colocated_stream = options.id;
+    if (sharing.interleaved || sharing.pairs) options.colocated_stream = options.id % 2;
     jobs.push_back(std::make_unique<wt::Job>(cfg, options, device, comm.rank(), comm.size()));
     jobs.back()->start(comm);
     loop.add_job(*jobs.back(), {});
@@ -188,7 +194,7 @@ TEST(JobsOnOneRank, TwoJobsInterleavedOnTwoStreamsTrainAsTheyDoAlone) {
           "_" + std::string(wt::device_kind_name(kind)) + std::to_string(seed);
       std::vector<std::pair<int, int>> issued;
       const auto together = train_together({mlp, lenet}, suffix, comm, steps, nullptr,
-                                           Sharing{true, kind, seed, &issued});
+                                           Sharing{true, nullptr, kind, seed, &issued});
       ASSERT_EQ(together.size(), 2u);
       // Interleaved inside the step: each job on its own stream, and the first step's
       // instructions alternate between the jobs from the start.
@@ -251,6 +257,44 @@ TEST(JobsOnOneRank, MemoryProfileOfAStepNodeByNode) {
   for (const auto& g : groups) forward_groups += g.forward;
   EXPECT_GE(forward_groups, 2) << wt::describe_groups(groups);
   EXPECT_LE(forward_groups, 4) << wt::describe_groups(groups);
+}
+
+// Waterwave's rounds (issue 20 proof 3): after each job's two solo steps (warm-up, profile), the
+// jobs' node groups run pair by pair, memory synchronised at each boundary, and each job still
+// trains bitwise what it trains alone, on the host and on the strict device.
+TEST(JobsOnOneRank, TwoJobsInPairedRoundsTrainAsTheyDoAlone) {
+  wt::MpiCommunicator comm(MPI_COMM_WORLD);
+  const TwoDecks decks("paired", comm);
+  const int64_t steps = 5;
+  const auto alone_mlp = train_together({decks.mlp}, "_alone", comm, steps);
+  const auto alone_lenet = train_together({decks.lenet}, "_alone", comm, steps);
+  for (const wt::DeviceKind kind : {wt::DeviceKind::Host, wt::DeviceKind::Strict}) {
+    SCOPED_TRACE(wt::device_kind_name(kind));
+    wt::PairedRounds pairs(0, 400'000);  // lenet's forward keeps about 2.7 MB: several groups
+    std::vector<std::pair<int, int>> issued;
+    Sharing sharing{false, &pairs, kind, 1, &issued};
+    const auto together = train_together({decks.mlp, decks.lenet},
+                                         std::string("_paired_") + wt::device_kind_name(kind), comm,
+                                         steps, nullptr, sharing);
+    ASSERT_EQ(together.size(), 2u);
+    EXPECT_EQ(together[0], alone_mlp[0]);
+    EXPECT_EQ(together[1], alone_lenet[0]);
+    // The last step ran in pairs: the jobs alternate many times inside it (taking turns by whole
+    // steps, they would alternate once).
+    int switches = 0;
+    for (size_t i = issued.size() * 3 / 4 + 1; i < issued.size(); ++i)
+      switches += issued[i].first != issued[i - 1].first;
+    EXPECT_GT(switches, 4);
+    // lenet's step in several groups, mlp's in fewer: real pairs, not one group each.
+    ASSERT_EQ(pairs.plans().size(), 2u);
+    const auto& lenet_groups = pairs.plans().at(1).groups;
+    EXPECT_GE(lenet_groups.size(), 4u) << wt::describe_groups(lenet_groups);
+    EXPECT_LT(pairs.plans().at(0).groups.size(), lenet_groups.size())
+        << wt::describe_groups(pairs.plans().at(0).groups);
+    if (kind == wt::DeviceKind::Host && comm.rank() == 0)
+      std::printf("lenet's node groups: %s\nmlp's: %s\n", wt::describe_groups(lenet_groups).c_str(),
+                  wt::describe_groups(pairs.plans().at(0).groups).c_str());
+  }
 }
 
 }  // namespace

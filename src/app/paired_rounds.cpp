@@ -1,0 +1,88 @@
+#include "app/paired_rounds.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "exec/node_memory_recorder.hpp"
+#include "job/job.hpp"
+
+namespace wt {
+
+PairedRounds::PairedRounds(int64_t memory_limit, int64_t split_bytes)
+    : memory_limit_(memory_limit), split_bytes_(split_bytes) {
+  if (split_bytes <= 0) throw std::invalid_argument("co-location needs split_bytes > 0");
+}
+
+bool PairedRounds::profiled(const Job& job) const { return plans_.count(job.id()) > 0; }
+
+const ColocatedJob& PairedRounds::plan(const Job& job) const { return plans_.at(job.id()); }
+
+void PairedRounds::profile(Job& job, const std::function<void()>& step) {
+  Executor& executor = job.executor();
+  NodeMemoryRecorder recorder(job.device().allocator(), job.id(),
+                              static_cast<int>(job.model().graph.nodes.size()));
+  // The recorder and the job's own observer (its trace), both told of every instruction.
+  struct Both final : InstructionObserver {
+    InstructionObserver* first;
+    InstructionObserver* second;
+    void executed(int s, const Instruction& ins, double t0, double t1, int64_t bytes) override {
+      first->executed(s, ins, t0, t1, bytes);
+      if (second) second->executed(s, ins, t0, t1, bytes);
+    }
+    void completed(int event, double t) override {
+      if (second) second->completed(event, t);
+    }
+  } both;
+  both.first = &recorder;
+  both.second = executor.observer();
+  recorder.begin();
+  executor.set_observer(&both);
+  try {
+    step();
+  } catch (...) {
+    executor.set_observer(both.second);
+    throw;
+  }
+  executor.set_observer(both.second);
+  ColocatedJob plan;
+  plan.groups = node_groups(recorder.profile(), split_bytes_);
+  // A placed job's one stream is its last (sched/job_placement.hpp).
+  plan.ends = group_ends(executor.rank_program().streams.back(), plan.groups);
+  plan.peak_bytes = recorder.step_peak();
+  plans_[job.id()] = plan;
+}
+
+void PairedRounds::issue(const std::vector<Job*>& jobs) {
+  std::vector<ColocatedJob> plans;
+  for (Job* job : jobs) plans.push_back(plan(*job));
+  const ColocatePairing pairing = pair_jobs(plans, memory_limit_, split_bytes_);
+  for (int k = 0; k < pairing.pairs(); ++k) {
+    struct Target {
+      Job* job;
+      size_t end;
+    };
+    std::vector<Target> targets;
+    for (const PairSlot& slot : {pairing.av[size_t(k)], pairing.dv[size_t(k)]})
+      if (!slot.hole())
+        targets.push_back(
+            {jobs[size_t(slot.job)], plans[size_t(slot.job)].ends[size_t(slot.group)]});
+    for (bool reached = false; !reached;) {
+      reached = true;
+      bool progressed = false;
+      for (const Target& t : targets) {  // the pair's two groups, one instruction each in turn
+        Executor& executor = t.job->executor();
+        if (executor.issued_this_step() >= t.end) continue;
+        reached = false;
+        CachingAllocator::JobScope account(t.job->device().allocator(), t.job->id());
+        progressed = executor.issue_ready(true) || progressed;
+      }
+      if (reached || progressed) continue;
+      for (const Target& t : targets) progressed = t.job->executor().try_progress() || progressed;
+      if (!progressed)
+        throw std::logic_error("co-located jobs deadlocked in pair " + std::to_string(k));
+    }
+    jobs.front()->device().allocator().sync_and_coalesce();  // the pair boundary
+  }
+}
+
+}  // namespace wt

@@ -1,0 +1,38 @@
+#pragma once
+// Waterwave's rounds (§4.4) for co-located jobs: each job's steady step profiled once, node by
+// node (exec/node_memory_recorder.hpp), cut into node groups of split_bytes, and the groups of all
+// jobs paired on two streams by Algorithm 1; a round then issues pair after pair, the two groups
+// of a pair interleaved instruction by instruction (what a GPU host does), and synchronises memory
+// at every pair boundary (CachingAllocator::sync_and_coalesce), so that a pair's allocating groups
+// use what the pair before freed. The training loop (app/training_loop.hpp) runs each job's first
+// two steps alone (warm-up, then the profile) and the rest in rounds.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "plan/colocate_plan.hpp"
+
+namespace wt {
+
+class Job;
+
+class PairedRounds {
+ public:
+  // memory_limit: the device's budget (Algorithm 1's p; 0 = none); split_bytes > 0.
+  PairedRounds(int64_t memory_limit, int64_t split_bytes);
+  bool profiled(const Job& job) const;
+  // Runs `step` (the job's solo step, under the training loop's observers) with the job's
+  // instructions observed, and plans the job's node groups from what it allocated.
+  void profile(Job& job, const std::function<void()>& step);
+  // Issues one step of every job (begun, not finished), pair by pair.
+  void issue(const std::vector<Job*>& jobs);
+  const ColocatedJob& plan(const Job& job) const;
+  const std::map<int, ColocatedJob>& plans() const { return plans_; }  // by job id
+
+ private:
+  int64_t memory_limit_, split_bytes_;
+  std::map<int, ColocatedJob> plans_;  // by job id
+};
+
+}  // namespace wt
