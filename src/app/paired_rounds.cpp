@@ -1,5 +1,6 @@
 #include "app/paired_rounds.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -8,14 +9,34 @@
 
 namespace wt {
 
-PairedRounds::PairedRounds(int64_t memory_limit, int64_t split_bytes)
-    : memory_limit_(memory_limit), split_bytes_(split_bytes) {
-  if (split_bytes <= 0) throw std::invalid_argument("co-location needs split_bytes > 0");
+PairedRounds::PairedRounds(int64_t memory_limit, int64_t split_bytes, bool alloc_first)
+    : memory_limit_(memory_limit), split_bytes_(split_bytes), alloc_first_(alloc_first) {
+  if (split_bytes < 0) throw std::invalid_argument("co-location needs split_bytes >= 0");
 }
 
-bool PairedRounds::profiled(const Job& job) const { return plans_.count(job.id()) > 0; }
+bool PairedRounds::profiled(const Job& job) const { return profiles_.count(job.id()) > 0; }
 
-const ColocatedJob& PairedRounds::plan(const Job& job) const { return plans_.at(job.id()); }
+int64_t PairedRounds::split_bytes() const {
+  if (split_bytes_ > 0) return split_bytes_;
+  int64_t largest = 0;
+  for (const auto& [id, p] : profiles_) {
+    int64_t forward = 0;
+    for (const NodePhaseMemory& node : p.memory.forward) forward += node.net;
+    largest = std::max(largest, forward);
+  }
+  return std::max<int64_t>(1, largest / 4);
+}
+
+ColocatedJob PairedRounds::plan(int job_id) const {
+  const Profile& p = profiles_.at(job_id);
+  ColocatedJob plan;
+  plan.groups = node_groups(p.memory, split_bytes());
+  plan.ends = group_ends(p.stream, plan.groups);
+  plan.peak_bytes = p.peak_bytes;
+  return plan;
+}
+
+ColocatedJob PairedRounds::plan(const Job& job) const { return plan(job.id()); }
 
 void PairedRounds::profile(Job& job, const std::function<void()>& step) {
   Executor& executor = job.executor();
@@ -44,18 +65,15 @@ void PairedRounds::profile(Job& job, const std::function<void()>& step) {
     throw;
   }
   executor.set_observer(both.second);
-  ColocatedJob plan;
-  plan.groups = node_groups(recorder.profile(), split_bytes_);
   // A placed job's one stream is its last (sched/job_placement.hpp).
-  plan.ends = group_ends(executor.rank_program().streams.back(), plan.groups);
-  plan.peak_bytes = recorder.step_peak();
-  plans_[job.id()] = plan;
+  profiles_[job.id()] =
+      Profile{recorder.profile(), recorder.step_peak(), executor.rank_program().streams.back()};
 }
 
 void PairedRounds::issue(const std::vector<Job*>& jobs) {
   std::vector<ColocatedJob> plans;
   for (Job* job : jobs) plans.push_back(plan(*job));
-  const ColocatePairing pairing = pair_jobs(plans, memory_limit_, split_bytes_);
+  const ColocatePairing pairing = pair_jobs(plans, memory_limit_, split_bytes());
   for (int k = 0; k < pairing.pairs(); ++k) {
     struct Target {
       Job* job;
@@ -75,6 +93,7 @@ void PairedRounds::issue(const std::vector<Job*>& jobs) {
         reached = false;
         CachingAllocator::JobScope account(t.job->device().allocator(), t.job->id());
         progressed = executor.issue_ready(true) || progressed;
+        if (alloc_first_) break;  // av's group to its end first
       }
       if (reached || progressed) continue;
       for (const Target& t : targets) progressed = t.job->executor().try_progress() || progressed;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plan/colocate_plan.hpp"
+#include "plan/node_groups.hpp"
 
 namespace wt {
 
@@ -19,20 +20,30 @@ class Job;
 
 class PairedRounds {
  public:
-  // memory_limit: the device's budget (Algorithm 1's p; 0 = none); split_bytes > 0.
-  PairedRounds(int64_t memory_limit, int64_t split_bytes);
+  // memory_limit: the device's budget (Algorithm 1's p; 0 = none). split_bytes: the node-group
+  // size; 0 = a quarter of the largest profiled job's forward allocation. alloc_first: a pair's
+  // allocating group (stream av) is issued whole before the other, instead of interleaved.
+  PairedRounds(int64_t memory_limit, int64_t split_bytes, bool alloc_first = false);
   bool profiled(const Job& job) const;
   // Runs `step` (the job's solo step, under the training loop's observers) with the job's
   // instructions observed, and plans the job's node groups from what it allocated.
   void profile(Job& job, const std::function<void()>& step);
   // Issues one step of every job (begun, not finished), pair by pair.
   void issue(const std::vector<Job*>& jobs);
-  const ColocatedJob& plan(const Job& job) const;
-  const std::map<int, ColocatedJob>& plans() const { return plans_; }  // by job id
+  // A profiled job's groups at the split in force.
+  ColocatedJob plan(const Job& job) const;
+  ColocatedJob plan(int job_id) const;
+  int64_t split_bytes() const;
 
  private:
+  struct Profile {
+    NodeMemoryProfile memory;
+    int64_t peak_bytes = 0;
+    std::vector<Instruction> stream;  // the job's one stream, split node by node
+  };
   int64_t memory_limit_, split_bytes_;
-  std::map<int, ColocatedJob> plans_;  // by job id
+  bool alloc_first_;
+  std::map<int, Profile> profiles_;  // by job id
 };
 
 }  // namespace wt

@@ -4,13 +4,9 @@
 #include <memory>
 #include <vector>
 
+#include "app/colocated_training.hpp"
 #include "app/job_failure.hpp"
-#include "app/observers/checkpoint_observer.hpp"
-#include "app/observers/evaluation_observer.hpp"
-#include "app/observers/metrics_observer.hpp"
-#include "app/observers/progress_observer.hpp"
-#include "app/observers/summary_observer.hpp"
-#include "app/observers/trace_observer.hpp"
+#include "app/job_observers.hpp"
 #include "app/training_loop.hpp"
 #include "comm/failure_agreement.hpp"
 #include "deck/component_options.hpp"
@@ -32,19 +28,6 @@ JobOptions job_options(const TrainOptions& options) {
   return job;
 }
 
-// The caller's hook before every step (the stall detector's step number).
-class StepCallback : public StepObserver {
- public:
-  explicit StepCallback(std::function<void(int64_t)> on_step) : on_step_(std::move(on_step)) {}
-  void before_step(Job&, int64_t step) override {
-    if (on_step_) on_step_(step);
-  }
-  void after_step(Job&, const StepRecord&) override {}
-
- private:
-  std::function<void(int64_t)> on_step_;
-};
-
 }  // namespace
 
 std::string run_directory(const RunConfig& config, const TrainOptions& options) {
@@ -52,6 +35,7 @@ std::string run_directory(const RunConfig& config, const TrainOptions& options) 
 }
 
 TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicator& comm) {
+  if (!cfg.colocate.decks.empty()) return train_colocated(cfg, options, comm);
   const auto t_start = std::chrono::steady_clock::now();
   // The rank's device, shared by its jobs; declared first, so it outlives their tensors.
   DeviceContext device(static_cast<size_t>(cfg.device.memory_limit),
@@ -67,26 +51,11 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
       (std::filesystem::path(job->run_dir()) / cfg.checkpoint.dir).string());
   job->start(comm);
 
-  // In this order after each step and at the end: the trace closes the step first; the end
-  // checkpoint comes before the summary and the final line.
-  StepCallback callback(options.on_step);
-  std::unique_ptr<TraceObserver> trace;
-  if (cfg.trace.enabled) trace = std::make_unique<TraceObserver>(*job);
-  ProgressObserver progress;
-  MetricsObserver metrics(t_start, cfg.failure);
-  EvaluationObserver evaluation(t_start, metrics);
-  CheckpointObserver checkpoints(*job, options.walltime_s, t_start);
-  SummaryObserver summary(*job, t_start, evaluation);
-  std::vector<StepObserver*> observers{&callback};
-  if (trace) observers.push_back(trace.get());
-  for (StepObserver* o : std::initializer_list<StepObserver*>{&progress, &metrics, &evaluation,
-                                                              &checkpoints, &summary})
-    observers.push_back(o);
-
+  JobObservers observers(*job, cfg, options, t_start);
   TrainingLoop loop;
-  loop.add_job(*job, observers);
+  loop.add_job(*job, observers.list());
   loop.run();
-  return summary.result();
+  return observers.result();
 }
 
 }  // namespace wt

@@ -154,6 +154,18 @@ void assign(const KeyDef& def, const toml::node& node, RunConfig& config, const 
       values.push_back(v);
     }
     **p = values;
+  } else if (auto* p = std::get_if<std::vector<std::string>*>(&ref)) {
+    if (!node.is_array()) wrong_type("an array of strings, e.g. [\"a.toml\", \"b.toml\"]");
+    std::vector<std::string> values;
+    for (const toml::node& element : *node.as_array()) {
+      if (!element.is_string())
+        fail(std::string("must be an array of strings, found ") + toml_type_name(element));
+      const std::string v = element.as_string()->get();
+      if (v.empty() || v.find('\0') != std::string::npos)
+        fail("every element must be a non-empty string without NUL characters");
+      values.push_back(v);
+    }
+    **p = values;
   }
 }
 
@@ -246,8 +258,19 @@ void apply_override(const std::string& text, ParseState& state) {
 
 void check_cross_key_rules(const ParseState& state) {
   const RunConfig& c = state.config;
+  // A co-location deck trains other decks' jobs: its own data and model are not read.
+  const bool colocates = !c.colocate.decks.empty();
+  if (!colocates && state.origins.count("colocate.decks"))
+    state.fail("colocate.decks", "lists no decks: name the decks whose jobs train together");
+  for (const std::string& deck : c.colocate.decks) {
+    std::error_code ec;
+    const fs::path p = state.origins.at("colocate.decks").base / deck;
+    if (!fs::is_regular_file(p, ec))
+      state.fail("colocate.decks", "'" + deck + "' (" + p.lexically_normal().string() +
+                                       ") is not a deck file that exists");
+  }
   for (const KeyDef& def : deck_schema())
-    if (def.required && !state.origins.count(def.dotted()))
+    if (def.required && !colocates && !state.origins.count(def.dotted()))
       state.fail(def.dotted(), std::string("required key missing: add `") + def.key +
                                    " = \"...\"` under [" + def.section + "] (" + def.doc + ")");
   if (c.optimizer.kind == "sgd" && c.optimizer.nesterov && c.optimizer.momentum <= 0)
@@ -290,7 +313,7 @@ void check_cross_key_rules(const ParseState& state) {
 // Makes data.path and model.file absolute and checks that they name existing files.
 void resolve_paths(ParseState& state) {
   for (const KeyDef& def : deck_schema()) {
-    if (def.path != PathBase::Deck) continue;
+    if (def.path != PathBase::Deck || !state.origins.count(def.dotted())) continue;
     std::string& value = *std::get<std::string*>(def.field(state.config));
     const Origin& origin = state.origins.at(def.dotted());  // required keys are all set by now
     fs::path p(value);

@@ -94,6 +94,13 @@ struct RunConfig {
     std::vector<int64_t> ranks;    // a forced plan: the rank count of every node; [] = planned
   } burst;
 
+  // Waterwave's co-location: several decks' jobs on this deck's device (app/colocated_training).
+  struct Colocate {
+    std::vector<std::string> decks;  // the jobs' decks, relative to this deck's directory
+    int64_t split_bytes = 0;         // node-group size; 0 = a quarter of the largest job's forward
+    std::string pair_order = "interleave";  // interleave | alloc_first: inside a pair
+  } colocate;
+
   // ScaleDNN's lossy codec on the weights a stage owner broadcasts (compress/weight_codec.hpp).
   WeightCodec compress;
 

@@ -170,6 +170,18 @@ std::vector<KeyDef> schedule_keys() {
           .one_of({"raw", "paper"}),
       key("compress", "rounding", WT_FIELD(compress.rounding), "truncate (the paper) or nearest")
           .one_of({"truncate", "nearest"}),
+      // [colocate]
+      key("colocate", "decks", WT_FIELD(colocate.decks),
+          "Waterwave: train these decks' jobs together on this deck's device (relative to this "
+          "deck's directory), each into <run dir>/<its run.name>/; [] = this deck's own job"),
+      key("colocate", "split_bytes", WT_FIELD(colocate.split_bytes),
+          "node-group size in bytes (the allocation a group adds or frees); 0 = a quarter of the "
+          "largest job's forward allocation, from its profile")
+          .in(Range::at_least(0)),
+      key("colocate", "pair_order", WT_FIELD(colocate.pair_order),
+          "inside a pair: interleave = the two groups an instruction each in turn (a GPU "
+          "host's order); alloc_first = the allocating stream's group first")
+          .one_of({"interleave", "alloc_first"}),
   };
 }
 
@@ -292,6 +304,8 @@ const char* value_type_name(ValueType type) {
       return "string";
     case ValueType::IntArray:
       return "array of integers";
+    case ValueType::StringArray:
+      return "array of strings";
   }
   return "?";
 }
@@ -309,6 +323,8 @@ ValueType KeyDef::type() const {
       return ValueType::Bool;
     case 4:
       return ValueType::String;
+    case 6:
+      return ValueType::StringArray;
     default:
       return ValueType::IntArray;
   }
@@ -424,6 +440,11 @@ std::string format_value(const KeyDef& def, const RunConfig& config) {
     std::string operator()(std::vector<int64_t>* v) const {
       std::string s = "[";
       for (size_t i = 0; i < v->size(); ++i) s += (i ? ", " : "") + std::to_string((*v)[i]);
+      return s + "]";
+    }
+    std::string operator()(std::vector<std::string>* v) const {
+      std::string s = "[";
+      for (size_t i = 0; i < v->size(); ++i) s += (i ? ", " : "") + toml_quote((*v)[i]);
       return s + "]";
     }
   };

@@ -13,10 +13,10 @@
 namespace wt {
 
 // A pointer to the RunConfig field a key writes. The alternative held is the key's type.
-using FieldRef =
-    std::variant<int64_t*, uint64_t*, double*, bool*, std::string*, std::vector<int64_t>*>;
+using FieldRef = std::variant<int64_t*, uint64_t*, double*, bool*, std::string*,
+                              std::vector<int64_t>*, std::vector<std::string>*>;
 
-enum class ValueType { Int, Float, Bool, String, IntArray };
+enum class ValueType { Int, Float, Bool, String, IntArray, StringArray };
 const char* value_type_name(ValueType type);
 
 // Inclusive/exclusive numeric bounds; for int arrays they bound every element.

@@ -4,6 +4,7 @@
 // A log line that cannot be written to log.txt throws, naming the file and the reason.
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "io/checked_file.hpp"
 
@@ -33,6 +34,9 @@ class RunLog {
     emit(stdout, true, format(fmt, args...));
   }
   bool is_root() const { return root_; }
+  // Console lines start with it ("[lr_0.01] "): co-located jobs share one console. The log file
+  // is the job's own and stays unprefixed.
+  void set_prefix(std::string prefix) { prefix_ = std::move(prefix); }
 
  private:
   template <typename... Args>
@@ -44,7 +48,7 @@ class RunLog {
   void emit(std::FILE* console, bool show, const std::string& text) {
     if (!root_) return;
     if (show) {
-      std::fprintf(console, "%s\n", text.c_str());
+      std::fprintf(console, "%s%s\n", prefix_.c_str(), text.c_str());
       std::fflush(console);
     }
     if (file_.is_open()) file_.write(text + "\n");
@@ -52,6 +56,7 @@ class RunLog {
 
   bool root_;
   bool quiet_;
+  std::string prefix_;
   CheckedFile file_;
 };
 

@@ -35,6 +35,7 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
       root_(rank == 0),
       log_(rank == 0, options.quiet) {
   (void)ranks;
+  log_.set_prefix(options.log_prefix);
   check_device_kind(config_);
   check_keys_the_schedule_reads(config_);
   graph_ = std::make_unique<Graph>(Graph::load(config_.model.file));

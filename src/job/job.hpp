@@ -45,6 +45,7 @@ struct JobOptions {
   // Forward and Backward split node by node, so that a driver interleaves the rank's jobs inside
   // a step (exec/colocated_step.hpp). -1: the schedule as generated.
   int colocated_stream = -1;
+  std::string log_prefix;  // before each console line (co-located jobs: "[<run.name>] ")
 };
 
 // The run directory a deck resolves to under these options.

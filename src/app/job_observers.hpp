@@ -1,0 +1,49 @@
+#pragma once
+// A job's observers around every step, in their order: the caller's step hook, the trace (which
+// closes the step first), progress, metrics, evaluation, checkpoints and stops, then the summary
+// (the end checkpoint comes before the summary and the final line). One bundle per job.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "app/observers/checkpoint_observer.hpp"
+#include "app/observers/evaluation_observer.hpp"
+#include "app/observers/metrics_observer.hpp"
+#include "app/observers/progress_observer.hpp"
+#include "app/observers/summary_observer.hpp"
+#include "app/observers/trace_observer.hpp"
+#include "app/trainer.hpp"
+
+namespace wt {
+
+class JobObservers {
+ public:
+  JobObservers(Job& job, const RunConfig& config, const TrainOptions& options,
+               std::chrono::steady_clock::time_point t_start);
+  std::vector<StepObserver*> list();
+  TrainResult result() { return summary_.result(); }
+
+ private:
+  // The caller's hook before every step (the stall detector's step number).
+  class StepCallback : public StepObserver {
+   public:
+    explicit StepCallback(std::function<void(int64_t)> on_step) : on_step_(std::move(on_step)) {}
+    void before_step(Job&, int64_t step) override {
+      if (on_step_) on_step_(step);
+    }
+    void after_step(Job&, const StepRecord&) override {}
+
+   private:
+    std::function<void(int64_t)> on_step_;
+  };
+  StepCallback callback_;
+  std::unique_ptr<TraceObserver> trace_;
+  ProgressObserver progress_;
+  MetricsObserver metrics_;
+  EvaluationObserver evaluation_;
+  CheckpointObserver checkpoints_;
+  SummaryObserver summary_;
+};
+
+}  // namespace wt
