@@ -91,7 +91,8 @@ TrainResult train_colocated(const RunConfig& cfg, const TrainOptions& options, C
   PairedRounds pairs(cfg.device.memory_limit, cfg.colocate.split_bytes,
                      cfg.colocate.pair_order == "alloc_first");
   TrainingLoop loop;
-  loop.set_paired_rounds(&pairs);
+  if (cfg.colocate.sharing == "nodegroups") loop.set_paired_rounds(&pairs);
+  loop.set_interleaved(cfg.colocate.sharing == "unordered");
   std::vector<std::unique_ptr<JobObservers>> observers;
   for (size_t k = 0; k < jobs.size(); ++k) {
     observers.push_back(std::make_unique<JobObservers>(*jobs[k], decks[k], options, t_start));

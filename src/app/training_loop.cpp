@@ -29,6 +29,14 @@ void TrainingLoop::step_once(Entry& entry) {
     record.device_synchronizations = int64_t(strict->synchronizations() - synchronizations);
   for (StepObserver* o : entry.observers) o->after_step(job, record);
   entry.next_step = step + 1;
+  settle_memory(job.device());
+}
+
+// A step ends with the host waiting for the device (its totals' readback): under Waterwave's
+// allocator every stream's freed blocks are then safe for all (a synchronisation it gets free).
+void TrainingLoop::settle_memory(DeviceContext& device) {
+  if (device.allocator().cross_stream_reuse() == CrossStreamReuse::AfterSync)
+    device.allocator().sync_and_coalesce();
 }
 
 void TrainingLoop::finish(Entry& entry) {
@@ -76,6 +84,7 @@ void TrainingLoop::step_together(const std::vector<Entry*>& round) {
     for (StepObserver* o : entry->observers) o->after_step(*entry->job, record);
     entry->next_step++;
   }
+  settle_memory(jobs.front()->device());
 }
 
 void TrainingLoop::issue_in_turn(const std::vector<Job*>& jobs) {

@@ -14,6 +14,8 @@
 
 namespace wt {
 
+class DeviceContext;
+
 class TrainingLoop {
  public:
   void add_job(Job& job, std::vector<StepObserver*> observers);
@@ -37,6 +39,7 @@ class TrainingLoop {
   void step_together(const std::vector<Entry*>& round);
   void issue_in_turn(const std::vector<Job*>& jobs);  // one instruction of each job in turn
   void finish(Entry& entry);
+  static void settle_memory(DeviceContext& device);
   std::vector<Entry> entries_;
   bool interleaved_ = false;
   PairedRounds* pairs_ = nullptr;

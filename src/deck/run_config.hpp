@@ -99,6 +99,7 @@ struct RunConfig {
     std::vector<std::string> decks;  // the jobs' decks, relative to this deck's directory
     int64_t split_bytes = 0;         // node-group size; 0 = a quarter of the largest job's forward
     std::string pair_order = "interleave";  // interleave | alloc_first: inside a pair
+    std::string sharing = "nodegroups";     // nodegroups | unordered | temporal (baselines)
   } colocate;
 
   // ScaleDNN's lossy codec on the weights a stage owner broadcasts (compress/weight_codec.hpp).

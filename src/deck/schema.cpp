@@ -182,6 +182,11 @@ std::vector<KeyDef> schedule_keys() {
           "inside a pair: interleave = the two groups an instruction each in turn (a GPU "
           "host's order); alloc_first = the allocating stream's group first")
           .one_of({"interleave", "alloc_first"}),
+      key("colocate", "sharing", WT_FIELD(colocate.sharing),
+          "nodegroups = Waterwave's paired rounds; the baselines: unordered = the jobs' "
+          "instructions in turn with no node groups (spatial sharing), temporal = whole steps "
+          "in turn")
+          .one_of({"nodegroups", "unordered", "temporal"}),
   };
 }
 
