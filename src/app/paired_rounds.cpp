@@ -33,6 +33,7 @@ ColocatedJob PairedRounds::plan(int job_id) const {
   plan.groups = node_groups(p.memory, split_bytes());
   plan.ends = group_ends(p.stream, plan.groups);
   plan.peak_bytes = p.peak_bytes;
+  plan.resident_bytes = p.resident_bytes;
   return plan;
 }
 
@@ -66,14 +67,25 @@ void PairedRounds::profile(Job& job, const std::function<void()>& step) {
   }
   executor.set_observer(both.second);
   // A placed job's one stream is its last (sched/job_placement.hpp).
-  profiles_[job.id()] =
-      Profile{recorder.profile(), recorder.step_peak(), executor.rank_program().streams.back()};
+  profiles_[job.id()] = Profile{recorder.profile(), recorder.step_peak(), recorder.step_start(),
+                                executor.rank_program().streams.back()};
 }
 
 void PairedRounds::issue(const std::vector<Job*>& jobs) {
   std::vector<ColocatedJob> plans;
   for (Job* job : jobs) plans.push_back(plan(*job));
   const ColocatePairing pairing = pair_jobs(plans, memory_limit_, split_bytes());
+  if (!logged_) {  // the rounds' plan, once: what Algorithm 1 made of the profiles
+    logged_ = true;
+    RunLog& log = jobs.front()->log();
+    log.line("co-location: split %lld bytes; %zu jobs' node groups paired (J<job>NG<group>, "
+             "jobs in deck order, p = %d):",
+             (long long)split_bytes(), jobs.size(), pairing.second_job_in_dv);
+    for (size_t j = 0; j < plans.size(); ++j)
+      log.line("  J%zu: %s", j + 1, describe_groups(plans[j].groups).c_str());
+    log.line("  av: %s", describe_stream(pairing.av).c_str());
+    log.line("  dv: %s", describe_stream(pairing.dv).c_str());
+  }
   for (int k = 0; k < pairing.pairs(); ++k) {
     struct Target {
       Job* job;

@@ -39,10 +39,12 @@ class PairedRounds {
   struct Profile {
     NodeMemoryProfile memory;
     int64_t peak_bytes = 0;
+    int64_t resident_bytes = 0;
     std::vector<Instruction> stream;  // the job's one stream, split node by node
   };
   int64_t memory_limit_, split_bytes_;
   bool alloc_first_;
+  bool logged_ = false;
   std::map<int, Profile> profiles_;  // by job id
 };
 

@@ -28,6 +28,8 @@ class NodeMemoryRecorder final : public InstructionObserver {
   NodeMemoryProfile profile() const;
   // The job's bytes in use at the end of the step less those at begin().
   int64_t step_net() const { return in_use_ - start_; }
+  // The job's bytes in use at begin(): what it holds between steps.
+  int64_t step_start() const { return start_; }
   // The job's peak bytes in use during the step (its parameters and optimizer state included).
   int64_t step_peak() const { return peak_; }
 

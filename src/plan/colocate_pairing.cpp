@@ -35,10 +35,22 @@ int second_job_beside_first(const std::vector<ColocatedJobGroups>& jobs,
                             int64_t split_bytes) {
   if (order.size() < 2) return 0;
   const ColocatedJobGroups& first = jobs[size_t(order[0])];
-  const int64_t room = (memory_limit - first.peak_bytes) / split_bytes - 1;
+  const ColocatedJobGroups& second = jobs[size_t(order[1])];
+  int64_t room = (memory_limit - first.peak_bytes) / split_bytes - 1;
+  if (memory_limit == 0) {
+    room = second.allocating;
+  } else if (!second.allocating_bytes.empty()) {
+    int64_t free_bytes = memory_limit - first.peak_bytes - second.resident_bytes;
+    room = -1;  // the last that fits is left out: the headroom of one group
+    for (int64_t bytes : second.allocating_bytes) {
+      if (bytes > free_bytes) break;
+      free_bytes -= bytes;
+      ++room;
+    }
+  }
   // Beside the first job's ANGs: no more than it has (the printed algorithm would index before
   // the stream's start when the first job has fewer), nor more than the second job has.
-  const int64_t most = std::min(jobs[size_t(order[1])].allocating, first.allocating);
+  const int64_t most = std::min(second.allocating, first.allocating);
   return static_cast<int>(std::clamp<int64_t>(room, 0, most));
 }
 

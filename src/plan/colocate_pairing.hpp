@@ -18,6 +18,10 @@ struct ColocatedJobGroups {
   int allocating = 0;      // its ANGs: net allocation >= 0, first
   int total = 0;           // ANGs then DNGs
   int64_t peak_bytes = 0;  // the job's solo peak, parameters and optimizer state included
+  // Measured (empty: every group taken as split_bytes, as the paper does): the bytes the job holds
+  // between steps (parameters, gradients, optimizer state), and each ANG's net allocation.
+  int64_t resident_bytes = 0;
+  std::vector<int64_t> allocating_bytes = {};
 };
 
 // One place on a stream: group `group` (0-based) of job `job`, or a hole (job -1).
@@ -35,8 +39,12 @@ struct ColocatePairing {
 };
 
 // memory_limit and split_bytes decide p, the second job's ANGs that run beside the first's:
-// floor((limit - first job's peak) / split) - 1, clamped to [0, the fewer ANGs of the two jobs];
-// split_bytes > 0. Jobs with no groups are not allowed (std::invalid_argument).
+// the paper's floor((limit - first job's peak) / split) - 1, clamped to [0, the fewer ANGs of the
+// two jobs]. With the second job's groups measured, p counts its own ANGs instead: those whose
+// bytes fit, after its resident bytes, beside the first job's peak, less one (groups close at a
+// node boundary, so they run over split_bytes: counted as split-sized, a front-heavy CNN's
+// ANGs all went beside the first job's, which is lockstep). memory_limit 0: no budget, p as
+// large as the clamp allows. split_bytes > 0. Jobs with no groups are not allowed (std::invalid_argument).
 ColocatePairing pair_node_groups(const std::vector<ColocatedJobGroups>& jobs, int64_t memory_limit,
                                  int64_t split_bytes, bool as_printed = false);
 

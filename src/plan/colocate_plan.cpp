@@ -42,8 +42,13 @@ ColocatePairing pair_jobs(const std::vector<ColocatedJob>& jobs, int64_t memory_
   for (const ColocatedJob& job : jobs) {
     ColocatedJobGroups shape;
     shape.total = static_cast<int>(job.groups.size());
-    for (const NodeGroup& g : job.groups) shape.allocating += g.forward;
+    for (const NodeGroup& g : job.groups)
+      if (g.forward) {
+        ++shape.allocating;
+        shape.allocating_bytes.push_back(g.net);
+      }
     shape.peak_bytes = job.peak_bytes;
+    shape.resident_bytes = job.resident_bytes;
     shapes.push_back(shape);
   }
   return pair_node_groups(shapes, memory_limit, split_bytes);

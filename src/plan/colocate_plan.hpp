@@ -23,7 +23,8 @@ std::vector<size_t> group_ends(const std::vector<Instruction>& stream,
 struct ColocatedJob {
   std::vector<NodeGroup> groups;
   std::vector<size_t> ends;  // group_ends of its stream
-  int64_t peak_bytes = 0;    // its solo peak (Algorithm 1's p)
+  int64_t peak_bytes = 0;      // its solo peak (Algorithm 1's p)
+  int64_t resident_bytes = 0;  // what it holds between steps
 };
 
 // Algorithm 1 over the jobs' groups.
