@@ -376,6 +376,9 @@ std::string to_toml(const RunConfig& config) {
   if (!config.deck_path.empty()) out << "# from " << config.deck_path << "\n";
   std::string section;
   for (const KeyDef& def : deck_schema()) {
+    // A job's deck co-locates nothing: its [colocate] section would only read back as an
+    // explicit empty list, which the parser refuses.
+    if (std::string(def.section) == "colocate" && config.colocate.decks.empty()) continue;
     if (section != def.section) {
       section = def.section;
       out << "\n[" << section << "]\n";
