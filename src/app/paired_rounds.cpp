@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "app/issue_in_turn.hpp"
 #include "exec/node_memory_recorder.hpp"
 #include "job/job.hpp"
 
@@ -71,47 +72,38 @@ void PairedRounds::profile(Job& job, const std::function<void()>& step) {
                                 executor.rank_program().streams.back()};
 }
 
+void PairedRounds::plan_rounds(const std::vector<Job*>& jobs, const std::vector<int>& ids) {
+  round_ids_ = ids;
+  round_plans_.clear();
+  for (Job* job : jobs) round_plans_.push_back(plan(*job));
+  round_pairing_ = pair_jobs(round_plans_, memory_limit_, split_bytes());
+  // What Algorithm 1 made of the profiles, each time the round's jobs change.
+  RunLog& log = jobs.front()->log();
+  log.line(
+      "co-location: split %lld bytes; %zu jobs' node groups paired (J<job>NG<group>, "
+      "jobs in deck order, p = %d):",
+      (long long)split_bytes(), jobs.size(), round_pairing_.second_job_in_dv);
+  for (size_t j = 0; j < round_plans_.size(); ++j)
+    log.line("  J%zu: %s", j + 1, describe_groups(round_plans_[j].groups).c_str());
+  log.line("  av: %s", describe_stream(round_pairing_.av).c_str());
+  log.line("  dv: %s", describe_stream(round_pairing_.dv).c_str());
+}
+
 void PairedRounds::issue(const std::vector<Job*>& jobs) {
-  std::vector<ColocatedJob> plans;
-  for (Job* job : jobs) plans.push_back(plan(*job));
-  const ColocatePairing pairing = pair_jobs(plans, memory_limit_, split_bytes());
-  if (!logged_) {  // the rounds' plan, once: what Algorithm 1 made of the profiles
-    logged_ = true;
-    RunLog& log = jobs.front()->log();
-    log.line("co-location: split %lld bytes; %zu jobs' node groups paired (J<job>NG<group>, "
-             "jobs in deck order, p = %d):",
-             (long long)split_bytes(), jobs.size(), pairing.second_job_in_dv);
-    for (size_t j = 0; j < plans.size(); ++j)
-      log.line("  J%zu: %s", j + 1, describe_groups(plans[j].groups).c_str());
-    log.line("  av: %s", describe_stream(pairing.av).c_str());
-    log.line("  dv: %s", describe_stream(pairing.dv).c_str());
-  }
+  std::vector<int> ids;
+  for (Job* job : jobs) ids.push_back(job->id());
+  if (ids != round_ids_) plan_rounds(jobs, ids);  // the same jobs every step until one finishes
+  const std::vector<ColocatedJob>& plans = round_plans_;
+  const ColocatePairing& pairing = round_pairing_;
   for (int k = 0; k < pairing.pairs(); ++k) {
-    struct Target {
-      Job* job;
-      size_t end;
-    };
-    std::vector<Target> targets;
+    std::vector<Job*> pair;  // av's group first: alloc_first issues it to its end first
+    std::vector<size_t> ends;
     for (const PairSlot& slot : {pairing.av[size_t(k)], pairing.dv[size_t(k)]})
-      if (!slot.hole())
-        targets.push_back(
-            {jobs[size_t(slot.job)], plans[size_t(slot.job)].ends[size_t(slot.group)]});
-    for (bool reached = false; !reached;) {
-      reached = true;
-      bool progressed = false;
-      for (const Target& t : targets) {  // the pair's two groups, one instruction each in turn
-        Executor& executor = t.job->executor();
-        if (executor.issued_this_step() >= t.end) continue;
-        reached = false;
-        CachingAllocator::JobScope account(t.job->device().allocator(), t.job->id());
-        progressed = executor.issue_ready(true) || progressed;
-        if (alloc_first_) break;  // av's group to its end first
+      if (!slot.hole()) {
+        pair.push_back(jobs[size_t(slot.job)]);
+        ends.push_back(plans[size_t(slot.job)].ends[size_t(slot.group)]);
       }
-      if (reached || progressed) continue;
-      for (const Target& t : targets) progressed = t.job->executor().try_progress() || progressed;
-      if (!progressed)
-        throw std::logic_error("co-located jobs deadlocked in pair " + std::to_string(k));
-    }
+    issue_in_turn(pair, ends, alloc_first_, "in pair " + std::to_string(k));
     jobs.front()->device().allocator().sync_and_coalesce();  // the pair boundary
   }
 }

@@ -44,7 +44,11 @@ class PairedRounds {
   };
   int64_t memory_limit_, split_bytes_;
   bool alloc_first_;
-  bool logged_ = false;
+  // The rounds' plan for the jobs of round_ids_, made once per set of jobs (not per step).
+  void plan_rounds(const std::vector<Job*>& jobs, const std::vector<int>& ids);
+  std::vector<int> round_ids_;
+  std::vector<ColocatedJob> round_plans_;
+  ColocatePairing round_pairing_;
   std::map<int, Profile> profiles_;  // by job id
 };
 

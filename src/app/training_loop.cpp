@@ -3,6 +3,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "app/issue_in_turn.hpp"
 #include "device/device_context.hpp"
 #include "exec/executor.hpp"
 #include "job/job.hpp"
@@ -64,10 +65,13 @@ void TrainingLoop::step_together(const std::vector<Entry*>& round) {
     entry->job->begin_step(entry->next_step);
     jobs.push_back(entry->job);
   }
-  if (pairs_)
+  if (pairs_) {
     pairs_->issue(jobs);
-  else
-    issue_in_turn(jobs);
+  } else {
+    std::vector<size_t> whole_steps;
+    for (Job* job : jobs) whole_steps.push_back(job->executor().step_instructions());
+    issue_in_turn(jobs, whole_steps, false, "(no job can issue or progress)");
+  }
   // The device runs what the jobs queued, each job's transfers progressing, before any job reads
   // its step's results (each finish_step then finds nothing left to run).
   if (StrictStreams* queues = jobs.front()->device().queues())
@@ -85,25 +89,6 @@ void TrainingLoop::step_together(const std::vector<Entry*>& round) {
     entry->next_step++;
   }
   settle_memory(jobs.front()->device());
-}
-
-void TrainingLoop::issue_in_turn(const std::vector<Job*>& jobs) {
-  for (bool issued = false; !issued;) {
-    issued = true;
-    bool progressed = false;
-    for (Job* job : jobs) {
-      Executor& executor = job->executor();
-      if (executor.step_issued()) continue;
-      issued = false;
-      CachingAllocator::JobScope account(job->device().allocator(), job->id());
-      progressed = executor.issue_ready(true) || progressed;
-    }
-    if (issued || progressed) continue;
-    // Every job waits: let the device run and communication progress, for any of them.
-    for (Job* job : jobs) progressed = job->executor().try_progress() || progressed;
-    if (!progressed)
-      throw std::logic_error("co-located jobs deadlocked: no job can issue or progress");
-  }
 }
 
 void TrainingLoop::run() {

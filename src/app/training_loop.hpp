@@ -37,7 +37,6 @@ class TrainingLoop {
   bool together(const Entry& entry) const;
   // One step of each of `round`'s jobs, their instructions issued in turn.
   void step_together(const std::vector<Entry*>& round);
-  void issue_in_turn(const std::vector<Job*>& jobs);  // one instruction of each job in turn
   void finish(Entry& entry);
   static void settle_memory(DeviceContext& device);
   std::vector<Entry> entries_;

@@ -70,8 +70,11 @@ class Executor {
   void begin_step(int64_t step, double lr);
   bool issue_ready(bool just_one);
   bool step_issued() const;
-  // Instructions of this step issued so far, over all streams.
+  // Issues the whole step (waiting for progress where it must): run_step's middle.
+  void issue_step();
+  // Instructions of this step issued so far, and in all, over all streams.
   size_t issued_this_step() const;
+  size_t step_instructions() const;
   StepStats finish_step();
   // The host issues nothing more until something completes: the strict device runs queued work,
   // communication progresses; throws when nothing ever will (a deadlock).

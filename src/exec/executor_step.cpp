@@ -12,9 +12,19 @@ namespace wt {
 
 StepStats Executor::run_step(int64_t step, double lr) {
   begin_step(step, lr);
+  issue_step();
+  return finish_step();
+}
+
+void Executor::issue_step() {
   while (!step_issued())
     if (!issue_ready(false)) wait_for_progress();
-  return finish_step();
+}
+
+size_t Executor::step_instructions() const {
+  size_t n = 0;
+  for (const auto& stream : program_.ranks[rank_].streams) n += stream.size();
+  return n;
 }
 
 void Executor::begin_step(int64_t step, double lr) {

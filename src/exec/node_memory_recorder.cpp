@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sched/job_placement.hpp"
+
 namespace wt {
 
 namespace {
@@ -35,9 +37,7 @@ void NodeMemoryRecorder::executed(int, const Instruction& ins, double, double, i
   in_use_ = int64_t(now.in_use);
   peak_ = std::max(peak_, int64_t(now.peak_in_use));
   memory_.reset_peaks();  // the next instruction's peak counts from here
-  const bool node_pass = (ins.op == OpCode::Forward || ins.op == OpCode::Backward) &&
-                         ins.node_end == ins.node_begin + 1;
-  if (!node_pass) {
+  if (!is_node_pass(ins)) {
     append(last_phase_ ? *last_phase_ : before_first_, phase);
     return;
   }

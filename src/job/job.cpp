@@ -207,8 +207,7 @@ StepStats Job::run_step(int64_t step) {
   begin_step(step);
   {
     CachingAllocator::JobScope account(device_.allocator(), id());
-    while (!executor_->step_issued())
-      if (!executor_->issue_ready(false)) executor_->wait_for_progress();
+    executor_->issue_step();
   }
   return finish_step(step);
 }

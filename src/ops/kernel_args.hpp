@@ -48,12 +48,24 @@ struct XentOutputs {
 // double in kCountFloats consecutive floats. Exact to 2^53, so the flag is nonzero exactly when the
 // count is; read as one float, a double's low half would be 0 for small counts.
 constexpr int64_t kCountFloats = 2;
-inline double load_count(const float* p) {
+WT_HD double load_count(const float* p) {
+#if defined(__CUDA_ARCH__)
+  // Two float loads: a count may sit at an odd float offset inside a larger tensor.
+  return __hiloint2double(__float_as_int(p[1]), __float_as_int(p[0]));
+#else
   double c;
   std::memcpy(&c, p, sizeof c);
   return c;
+#endif
 }
-inline void store_count(float* p, double c) { std::memcpy(p, &c, sizeof c); }
+WT_HD void store_count(float* p, double c) {
+#if defined(__CUDA_ARCH__)
+  p[0] = __int_as_float(__double2loint(c));
+  p[1] = __int_as_float(__double2hiint(c));
+#else
+  std::memcpy(p, &c, sizeof c);
+#endif
+}
 
 struct SgdUpdate {
   float lr = 0, weight_decay = 0, momentum = 0;

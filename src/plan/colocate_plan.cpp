@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sched/job_placement.hpp"
+
 namespace wt {
 
 std::vector<size_t> group_ends(const std::vector<Instruction>& stream,
@@ -11,9 +13,7 @@ std::vector<size_t> group_ends(const std::vector<Instruction>& stream,
   size_t g = 0;
   for (size_t i = 0; i < stream.size() && g < groups.size(); ++i) {
     const Instruction& ins = stream[i];
-    const bool pass = (ins.op == OpCode::Forward || ins.op == OpCode::Backward) &&
-                      ins.node_end == ins.node_begin + 1;
-    if (!pass) continue;
+    if (!is_node_pass(ins)) continue;
     const NodeGroup& group = groups[g];
     const bool forward = ins.op == OpCode::Forward;
     if (forward != group.forward || ins.node_begin < group.node_begin ||

@@ -20,4 +20,10 @@ Program on_stream(Program program, int stream);
 // stages: each stage's node range (ScheduleInput::stages).
 Program per_node(Program program, const std::vector<StageInfo>& stages);
 
+// A Forward or Backward of one node: what per_node makes of every pass.
+inline bool is_node_pass(const Instruction& ins) {
+  return (ins.op == OpCode::Forward || ins.op == OpCode::Backward) &&
+         ins.node_end == ins.node_begin + 1;
+}
+
 }  // namespace wt

@@ -23,14 +23,9 @@ struct StoreXent {
   }
 };
 
-// The count as ops::store_count writes it: a double in two consecutive floats.
 struct StoreCount {
   float* count;
-  __device__ void operator()(int64_t n) const {
-    const double c = double(n);
-    count[0] = __int_as_float(__double2loint(c));
-    count[1] = __int_as_float(__double2hiint(c));
-  }
+  __device__ void operator()(int64_t n) const { ops::store_count(count, double(n)); }
 };
 
 // A step that changes nothing when the device-side skip count is nonzero (a non-finite gradient):
@@ -40,7 +35,7 @@ struct SkipUnless {
   Step step;
   const float* skip;
   __device__ void operator()(int64_t i) const {
-    if (skip && kern::load_count(skip) != 0) return;
+    if (skip && ops::load_count(skip) != 0) return;
     step(i);
   }
 };

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "ops/portable/elementwise.hpp"
+
 namespace wt {
 
 bool all_finite(const float* data, int64_t count) {
@@ -21,8 +23,9 @@ bool all_finite(const float* data, int64_t count) {
 }
 
 int64_t count_nonfinite(const float* data, int64_t count) {
+  const kern::NonFinite nonfinite{data};  // the GPU's count, one source
   int64_t n = 0;
-  for (int64_t i = 0; i < count; ++i) n += std::isfinite(data[i]) ? 0 : 1;
+  for (int64_t i = 0; i < count; ++i) n += nonfinite(i);
   return n;
 }
 

@@ -49,15 +49,36 @@ WT_HD void covering_outputs(int64_t h, int64_t kernel, int64_t stride, int64_t p
   *last = hi < outputs - 1 ? hi : outputs - 1;
 }
 
+// Output `o` of a forward kernel: its window, and its input plane within x.
+WT_HD PoolWindow output_window(const ops::Pool2dGeometry& g, int64_t o, const float* x,
+                               const float** plane) {
+  const int64_t Ho = g.out_h(), Wo = g.out_w();
+  *plane = x + o / (Ho * Wo) * g.in_h * g.in_w;
+  return pool_window(g, o / Wo % Ho, o % Wo);
+}
+
+// An input cell of a backward kernel: its plane, its index in the plane, and the outputs whose
+// windows may cover it, [oh0, oh1] x [ow0, ow1].
+struct PoolCell {
+  int64_t plane, at, oh0, oh1, ow0, ow1;
+};
+
+WT_HD PoolCell pool_cell(const ops::Pool2dGeometry& g, int64_t cell) {
+  const int64_t in_plane = g.in_h * g.in_w;
+  PoolCell c{cell / in_plane, cell % in_plane, 0, 0, 0, 0};
+  covering_outputs(c.at / g.in_w, g.kernel, g.stride, g.padding, g.out_h(), &c.oh0, &c.oh1);
+  covering_outputs(c.at % g.in_w, g.kernel, g.stride, g.padding, g.out_w(), &c.ow0, &c.ow1);
+  return c;
+}
+
 struct MaxPoolForward {
   ops::Pool2dGeometry g;
   const float* x;
   float* y;
   WT_HD void operator()(int64_t o) const {
-    const int64_t Ho = g.out_h(), Wo = g.out_w();
-    const int64_t plane = o / (Ho * Wo), oh = o / Wo % Ho, ow = o % Wo;
-    const float* xp = x + plane * g.in_h * g.in_w;
-    const int64_t i = pool_argmax(g, xp, pool_window(g, oh, ow));
+    const float* xp;
+    const PoolWindow win = output_window(g, o, x, &xp);
+    const int64_t i = pool_argmax(g, xp, win);
     y[o] = i < 0 ? -INFINITY : xp[i];
   }
 };
@@ -69,17 +90,14 @@ struct MaxPoolBackward {
   const float* dy;
   float* dx;
   WT_HD void operator()(int64_t cell) const {
-    const int64_t Ho = g.out_h(), Wo = g.out_w(), in_plane = g.in_h * g.in_w;
-    const int64_t plane = cell / in_plane, at = cell % in_plane;
-    const float* xp = x + plane * in_plane;
-    int64_t oh0, oh1, ow0, ow1;
-    covering_outputs(at / g.in_w, g.kernel, g.stride, g.padding, Ho, &oh0, &oh1);
-    covering_outputs(at % g.in_w, g.kernel, g.stride, g.padding, Wo, &ow0, &ow1);
+    const int64_t Ho = g.out_h(), Wo = g.out_w();
+    const PoolCell c = pool_cell(g, cell);
+    const float* xp = x + c.plane * g.in_h * g.in_w;
     float sum = 0.0f;
-    for (int64_t oh = oh0; oh <= oh1; ++oh)
-      for (int64_t ow = ow0; ow <= ow1; ++ow)
-        if (pool_argmax(g, xp, pool_window(g, oh, ow)) == at)
-          sum += dy[(plane * Ho + oh) * Wo + ow];
+    for (int64_t oh = c.oh0; oh <= c.oh1; ++oh)
+      for (int64_t ow = c.ow0; ow <= c.ow1; ++ow)
+        if (pool_argmax(g, xp, pool_window(g, oh, ow)) == c.at)
+          sum += dy[(c.plane * Ho + oh) * Wo + ow];
     dx[cell] = sum;
   }
 };
@@ -89,10 +107,8 @@ struct AvgPoolForward {
   const float* x;
   float* y;
   WT_HD void operator()(int64_t o) const {
-    const int64_t Ho = g.out_h(), Wo = g.out_w();
-    const int64_t plane = o / (Ho * Wo), oh = o / Wo % Ho, ow = o % Wo;
-    const float* xp = x + plane * g.in_h * g.in_w;
-    const PoolWindow win = pool_window(g, oh, ow);
+    const float* xp;
+    const PoolWindow win = output_window(g, o, x, &xp);
     float sum = 0.0f;
     for (int64_t h = win.h0; h < win.h1; ++h)
       for (int64_t w = win.w0; w < win.w1; ++w) sum += xp[h * g.in_w + w];
@@ -105,15 +121,12 @@ struct AvgPoolBackward {
   const float* dy;
   float* dx;
   WT_HD void operator()(int64_t cell) const {
-    const int64_t Ho = g.out_h(), Wo = g.out_w(), in_plane = g.in_h * g.in_w;
-    const int64_t plane = cell / in_plane, at = cell % in_plane;
-    int64_t oh0, oh1, ow0, ow1;
-    covering_outputs(at / g.in_w, g.kernel, g.stride, g.padding, Ho, &oh0, &oh1);
-    covering_outputs(at % g.in_w, g.kernel, g.stride, g.padding, Wo, &ow0, &ow1);
+    const int64_t Ho = g.out_h(), Wo = g.out_w();
+    const PoolCell c = pool_cell(g, cell);
     float sum = 0.0f;
-    for (int64_t oh = oh0; oh <= oh1; ++oh)
-      for (int64_t ow = ow0; ow <= ow1; ++ow)
-        sum += dy[(plane * Ho + oh) * Wo + ow] /
+    for (int64_t oh = c.oh0; oh <= c.oh1; ++oh)
+      for (int64_t ow = c.ow0; ow <= c.ow1; ++ow)
+        sum += dy[(c.plane * Ho + oh) * Wo + ow] /
                static_cast<float>(pool_window(g, oh, ow).padded_size);
     dx[cell] = sum;
   }

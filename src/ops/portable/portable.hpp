@@ -45,17 +45,4 @@ WT_HD float bits_float(int32_t bits) {
 #endif
 }
 
-// A count in device memory as ops::load_count / store_count read and write it: a double in two
-// consecutive floats.
-WT_HD double load_count(const float* p) {
-#if defined(__CUDA_ARCH__)
-  // Two float loads: a count may sit at an odd float offset inside a larger tensor.
-  return __hiloint2double(__float_as_int(p[1]), __float_as_int(p[0]));
-#else
-  double c;
-  std::memcpy(&c, p, sizeof c);
-  return c;
-#endif
-}
-
 }  // namespace wt::kern
