@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "app/background/background_training.hpp"
 #include "app/colocated_training.hpp"
 #include "app/job_failure.hpp"
 #include "app/job_observers.hpp"
@@ -51,10 +52,17 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
       (std::filesystem::path(job->run_dir()) / cfg.checkpoint.dir).string());
   job->start(comm);
 
+  // DeepPool multiplexing: a local background job in the foreground's idle time.
+  std::unique_ptr<BackgroundTraining> background;
+  if (!cfg.background.deck.empty())
+    background = std::make_unique<BackgroundTraining>(cfg, *job, comm, t_start);
+
   JobObservers observers(*job, cfg, options, t_start);
   TrainingLoop loop;
   loop.add_job(*job, observers.list());
+  if (background) loop.set_step_driver(background->driver());
   loop.run();
+  if (background) background->finish();
   return observers.result();
 }
 

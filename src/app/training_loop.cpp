@@ -24,7 +24,7 @@ void TrainingLoop::step_once(Entry& entry) {
   const uint64_t synchronizations = strict ? strict->synchronizations() : 0;
   StepRecord record;
   record.step = step;
-  record.stats = job.run_step(step);
+  record.stats = driver_ ? driver_->run_step(job, step) : job.run_step(step);
   record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (strict)
     record.device_synchronizations = int64_t(strict->synchronizations() - synchronizations);

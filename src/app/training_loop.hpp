@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/paired_rounds.hpp"
+#include "app/step_driver.hpp"
 #include "app/step_observer.hpp"
 
 namespace wt {
@@ -23,6 +24,8 @@ class TrainingLoop {
   void set_interleaved(bool interleaved) { interleaved_ = interleaved; }
   // Paired rounds (outlives the loop's run); nullptr: none.
   void set_paired_rounds(PairedRounds* rounds) { pairs_ = rounds; }
+  // Runs the jobs' steps alone through `driver` instead of Job::run_step (nullptr: none).
+  void set_step_driver(StepDriver* driver) { driver_ = driver; }
 
  private:
   struct Entry {
@@ -42,6 +45,7 @@ class TrainingLoop {
   std::vector<Entry> entries_;
   bool interleaved_ = false;
   PairedRounds* pairs_ = nullptr;
+  StepDriver* driver_ = nullptr;
 };
 
 }  // namespace wt

@@ -256,6 +256,28 @@ void apply_override(const std::string& text, ParseState& state) {
   state.origins[def->dotted()] = {"", 0, fs::current_path()};
 }
 
+// [background]: a deck file that exists, a sub-budget inside the device's, not with [colocate].
+void check_background_rules(const ParseState& state) {
+  const RunConfig::Background& b = state.config.background;
+  if (state.origins.count("background.deck")) {
+    std::error_code ec;
+    const fs::path p = state.origins.at("background.deck").base / b.deck;
+    if (b.deck.empty() || !fs::is_regular_file(p, ec))
+      state.fail("background.deck", "'" + b.deck + "' (" + p.lexically_normal().string() +
+                                        ") is not a deck file that exists");
+  }
+  if (!b.deck.empty() && !state.config.colocate.decks.empty())
+    state.fail("background.deck",
+               "a co-location deck ([colocate]) cannot host a background job: give the "
+               "[background] section to a deck that trains a job of its own");
+  const int64_t device_limit = state.config.device.memory_limit;
+  if (b.memory_limit > 0 && device_limit > 0 && b.memory_limit > device_limit)
+    state.fail("background.memory_limit", std::to_string(b.memory_limit) +
+                                              " bytes is more than the device's budget, "
+                                              "device.memory_limit = " +
+                                              std::to_string(device_limit));
+}
+
 void check_cross_key_rules(const ParseState& state) {
   const RunConfig& c = state.config;
   // A co-location deck trains other decks' jobs: its own data and model are not read.
@@ -269,6 +291,7 @@ void check_cross_key_rules(const ParseState& state) {
       state.fail("colocate.decks", "'" + deck + "' (" + p.lexically_normal().string() +
                                        ") is not a deck file that exists");
   }
+  check_background_rules(state);
   for (const KeyDef& def : deck_schema())
     if (def.required && !colocates && !state.origins.count(def.dotted()))
       state.fail(def.dotted(), std::string("required key missing: add `") + def.key +
@@ -377,8 +400,9 @@ std::string to_toml(const RunConfig& config) {
   std::string section;
   for (const KeyDef& def : deck_schema()) {
     // A job's deck co-locates nothing: its [colocate] section would only read back as an
-    // explicit empty list, which the parser refuses.
+    // explicit empty list, which the parser refuses; so would an empty background deck.
     if (std::string(def.section) == "colocate" && config.colocate.decks.empty()) continue;
+    if (std::string(def.section) == "background" && config.background.deck.empty()) continue;
     if (section != def.section) {
       section = def.section;
       out << "\n[" << section << "]\n";

@@ -102,6 +102,24 @@ struct RunConfig {
     std::string sharing = "nodegroups";     // nodegroups | unordered | temporal (baselines)
   } colocate;
 
+  // DeepPool's multiplexing: a local background job in this job's idle time on every rank
+  // (app/background_training.hpp).
+  struct Background {
+    std::string deck;                    // the background job's deck; "" = none
+    double tasklet_ms = 0.5;             // pacing: a tasklet's node range, by profiled time
+    int64_t depth = 1;                   // tasklets per idle check
+    double slowdown_target = 1.1;        // feedback: hold while an instruction's average is above
+    double ewma_fast = 1.0;              // the average's weight of a run above the target
+    double ewma_slow = 0.1;              // ... and of a run below it
+    double recv_min_ms = 0.5;            // a receive expected longer than this admits anyway
+    bool block_during_allreduce = true;  // never while a foreground allreduce is in flight
+    int64_t warmup_steps = 3;            // foreground steps alone: the instructions' solo times
+    int64_t memory_limit = 0;            // the background's sub-budget in bytes; 0 = none
+    bool priority = true;                // ablation: false = an equal-priority stream
+    bool pacing = true;                  // ablation: false = a whole background step at a time
+    bool feedback = true;                // ablation: false = no slowdown gate
+  } background;
+
   // ScaleDNN's lossy codec on the weights a stage owner broadcasts (compress/weight_codec.hpp).
   WeightCodec compress;
 

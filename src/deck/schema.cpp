@@ -190,6 +190,54 @@ std::vector<KeyDef> schedule_keys() {
   };
 }
 
+// DeepPool's foreground/background multiplexing (app/background_training.hpp).
+std::vector<KeyDef> background_keys() {
+  return {
+      key("background", "deck", WT_FIELD(background.deck),
+          "DeepPool multiplexing: every rank also trains this deck's local one-rank job in this "
+          "job's idle time, into <run dir>/background/rank_<r>/ (relative to this deck's "
+          "directory); \"\" = none"),
+      key("background", "tasklet_ms", WT_FIELD(background.tasklet_ms),
+          "pacing: the background step is cut into tasklets of at most this many profiled "
+          "milliseconds (a single longer node is its own tasklet, warned about at start)")
+          .in(Range::above(0)),
+      key("background", "depth", WT_FIELD(background.depth),
+          "pacing: tasklets run before the foreground's events are checked again")
+          .in(Range::at_least(1)),
+      key("background", "slowdown_target", WT_FIELD(background.slowdown_target),
+          "feedback: background work is held while the foreground waits in an instruction whose "
+          "running average is above this times its solo time")
+          .in(Range::above(1)),
+      key("background", "ewma_fast", WT_FIELD(background.ewma_fast),
+          "feedback: the average's weight of a run above the target (1 = react at once)")
+          .in(Range{0, 1, true, false}),
+      key("background", "ewma_slow", WT_FIELD(background.ewma_slow),
+          "feedback: the average's weight of a run at or below the target (relaxes slowly)")
+          .in(Range{0, 1, true, false}),
+      key("background", "recv_min_ms", WT_FIELD(background.recv_min_ms),
+          "a foreground wait on a receive whose solo time is above this many milliseconds "
+          "admits background work whatever the feedback says")
+          .in(Range::at_least(0)),
+      key("background", "block_during_allreduce", WT_FIELD(background.block_during_allreduce),
+          "never run background work while a foreground allreduce is in flight (it progresses "
+          "only inside MPI calls, so background work would stretch it)"),
+      key("background", "warmup_steps", WT_FIELD(background.warmup_steps),
+          "foreground steps run alone first; their instruction times are the solo times")
+          .in(Range::at_least(1)),
+      key("background", "memory_limit", WT_FIELD(background.memory_limit),
+          "the background job's share of device.memory_limit in bytes (its out-of-memory drops "
+          "that background step, never the foreground); 0 = no share of its own")
+          .in(Range::at_least(0)),
+      key("background", "priority", WT_FIELD(background.priority),
+          "ablation: false = the background runs as an equal-priority stream (an instruction of "
+          "each in turn)"),
+      key("background", "pacing", WT_FIELD(background.pacing),
+          "ablation: false = no tasklets, a whole background step at a time"),
+      key("background", "feedback", WT_FIELD(background.feedback),
+          "ablation: false = no slowdown feedback"),
+  };
+}
+
 // The keys of training and checkpoints.
 std::vector<KeyDef> train_keys() {
   return {
@@ -286,7 +334,8 @@ std::vector<KeyDef> runtime_keys() {
 const std::vector<KeyDef>& deck_schema() {
   static const std::vector<KeyDef> schema = [] {
     std::vector<KeyDef> all;
-    for (auto part : {run_keys, optimizer_keys, schedule_keys, train_keys, runtime_keys}) {
+    for (auto part :
+         {run_keys, optimizer_keys, schedule_keys, background_keys, train_keys, runtime_keys}) {
       std::vector<KeyDef> keys = part();
       all.insert(all.end(), keys.begin(), keys.end());
     }

@@ -76,6 +76,15 @@ class Executor {
   size_t issued_this_step() const;
   size_t step_instructions() const;
   StepStats finish_step();
+  // The instruction stream `stream` of this rank issues next this step; nullptr when it has
+  // issued them all (a multiplexing driver reads what a blocked foreground waits on).
+  const Instruction* next_instruction(int stream) const;
+  // Whether the communication that completes `event` has started and not been seen complete.
+  bool in_flight(int event) const { return pending_[size_t(event)] != nullptr; }
+  // Drops the begun step (a background job's out-of-memory): the batches' tensors and the
+  // partial gradients go, the next step's loads are planned; nothing of it reaches the weights
+  // unless the optimizer had already stepped a stage. No communication may be in flight.
+  void abandon_step();
   // The host issues nothing more until something completes: the strict device runs queued work,
   // communication progresses; throws when nothing ever will (a deadlock).
   void wait_for_progress();

@@ -89,6 +89,27 @@ StepStats Executor::finish_step() {
   return read_totals(step_);
 }
 
+const Instruction* Executor::next_instruction(int stream) const {
+  const auto& instructions = program_.ranks[rank_].streams[size_t(stream)];
+  const size_t at = position_[size_t(stream)];
+  return at < instructions.size() ? &instructions[at] : nullptr;
+}
+
+void Executor::abandon_step() {
+  for (auto& p : pending_)
+    if (p) throw std::logic_error("abandon_step: communication is still in flight");
+  if (queues_) queues_->drain([this] { return poll_pending(); });  // queued work reads the slots
+  for (auto& slot : slots_) {
+    const size_t nodes = slot->out.size(), stages = slot->stage_samples.size();
+    *slot = Slot(nodes, stages);
+  }
+  for (Model* m : replicas_) m->zero_grads();
+  const auto& streams = program_.ranks[rank_].streams;
+  for (size_t s = 0; s < streams.size(); ++s) position_[s] = streams[s].size();
+  loads_done_ = 0;
+  data_.plan(loads_of_step(step_ + 1));
+}
+
 void Executor::wait_for_progress() {
   if (!try_progress())
     throw std::logic_error("schedule '" + program_.schedule + "' deadlocked on rank " +

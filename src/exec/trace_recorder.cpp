@@ -41,6 +41,7 @@ TraceRecorder::TraceRecorder(Communicator& comm, Executor& executor, CachingAllo
   slot_batch_.assign(std::max(executor_.program().slots, 0), -1);
   comm_.barrier();
   origin_ = steady_seconds();
+  info_.clock_origin_ns = static_cast<int64_t>(origin_ * 1e9);
 }
 
 TraceRecorder::~TraceRecorder() {
@@ -84,6 +85,7 @@ void TraceRecorder::attach() {
         auto it = jobs.find(job_);
         trace_.memory.push_back(memory_sample(s, it == jobs.end() ? 0 : it->second.in_use));
       });
+  previous_ = executor_.observer();  // kept informed (the foreground's slowdown feedback)
   executor_.set_observer(this);
 }
 
@@ -93,7 +95,8 @@ TraceMemorySample TraceRecorder::memory_sample(const MemoryStats& s, size_t job_
 }
 
 void TraceRecorder::detach() {
-  executor_.set_observer(nullptr);
+  if (executor_.observer() == this) executor_.set_observer(previous_);
+  previous_ = nullptr;
   if (observer_ >= 0) allocator_.remove_observer(observer_);  // no sample in flight after it
   observer_ = -1;
   recording_ = false;
@@ -125,6 +128,7 @@ const char* TraceRecorder::name_of(OpCode op) {
 
 void TraceRecorder::executed(int stream, const Instruction& ins, double t_begin, double t_end,
                              int64_t bytes) {
+  if (previous_) previous_->executed(stream, ins, t_begin, t_end, bytes);
   TraceEvent e;
   std::memcpy(e.name, name_of(ins.op), kTraceNameBytes);
   e.stage = ins.stage;
@@ -148,6 +152,7 @@ void TraceRecorder::executed(int stream, const Instruction& ins, double t_begin,
 }
 
 void TraceRecorder::completed(int event, double t) {
+  if (previous_) previous_->completed(event, t);
   if (event < 0 || size_t(event) >= event_row_.size() || event_row_[event] < 0) return;
   trace_.events[event_row_[event]].end = since_origin(t);
   event_row_[event] = -1;

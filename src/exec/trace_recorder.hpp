@@ -12,6 +12,9 @@
 //
 // Time zero is a barrier taken in the constructor (collective): each rank subtracts its own
 // steady_clock reading taken right after it, so times from different ranks share one clock.
+// The file keeps rank 0's reading (clock_origin_ns), to line the trace up with other records
+// of the same node (a background job's tasklets). An observer the executor had before the
+// window opens is told of every instruction too.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -62,7 +65,8 @@ class TraceRecorder : public InstructionObserver {
   Executor& executor_;
   CachingAllocator& allocator_;
   int job_;
-  int observer_ = -1;  // the allocator observer's handle while recording
+  int observer_ = -1;                        // the allocator observer's handle while recording
+  InstructionObserver* previous_ = nullptr;  // the executor's observer before ours, told too
   TraceInfo info_;
   std::string path_;
   double origin_ = 0;  // steady_clock seconds right after the start barrier

@@ -54,6 +54,7 @@ struct TraceInfo {
   std::string model;
   int64_t start_step = 0;
   int64_t end_step = 0;
+  int64_t clock_origin_ns = 0;  // rank 0's steady_clock (CLOCK_MONOTONIC) at time zero
 };
 
 }  // namespace wt

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "comm/failure_agreement.hpp"
+#include "comm/mpi_communicator.hpp"
 #include "deck/deck_parser.hpp"
 #include "job/run_identity.hpp"
 #include "sched/stage_residency.hpp"
@@ -87,9 +88,12 @@ double Checkpointer::save(int64_t step) {
     // stall watchdog reports a rank that never arrives as it does in a training collective.
     const std::unique_ptr<RegionMark> watch = comm_.watch_region(CommRegion::CheckpointWrite);
     try {
+      // The job's own ranks (a background job's communicator is MPI_COMM_SELF's).
+      auto* mpi = dynamic_cast<MpiCommunicator*>(&comm_.underlying());
       write_checkpoint(store_.temp_path(step), info_, model_, optimizer_, stage_owner_,
-                       MPI_COMM_WORLD, replicas_);  // returns after the collective close
-    } catch (const CheckpointWriteError& e) {       // raised on every rank alike
+                       mpi ? mpi->world() : MPI_COMM_WORLD,
+                       replicas_);             // returns after the collective close
+    } catch (const CheckpointWriteError& e) {  // raised on every rank alike
       error = e.what();
     }
     if (error.empty()) {

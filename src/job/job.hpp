@@ -77,6 +77,9 @@ class Job {
   StepStats evaluate();
   // A signal or the wall time: the run ends after `steps_done` steps, resumable.
   void stop_after(int64_t steps_done);
+  // Its driver ends it after `steps_done` steps, short of the deck's total, as a finished run (a
+  // background job ends with its foreground): the end checkpoint and summary name that step.
+  void end_after(int64_t steps_done) { total_steps_ = steps_done; }
 
   const RunConfig& config() const { return config_; }
   int id() const { return options_.id; }

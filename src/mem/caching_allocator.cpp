@@ -155,10 +155,32 @@ void CachingAllocator::count_allocation(MemBlock* block) {
   job.peak_in_use = std::max(job.peak_in_use, job.in_use);
 }
 
+void CachingAllocator::set_job_limit(int job, size_t limit_bytes) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (limit_bytes == 0)
+    job_limits_.erase(job);
+  else
+    job_limits_[job] = limit_bytes;
+}
+
+void CachingAllocator::check_job_limit(size_t size, size_t requested) {
+  const int job = current_job();
+  auto limit = job_limits_.find(job);
+  if (limit == job_limits_.end()) return;
+  const size_t in_use = jobs_[job].in_use;
+  if (in_use + size <= limit->second) return;
+  throw OutOfMemory("out of device memory: requested " + std::to_string(requested) +
+                        " bytes for job " + std::to_string(job) + ", which has " +
+                        std::to_string(in_use) + " of its share of " +
+                        std::to_string(limit->second) + " bytes in use",
+                    requested);
+}
+
 void* CachingAllocator::allocate(size_t bytes, int stream, size_t* granted) {
   const size_t size = round_size(bytes);
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   stats_.allocations++;
+  check_job_limit(size, bytes);
   MemBlock* block = find_or_reserve(size, stream, bytes);
   if (!block) throw OutOfMemory(bytes, stats_.in_use, limit_);
   block->stream = stream;

@@ -133,6 +133,9 @@ class CachingAllocator {
 
   void set_limit(size_t limit_bytes);
   size_t limit() const { return limit_; }
+  // A job's own share of the budget: its allocations beyond it throw OutOfMemory naming the job's
+  // share (0: none, only the device's budget).
+  void set_job_limit(int job, size_t limit_bytes);
   // Reserved bytes above which cached segments are returned before the cache grows (0 = none:
   // only when an allocation would fail).
   void set_release_threshold(size_t bytes);
@@ -165,7 +168,8 @@ class CachingAllocator {
   void release_cached_for(size_t bytes, size_t cap);
   void settle_pending_locked();
   void count_allocation(MemBlock* block);
-  void notify_locked();  // the observer, with current stats
+  void check_job_limit(size_t size, size_t requested);  // throws OutOfMemory
+  void notify_locked();                                 // the observer, with current stats
   size_t limit_;
   size_t release_threshold_ = 0;
   bool device_only_ = false;
@@ -177,6 +181,7 @@ class CachingAllocator {
   std::vector<MemBlock*> pending_;             // freed, waiting for other streams' events
   MemoryStats stats_;
   std::map<int, JobMemory> jobs_;
+  std::map<int, size_t> job_limits_;
   std::map<int, Observer> observers_;
   int next_observer_ = 0;
   // Recursive: a forced synchronisation (under the lock) runs the strict device's queued frees,

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""How a background job filled a traced foreground run's idle time (DeepPool multiplexing).
+
+Reads RUN/trace.h5 (the foreground's instructions, [trace] enabled = true) and each rank's
+RUN/background/rank_<r>/tasklets.csv, lines them up on trace.h5's clock (clock_origin_ns), and
+prints per rank, over the traced steps:
+  tasklets       background tasklets run
+  runnable       of them, those that began while a foreground stream could issue (not inside a
+                 Wait of every stream that still had work in that step): 0 under priority
+  in_allreduce   of them, those that overlapped a foreground AllReduce in flight: 0 under
+                 block_during_allreduce
+  over_bound     multi-node tasklets whose planned time exceeds background.tasklet_ms
+  slow           multi-node tasklets that took more than 1.5 x tasklet_ms measured
+  held           idle checks the gate held, by reason (first of each per wait and step)
+--json prints the same as one JSON object (per rank), for scripts.
+"""
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import wtrun  # noqa: E402
+
+PROG = "background.py"
+TOLERANCE_S = 1e-4  # clock skew between ranks' time zero (the trace's start barrier)
+
+
+def read_tasklets(path):
+    if not path.is_file():
+        raise wtrun.RunError(f"{path}: no tasklets.csv (was the run's [background] deck set?)")
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def stream_spans(events, step):
+    """Per stream: its Wait intervals and the span of its instructions in `step`."""
+    spans = {}
+    for name, stream, s, b, e in zip(events["name"], events["stream"], events["step"],
+                                     events["begin"], events["end"]):
+        if s != step:
+            continue
+        entry = spans.setdefault(int(stream), {"waits": [], "first": b, "last": e})
+        entry["first"], entry["last"] = min(entry["first"], b), max(entry["last"], e)
+        if name == "Wait":
+            entry["waits"].append((b, e))
+    return spans
+
+
+def blocked(spans, t):
+    """Every stream with work left at t is inside a Wait."""
+    for entry in spans.values():
+        if t > entry["last"] + TOLERANCE_S:
+            continue  # the stream is done with this step
+        if not any(b - TOLERANCE_S <= t <= e + TOLERANCE_S for b, e in entry["waits"]):
+            return False
+    return True
+
+
+def rank_report(events, rows, origin, tasklet_ms, window):
+    allreduces = [(b, e) for name, b, e in zip(events["name"], events["begin"], events["end"])
+                  if name == "AllReduce"]
+    report = {"tasklets": 0, "runnable": 0, "in_allreduce": 0, "over_bound": 0, "slow": 0,
+              "held": {}}
+    cache = {}
+    for row in rows:
+        step = int(row["fg_step"])
+        if not window[0] <= step < window[1]:
+            continue
+        if not row["kind"].startswith("tasklet"):
+            report["held"][row["kind"]] = report["held"].get(row["kind"], 0) + 1
+            continue
+        begin, end = float(row["begin_s"]) - origin, float(row["end_s"]) - origin
+        report["tasklets"] += 1
+        spans = cache.setdefault(step, stream_spans(events, step))
+        report["runnable"] += not blocked(spans, begin)
+        report["in_allreduce"] += any(b + TOLERANCE_S < end and begin < e - TOLERANCE_S
+                                      for b, e in allreduces)
+        several = int(row["bg_instructions"]) > 1
+        report["over_bound"] += several and float(row["planned_ms"]) > tasklet_ms
+        report["slow"] += several and (end - begin) * 1e3 > 1.5 * tasklet_ms
+    return report
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  analysis/background.py runs/pipeline_bg")
+    parser.add_argument("run", metavar="RUN", help="run directory of the foreground job")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args()
+
+    run = wtrun.load_run(args.run)
+    trace = run.trace()
+    origin = trace.attrs.get("clock_origin_ns", 0) * 1e-9
+    if not origin:
+        raise wtrun.RunError(f"{run.path}/trace.h5: no clock_origin_ns (written by an older "
+                             "wavetrain): cannot line it up with the tasklets")
+    tasklet_ms = float(run.deck_value("background", "tasklet_ms", 0.5))
+    window = (int(trace.attrs["start_step"]), int(trace.attrs["end_step"]))
+    reports = {}
+    for rank, rt in trace.ranks.items():
+        rows = read_tasklets(Path(run.path) / "background" / f"rank_{rank}" / "tasklets.csv")
+        reports[rank] = rank_report(rt.events, rows, origin, tasklet_ms, window)
+    if args.json:
+        print(json.dumps(reports))
+        return
+    print(f"steps [{window[0]}, {window[1]}), tasklet_ms = {tasklet_ms}")
+    print("rank  tasklets  runnable  in_allreduce  over_bound  slow  held")
+    for rank, r in reports.items():
+        held = ", ".join(f"{k} {v}" for k, v in sorted(r["held"].items())) or "-"
+        print(f"{rank:4d}  {r['tasklets']:8d}  {r['runnable']:8d}  {r['in_allreduce']:12d}  "
+              f"{r['over_bound']:10d}  {r['slow']:4d}  {held}")
+
+
+if __name__ == "__main__":
+    wtrun.run_main(main, PROG)

@@ -1,0 +1,118 @@
+#include "app/background/background_training.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "app/job_observers.hpp"
+#include "comm/failure_agreement.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "deck/deck_parser.hpp"
+#include "job/job.hpp"
+
+namespace fs = std::filesystem;
+
+namespace wt {
+
+void check_background_deck(const RunConfig& deck) {
+  if (deck.schedule.kind != "gang")
+    throw deck_error(deck, "schedule.kind",
+                     "a background job runs alone on its rank and never communicates: it needs "
+                     "schedule.kind = \"gang\" (one rank), got \"" +
+                         deck.schedule.kind + "\"");
+  if (!deck.burst.ranks.empty())
+    throw deck_error(deck, "burst.ranks", "a background job runs on one rank: remove burst.ranks");
+  if (deck.data.distribution != "shard")
+    throw deck_error(deck, "data.distribution",
+                     "a background job reads its own data on its rank: it needs \"shard\", got "
+                     "\"" +
+                         deck.data.distribution + "\"");
+  if (!deck.background.deck.empty())
+    throw deck_error(deck, "background.deck", "a background job cannot have a background job");
+  if (!deck.colocate.decks.empty())
+    throw deck_error(deck, "colocate.decks", "a background job cannot co-locate other jobs");
+}
+
+namespace {
+
+// WAVETRAIN_TEST_SLOW_FOREGROUND="stream:index:milliseconds:from_step:to_step" (tests only).
+void plant_slow_foreground(Multiplexer& multiplexer) {
+  const char* hook = std::getenv("WAVETRAIN_TEST_SLOW_FOREGROUND");
+  if (!hook || !*hook) return;
+  std::istringstream in(hook);
+  int stream = 0;
+  size_t index = 0;
+  double ms = 0;
+  long long from = 0, to = 0;
+  char c1, c2, c3, c4;
+  if (!(in >> stream >> c1 >> index >> c2 >> ms >> c3 >> from >> c4 >> to))
+    throw std::invalid_argument(std::string("WAVETRAIN_TEST_SLOW_FOREGROUND: cannot read '") +
+                                hook + "' as stream:index:milliseconds:from_step:to_step");
+  multiplexer.slow_foreground(stream, index, ms * 1e-3, from, to);
+}
+
+}  // namespace
+
+BackgroundTraining::BackgroundTraining(const RunConfig& foreground_config, Job& foreground,
+                                       Communicator& world,
+                                       std::chrono::steady_clock::time_point t_start)
+    : foreground_(foreground) {
+  agree_on_failure(world, [&] {
+    const fs::path base = fs::path(foreground_config.deck_path).parent_path();
+    deck_ = parse_deck((base / foreground_config.background.deck).string());
+    check_background_deck(deck_);
+  });
+  if (foreground_config.background.memory_limit > 0)
+    foreground.device().allocator().set_job_limit(
+        1, static_cast<size_t>(foreground_config.background.memory_limit));
+  agree_on_failure(world, [&] { start(foreground_config, foreground, world, t_start); });
+}
+
+BackgroundTraining::~BackgroundTraining() = default;
+
+void BackgroundTraining::start(const RunConfig& foreground_config, Job& foreground,
+                               Communicator& world, std::chrono::steady_clock::time_point t_start) {
+  JobOptions o;
+  o.run_dir =
+      (fs::path(foreground.run_dir()) / "background" / ("rank_" + std::to_string(world.rank())))
+          .string();
+  o.quiet = true;
+  o.id = 1;  // its memory account on the shared device
+  // Its own stream after the foreground's, and its passes node by node: tasklets are node ranges.
+  o.colocated_stream = int(foreground.executor().rank_program().streams.size());
+  o.log_prefix = "[background " + std::to_string(world.rank()) + "] ";
+  job_ = std::make_unique<Job>(deck_, o, foreground.device(), 0, 1);
+  self_ = std::make_unique<MpiCommunicator>(MPI_COMM_SELF);
+  try {
+    job_->start(*self_);
+  } catch (const OutOfMemory& e) {
+    foreground.log().warning("background job not started: %s (background.memory_limit = %lld)",
+                             e.what(), (long long)foreground_config.background.memory_limit);
+    job_.reset();
+    return;
+  }
+  TrainOptions options;
+  options.quiet = true;
+  observers_ = std::make_unique<JobObservers>(*job_, deck_, options, t_start);
+  multiplexer_ = std::make_unique<Multiplexer>(foreground, *job_, observers_->list(),
+                                               foreground_config.background,
+                                               job_->run_dir() + "/tasklets.csv");
+  plant_slow_foreground(*multiplexer_);
+}
+
+void BackgroundTraining::finish() {
+  if (!multiplexer_) return;
+  multiplexer_->finish();
+  const MultiplexTotals& t = multiplexer_->totals();
+  const MemoryStats memory = foreground_.device().allocator().stats();
+  foreground_.log().line(
+      "background: %lld steps (%lld dropped), %lld tasklets, %.3f s in tasklets, %lld holds; "
+      "device memory peak %.1f MB of budget %.1f MB (foreground %.1f MB, background %.1f MB)",
+      (long long)t.background_steps, (long long)t.dropped_steps, (long long)t.tasklets,
+      t.background_seconds, (long long)t.holds, memory.peak_in_use / 1e6,
+      foreground_.device().allocator().limit() / 1e6,
+      foreground_.device().allocator().job_stats(0).peak_in_use / 1e6,
+      foreground_.device().allocator().job_stats(1).peak_in_use / 1e6);
+}
+
+}  // namespace wt

@@ -1,0 +1,51 @@
+#pragma once
+// [background] deck = "...": DeepPool's multiplexing set up on every rank of the foreground job.
+// The background deck is parsed and checked like any deck (its errors name its own file, line
+// and key), and must describe a local job: schedule.kind = "gang" on one rank, no [colocate] or
+// [background] of its own, data sharded (not scattered from rank 0). Each rank trains its own
+// copy on its own MPI_COMM_SELF communicator, into <run dir>/background/rank_<r>/ (metrics,
+// checkpoints, log, tasklets.csv), on the foreground's device as memory account 1, under
+// background.memory_limit when set. A background that does not fit its memory at start is
+// logged and left out; the foreground trains all the same.
+#include <chrono>
+#include <memory>
+
+#include "app/background/multiplexer.hpp"
+#include "app/trainer.hpp"
+#include "comm/communicator.hpp"
+#include "deck/run_config.hpp"
+
+namespace wt {
+
+class Job;
+class JobObservers;
+
+class BackgroundTraining {
+ public:
+  // Collective over `world` (the foreground's communicator): a bad background deck ends every
+  // rank alike.
+  BackgroundTraining(const RunConfig& foreground_config, Job& foreground, Communicator& world,
+                     std::chrono::steady_clock::time_point t_start);
+  ~BackgroundTraining();
+  // The foreground's step driver; nullptr when the background job could not start.
+  StepDriver* driver() { return multiplexer_.get(); }
+  // After the foreground's last step: the background's end, and a summary line in the
+  // foreground's log.
+  void finish();
+
+ private:
+  void start(const RunConfig& foreground_config, Job& foreground, Communicator& world,
+             std::chrono::steady_clock::time_point t_start);
+  RunConfig deck_;
+  Job& foreground_;
+  std::unique_ptr<Communicator> self_;
+  std::unique_ptr<Job> job_;
+  std::unique_ptr<JobObservers> observers_;
+  std::unique_ptr<Multiplexer> multiplexer_;
+};
+
+// Throws InputError (naming the background deck's file, line and key) unless `deck` describes a
+// local, single-rank job.
+void check_background_deck(const RunConfig& deck);
+
+}  // namespace wt

@@ -1,0 +1,289 @@
+#include "app/background/multiplexer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "exec/executor.hpp"
+#include "job/job.hpp"
+#include "sched/opcode_traits.hpp"
+
+namespace wt {
+
+namespace {
+
+double now_s() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+constexpr int kMaxDropsInARow = 3;
+
+}  // namespace
+
+Multiplexer::Multiplexer(Job& foreground, Job& background,
+                         std::vector<StepObserver*> background_observers,
+                         const RunConfig::Background& settings, const std::string& tasklet_log)
+    : fg_(foreground),
+      bg_(background),
+      bg_observers_(std::move(background_observers)),
+      settings_(settings),
+      feedback_(foreground.executor().rank_program(),
+                {settings.slowdown_target, settings.ewma_fast, settings.ewma_slow}),
+      gate_(foreground.executor().rank_program(), feedback_, settings),
+      bg_times_(background.executor().rank_program()),
+      bg_stream_(int(background.executor().rank_program().streams.size()) - 1),
+      bg_step_(background.start_step()),
+      background_done_(background.start_step() >= background.total_steps()) {
+  // Before any trace window opens: a trace recorder keeps it informed (trace_recorder.hpp).
+  fg_.executor().set_observer(&feedback_);
+  bg_.executor().set_observer(&bg_times_);
+  log_ = std::fopen(tasklet_log.c_str(), "w");
+  if (!log_) throw std::runtime_error("cannot create " + tasklet_log);
+  std::fprintf(log_,
+               "kind,fg_step,fg_stream,fg_index,fg_waits_on,begin_s,end_s,planned_ms,bg_step,"
+               "bg_instructions\n");
+}
+
+Multiplexer::~Multiplexer() {
+  if (log_) std::fclose(log_);
+}
+
+void Multiplexer::slow_foreground(int stream, size_t index, double seconds, int64_t from,
+                                  int64_t to) {
+  slow_ = {stream, index, seconds, from, to, -1};
+}
+
+StepStats Multiplexer::run_step(Job& job, int64_t step) {
+  if (&job != &fg_) throw std::logic_error("the multiplexer drives its foreground job only");
+  const int64_t warm = fg_.start_step() + settings_.warmup_steps;
+  if (step < warm) {
+    warm_up(step);
+    StepStats stats = fg_.run_step(step);
+    if (step + 1 == warm) {  // the solo times are in: profile the background, then multiplex
+      feedback_.set_warming_up(false);
+      profile_background();
+    }
+    return stats;
+  }
+  fg_.begin_step(step);
+  if (settings_.priority)
+    prioritized_step(step);
+  else
+    equal_priority_step(step);
+  return fg_.finish_step(step);
+}
+
+void Multiplexer::warm_up(int64_t step) {
+  (void)step;
+  feedback_.set_warming_up(true);
+}
+
+// The background's first two steps alone, timed instruction by instruction: the second one's
+// times (past the first's warm-up allocations) cut its steps into tasklets.
+void Multiplexer::profile_background() {
+  bg_times_.set_recording(true);
+  for (int k = 0; k < 2 && background_active(); ++k) {
+    try {
+      begin_background_step();
+      CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
+      bg_.executor().issue_step();
+      finish_background_step();
+    } catch (const OutOfMemory& e) {
+      drop_background_step(e);
+    }
+  }
+  bg_times_.set_recording(false);
+  warn_long_nodes();
+}
+
+void Multiplexer::warn_long_nodes() {
+  if (!settings_.pacing) return;
+  const auto& stream = bg_.executor().rank_program().streams[size_t(bg_stream_)];
+  std::string nodes;
+  for (size_t i = 0; i < stream.size(); ++i) {
+    const double t = bg_times_.solo_seconds(bg_stream_, i);
+    const Instruction& ins = stream[i];
+    if (t * 1e3 <= settings_.tasklet_ms || ins.node_begin < 0) continue;
+    char line[160];
+    std::snprintf(line, sizeof line, "%s%s %s %.2f ms", nodes.empty() ? "" : ", ",
+                  bg_.model().graph.nodes[size_t(ins.node_begin)].name.c_str(),
+                  opcode_traits(ins.op).name, t * 1e3);
+    nodes += line;
+  }
+  if (!nodes.empty())
+    fg_.log().warning(
+        "background: nodes longer than background.tasklet_ms = %g ms run as tasklets of their "
+        "own (the foreground waits for them): %s",
+        settings_.tasklet_ms, nodes.c_str());
+}
+
+void Multiplexer::prioritized_step(int64_t step) {
+  Executor& fg = fg_.executor();
+  while (!fg.step_issued()) {
+    {
+      CachingAllocator::JobScope account(fg_.device().allocator(), fg_.id());
+      if (fg.issue_ready(false)) continue;  // the foreground first, always
+    }
+    apply_slow_hook(step);
+    if (background_active()) {
+      const GateResult why = gate_.check(fg);
+      if (why.admits()) {
+        for (int64_t d = 0; d < settings_.depth && background_active(); ++d) run_tasklet(why, step);
+        continue;  // the foreground's events are checked again
+      }
+      hold(why, step);
+    }
+    fg.wait_for_progress();
+  }
+}
+
+void Multiplexer::equal_priority_step(int64_t step) {
+  Executor& fg = fg_.executor();
+  const GateResult none;
+  while (!fg.step_issued()) {
+    bool progressed;
+    {
+      CachingAllocator::JobScope account(fg_.device().allocator(), fg_.id());
+      progressed = fg.issue_ready(true);
+    }
+    if (background_active() && run_tasklet(none, step)) continue;
+    if (!progressed) fg.wait_for_progress();
+  }
+}
+
+bool Multiplexer::run_tasklet(const GateResult& why, int64_t step) {
+  if (!background_active()) return false;
+  const double begin = now_s();
+  double planned_s = 0;
+  int count = 0;
+  const int64_t bg_step = bg_step_;
+  try {
+    if (!background_begun_) begin_background_step();
+    issue_tasklet(planned_s, count);
+  } catch (const OutOfMemory& e) {
+    drop_background_step(e);
+  }
+  const double end = now_s();
+  totals_.tasklets++;
+  totals_.background_seconds += end - begin;
+  log_row(settings_.priority ? "tasklet" : "tasklet_equal", why, step, begin, end, planned_s,
+          bg_step, count);
+  return true;
+}
+
+// Background instructions while their profiled times fit in tasklet_ms (at least one), the
+// foreground's communication polled after each; a step's end ends the tasklet.
+void Multiplexer::issue_tasklet(double& planned_s, int& count) {
+  Executor& bg = bg_.executor();
+  const double bound_s = settings_.tasklet_ms * 1e-3;
+  while (const Instruction* next = bg.next_instruction(bg_stream_)) {
+    const double t =
+        std::max(0.0, bg_times_.solo_seconds(bg_stream_, bg_times_.index_of(bg_stream_, *next)));
+    if (settings_.pacing && count > 0 && planned_s + t > bound_s) return;
+    {
+      CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
+      if (!bg.issue_ready(true)) {
+        bg.wait_for_progress();  // a local event: it completes, or this throws (a deadlock)
+        continue;
+      }
+    }
+    planned_s += t;
+    ++count;
+    {
+      CachingAllocator::JobScope account(fg_.device().allocator(), fg_.id());
+      fg_.executor().poll_communication();
+    }
+  }
+  finish_background_step();
+}
+
+void Multiplexer::begin_background_step() {
+  for (StepObserver* o : bg_observers_) o->before_step(bg_, bg_step_);
+  background_step_began_ = now_s();
+  bg_.begin_step(bg_step_);
+  background_begun_ = true;
+}
+
+void Multiplexer::finish_background_step() {
+  StepRecord record;
+  record.step = bg_step_;
+  record.stats = bg_.finish_step(bg_step_);
+  record.seconds = now_s() - background_step_began_;
+  background_begun_ = false;
+  consecutive_drops_ = 0;
+  totals_.background_steps++;
+  for (StepObserver* o : bg_observers_) o->after_step(bg_, record);
+  background_done_ = ++bg_step_ >= bg_.total_steps();
+}
+
+void Multiplexer::drop_background_step(const OutOfMemory& error) {
+  {
+    CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
+    bg_.executor().abandon_step();
+  }
+  bg_.log().warning("background step %lld dropped: %s", (long long)(bg_step_ + 1), error.what());
+  totals_.dropped_steps++;
+  StepRecord record;  // empty stats: no loss of it reaches the metrics
+  record.step = bg_step_;
+  record.seconds = now_s() - background_step_began_;
+  background_begun_ = false;
+  for (StepObserver* o : bg_observers_) o->after_step(bg_, record);
+  background_done_ = ++bg_step_ >= bg_.total_steps();
+  if (++consecutive_drops_ >= kMaxDropsInARow && !background_done_) {
+    background_done_ = true;
+    const std::string why = "background job stopped: " + std::to_string(kMaxDropsInARow) +
+                            " steps in a row did not fit its memory (" + error.what() + ")";
+    bg_.log().warning("%s", why.c_str());
+    fg_.log().warning("%s", why.c_str());
+  }
+}
+
+void Multiplexer::hold(const GateResult& why, int64_t step) {
+  totals_.holds++;
+  if (step != last_hold_step_) {
+    last_hold_step_ = step;
+    logged_holds_.clear();
+  }
+  const int key = int(why.kind) * 1000000 + why.stream * 100000 + int(why.index);
+  if (std::find(logged_holds_.begin(), logged_holds_.end(), key) != logged_holds_.end()) return;
+  logged_holds_.push_back(key);
+  const double t = now_s();
+  log_row(why.name(), why, step, t, t, 0, bg_step_, 0);
+}
+
+void Multiplexer::apply_slow_hook(int64_t step) {
+  if (slow_.stream < 0 || step < slow_.from || step >= slow_.to || slow_.slowed_step == step)
+    return;
+  const Instruction* next = fg_.executor().next_instruction(slow_.stream);
+  if (!next || feedback_.solo().index_of(slow_.stream, *next) != slow_.index) return;
+  slow_.slowed_step = step;
+  std::this_thread::sleep_for(std::chrono::duration<double>(slow_.seconds));
+}
+
+void Multiplexer::log_row(const char* kind, const GateResult& why, int64_t step, double begin,
+                          double end, double planned_s, int64_t bg_step, int instructions) {
+  std::fprintf(log_, "%s,%lld,%d,%zu,%s,%.9f,%.9f,%.4f,%lld,%d\n", kind, (long long)step,
+               why.stream, why.index, why.stream < 0 ? "" : opcode_traits(why.waits_on).name, begin,
+               end, planned_s * 1e3, (long long)bg_step, instructions);
+}
+
+void Multiplexer::finish() {
+  if (background_begun_ && background_active()) {
+    try {
+      CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
+      bg_.executor().issue_step();
+      finish_background_step();
+    } catch (const OutOfMemory& e) {
+      drop_background_step(e);
+    }
+  }
+  // It ends with the foreground: its end checkpoint and summary name the step it reached.
+  if (bg_step_ < bg_.total_steps()) bg_.end_after(bg_step_);
+  bg_.source().quiesce();
+  for (StepObserver* o : bg_observers_) o->finish(bg_);
+  std::fflush(log_);
+}
+
+}  // namespace wt

@@ -1,0 +1,102 @@
+#pragma once
+// DeepPool's foreground/background multiplexing on one rank (§5; research/seeds-next.md §2.4,
+// option C): the foreground job's steps run as always, and whenever every foreground stream is
+// blocked on a Wait (a receive from a peer, a collective in flight) the rank runs the local
+// background job's work instead, under DeepPool's mechanisms:
+//   - priority: background work only while no foreground stream can issue;
+//   - pacing: the background step cut into tasklets of at most tasklet_ms (node ranges, by the
+//     background's profiled solo step), at most `depth` tasklets per idle check, the
+//     foreground's communication polled between background nodes;
+//   - slowdown feedback and the allreduce and long-receive rules (background_gate.hpp), from the
+//     foreground's instruction times in its first warmup_steps steps, run alone.
+// The background's steps run on and on across foreground steps until its deck's total; the
+// foreground's are untouched (separate model, optimizer, data, generator and memory account).
+// A background out-of-memory drops that background step (three in a row stop the background);
+// it never fails the foreground. Ablations: priority = false makes the background an
+// equal-priority stream (a foreground instruction and a background tasklet in turn, no gate);
+// pacing = false runs a whole background step at a time.
+//
+// Every tasklet (and the first hold of each kind per wait and step) is a row of
+// <background run dir>/tasklets.csv, times in steady_clock seconds (trace.h5's clock_origin_ns).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/background/background_gate.hpp"
+#include "app/step_driver.hpp"
+#include "app/step_observer.hpp"
+#include "deck/run_config.hpp"
+#include "mem/caching_allocator.hpp"
+
+namespace wt {
+
+class Job;
+
+struct MultiplexTotals {
+  int64_t background_steps = 0;  // finished, in the foreground's idle time or alone
+  int64_t dropped_steps = 0;     // out of memory
+  int64_t tasklets = 0;
+  int64_t holds = 0;              // idle checks the gate held (feedback or allreduce)
+  double background_seconds = 0;  // inside tasklets
+};
+
+class Multiplexer : public StepDriver {
+ public:
+  Multiplexer(Job& foreground, Job& background, std::vector<StepObserver*> background_observers,
+              const RunConfig::Background& settings, const std::string& tasklet_log);
+  ~Multiplexer() override;
+  StepStats run_step(Job& job, int64_t step) override;
+  // After the foreground's last step: the background's step in hand finished alone, then its
+  // observers' finish (the end checkpoint, the summary).
+  void finish();
+  const MultiplexTotals& totals() const { return totals_; }
+  // Test hook (WAVETRAIN_TEST_SLOW_FOREGROUND): whenever the foreground is blocked at
+  // (stream, index) in steps [from, to), the rank sleeps `seconds` first, as if that
+  // instruction ran slower.
+  void slow_foreground(int stream, size_t index, double seconds, int64_t from, int64_t to);
+
+ private:
+  void warm_up(int64_t step);
+  void profile_background();
+  void prioritized_step(int64_t step);
+  void equal_priority_step(int64_t step);
+  // One tasklet of the background (or a whole step without pacing); false when the background
+  // has nothing left to run.
+  bool run_tasklet(const GateResult& why, int64_t step);
+  void issue_tasklet(double& planned_s, int& count);
+  bool background_active() const { return !background_done_; }
+  void begin_background_step();
+  void finish_background_step();
+  void drop_background_step(const OutOfMemory& error);
+  void hold(const GateResult& why, int64_t step);
+  void apply_slow_hook(int64_t step);
+  void log_row(const char* kind, const GateResult& why, int64_t step, double begin, double end,
+               double planned_s, int64_t bg_step, int instructions);
+  void warn_long_nodes();
+
+  Job& fg_;
+  Job& bg_;
+  std::vector<StepObserver*> bg_observers_;
+  RunConfig::Background settings_;
+  SlowdownFeedback feedback_;
+  BackgroundGate gate_;
+  InstructionTimes bg_times_;
+  int bg_stream_ = 0;  // the background program's one stream
+  int64_t bg_step_ = 0;
+  bool background_begun_ = false, background_done_ = false;
+  double background_step_began_ = 0;
+  int consecutive_drops_ = 0;
+  MultiplexTotals totals_;
+  std::FILE* log_ = nullptr;
+  int64_t last_hold_step_ = -1;
+  std::vector<int> logged_holds_;  // this step: kind * 1e6 + stream * 1e5 + index, logged once
+  struct SlowHook {
+    int stream = -1;
+    size_t index = 0;
+    double seconds = 0;
+    int64_t from = 0, to = 0, slowed_step = -1;
+  } slow_;
+};
+
+}  // namespace wt

@@ -1,0 +1,19 @@
+#pragma once
+// Runs a job's step in place of Job::run_step, for the training loop (app/training_loop.hpp): a
+// driver that does more inside the step, like DeepPool's multiplexing of a background job into the
+// foreground's idle time (app/background/multiplexer.hpp).
+#include <cstdint>
+
+#include "exec/executor.hpp"
+
+namespace wt {
+
+class Job;
+
+class StepDriver {
+ public:
+  virtual ~StepDriver() = default;
+  virtual StepStats run_step(Job& job, int64_t step) = 0;
+};
+
+}  // namespace wt
