@@ -2,7 +2,8 @@
 """How a background job filled a traced foreground run's idle time (DeepPool multiplexing).
 
 Reads RUN/trace.h5 (the foreground's instructions, [trace] enabled = true) and each rank's
-RUN/background/rank_<r>/tasklets.csv, lines them up on trace.h5's clock (clock_origin_ns), and
+RUN/background/rank_<r>/tasklets.csv, lines them up on the rank's trace clock (its /rank_<r>
+attribute clock_origin_ns), and
 prints per rank, over the traced steps:
   tasklets       background tasklets run
   runnable       of them, those that began while a foreground stream could issue (not inside a
@@ -25,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import wtrun  # noqa: E402
 
 PROG = "background.py"
-TOLERANCE_S = 1e-4  # clock skew between ranks' time zero (the trace's start barrier)
+TOLERANCE_S = 1e-6  # the trace's times and the tasklets' are read off the same clock
 
 
 def read_tasklets(path):
@@ -94,14 +95,15 @@ def main():
 
     run = wtrun.load_run(args.run)
     trace = run.trace()
-    origin = trace.attrs.get("clock_origin_ns", 0) * 1e-9
-    if not origin:
-        raise wtrun.RunError(f"{run.path}/trace.h5: no clock_origin_ns (written by an older "
-                             "wavetrain): cannot line it up with the tasklets")
     tasklet_ms = float(run.deck_value("background", "tasklet_ms", 0.5))
     window = (int(trace.attrs["start_step"]), int(trace.attrs["end_step"]))
     reports = {}
+    origins = wtrun.rank_clock_origins(trace.path)
     for rank, rt in trace.ranks.items():
+        origin = origins.get(rank, 0) * 1e-9
+        if not origin:
+            raise wtrun.RunError(f"{trace.path}: rank {rank} has no clock_origin_ns (written by an "
+                                 "older wavetrain): cannot line it up with the tasklets")
         rows = read_tasklets(Path(run.path) / "background" / f"rank_{rank}" / "tasklets.csv")
         reports[rank] = rank_report(rt.events, rows, origin, tasklet_ms, window)
     if args.json:

@@ -244,6 +244,15 @@ def load_trace(path):
     return Trace(path, attrs, dict(sorted(ranks.items())))
 
 
+def rank_clock_origins(path):
+    """{rank: steady_clock nanoseconds at the rank's time zero} (0 where not recorded)."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        return {int(name[5:]): int(_scalar(f[name].attrs.get("clock_origin_ns", 0)))
+                for name in f if re.fullmatch(r"rank_(\d+)", name)}
+
+
 def _scalar(value):
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")

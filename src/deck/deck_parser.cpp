@@ -256,16 +256,10 @@ void apply_override(const std::string& text, ParseState& state) {
   state.origins[def->dotted()] = {"", 0, fs::current_path()};
 }
 
-// [background]: a deck file that exists, a sub-budget inside the device's, not with [colocate].
+// [background] (its deck file is checked with the paths): a sub-budget inside the device's, not
+// with [colocate].
 void check_background_rules(const ParseState& state) {
   const RunConfig::Background& b = state.config.background;
-  if (state.origins.count("background.deck")) {
-    std::error_code ec;
-    const fs::path p = state.origins.at("background.deck").base / b.deck;
-    if (b.deck.empty() || !fs::is_regular_file(p, ec))
-      state.fail("background.deck", "'" + b.deck + "' (" + p.lexically_normal().string() +
-                                        ") is not a deck file that exists");
-  }
   if (!b.deck.empty() && !state.config.colocate.decks.empty())
     state.fail("background.deck",
                "a co-location deck ([colocate]) cannot host a background job: give the "

@@ -31,6 +31,12 @@ KeyDef KeyDef::required_file() const {
   return copy;
 }
 
+KeyDef KeyDef::file() const {
+  KeyDef copy = *this;
+  copy.path = PathBase::Deck;
+  return copy;
+}
+
 static KeyDef key(const char* section, const char* name, FieldRef (*field)(RunConfig&),
                   const char* doc) {
   KeyDef def;
@@ -196,7 +202,8 @@ std::vector<KeyDef> background_keys() {
       key("background", "deck", WT_FIELD(background.deck),
           "DeepPool multiplexing: every rank also trains this deck's local one-rank job in this "
           "job's idle time, into <run dir>/background/rank_<r>/ (relative to this deck's "
-          "directory); \"\" = none"),
+          "directory); \"\" = none")
+          .file(),
       key("background", "tasklet_ms", WT_FIELD(background.tasklet_ms),
           "pacing: the background step is cut into tasklets of at most this many profiled "
           "milliseconds (a single longer node is its own tasklet, warned about at start)")

@@ -54,6 +54,7 @@ struct KeyDef {
   KeyDef in(Range r) const;
   KeyDef one_of(std::vector<std::string> values) const;
   KeyDef required_file() const;
+  KeyDef file() const;  // an optional file, relative to the deck, made absolute
 
   ValueType type() const;
   std::string dotted() const { return std::string(section) + "." + key; }

@@ -41,7 +41,7 @@ TraceRecorder::TraceRecorder(Communicator& comm, Executor& executor, CachingAllo
   slot_batch_.assign(std::max(executor_.program().slots, 0), -1);
   comm_.barrier();
   origin_ = steady_seconds();
-  info_.clock_origin_ns = static_cast<int64_t>(origin_ * 1e9);
+  trace_.clock_origin_ns = static_cast<int64_t>(origin_ * 1e9);
 }
 
 TraceRecorder::~TraceRecorder() {
@@ -113,7 +113,7 @@ void TraceRecorder::write() {
   else
     throw std::logic_error("traces on several ranks need the MPI communicator");
   if (comm_.rank() == 0) write_trace_file(path_, info_, all);
-  trace_ = RankTrace{comm_.rank(), {}, {}, {}};  // release the records
+  trace_ = RankTrace{comm_.rank(), trace_.clock_origin_ns, {}, {}, {}};  // release the records
 }
 
 const char* TraceRecorder::name_of(OpCode op) {

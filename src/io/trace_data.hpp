@@ -42,6 +42,7 @@ struct TraceMemorySample {
 
 struct RankTrace {
   int rank = 0;
+  int64_t clock_origin_ns = 0;  // this rank's steady_clock (CLOCK_MONOTONIC) at time zero
   std::vector<TraceEvent> events;
   std::vector<TraceStep> steps;
   std::vector<TraceMemorySample> memory;
@@ -54,7 +55,6 @@ struct TraceInfo {
   std::string model;
   int64_t start_step = 0;
   int64_t end_step = 0;
-  int64_t clock_origin_ns = 0;  // rank 0's steady_clock (CLOCK_MONOTONIC) at time zero
 };
 
 }  // namespace wt

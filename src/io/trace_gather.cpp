@@ -8,9 +8,11 @@ namespace wt {
 
 namespace {
 
-// Layout of one rank's message: rank, three record counts, then the three record arrays.
+// Layout of one rank's message: rank, clock origin, three record counts, then the three record
+// arrays.
 struct Header {
   int64_t rank;
+  int64_t clock_origin_ns;
   int64_t events;
   int64_t steps;
   int64_t memory;
@@ -30,7 +32,7 @@ const char* extract(const char* p, int64_t count, std::vector<T>& records) {
 }
 
 std::vector<char> serialize(const RankTrace& t) {
-  const Header h{t.rank, int64_t(t.events.size()), int64_t(t.steps.size()),
+  const Header h{t.rank, t.clock_origin_ns, int64_t(t.events.size()), int64_t(t.steps.size()),
                  int64_t(t.memory.size())};
   std::vector<char> out(reinterpret_cast<const char*>(&h),
                         reinterpret_cast<const char*>(&h) + sizeof h);
@@ -46,6 +48,7 @@ RankTrace deserialize(const char* p) {
   p += sizeof h;
   RankTrace t;
   t.rank = static_cast<int>(h.rank);
+  t.clock_origin_ns = h.clock_origin_ns;
   p = extract(p, h.events, t.events);
   p = extract(p, h.steps, t.steps);
   extract(p, h.memory, t.memory);

@@ -94,10 +94,10 @@ void write_contents(const std::string& path, const TraceInfo& info,
   h5_write_attr_string(root, "model", info.model);
   h5_write_attr_int(root, "start_step", info.start_step);
   h5_write_attr_int(root, "end_step", info.end_step);
-  h5_write_attr_int(root, "clock_origin_ns", info.clock_origin_ns);
   for (const RankTrace& r : ranks) {
     H5Handle group = create_group(root, "rank_" + std::to_string(r.rank));
     h5_write_attr_int(group.get(), "rank", r.rank);
+    h5_write_attr_int(group.get(), "clock_origin_ns", r.clock_origin_ns);
     write_events(group.get(), r.events);
     write_steps(group.get(), r.steps);
     write_memory(group.get(), r.memory);

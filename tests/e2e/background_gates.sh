@@ -126,7 +126,7 @@ sed 's/^\[data\]$/[data]\ndistribution = "scatter"/' "$dir/bg.toml" >"$dir/bg_sc
 pointing_at scatter bg_scatter.toml
 expect_status scatter 2 'data.distribution: a background job reads its own data' "$dir/scatter.toml"
 pointing_at missing bg_missing.toml
-expect_status missing 2 "missing.toml:[0-9]*: background.deck: 'bg_missing.toml'" "$dir/missing.toml"
+expect_status missing 2 "missing.toml:[0-9]*: background.deck: file not found: .*bg_missing.toml" "$dir/missing.toml"
 printf '[train]\nglobal_batch = "eight"\n' >"$dir/bg_malformed.toml"
 pointing_at malformed bg_malformed.toml
 expect_status malformed 2 'bg_malformed.toml:2: train.global_batch' "$dir/malformed.toml"
@@ -142,3 +142,16 @@ bad depth 'depth = 0'
 expect_status depth 2 'depth.toml:[0-9]*: background.depth' "$dir/depth.toml"
 printf '[run]\nname = "hpo"\noutput_dir = "%s/runs"\n[colocate]\ndecks = ["bg.toml"]\n[background]\ndeck = "bg.toml"\n' "$dir" >"$dir/colocating.toml"
 expect_status colocating 2 'colocating.toml:[0-9]*: background.deck: a co-location deck' "$dir/colocating.toml"
+
+# The shipped decks run as the README shows (paths pointed at this machine's data and models).
+mkdir -p "$dir/inputs"
+for d in pipeline_with_background lenet_background; do
+  sed "s|\.\./data/fashion_mnist\.h5|$data|; s|\.\./models/|$WT_SOURCE_DIR/models/|" \
+    "$WT_SOURCE_DIR/inputs/$d.toml" >"$dir/inputs/$d.toml"
+done
+(cd "$dir" && mpirun -np 2 "$WAVETRAIN" inputs/pipeline_with_background.toml --steps 30 --quiet \
+  --set trace.enabled=true --set trace.start_step=10 --set trace.end_step=20) >"$dir/shipped.out" 2>&1 ||
+  { cat "$dir/shipped.out"; fail "the shipped background decks failed"; }
+grep -q "^background: " "$dir/runs/pipeline_with_background/log.txt" || fail "shipped: no background summary"
+"$python" "$WT_SOURCE_DIR/analysis/background.py" "$dir/runs/pipeline_with_background" ||
+  fail "analysis/background.py on the shipped decks' run"

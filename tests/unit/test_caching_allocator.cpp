@@ -28,6 +28,37 @@ TEST(CachingAllocator, EnforcesBudgetAfterFlushingCache) {
   a.release(q, 0);
 }
 
+// A job's share (a background job's background.memory_limit) bounds that job alone.
+TEST(CachingAllocator, EnforcesAJobsShare) {
+  wt::CachingAllocator a;  // no device budget
+  a.set_job_limit(1, 1 << 20);
+  void *p, *q;
+  {
+    wt::CachingAllocator::JobScope background(a, 1);
+    p = a.allocate(600 << 10, 0);
+    try {
+      a.allocate(600 << 10, 0);
+      ADD_FAILURE() << "job 1 went over its share";
+    } catch (const wt::OutOfMemory& e) {
+      EXPECT_NE(std::string(e.what()).find("for job 1, which has 614400 of its share of 1048576"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  q = a.allocate(4 << 20, 0);  // job 0 has no share of its own
+  a.release(p, 0);
+  {
+    wt::CachingAllocator::JobScope background(a, 1);
+    a.release(a.allocate(900 << 10, 0), 0);  // what it freed is its own again
+  }
+  a.set_job_limit(1, 0);
+  {
+    wt::CachingAllocator::JobScope background(a, 1);
+    a.release(a.allocate(2 << 20, 0), 0);  // no share any more
+  }
+  a.release(q, 0);
+}
+
 TEST(CachingAllocator, TracksPeaks) {
   wt::CachingAllocator a;
   {

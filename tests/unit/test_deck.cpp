@@ -346,6 +346,20 @@ void expect_same_settings(const RunConfig& a, const RunConfig& b) {
   EXPECT_EQ(a.trace.enabled, b.trace.enabled);
   EXPECT_EQ(a.trace.start_step, b.trace.start_step);
   EXPECT_EQ(a.trace.end_step, b.trace.end_step);
+  const RunConfig::Background &x = a.background, &y = b.background;
+  EXPECT_EQ(x.deck, y.deck);
+  EXPECT_EQ(x.tasklet_ms, y.tasklet_ms);
+  EXPECT_EQ(x.depth, y.depth);
+  EXPECT_EQ(x.slowdown_target, y.slowdown_target);
+  EXPECT_EQ(x.ewma_fast, y.ewma_fast);
+  EXPECT_EQ(x.ewma_slow, y.ewma_slow);
+  EXPECT_EQ(x.recv_min_ms, y.recv_min_ms);
+  EXPECT_EQ(x.block_during_allreduce, y.block_during_allreduce);
+  EXPECT_EQ(x.warmup_steps, y.warmup_steps);
+  EXPECT_EQ(x.memory_limit, y.memory_limit);
+  EXPECT_EQ(x.priority, y.priority);
+  EXPECT_EQ(x.pacing, y.pacing);
+  EXPECT_EQ(x.feedback, y.feedback);
   EXPECT_EQ(a.device.kind, b.device.kind);
   EXPECT_EQ(a.device.memory_limit, b.device.memory_limit);
   EXPECT_EQ(a.device.release_threshold, b.device.release_threshold);
@@ -354,27 +368,33 @@ void expect_same_settings(const RunConfig& a, const RunConfig& b) {
 
 TEST_F(DeckTest, ResolvedDeckRoundTrips) {
   // Every key away from its default, including values that print awkwardly.
-  const RunConfig x = parse_deck(
-      write("deck.toml",
-            "[model]\nfile = \"model.toml\"\n"
-            "[run]\nname = \"r\\\"q\\\\uote\"\noutput_dir = \"/tmp/x y\"\nseed = 9007199254740993\n"
-            "deterministic = false\nprogress_seconds = 0.1\n"
-            "[data]\npath = \"data.h5\"\ntrain_split = \"tr\"\ntest_split = \"te\"\nshuffle = "
-            "false\npreload = false\n"
-            "[optimizer]\nkind = \"adamw\"\nlr = 0.0003\nmomentum = 0.95\nweight_decay = 1e-4\n"
-            "nesterov = true\nbeta1 = 0.8\nbeta2 = 0.99\neps = 1e-6\n"
-            "[lr_schedule]\nkind = \"cosine\"\nwarmup_steps = 7\nstep_size = 33\ngamma = 0.3\n"
-            "min_lr = 1e-7\n"
-            "[schedule]\nbucket_bytes = 12345\nmicrobatches = 4\ncuts = [2, 5, 11]\n"
-            "[train]\nepochs = 3\nmax_steps = 99\nglobal_batch = 32\neval_batch = 500\n"
-            "eval_every_epoch = false\nlog_every_steps = 7\n"
-            "[checkpoint]\ndir = \"ck\"\nevery_steps = 10\nevery_seconds = 2.5\nkeep = 2\n"
-            "restart = \"auto\"\n"
-            "[trace]\nenabled = true\nstart_step = 3\nend_step = 4\n"
-            "[device]\nkind = \"cpu\"\nmemory_limit = 1073741824\nrelease_threshold = 536870912\n"
-            "max_split_bytes = 4194304\n"));
+  write("bg.toml", "# a background deck\n");
+  const RunConfig x = parse_deck(write(
+      "deck.toml",
+      "[model]\nfile = \"model.toml\"\n"
+      "[run]\nname = \"r\\\"q\\\\uote\"\noutput_dir = \"/tmp/x y\"\nseed = 9007199254740993\n"
+      "deterministic = false\nprogress_seconds = 0.1\n"
+      "[data]\npath = \"data.h5\"\ntrain_split = \"tr\"\ntest_split = \"te\"\nshuffle = "
+      "false\npreload = false\n"
+      "[optimizer]\nkind = \"adamw\"\nlr = 0.0003\nmomentum = 0.95\nweight_decay = 1e-4\n"
+      "nesterov = true\nbeta1 = 0.8\nbeta2 = 0.99\neps = 1e-6\n"
+      "[lr_schedule]\nkind = \"cosine\"\nwarmup_steps = 7\nstep_size = 33\ngamma = 0.3\n"
+      "min_lr = 1e-7\n"
+      "[schedule]\nbucket_bytes = 12345\nmicrobatches = 4\ncuts = [2, 5, 11]\n"
+      "[train]\nepochs = 3\nmax_steps = 99\nglobal_batch = 32\neval_batch = 500\n"
+      "eval_every_epoch = false\nlog_every_steps = 7\n"
+      "[checkpoint]\ndir = \"ck\"\nevery_steps = 10\nevery_seconds = 2.5\nkeep = 2\n"
+      "restart = \"auto\"\n"
+      "[trace]\nenabled = true\nstart_step = 3\nend_step = 4\n"
+      "[background]\ndeck = \"bg.toml\"\ntasklet_ms = 0.25\ndepth = 2\nslowdown_target = 1.5\n"
+      "ewma_fast = 0.9\newma_slow = 0.2\nrecv_min_ms = 2\nblock_during_allreduce = false\n"
+      "warmup_steps = 5\nmemory_limit = 1000\npriority = false\npacing = false\n"
+      "feedback = false\n"
+      "[device]\nkind = \"cpu\"\nmemory_limit = 1073741824\nrelease_threshold = 536870912\n"
+      "max_split_bytes = 4194304\n"));
   EXPECT_EQ(x.run.seed, 9007199254740993u);
   EXPECT_EQ(x.run.name, "r\"q\\uote");
+  EXPECT_EQ(x.background.deck, (dir / "bg.toml").string());  // absolute
   const std::string text = to_toml(x);
   // Written somewhere else: absolute paths make the resolved deck independent of its location.
   const std::string copy = write("run/resolved.toml", text);
@@ -383,7 +403,8 @@ TEST_F(DeckTest, ResolvedDeckRoundTrips) {
   EXPECT_EQ(y.deck_path, copy);
 
   // Defaults round-trip too, and every schema key appears in the text, but [colocate]'s: a job's
-  // deck co-locates nothing, and its resolved deck leaves the section out.
+  // deck co-locates nothing, and its resolved deck leaves the section out ([background] too when
+  // it has no deck; x's has one).
   const RunConfig d = parse_deck(deck(""));
   expect_same_settings(d, parse_deck(write("run/defaults.toml", to_toml(d))));
   for (const KeyDef& def : deck_schema()) {

@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""DeepPool's multiplexing on this machine: cluster throughput (foreground + background samples/s)
+against foreground slowdown, on 2 ranks (research/seeds-next.md §2.5 c).
+
+For each foreground model (global batch 32) and schedule, the same run alone and with a local
+background job on every rank (lenet, batch --bg-batch, in the foreground's idle time):
+  gang               data parallel: almost no idle time (the null case)
+  pipeline           one microbatch: each rank idle while the other computes
+  burst              as the planner plans it, and (lenet) forced: fc1..loss on rank 0 alone
+plus the static partitions (the foreground on 1 rank and the background alone on the other,
+two processes side by side), the background alone on both ranks, and for pipeline the ablation
+ladder of the paper's Fig. 11: an equal-priority stream (priority, pacing and feedback off), then
++ priority, + pacing, + feedback (all on), then a smaller background batch.
+
+Rates are taken over the same steps of every run: the foreground's samples between its metrics
+rows at steps --skip and --steps (after warm-up and profiling), and the background's samples
+whose steps ended inside that wall-time window (both jobs' metrics share one clock). idle: the
+foreground alone's fraction of rank time spent in Waits (its trace, steps --skip..+20).
+
+    bench/background_multiplex.py [--models "lenet mlp"] [--steps 300] [--skip 50] [--bg-batch 8]
+Environment: WT_BUILD_DIR (default build).
+"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BINARY = os.path.join(os.environ.get("WT_BUILD_DIR", os.path.join(REPO, "build")), "wavetrain")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+LENET_FC_ON_RANK0 = "burst.ranks=[2,2,2,2,2,2,2,1,1,1,1]"
+
+
+def deck(path, name, model, batch, out, extra=""):
+    with open(path, "w") as f:
+        f.write(f'[run]\nname = "{name}"\noutput_dir = "{out}"\n'
+                f'[data]\npath = "{REPO}/data/fashion_mnist.h5"\npreload = false\n'
+                f'[model]\nfile = "{REPO}/models/{model}.toml"\n'
+                f'[optimizer]\nkind = "sgd"\nlr = 0.01\n'
+                f'[train]\nglobal_batch = {batch}\neval_every_epoch = false\n'
+                f'log_every_steps = 1\n[checkpoint]\nevery_steps = 0\n{extra}')
+
+
+def metrics(run_dir):
+    with open(os.path.join(run_dir, "metrics.csv")) as f:
+        return [(int(r["step"]), float(r["wall_s"])) for r in csv.DictReader(f)
+                if r["kind"] == "train"]
+
+
+def window_rate(rows, batch, first, last):
+    """(samples/s between the rows of steps first and last, (t_first, t_last))."""
+    t = dict(rows)
+    return batch * (last - first) / (t[last] - t[first]), (t[first], t[last])
+
+
+def samples_in(rows, batch, window):
+    return batch * sum(1 for _, wall in rows if window[0] < wall <= window[1])
+
+
+def idle_fraction(run_dir, first, last):
+    import h5py
+    with h5py.File(os.path.join(run_dir, "trace.h5"), "r") as f:
+        fractions = []
+        for name in f:
+            if not name.startswith("rank_"):
+                continue
+            ev, st = f[name]["events"], f[name]["steps"]
+            names = [n.decode() if isinstance(n, bytes) else n for n in ev["name"][()]]
+            waits = sum(e - b for n, b, e in zip(names, ev["begin"][()], ev["end"][()])
+                        if n == "Wait")
+            fractions.append(waits / sum(st["end"][()] - st["begin"][()]))
+    return sum(fractions) / len(fractions)
+
+
+def launch(args, ranks, run_dir, deck_path, sets):
+    cmd = ["mpirun", "-np", str(ranks), BINARY, deck_path, "--steps", str(args.steps), "--quiet",
+           "--run-dir", run_dir]
+    for s in sets:
+        cmd += ["--set", s]
+    return subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+
+
+def finish(p, what):
+    out, _ = p.communicate()
+    if p.returncode != 0:
+        sys.exit(f"background_multiplex: {what} exited {p.returncode}:\n{out}")
+
+
+def measure(args, tmp, model, label, sets, background=None, bg_batch=None):
+    """One 2-rank foreground run; background: extra [background] lines, or None for alone."""
+    bg_batch = bg_batch or args.bg_batch
+    run_dir = os.path.join(tmp, f"{model}_{label}")
+    path = os.path.join(tmp, f"{model}_{label}.toml")
+    extra = (f'[trace]\nenabled = true\nstart_step = {args.skip}\nend_step = {args.skip + 20}\n')
+    if background is not None:
+        extra += f'[background]\ndeck = "{tmp}/bg_{bg_batch}.toml"\n{background}\n'
+    deck(path, label, model, 32, tmp, extra)
+    finish(launch(args, 2, run_dir, path, sets), f"{model} {label}")
+    fg_rate, window = window_rate(metrics(run_dir), 32, args.skip, args.steps)
+    row = {"fg": fg_rate, "bg": 0.0, "idle": idle_fraction(run_dir, args.skip, args.skip + 20)}
+    if background is not None:
+        for r in (0, 1):
+            bg_dir = os.path.join(run_dir, "background", f"rank_{r}")
+            row["bg"] += samples_in(metrics(bg_dir), bg_batch, window) / (window[1] - window[0])
+    return row
+
+
+def static_partition(args, tmp, model):
+    """The foreground on 1 rank and the background alone on the other, side by side."""
+    fg_path, bg_path = os.path.join(tmp, f"{model}_static.toml"), f"{tmp}/bg_{args.bg_batch}.toml"
+    deck(fg_path, "static", model, 32, tmp)
+    fg = launch(args, 1, os.path.join(tmp, f"{model}_static"), fg_path, [])
+    bg = subprocess.Popen([BINARY, bg_path, "--steps", str(args.steps * 40), "--quiet",
+                           "--run-dir", os.path.join(tmp, f"{model}_static_bg")], env=ENV,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    finish(fg, f"{model} static")
+    bg.terminate()  # it checkpoints and stops (75)
+    bg.wait()
+    fg_rate, _ = window_rate(metrics(os.path.join(tmp, f"{model}_static")), 32, args.skip,
+                             args.steps)
+    bg_rows = metrics(os.path.join(tmp, f"{model}_static_bg"))
+    bg_rate, _ = window_rate(bg_rows, args.bg_batch, bg_rows[len(bg_rows) // 4][0],
+                             bg_rows[-1][0])
+    return {"fg": fg_rate, "bg": bg_rate, "idle": float("nan")}
+
+
+def print_row(name, row, alone):
+    cluster = row["fg"] + row["bg"]
+    print(f"| {name} | {row['fg']:.0f} | {row['bg']:.0f} | {cluster:.0f} | "
+          f"{cluster / alone['fg']:.2f} | {alone['fg'] / row['fg']:.3f} | "
+          f"{row['idle']:.0%} |", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", default="lenet mlp")
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--skip", type=int, default=50)
+    parser.add_argument("--bg-batch", type=int, default=8)
+    parser.add_argument("--small-batch", type=int, default=4)
+    args = parser.parse_args()
+    tmp = tempfile.mkdtemp(prefix="wt-multiplex-")
+    for b in {args.bg_batch, args.small_batch}:
+        deck(f"{tmp}/bg_{b}.toml", f"bg_{b}", "lenet", b, tmp)
+    print("| row | fg samples/s | bg samples/s | cluster samples/s | cluster / fg alone | "
+          "fg slowdown | idle (alone) |\n|---|---:|---:|---:|---:|---:|---:|")
+    for model in args.models.split():
+        rows = [("gang", ["schedule.kind=gang"]),
+                ("pipeline", ["schedule.kind=pipeline", "schedule.microbatches=1"]),
+                ("burst (planned)", ["schedule.kind=burst"])]
+        if model == "lenet":
+            rows.append(("burst (fc on rank 0)", ["schedule.kind=burst", LENET_FC_ON_RANK0]))
+        for label, sets in rows:
+            key = label.split()[0] + ("_fc" if "fc" in label else "")
+            alone = measure(args, tmp, model, key, sets)
+            print_row(f"{model} {label} alone", alone, alone)
+            print_row(f"{model} {label} + background", measure(args, tmp, model, key + "_bg",
+                                                               sets, ""), alone)
+            if label != "pipeline":
+                continue
+            ladder = [("equal priority", "priority = false\npacing = false\nfeedback = false"),
+                      ("+ priority", "pacing = false\nfeedback = false"),
+                      ("+ pacing", "feedback = false"),
+                      ("+ feedback (all)", ""),
+                      (f"+ background batch {args.small_batch}", "")]
+            for i, (name, lines) in enumerate(ladder):
+                batch = args.small_batch if i == len(ladder) - 1 else args.bg_batch
+                row = measure(args, tmp, model, f"ladder{i}", sets, lines, batch)
+                print_row(f"{model} pipeline ladder: {name}", row, alone)
+        print_row(f"{model} static partition (fg 1 rank, bg 1 rank)",
+                  static_partition(args, tmp, model), alone)
+
+
+if __name__ == "__main__":
+    main()
