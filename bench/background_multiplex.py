@@ -3,7 +3,8 @@
 against foreground slowdown, on 2 ranks (research/seeds-next.md §2.5 c).
 
 For each foreground model (global batch 32) and schedule, the same run alone and with a local
-background job on every rank (lenet, batch --bg-batch, in the foreground's idle time):
+background job on every rank (the same model, as in the paper, batch --bg-batch, in the
+foreground's idle time):
   gang               data parallel: almost no idle time (the null case)
   pipeline           one microbatch: each rank idle while the other computes
   burst              as the planner plans it, and (lenet) forced: fc1..loss on rank 0 alone
@@ -97,7 +98,7 @@ def measure(args, tmp, model, label, sets, background=None, bg_batch=None):
     path = os.path.join(tmp, f"{model}_{label}.toml")
     extra = (f'[trace]\nenabled = true\nstart_step = {args.skip}\nend_step = {args.skip + 20}\n')
     if background is not None:
-        extra += f'[background]\ndeck = "{tmp}/bg_{bg_batch}.toml"\n{background}\n'
+        extra += f'[background]\ndeck = "{tmp}/bg_{model}_{bg_batch}.toml"\n{background}\n'
     deck(path, label, model, 32, tmp, extra)
     finish(launch(args, 2, run_dir, path, sets), f"{model} {label}")
     fg_rate, window = window_rate(metrics(run_dir), 32, args.skip, args.steps)
@@ -111,7 +112,8 @@ def measure(args, tmp, model, label, sets, background=None, bg_batch=None):
 
 def static_partition(args, tmp, model):
     """The foreground on 1 rank and the background alone on the other, side by side."""
-    fg_path, bg_path = os.path.join(tmp, f"{model}_static.toml"), f"{tmp}/bg_{args.bg_batch}.toml"
+    fg_path = os.path.join(tmp, f"{model}_static.toml")
+    bg_path = f"{tmp}/bg_{model}_{args.bg_batch}.toml"
     deck(fg_path, "static", model, 32, tmp)
     fg = launch(args, 1, os.path.join(tmp, f"{model}_static"), fg_path, [])
     bg = subprocess.Popen([BINARY, bg_path, "--steps", str(args.steps * 40), "--quiet",
@@ -145,8 +147,9 @@ def main():
     parser.add_argument("--small-batch", type=int, default=4)
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="wt-multiplex-")
-    for b in {args.bg_batch, args.small_batch}:
-        deck(f"{tmp}/bg_{b}.toml", f"bg_{b}", "lenet", b, tmp)
+    for model in args.models.split():
+        for b in {args.bg_batch, args.small_batch}:
+            deck(f"{tmp}/bg_{model}_{b}.toml", f"bg_{model}_{b}", model, b, tmp)
     print("| row | fg samples/s | bg samples/s | cluster samples/s | cluster / fg alone | "
           "fg slowdown | idle (alone) |\n|---|---:|---:|---:|---:|---:|---:|")
     for model in args.models.split():

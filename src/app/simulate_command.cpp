@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "app/show_plan.hpp"
+#include "app/simulate_background.hpp"
 #include "app/text_format.hpp"
 #include "deck/component_options.hpp"
 #include "exec/schedule_input.hpp"
@@ -84,6 +85,52 @@ void write_simulated_trace(const std::string& path, const RunConfig& config, con
 
 }  // namespace
 
+SimulatedRun simulated_run(const RunConfig& config, const Graph& graph, const DeviceModel& device,
+                           const LayerProfile* profile, int ranks) {
+  int stages = ScheduleRegistry::stage_count(config.schedule.kind, ranks);
+  std::vector<int> cuts, stage_ranks;
+  if (config.schedule.kind == "burst") {  // the planner's segments, priced on this device
+    const CostModel whole(graph, {}, device, profile,
+                          optimizer_state_floats(config.optimizer.kind, config.optimizer.momentum));
+    std::vector<int> counts;
+    for (const BurstUnitPlan& u : deck_burst_plan(config, graph, whole, ranks).units)
+      counts.push_back(u.count);
+    BurstStages plan = burst_stages(burst_units(graph), counts);
+    cuts = std::move(plan.cuts);
+    stage_ranks = std::move(plan.stage_ranks);
+    stages = int(stage_ranks.size());
+  } else if (profile && config.schedule.cuts.empty() && config.schedule.balance == "profile" &&
+             stages > 1)
+    try {
+      cuts = balanced_cuts(graph, stages, node_seconds(*profile, stage_batch(config)));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(config.deck_path, 0, "schedule.kind",
+                       "'" + config.schedule.kind + "': " + e.what());
+    }
+  else
+    cuts = resolve_cuts(stage_cut_options(config), graph, stages);
+  Program program;
+  try {
+    ScheduleInput input =
+        make_schedule_input(graph, cuts, config.schedule, config.train.global_batch, ranks);
+    input.stage_ranks = stage_ranks;
+    program = ScheduleRegistry::generate(config.schedule.kind, input);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(config.deck_path, 0, "schedule.kind",
+                     "'" + config.schedule.kind + "': " + e.what());
+  }
+  SimOptions options;
+  options.global_batch = config.train.global_batch;
+  options.codec = config.compress;
+  if (config.data.distribution == "scatter")
+    options.scatter_bytes_per_sample =
+        shape_numel(graph.input_shape) * int64_t(sizeof(float)) + int64_t(sizeof(int32_t));
+  return {std::move(program),
+          CostModel(graph, cuts, device, profile,
+                    optimizer_state_floats(config.optimizer.kind, config.optimizer.momentum)),
+          options, stages};
+}
+
 void run_simulate_command(const RunConfig& config, const SimulateRequest& request,
                           std::ostream& out) {
   const DeviceModel device = load_device_model(request.device);
@@ -95,48 +142,13 @@ void run_simulate_command(const RunConfig& config, const SimulateRequest& reques
     const std::string mismatch = profile_mismatch(profile, graph);
     if (!mismatch.empty()) throw InputError(request.profile, 0, "--profile", mismatch);
   }
-  const bool profiled = !request.profile.empty();
-  int stages = ScheduleRegistry::stage_count(config.schedule.kind, request.ranks);
-  std::vector<int> cuts, stage_ranks;
-  if (config.schedule.kind == "burst") {  // the planner's segments, priced on this device
-    const CostModel whole(graph, {}, device, profiled ? &profile : nullptr,
-                          optimizer_state_floats(config.optimizer.kind, config.optimizer.momentum));
-    std::vector<int> counts;
-    for (const BurstUnitPlan& u : deck_burst_plan(config, graph, whole, request.ranks).units)
-      counts.push_back(u.count);
-    BurstStages plan = burst_stages(burst_units(graph), counts);
-    cuts = std::move(plan.cuts);
-    stage_ranks = std::move(plan.stage_ranks);
-    stages = int(stage_ranks.size());
-  } else if (profiled && config.schedule.cuts.empty() && config.schedule.balance == "profile" &&
-             stages > 1)
-    try {
-      cuts = balanced_cuts(graph, stages, node_seconds(profile, stage_batch(config)));
-    } catch (const std::invalid_argument& e) {
-      throw InputError(config.deck_path, 0, "schedule.kind",
-                       "'" + config.schedule.kind + "': " + e.what());
-    }
-  else
-    cuts = resolve_cuts(stage_cut_options(config), graph, stages);
-  Program program;
-  try {
-    ScheduleInput input =
-        make_schedule_input(graph, cuts, config.schedule, config.train.global_batch, request.ranks);
-    input.stage_ranks = stage_ranks;
-    program = ScheduleRegistry::generate(config.schedule.kind, input);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(config.deck_path, 0, "schedule.kind",
-                     "'" + config.schedule.kind + "': " + e.what());
-  }
-  const CostModel costs(graph, cuts, device, profiled ? &profile : nullptr,
-                        optimizer_state_floats(config.optimizer.kind, config.optimizer.momentum));
-  SimOptions options;
-  options.global_batch = config.train.global_batch;
+  SimulatedRun run = simulated_run(config, graph, device,
+                                   request.profile.empty() ? nullptr : &profile, request.ranks);
+  const Program& program = run.program;
+  const CostModel& costs = run.costs;
+  const int stages = run.stages;
+  SimOptions options = run.options;
   options.record_spans = !request.trace_path.empty();
-  options.codec = config.compress;
-  if (config.data.distribution == "scatter")
-    options.scatter_bytes_per_sample =
-        shape_numel(graph.input_shape) * int64_t(sizeof(float)) + int64_t(sizeof(int32_t));
   const SimResult r = simulate(program, costs, options);
 
   out << "simulated: " << graph.name << ", schedule " << program.schedule;
@@ -179,6 +191,14 @@ void run_simulate_command(const RunConfig& config, const SimulateRequest& reques
     write_simulated_trace(request.trace_path, config, program, r);
     out << "  trace: " << request.trace_path << "\n";
   }
+  if (!config.background.deck.empty())
+    print_simulated_background(
+        config, device, run, r,
+        [&](int ranks) {
+          return simulated_run(config, graph, device, request.profile.empty() ? nullptr : &profile,
+                               ranks);
+        },
+        out);
 }
 
 }  // namespace wt

@@ -22,6 +22,9 @@ class Simulation {
     link_free_.assign(world_, 0.0);
     result_.compute_s.assign(world_, 0.0);
     result_.comm_s.assign(world_, 0.0);
+    result_.background_s.assign(world_, 0.0);
+    background_until_.assign(world_, 0.0);
+    collectives_in_flight_.resize(world_);
     event_time_.assign(world_, std::vector<double>(p.events, -1.0));
     waiters_.assign(world_, std::vector<std::vector<int>>(p.events));
     slot_samples_.assign(world_, std::vector<int64_t>(std::max(1, p.slots), 0));
@@ -52,6 +55,11 @@ class Simulation {
         result_.step_s = std::max(result_.step_s, streams_[r][s].time);
       }
     for (int r = 0; r < world_; ++r) result_.step_s = std::max(result_.step_s, link_free_[r]);
+    if (opt_.background_tasklet_s > 0) {  // the idle tail, filled; an overrun delays the step
+      double end = result_.step_s;
+      for (int r = 0; r < world_; ++r) end = std::max(end, run_background(r, result_.step_s));
+      result_.step_s = end;
+    }
     result_.samples_per_step = opt_.global_batch * p_.global_batches;
     finish_memory();
     return std::move(result_);
@@ -138,11 +146,33 @@ class Simulation {
   // A compute instruction occupies the rank's compute engine from when both it and the stream
   // are free.
   double run_compute(int rank, int stream, const Instruction& ins, double t, double cost) {
-    const double begin = std::max(t, compute_free_[rank]);
+    double begin = std::max(t, compute_free_[rank]);
+    if (opt_.background_tasklet_s > 0) begin = std::max(begin, run_background(rank, t));
     compute_free_[rank] = begin + cost;
     result_.compute_s[rank] += cost;
     span(rank, stream, ins, begin, begin + cost);
     return begin + cost;
+  }
+
+  // Background tasklets in the rank's idle compute before `t` (when its next foreground compute
+  // is ready): each starts before t, outside the rank's collectives when they hold it; returns
+  // the end of the last one, which the foreground waits for (no preemption).
+  double run_background(int rank, double t) {
+    double s = std::max(background_until_[rank], compute_free_[rank]);
+    while (s < t) {
+      bool held = false;
+      if (opt_.background_holds_for_allreduce)
+        for (const auto& [b, e] : collectives_in_flight_[rank])
+          if (b <= s && s < e) {
+            s = e;
+            held = true;
+          }
+      if (held) continue;
+      s += opt_.background_tasklet_s;
+      result_.background_s[rank] += opt_.background_tasklet_s;
+    }
+    background_until_[rank] = s;
+    return s;
   }
 
   // A transfer among `ranks` that may start at `ready`: it waits for every member's link and
@@ -217,6 +247,8 @@ class Simulation {
     else  // Reduce: the stage's gradients, or one bucket's
       cost = costs_.broadcast_s(costs_.grad_bytes(ins.stage, ins.node_begin, ins.node_end), group);
     const double end = run_transfer(group, ready, cost);
+    for (const Issue& m : members)  // in flight from the member's issue to the end
+      collectives_in_flight_[m.rank].push_back({m.t, end});
     for (const Issue& m : members) {
       span(m.rank, m.stream, *m.ins, m.t, end);
       if (m.ins->op == OpCode::Reduce && m.rank != m.ins->root)  // gradients now on the owner
@@ -335,6 +367,8 @@ class Simulation {
   const int world_;
   SimResult result_;
   std::vector<double> compute_free_, link_free_;
+  std::vector<double> background_until_;  // per rank: where its background tasklets reach
+  std::vector<std::vector<std::pair<double, double>>> collectives_in_flight_;  // per rank
   std::vector<std::vector<double>> event_time_;
   std::vector<std::vector<std::vector<int>>> waiters_;
   std::vector<std::vector<int64_t>> slot_samples_;

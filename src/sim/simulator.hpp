@@ -34,6 +34,7 @@ struct SimResult {
   std::vector<double> compute_s;        // per rank: time its compute engine was busy
   std::vector<double> comm_s;           // per rank: time its link was busy
   std::vector<int64_t> peak_bytes;      // per rank
+  std::vector<double> background_s;     // per rank: background compute (SimOptions::background)
   std::vector<SimulatedSpan> spans;     // only with record_spans
   std::vector<SimulatedMemory> memory;  // only with record_spans, in time order per rank
 
@@ -51,6 +52,13 @@ struct SimOptions {
   // data.distribution = "scatter": bytes per sample (inputs and labels) rank 0 scatters; 0 =
   // every rank reads its own part (preloaded, free).
   int64_t scatter_bytes_per_sample = 0;
+  // DeepPool multiplexing: a background job on every rank's compute engine, at the lowest
+  // priority and never preempted. Tasklets of background_tasklet_s start only while the engine
+  // has no foreground compute to run (and, with background_holds_for_allreduce, no collective of
+  // the rank is in flight); a foreground compute that arrives during one waits for its end. Idle
+  // time at the step's end is filled too, a tasklet running over it delaying the step. 0 = none.
+  double background_tasklet_s = 0;
+  bool background_holds_for_allreduce = true;
 };
 
 // Throws std::logic_error if the program deadlocks (validate_program rejects those first).

@@ -94,4 +94,14 @@ grep -q "^segments: \[0..29\] on 8 \[30..39\] on 1" "$dir/forced.txt" ||
   fail "forced plan: $(grep segments "$dir/forced.txt")"
 expect_error "burst.ranks: has 1 entries" "${vgg[@]}" --show-plan --ranks 8 --device a100 \
   --set "burst.ranks=[8]"
+# DeepPool multiplexing priced at scale: VGG-16 burst with a background VGG-16 on 8 A100s.
+for d in vgg16_burst_background_sim vgg16_background_sim; do
+  sed "s|\.\./data/fashion_mnist\.h5|$data|; s|\.\./models/|$WT_SOURCE_DIR/models/|" \
+    "$WT_SOURCE_DIR/inputs/$d.toml" >"$dir/$d.toml"
+done
+"$WAVETRAIN" "$dir/vgg16_burst_background_sim.toml" --simulate --ranks 8 --device a100 >"$dir/bg.txt"
+cat "$dir/bg.txt"
+grep -q "^    multiplexed: foreground .* samples/s (slowdown [0-9.]*), background [0-9.]* samples/s" \
+  "$dir/bg.txt" || fail "no multiplexed line"
+grep -q "^    static partition: foreground on 7 ranks" "$dir/bg.txt" || fail "no static partition line"
 echo "simulate: ok"

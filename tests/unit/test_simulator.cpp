@@ -46,6 +46,8 @@ struct SimulatedMlp {
   wt::WeightCodec codec;
   int64_t scatter_bytes_per_sample = 0;
 
+  double background_tasklet_s = 0;
+
   wt::SimResult run(const std::string& kind, int ranks, const wt::DeviceModel& device,
                     int microbatches = 1) {
     config.schedule.kind = kind;
@@ -64,6 +66,7 @@ struct SimulatedMlp {
     o.record_spans = true;
     o.codec = codec;
     o.scatter_bytes_per_sample = scatter_bytes_per_sample;
+    o.background_tasklet_s = background_tasklet_s;
     return wt::simulate(p, costs, o);
   }
 };
@@ -74,6 +77,26 @@ TEST(Simulator, VanillaModelParallelRunsStagesOneAfterAnother) {
   EXPECT_NEAR(r.step_s, 2 * kF + 2 * kB, 1e-9);
   EXPECT_EQ(r.samples_per_step, 32);
   EXPECT_NEAR(r.busy_fraction(0), 0.5, 1e-6);  // each rank idles while the other computes
+}
+
+// DeepPool multiplexing: rank 0 idles in [f, f + 2b + f) = [3, 12) ms, rank 1 in [0, 3) and
+// [12, 18). Tasklets of 1 ms fill both exactly; of 2 ms, the last one before each foreground
+// compute runs over its arrival by 1 ms (no preemption): F1 starts at 4, B0 at 13, the step
+// ends at 19.
+TEST(Simulator, BackgroundTaskletsFillIdleComputeWithoutPreemption) {
+  SimulatedMlp s;
+  s.background_tasklet_s = 1e-3;
+  wt::SimResult r = s.run("pipeline", 2, free_device());
+  EXPECT_NEAR(r.step_s, 2 * kF + 2 * kB, 1e-9);
+  EXPECT_NEAR(r.background_s[0], 9e-3, 1e-9);
+  EXPECT_NEAR(r.background_s[1], 9e-3, 1e-9);
+  s.background_tasklet_s = 2e-3;
+  r = s.run("pipeline", 2, free_device());
+  EXPECT_NEAR(r.step_s, 19e-3, 1e-9);
+  EXPECT_NEAR(r.background_s[0], 10e-3, 1e-9);  // tasklets at 3, 5, 7, 9, 11
+  EXPECT_NEAR(r.background_s[1], 10e-3, 1e-9);  // at 0, 2, then 13, 15, 17
+  s.background_tasklet_s = 0;
+  EXPECT_EQ(s.run("pipeline", 2, free_device()).background_s, std::vector<double>(2, 0.0));
 }
 
 TEST(Simulator, GPipeFillDrainTakesMPlusNMinusOneCycles) {
