@@ -8,8 +8,8 @@ foreground's idle time):
   gang               data parallel: almost no idle time (the null case)
   pipeline           one microbatch: each rank idle while the other computes
   burst              as the planner plans it, and (lenet) forced: fc1..loss on rank 0 alone
-plus the static partitions (the foreground on 1 rank and the background alone on the other,
-two processes side by side), the background alone on both ranks, and for pipeline the ablation
+plus the static partition (the foreground on 1 rank and the background alone on the other, two
+processes side by side; its ratios against the pipeline alone on 2 ranks), the background alone on both ranks, and for pipeline the ablation
 ladder of the paper's Fig. 11: an equal-priority stream (priority, pacing and feedback off), then
 + priority, + pacing, + feedback (all on), then a smaller background batch.
 
@@ -18,7 +18,11 @@ rows at steps --skip and --steps (after warm-up and profiling), and the backgrou
 whose steps ended inside that wall-time window (both jobs' metrics share one clock). idle: the
 foreground alone's fraction of rank time spent in Waits (its trace, steps --skip..+20).
 
+Every row is run --reps times (a row alone and with the background in turn) and the median of
+each figure is shown: this machine's runs vary by 10-30 % from one to the next.
+
     bench/background_multiplex.py [--models "lenet mlp"] [--steps 300] [--skip 50] [--bg-batch 8]
+                                  [--reps 3]
 Environment: WT_BUILD_DIR (default build).
 """
 import argparse
@@ -130,6 +134,15 @@ def static_partition(args, tmp, model):
     return {"fg": fg_rate, "bg": bg_rate, "idle": float("nan")}
 
 
+def median_row(rows):
+    import statistics
+    return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+
+
+def repeated(args, run):
+    return median_row([run() for _ in range(args.reps)])
+
+
 def print_row(name, row, alone):
     cluster = row["fg"] + row["bg"]
     print(f"| {name} | {row['fg']:.0f} | {row['bg']:.0f} | {cluster:.0f} | "
@@ -145,6 +158,7 @@ def main():
     parser.add_argument("--skip", type=int, default=50)
     parser.add_argument("--bg-batch", type=int, default=8)
     parser.add_argument("--small-batch", type=int, default=4)
+    parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="wt-multiplex-")
     for model in args.models.split():
@@ -160,10 +174,15 @@ def main():
             rows.append(("burst (fc on rank 0)", ["schedule.kind=burst", LENET_FC_ON_RANK0]))
         for label, sets in rows:
             key = label.split()[0] + ("_fc" if "fc" in label else "")
-            alone = measure(args, tmp, model, key, sets)
+            alones, withs = [], []
+            for _ in range(args.reps):  # in turn, so slow spells of the machine hit both
+                alones.append(measure(args, tmp, model, key, sets))
+                withs.append(measure(args, tmp, model, key + "_bg", sets, ""))
+            alone = median_row(alones)
+            if label == "pipeline":
+                pipeline_alone = alone
             print_row(f"{model} {label} alone", alone, alone)
-            print_row(f"{model} {label} + background", measure(args, tmp, model, key + "_bg",
-                                                               sets, ""), alone)
+            print_row(f"{model} {label} + background", median_row(withs), alone)
             if label != "pipeline":
                 continue
             ladder = [("equal priority", "priority = false\npacing = false\nfeedback = false"),
@@ -173,10 +192,11 @@ def main():
                       (f"+ background batch {args.small_batch}", "")]
             for i, (name, lines) in enumerate(ladder):
                 batch = args.small_batch if i == len(ladder) - 1 else args.bg_batch
-                row = measure(args, tmp, model, f"ladder{i}", sets, lines, batch)
-                print_row(f"{model} pipeline ladder: {name}", row, alone)
+                row = repeated(args, lambda: measure(args, tmp, model, f"ladder{i}", sets, lines,
+                                                     batch))
+                print_row(f"{model} pipeline ladder: {name}", row, pipeline_alone)
         print_row(f"{model} static partition (fg 1 rank, bg 1 rank)",
-                  static_partition(args, tmp, model), alone)
+                  repeated(args, lambda: static_partition(args, tmp, model)), pipeline_alone)
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicato
   // DeepPool multiplexing: a local background job in the foreground's idle time.
   std::unique_ptr<BackgroundTraining> background;
   if (!cfg.background.deck.empty())
-    background = std::make_unique<BackgroundTraining>(cfg, *job, comm, t_start);
+    background = std::make_unique<BackgroundTraining>(cfg, options, *job, comm, t_start);
 
   JobObservers observers(*job, cfg, options, t_start);
   TrainingLoop loop;

@@ -99,9 +99,18 @@ for schedule in gang pipeline burst; do
   done
 done
 
+# A resumed foreground resumes its background from the background's newest checkpoint.
+mpirun -np 2 "$WAVETRAIN" "$dir/pipeline_bg.toml" --steps 20 --restart >"$dir/resumed.out" 2>&1 ||
+  { cat "$dir/resumed.out"; fail "the resumed run failed"; }
+for r in 0 1; do
+  grep -q "resumed from .*background/rank_$r/checkpoints/step_00000006.h5 at step 6" \
+    "$dir/runs/pipeline_bg/background/rank_$r/log.txt" || fail "rank $r: the background did not resume"
+done
+echo "ok a resumed foreground resumes each rank's background from its checkpoint"
+
 # Proof 5: memory. The background's weights, momentum and batch-8 step fit in 20 MB; batch 2048
 # does not; 1 MB holds not even its weights.
-budget=$'[device]\nmemory_limit = 80000000'
+budget=$'[device]\nmemory_limit = 40000000'
 memory_case() {  # name, background memory_limit, background batch, expected log line
   sed "s/global_batch = 8/global_batch = $3/; s/max_steps = 6/max_steps = 40/" "$dir/bg.toml" >"$dir/bg_$1.toml"
   fg_deck "$dir/$1.toml" "$1" $'kind = "pipeline"\nmicrobatches = 1' \

@@ -5,7 +5,8 @@
 #     stream can issue, and multi-node tasklets keep to tasklet_ms as planned; with
 #     priority = false they do begin then;
 #   - ticktock (allreduces in flight while the rank waits): no tasklet overlaps a foreground
-#     AllReduce (the gate holds, and says so); with block_during_allreduce = false they do;
+#     AllReduce (the gate holds, and says so); with block_during_allreduce = false they do, and
+#     with priority = false both happen;
 #   - feedback: a test hook makes one foreground wait 200 ms slower in steps 8-9; background work
 #     is held during it from then on, and readmitted once its average relaxes;
 #   - bad [background] input exits 2 naming the file, line and key.
@@ -75,6 +76,9 @@ check "$r" "all(x['in_allreduce'] == 0 for x in ranks) and sum(x['held'].get('he
   "ticktock: no tasklet during a foreground allreduce, the gate held"
 r=$(report allreduce_allowed "$ticktock" $'block_during_allreduce = false\nfeedback = false')
 check "$r" "sum(x['in_allreduce'] for x in ranks) > 0" "block_during_allreduce = false (and no feedback): tasklets during allreduces"
+r=$(report allreduce_equal "$ticktock" "priority = false")
+check "$r" "sum(x['in_allreduce'] for x in ranks) > 0 and sum(x['runnable'] for x in ranks) > 0" \
+  "ticktock, priority = false: tasklets during allreduces and while the foreground can issue"
 
 # Feedback. Rank 0's instruction 4 waits for the gradients from rank 1 (a receive: recv_min_ms
 # high so the long-receive rule stays out of it); 200 ms slower in steps 8 and 9, far above its

@@ -53,7 +53,8 @@ void plant_slow_foreground(Multiplexer& multiplexer) {
 
 }  // namespace
 
-BackgroundTraining::BackgroundTraining(const RunConfig& foreground_config, Job& foreground,
+BackgroundTraining::BackgroundTraining(const RunConfig& foreground_config,
+                                       const TrainOptions& options, Job& foreground,
                                        Communicator& world,
                                        std::chrono::steady_clock::time_point t_start)
     : foreground_(foreground) {
@@ -62,6 +63,9 @@ BackgroundTraining::BackgroundTraining(const RunConfig& foreground_config, Job& 
     deck_ = parse_deck((base / foreground_config.background.deck).string());
     check_background_deck(deck_);
   });
+  if (options.restart || !options.restart_from.empty() ||
+      foreground_config.checkpoint.restart == "auto")
+    deck_.checkpoint.restart = "auto";  // its newest checkpoint, if it wrote one
   if (foreground_config.background.memory_limit > 0)
     foreground.device().allocator().set_job_limit(
         1, static_cast<size_t>(foreground_config.background.memory_limit));

@@ -24,7 +24,10 @@ class BackgroundTraining {
  public:
   // Collective over `world` (the foreground's communicator): a bad background deck ends every
   // rank alike.
-  BackgroundTraining(const RunConfig& foreground_config, Job& foreground, Communicator& world,
+  // A foreground that resumes (--restart, --restart-from, or its deck's checkpoint.restart =
+  // "auto") resumes its background from the background's newest checkpoint, where there is one.
+  BackgroundTraining(const RunConfig& foreground_config, const TrainOptions& options,
+                     Job& foreground, Communicator& world,
                      std::chrono::steady_clock::time_point t_start);
   ~BackgroundTraining();
   // The foreground's step driver; nullptr when the background job could not start.
