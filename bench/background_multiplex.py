@@ -11,12 +11,15 @@ foreground's idle time):
 plus the static partition (the foreground on 1 rank and the background alone on the other, two
 processes side by side; its ratios against the pipeline alone on 2 ranks), the background alone on both ranks, and for pipeline the ablation
 ladder of the paper's Fig. 11: an equal-priority stream (priority, pacing and feedback off), then
-+ priority, + pacing, + feedback (all on), then a smaller background batch.
++ priority, + pacing, + feedback (all on), then a smaller background batch, and (not in the
+paper) fit_to_wait at the deck's batch.
 
 Rates are taken over the same steps of every run: the foreground's samples between its metrics
 rows at steps --skip and --steps (after warm-up and profiling), and the background's samples
-whose steps ended inside that wall-time window (both jobs' metrics share one clock). idle: the
-foreground alone's fraction of rank time spent in Waits (its trace, steps --skip..+20).
+whose steps ended inside that wall-time window (both jobs' metrics share one clock). fg waits:
+the foreground's fraction of rank time spent in Waits in that run (its trace, steps
+--skip..+20): alone, the idle time there is to fill; with a background, it includes the waits
+the background's tasklets lengthened.
 
 Every row is run --reps times (a row alone and with the background in turn) and the median of
 each figure is shown: this machine's runs vary by 10-30 % from one to the next.
@@ -165,7 +168,7 @@ def main():
         for b in {args.bg_batch, args.small_batch}:
             deck(f"{tmp}/bg_{model}_{b}.toml", f"bg_{model}_{b}", model, b, tmp)
     print("| row | fg samples/s | bg samples/s | cluster samples/s | cluster / fg alone | "
-          "fg slowdown | idle (alone) |\n|---|---:|---:|---:|---:|---:|---:|")
+          "fg slowdown | fg waits |\n|---|---:|---:|---:|---:|---:|---:|")
     for model in args.models.split():
         rows = [("gang", ["schedule.kind=gang"]),
                 ("pipeline", ["schedule.kind=pipeline", "schedule.microbatches=1"]),
@@ -189,9 +192,10 @@ def main():
                       ("+ priority", "pacing = false\nfeedback = false"),
                       ("+ pacing", "feedback = false"),
                       ("+ feedback (all)", ""),
-                      (f"+ background batch {args.small_batch}", "")]
+                      (f"+ background batch {args.small_batch}", ""),
+                      ("+ fit to the expected wait (ours)", "fit_to_wait = true")]
             for i, (name, lines) in enumerate(ladder):
-                batch = args.small_batch if i == len(ladder) - 1 else args.bg_batch
+                batch = args.small_batch if name.startswith("+ background batch") else args.bg_batch
                 row = repeated(args, lambda: measure(args, tmp, model, f"ladder{i}", sets, lines,
                                                      batch))
                 print_row(f"{model} pipeline ladder: {name}", row, pipeline_alone)

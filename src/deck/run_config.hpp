@@ -118,6 +118,7 @@ struct RunConfig {
     bool priority = true;                // ablation: false = an equal-priority stream
     bool pacing = true;                  // ablation: false = a whole background step at a time
     bool feedback = true;                // ablation: false = no slowdown gate
+    bool fit_to_wait = false;            // tasklets end before the wait is expected to
   } background;
 
   // ScaleDNN's lossy codec on the weights a stage owner broadcasts (compress/weight_codec.hpp).

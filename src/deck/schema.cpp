@@ -242,6 +242,10 @@ std::vector<KeyDef> background_keys() {
           "ablation: false = no tasklets, a whole background step at a time"),
       key("background", "feedback", WT_FIELD(background.feedback),
           "ablation: false = no slowdown feedback"),
+      key("background", "fit_to_wait", WT_FIELD(background.fit_to_wait),
+          "a tasklet also ends before the foreground's wait is expected to end (its solo time "
+          "less the time waited), so no node runs over the foreground's next instruction; not "
+          "in the paper: off = DeepPool's tasklets alone"),
   };
 }
 

@@ -106,15 +106,6 @@ PY
 echo "ok feedback: held while the slowed wait's average is above target, readmitted after"
 
 # Bad input.
-expect_status() {  # name status pattern deck
-  set +e
-  timeout 60 "$WAVETRAIN" "$4" --steps 3 >"$dir/$1.out" 2>"$dir/$1.err"
-  local rc=$?
-  set -e
-  [[ $rc == "$2" ]] || { cat "$dir/$1.err"; fail "$1: exit status $rc, expected $2"; }
-  grep -q -- "$3" "$dir/$1.err" || { cat "$dir/$1.err"; fail "$1: message lacks '$3'"; }
-  echo "ok $1: $(head -1 "$dir/$1.err")"
-}
 bad() {  # name, background lines, [device lines]
   fg_deck "$dir/$1.toml" "$1" 'kind = "gang"' "$2"
   printf '[device]\n%s\n' "${3:-}" >>"$dir/$1.toml"

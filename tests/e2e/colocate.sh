@@ -65,15 +65,6 @@ for job in ("lenet_lr0.01", "lenet_lr0.03", "mlp"):
         sys.exit(1)
 PY
 
-expect_status() {  # name status pattern deck
-  set +e
-  timeout 120 "$WAVETRAIN" "$4" --steps 3 >"$dir/$1.out" 2>"$dir/$1.err"
-  local rc=$?
-  set -e
-  [[ $rc == "$2" ]] || { cat "$dir/$1.err"; fail "$1: exit status $rc, expected $2"; }
-  grep -q -- "$3" "$dir/$1.err" || { cat "$dir/$1.err"; fail "$1: message lacks '$3'"; }
-  echo "ok $1: $(head -1 "$dir/$1.err")"
-}
 bad() {  # file, [colocate] lines, [device] lines
   printf '[run]\nname = "bad"\noutput_dir = "%s/runs"\n[colocate]\n%s\n[device]\n%s\n' "$dir" "$2" "${3:-}" >"$1"
 }

@@ -60,7 +60,10 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
   const int64_t warm = fg_.start_step() + settings_.warmup_steps;
   if (step < warm) {
     warm_up(step);
-    StepStats stats = fg_.run_step(step);
+    fg_.begin_step(step);
+    fg_.executor().issue_step();
+    fill_step_end(step, true);
+    StepStats stats = fg_.finish_step(step);
     if (step + 1 == warm) {  // the solo times are in: profile the background, then multiplex
       feedback_.set_warming_up(false);
       profile_background();
@@ -72,7 +75,48 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
     prioritized_step(step);
   else
     equal_priority_step(step);
+  fill_step_end(step, false);
   return fg_.finish_step(step);
+}
+
+// Every rank's step ends in a blocking collective (the non-finite guard's agreement, in
+// finish_step): a rank done first would sit in it, idle, for as long as its slowest peer still
+// computes (a pipeline's first stage, say). A one-float non-blocking allreduce marks each
+// rank's arrival instead, and background tasklets run until every rank has arrived, under the
+// same feedback as a foreground wait: the wait's solo time from the warm-up steps, its average
+// since; held while the average is above target (a tasklet running over the peers' arrival
+// delays them all).
+void Multiplexer::fill_step_end(int64_t step, bool warming_up) {
+  if (fg_.comm().size() == 1) return;
+  arrival_ = 0;
+  const double arrived_at = now_s();
+  const std::unique_ptr<CommRequest> arrived = fg_.comm().iallreduce_sum(&arrival_, 1, 0);
+  const FeedbackSettings& feedback = feedback_.settings();
+  GateResult why;  // no foreground stream: the step's end
+  why.waits_on = OpCode::AllReduce;
+  if (!warming_up && settings_.feedback && step_end_.solo_s >= 0 &&
+      step_end_.average_s > feedback.target * step_end_.solo_s) {
+    why.kind = GateResult::HoldFeedback;
+    hold(why, step);
+  } else {
+    while (background_active() && !arrived->test()) {
+      const double idle_left = step_end_.solo_s - (now_s() - arrived_at);
+      if (!run_tasklet(why, step, settings_.fit_to_wait ? idle_left : kNoBound)) break;
+    }
+  }
+  arrived->wait();
+  const double run = now_s() - arrived_at;
+  if (warming_up) {
+    if (step > fg_.start_step() || settings_.warmup_steps == 1) step_end_.add_solo(run);
+  } else if (step_end_.solo_s >= 0) {
+    step_end_.average_s = slowdown_average(feedback, step_end_.average_s, run, step_end_.solo_s);
+  }
+}
+
+void Multiplexer::StepEndWait::add_solo(double run) {
+  solo_s = (std::max(solo_s, 0.0) * solo_runs + run) / (solo_runs + 1);
+  ++solo_runs;
+  average_s = solo_s;
 }
 
 void Multiplexer::warm_up(int64_t step) {
@@ -130,10 +174,14 @@ void Multiplexer::prioritized_step(int64_t step) {
     if (background_active()) {
       const GateResult why = gate_.check(fg);
       if (why.admits()) {
-        for (int64_t d = 0; d < settings_.depth && background_active(); ++d) run_tasklet(why, step);
-        continue;  // the foreground's events are checked again
+        const double idle_left = expected_idle_left(fg);
+        bool ran = false;
+        for (int64_t d = 0; d < settings_.depth && background_active(); ++d)
+          ran = run_tasklet(why, step, idle_left) || ran;
+        if (ran) continue;  // the foreground's events are checked again
+      } else {
+        hold(why, step);
       }
-      hold(why, step);
     }
     fg.wait_for_progress();
   }
@@ -148,12 +196,31 @@ void Multiplexer::equal_priority_step(int64_t step) {
       CachingAllocator::JobScope account(fg_.device().allocator(), fg_.id());
       progressed = fg.issue_ready(true);
     }
-    if (background_active() && run_tasklet(none, step)) continue;
+    if (background_active() && run_tasklet(none, step, kNoBound)) continue;
     if (!progressed) fg.wait_for_progress();
   }
 }
 
-bool Multiplexer::run_tasklet(const GateResult& why, int64_t step) {
+// The foreground's blocked waits: how much of the shortest one's solo time is left (fit_to_wait),
+// else no bound. A wait is timed from when the multiplexer first finds its stream blocked there.
+double Multiplexer::expected_idle_left(const Executor& fg) {
+  if (!settings_.fit_to_wait) return kNoBound;
+  const double now = now_s();
+  double left = kNoBound;
+  const int streams = int(fg.rank_program().streams.size());
+  if (blocked_at_.size() != size_t(streams)) blocked_at_.assign(size_t(streams), {nullptr, 0.0});
+  for (int s = 0; s < streams; ++s) {
+    const Instruction* wait = fg.next_instruction(s);
+    if (!wait) continue;
+    auto& [at, since] = blocked_at_[size_t(s)];
+    if (at != wait) at = wait, since = now;
+    const double solo = feedback_.solo().solo_seconds(s, feedback_.solo().index_of(s, *wait));
+    if (solo >= 0) left = std::min(left, solo - (now - since));
+  }
+  return left;
+}
+
+bool Multiplexer::run_tasklet(const GateResult& why, int64_t step, double idle_left_s) {
   if (!background_active()) return false;
   const double begin = now_s();
   double planned_s = 0;
@@ -161,10 +228,11 @@ bool Multiplexer::run_tasklet(const GateResult& why, int64_t step) {
   const int64_t bg_step = bg_step_;
   try {
     if (!background_begun_) begin_background_step();
-    issue_tasklet(planned_s, count);
+    issue_tasklet(planned_s, count, idle_left_s);
   } catch (const OutOfMemory& e) {
     drop_background_step(e);
   }
+  if (count == 0 && background_begun_) return false;  // nothing fitted the idle time left
   const double end = now_s();
   totals_.tasklets++;
   totals_.background_seconds += end - begin;
@@ -173,15 +241,17 @@ bool Multiplexer::run_tasklet(const GateResult& why, int64_t step) {
   return true;
 }
 
-// Background instructions while their profiled times fit in tasklet_ms (at least one), the
-// foreground's communication polled after each; a step's end ends the tasklet.
-void Multiplexer::issue_tasklet(double& planned_s, int& count) {
+// Background instructions while their profiled times fit in tasklet_ms (at least one) and in the
+// foreground's expected idle time left (none when the first does not fit), the foreground's
+// communication polled after each; a step's end ends the tasklet.
+void Multiplexer::issue_tasklet(double& planned_s, int& count, double idle_left_s) {
   Executor& bg = bg_.executor();
   const double bound_s = settings_.tasklet_ms * 1e-3;
   while (const Instruction* next = bg.next_instruction(bg_stream_)) {
     const double t =
         std::max(0.0, bg_times_.solo_seconds(bg_stream_, bg_times_.index_of(bg_stream_, *next)));
     if (settings_.pacing && count > 0 && planned_s + t > bound_s) return;
+    if (planned_s + t > idle_left_s) return;
     {
       CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
       if (!bg.issue_ready(true)) {

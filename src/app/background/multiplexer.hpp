@@ -8,13 +8,16 @@
 //     background's profiled solo step), at most `depth` tasklets per idle check, the
 //     foreground's communication polled between background nodes;
 //   - slowdown feedback and the allreduce and long-receive rules (background_gate.hpp), from the
-//     foreground's instruction times in its first warmup_steps steps, run alone.
+//     foreground's instruction times in its first warmup_steps steps, run alone;
+//   - at the step's end, while this rank waits for its peers to finish theirs (fill_step_end).
 // The background's steps run on and on across foreground steps until its deck's total; the
 // foreground's are untouched (separate model, optimizer, data, generator and memory account).
 // A background out-of-memory drops that background step (three in a row stop the background);
 // it never fails the foreground. Ablations: priority = false makes the background an
 // equal-priority stream (a foreground instruction and a background tasklet in turn, no gate);
-// pacing = false runs a whole background step at a time.
+// pacing = false runs a whole background step at a time. fit_to_wait (ours, not the paper's):
+// a tasklet also ends before the foreground's wait is expected to (its solo time less the time
+// waited so far), so a node that would run over the foreground's next instruction waits.
 //
 // Every tasklet (and the first hold of each kind per wait and step) is a row of
 // <background run dir>/tasklets.csv, times in steady_clock seconds (trace.h5's clock_origin_ns).
@@ -61,10 +64,15 @@ class Multiplexer : public StepDriver {
   void profile_background();
   void prioritized_step(int64_t step);
   void equal_priority_step(int64_t step);
+  void fill_step_end(int64_t step, bool warming_up);
   // One tasklet of the background (or a whole step without pacing); false when the background
   // has nothing left to run.
-  bool run_tasklet(const GateResult& why, int64_t step);
-  void issue_tasklet(double& planned_s, int& count);
+  // idle_left_s: the foreground's expected idle time left (fit_to_wait), else kNoBound; false
+  // when nothing fitted it.
+  bool run_tasklet(const GateResult& why, int64_t step, double idle_left_s);
+  void issue_tasklet(double& planned_s, int& count, double idle_left_s);
+  double expected_idle_left(const Executor& fg);
+  static constexpr double kNoBound = 1e30;
   bool background_active() const { return !background_done_; }
   void begin_background_step();
   void finish_background_step();
@@ -87,6 +95,13 @@ class Multiplexer : public StepDriver {
   bool background_begun_ = false, background_done_ = false;
   double background_step_began_ = 0;
   int consecutive_drops_ = 0;
+  float arrival_ = 0;  // fill_step_end's allreduce buffer
+  std::vector<std::pair<const Instruction*, double>> blocked_at_;  // per stream: wait, since
+  struct StepEndWait {  // fill_step_end's wait for the peers, as the feedback tracks a wait
+    double solo_s = -1, average_s = -1;
+    int solo_runs = 0;
+    void add_solo(double run);
+  } step_end_;
   MultiplexTotals totals_;
   std::FILE* log_ = nullptr;
   int64_t last_hold_step_ = -1;

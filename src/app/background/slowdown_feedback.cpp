@@ -2,6 +2,11 @@
 
 namespace wt {
 
+double slowdown_average(const FeedbackSettings& settings, double average, double run, double solo) {
+  const double weight = run > settings.target * solo ? settings.fast : settings.slow;
+  return weight * run + (1 - weight) * average;
+}
+
 SlowdownFeedback::SlowdownFeedback(const RankProgram& program, FeedbackSettings settings)
     : settings_(settings), solo_(program) {
   for (const auto& stream : program.streams) average_.emplace_back(stream.size(), -1.0);
@@ -29,10 +34,8 @@ void SlowdownFeedback::executed(int stream, const Instruction& ins, double t_beg
   const size_t index = solo_.index_of(stream, ins);
   const double solo = solo_.solo_seconds(stream, index);
   if (solo < 0) return;
-  const double run = t_end - t_begin;
-  const double weight = run > settings_.target * solo ? settings_.fast : settings_.slow;
-  const double before = average_seconds(stream, index);
-  average_[size_t(stream)][index] = weight * run + (1 - weight) * before;
+  average_[size_t(stream)][index] =
+      slowdown_average(settings_, average_seconds(stream, index), t_end - t_begin, solo);
 }
 
 }  // namespace wt

@@ -16,6 +16,9 @@ struct FeedbackSettings {
   double slow = 0.1;
 };
 
+// The running average after a run of `run` seconds, from `average` (the solo time before any).
+double slowdown_average(const FeedbackSettings& settings, double average, double run, double solo);
+
 class SlowdownFeedback : public InstructionObserver {
  public:
   SlowdownFeedback(const RankProgram& program, FeedbackSettings settings);
@@ -25,6 +28,7 @@ class SlowdownFeedback : public InstructionObserver {
   // The running average (seconds; the solo time until a run updates it), -1 when unknown.
   double average_seconds(int stream, size_t index) const;
   bool above_target(int stream, size_t index) const;
+  const FeedbackSettings& settings() const { return settings_; }
 
   void executed(int stream, const Instruction& ins, double t_begin, double t_end,
                 int64_t bytes) override;

@@ -62,3 +62,15 @@ wait_for_line() {  # file regex timeout_seconds [pid]
 # disk, a walltime) gets it, so that it cannot end on its own before the test acts, however fast
 # the machine is.
 ENDLESS_STEPS=100000000
+
+# Runs `wavetrain DECK --steps 3` (at most 120 s) and checks its exit status and that stderr
+# matches a pattern; prints the message's first line.
+expect_status() {  # name status pattern deck
+  set +e
+  timeout 120 "$WAVETRAIN" "$4" --steps 3 >"$dir/$1.out" 2>"$dir/$1.err"
+  local rc=$?
+  set -e
+  [[ $rc == "$2" ]] || { cat "$dir/$1.err"; fail "$1: exit status $rc, expected $2"; }
+  grep -q -- "$3" "$dir/$1.err" || { cat "$dir/$1.err"; fail "$1: message lacks '$3'"; }
+  echo "ok $1: $(head -1 "$dir/$1.err")"
+}
