@@ -82,10 +82,10 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
 // Every rank's step ends in a blocking collective (the non-finite guard's agreement, in
 // finish_step): a rank done first would sit in it, idle, for as long as its slowest peer still
 // computes (a pipeline's first stage, say). A one-float non-blocking allreduce marks each
-// rank's arrival instead, and background tasklets run until every rank has arrived, under the
-// same feedback as a foreground wait: the wait's solo time from the warm-up steps, its average
-// since; held while the average is above target (a tasklet running over the peers' arrival
-// delays them all).
+// rank's arrival instead, and background tasklets run until every rank has arrived, when that
+// wait took longer than recv_min_ms alone (the warm-up steps), and under the same feedback as a
+// foreground wait: held while its average since is above target (a tasklet running over the
+// peers' arrival delays them all).
 void Multiplexer::fill_step_end(int64_t step, bool warming_up) {
   if (fg_.comm().size() == 1) return;
   arrival_ = 0;
@@ -94,11 +94,14 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up) {
   const FeedbackSettings& feedback = feedback_.settings();
   GateResult why;  // no foreground stream: the step's end
   why.waits_on = OpCode::AllReduce;
+  // Like a receive, the peers' arrival admits tasklets only when expected to take longer than
+  // recv_min_ms alone (balanced ranks arrive together: a tasklet would only delay them all).
+  const bool long_wait = step_end_.solo_s > settings_.recv_min_ms * 1e-3;
   if (!warming_up && settings_.feedback && step_end_.solo_s >= 0 &&
       step_end_.average_s > feedback.target * step_end_.solo_s) {
     why.kind = GateResult::HoldFeedback;
     hold(why, step);
-  } else {
+  } else if (!warming_up && long_wait) {
     while (background_active() && !arrived->test()) {
       const double idle_left = step_end_.solo_s - (now_s() - arrived_at);
       if (!run_tasklet(why, step, settings_.fit_to_wait ? idle_left : kNoBound)) break;
