@@ -42,14 +42,14 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 LENET_FC_ON_RANK0 = "burst.ranks=[2,2,2,2,2,2,2,1,1,1,1]"
 
 
-def deck(path, name, model, batch, out, extra=""):
+def deck(path, name, model, batch, out, extra="", log_every=1):
     with open(path, "w") as f:
         f.write(f'[run]\nname = "{name}"\noutput_dir = "{out}"\n'
                 f'[data]\npath = "{REPO}/data/fashion_mnist.h5"\npreload = false\n'
                 f'[model]\nfile = "{REPO}/models/{model}.toml"\n'
                 f'[optimizer]\nkind = "sgd"\nlr = 0.01\n'
                 f'[train]\nglobal_batch = {batch}\neval_every_epoch = false\n'
-                f'log_every_steps = 1\n[checkpoint]\nevery_steps = 0\n{extra}')
+                f'log_every_steps = {log_every}\n[checkpoint]\nevery_steps = 0\n{extra}')
 
 
 def metrics(run_dir):
@@ -65,7 +65,18 @@ def window_rate(rows, batch, first, last):
 
 
 def samples_in(rows, batch, window):
-    return batch * sum(1 for _, wall in rows if window[0] < wall <= window[1])
+    """Samples of the steps done inside the wall-time window, interpolated between metrics rows
+    (a background writes one every 10 steps: a row per step would cost it more than its step)."""
+    def steps_done(t):
+        before = [(step, wall) for step, wall in rows if wall <= t]
+        after = [(step, wall) for step, wall in rows if wall > t]
+        if not before:
+            return 0.0
+        if not after:
+            return float(before[-1][0])
+        (s0, w0), (s1, w1) = before[-1], after[0]
+        return s0 + (s1 - s0) * (t - w0) / (w1 - w0)
+    return batch * (steps_done(window[1]) - steps_done(window[0]))
 
 
 def idle_fraction(run_dir, first, last):
@@ -166,7 +177,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="wt-multiplex-")
     for model in args.models.split():
         for b in {args.bg_batch, args.small_batch}:
-            deck(f"{tmp}/bg_{model}_{b}.toml", f"bg_{model}_{b}", model, b, tmp)
+            deck(f"{tmp}/bg_{model}_{b}.toml", f"bg_{model}_{b}", model, b, tmp, log_every=10)
     print("| row | fg samples/s | bg samples/s | cluster samples/s | cluster / fg alone | "
           "fg slowdown | fg waits |\n|---|---:|---:|---:|---:|---:|---:|")
     for model in args.models.split():
