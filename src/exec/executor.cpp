@@ -1,7 +1,6 @@
 #include "exec/executor.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -164,7 +163,7 @@ bool Executor::event_done(int event) {
       DeviceWorkScope device_work;
       std::exchange(then_[event], nullptr)();
     }
-    if (observer_) observer_->completed(event, now_seconds());
+    if (observer_) observer_->completed(event, steady_seconds());
   }
   return done_[event] != 0;
 }
@@ -196,7 +195,7 @@ void Executor::issue(int s, size_t index, int64_t step, double lr) {
   if (opcode_traits(ins.op).completes_event) issued_[ins.event] = 1;
   const double waited_since = wait_since_[s];
   wait_since_[s] = -1;
-  const double t0 = !observer_ ? 0 : waited_since >= 0 ? waited_since : now_seconds();
+  const double t0 = !observer_ ? 0 : waited_since >= 0 ? waited_since : steady_seconds();
   current_stream_ = s;
   if (races_) races_->set_instruction(ins.str() + " on stream " + std::to_string(s));
   comm_begun_ = false;
@@ -211,7 +210,7 @@ void Executor::issue(int s, size_t index, int64_t step, double lr) {
   if (residency_.release_values_after[s][index])  // a borrowed stage's last read for now
     replica(ins).stages[ins.stage].release_values();
   if (races_) races_->raise_deferred();  // a free of this instruction's found unordered
-  if (observer_) observer_->executed(s, ins, t0, now_seconds(), bytes_moved(ins));
+  if (observer_) observer_->executed(s, ins, t0, steady_seconds(), bytes_moved(ins));
 }
 
 void Executor::on_stream(std::function<void()> work, bool communication,

@@ -1,18 +1,12 @@
 #pragma once
 // Private to the executor's source files: what one in-flight batch holds between its forward and
 // its backward.
-#include <chrono>
 #include <vector>
 
 #include "exec/executor.hpp"
+#include "util/steady_seconds.hpp"
 
 namespace wt {
-
-// steady_clock seconds: the times of the executor's observer.
-inline double now_seconds() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
 
 // Everything one in-flight batch holds between its forward and its backward.
 struct Executor::Slot {

@@ -59,7 +59,7 @@ bool Executor::issue_ready(bool just_one) {
       // issued (a CUDA host cannot wait on an event not yet recorded).
       const bool waits = opcode_traits(ins.op).waits_event;
       if (waits && (queues_ ? !issued_[ins.event] : !event_done(ins.event))) {
-        if (observer_ && wait_since_[s] < 0) wait_since_[s] = now_seconds();
+        if (observer_ && wait_since_[s] < 0) wait_since_[s] = steady_seconds();
         break;
       }
       issue(s, position_[s]++, step_, lr_);

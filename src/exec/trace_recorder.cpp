@@ -1,7 +1,6 @@
 #include "exec/trace_recorder.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
@@ -9,16 +8,11 @@
 #include "io/trace_gather.hpp"
 #include "io/trace_writer.hpp"
 #include "sched/opcode_traits.hpp"
+#include "util/steady_seconds.hpp"
 
 namespace wt {
 
 namespace {
-
-// The executor's clock: steady_clock seconds since its epoch.
-double steady_seconds() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
 
 // Reservations cover the whole window up to this many records; a wider window grows the vectors.
 constexpr int64_t kMaxReservedRecords = int64_t(1) << 18;

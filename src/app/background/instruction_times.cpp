@@ -18,7 +18,10 @@ void InstructionTimes::executed(int stream, const Instruction& ins, double t_beg
 }
 
 double InstructionTimes::solo_seconds(int stream, size_t index) const {
-  const std::vector<double>& runs = runs_[size_t(stream)][index];
+  return solo_mean(runs_[size_t(stream)][index]);
+}
+
+double solo_mean(const std::vector<double>& runs) {
   if (runs.empty()) return -1;
   const size_t first = runs.size() > 1 ? 1 : 0;
   return std::accumulate(runs.begin() + long(first), runs.end(), 0.0) / double(runs.size() - first);

@@ -10,6 +10,10 @@
 
 namespace wt {
 
+// The solo time of a run list: the mean of the runs after the first when there are several (the
+// first pays for warm-up allocations), else the one; -1 when there is none.
+double solo_mean(const std::vector<double>& runs);
+
 class InstructionTimes : public InstructionObserver {
  public:
   explicit InstructionTimes(const RankProgram& program);

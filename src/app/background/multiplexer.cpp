@@ -8,15 +8,11 @@
 #include "exec/executor.hpp"
 #include "job/job.hpp"
 #include "sched/opcode_traits.hpp"
+#include "util/steady_seconds.hpp"
 
 namespace wt {
 
 namespace {
-
-double now_s() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
 
 constexpr int kMaxDropsInARow = 3;
 
@@ -57,26 +53,26 @@ void Multiplexer::slow_foreground(int stream, size_t index, double seconds, int6
 
 StepStats Multiplexer::run_step(Job& job, int64_t step) {
   if (&job != &fg_) throw std::logic_error("the multiplexer drives its foreground job only");
+  // The first warmup_steps steps run alone: the foreground's solo times (feedback_ starts
+  // recording them).
   const int64_t warm = fg_.start_step() + settings_.warmup_steps;
-  if (step < warm) {
-    warm_up(step);
-    fg_.begin_step(step);
-    fg_.executor().issue_step();
-    fill_step_end(step, true);
-    StepStats stats = fg_.finish_step(step);
-    if (step + 1 == warm) {  // the solo times are in: profile the background, then multiplex
-      feedback_.set_warming_up(false);
-      profile_background();
-    }
-    return stats;
-  }
+  const bool warming_up = step < warm;
   fg_.begin_step(step);
-  if (settings_.priority)
+  if (warming_up) {
+    CachingAllocator::JobScope account(fg_.device().allocator(), fg_.id());
+    fg_.executor().issue_step();
+  } else if (settings_.priority) {
     prioritized_step(step);
-  else
+  } else {
     equal_priority_step(step);
-  fill_step_end(step, false);
-  return fg_.finish_step(step);
+  }
+  fill_step_end(step, warming_up);
+  StepStats stats = fg_.finish_step(step);
+  if (step + 1 == warm) {  // the solo times are in: profile the background, then multiplex
+    feedback_.set_warming_up(false);
+    profile_background();
+  }
+  return stats;
 }
 
 // Every rank's step ends in a blocking collective (the non-finite guard's agreement, in
@@ -89,42 +85,32 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
 void Multiplexer::fill_step_end(int64_t step, bool warming_up) {
   if (fg_.comm().size() == 1) return;
   arrival_ = 0;
-  const double arrived_at = now_s();
+  const double arrived_at = steady_seconds();
   const std::unique_ptr<CommRequest> arrived = fg_.comm().iallreduce_sum(&arrival_, 1, 0);
   const FeedbackSettings& feedback = feedback_.settings();
   GateResult why;  // no foreground stream: the step's end
   why.waits_on = OpCode::AllReduce;
   // Like a receive, the peers' arrival admits tasklets only when expected to take longer than
   // recv_min_ms alone (balanced ranks arrive together: a tasklet would only delay them all).
-  const bool long_wait = step_end_.solo_s > settings_.recv_min_ms * 1e-3;
-  if (!warming_up && settings_.feedback && step_end_.solo_s >= 0 &&
-      step_end_.average_s > feedback.target * step_end_.solo_s) {
+  const double solo = solo_mean(step_end_.solo_runs);
+  const bool long_wait = solo > settings_.recv_min_ms * 1e-3;
+  if (!warming_up && settings_.feedback && solo >= 0 &&
+      step_end_.average_s > feedback.target * solo) {
     why.kind = GateResult::HoldFeedback;
     hold(why, step);
   } else if (!warming_up && long_wait) {
     while (background_active() && !arrived->test()) {
-      const double idle_left = step_end_.solo_s - (now_s() - arrived_at);
+      const double idle_left = solo - (steady_seconds() - arrived_at);
       if (!run_tasklet(why, step, settings_.fit_to_wait ? idle_left : kNoBound)) break;
     }
   }
   arrived->wait();
-  const double run = now_s() - arrived_at;
-  if (warming_up) {
-    if (step > fg_.start_step() || settings_.warmup_steps == 1) step_end_.add_solo(run);
-  } else if (step_end_.solo_s >= 0) {
-    step_end_.average_s = slowdown_average(feedback, step_end_.average_s, run, step_end_.solo_s);
-  }
-}
-
-void Multiplexer::StepEndWait::add_solo(double run) {
-  solo_s = (std::max(solo_s, 0.0) * solo_runs + run) / (solo_runs + 1);
-  ++solo_runs;
-  average_s = solo_s;
-}
-
-void Multiplexer::warm_up(int64_t step) {
-  (void)step;
-  feedback_.set_warming_up(true);
+  const double run = steady_seconds() - arrived_at;
+  if (warming_up)
+    step_end_.solo_runs.push_back(run);
+  else if (solo >= 0)
+    step_end_.average_s = slowdown_average(
+        feedback, step_end_.average_s >= 0 ? step_end_.average_s : solo, run, solo);
 }
 
 // The background's first two steps alone, timed instruction by instruction: the second one's
@@ -208,7 +194,7 @@ void Multiplexer::equal_priority_step(int64_t step) {
 // else no bound. A wait is timed from when the multiplexer first finds its stream blocked there.
 double Multiplexer::expected_idle_left(const Executor& fg) {
   if (!settings_.fit_to_wait) return kNoBound;
-  const double now = now_s();
+  const double now = steady_seconds();
   double left = kNoBound;
   const int streams = int(fg.rank_program().streams.size());
   if (blocked_at_.size() != size_t(streams)) blocked_at_.assign(size_t(streams), {nullptr, 0.0});
@@ -225,7 +211,7 @@ double Multiplexer::expected_idle_left(const Executor& fg) {
 
 bool Multiplexer::run_tasklet(const GateResult& why, int64_t step, double idle_left_s) {
   if (!background_active()) return false;
-  const double begin = now_s();
+  const double begin = steady_seconds();
   double planned_s = 0;
   int count = 0;
   const int64_t bg_step = bg_step_;
@@ -236,7 +222,7 @@ bool Multiplexer::run_tasklet(const GateResult& why, int64_t step, double idle_l
     drop_background_step(e);
   }
   if (count == 0 && background_begun_) return false;  // nothing fitted the idle time left
-  const double end = now_s();
+  const double end = steady_seconds();
   totals_.tasklets++;
   totals_.background_seconds += end - begin;
   log_row(settings_.priority ? "tasklet" : "tasklet_equal", why, step, begin, end, planned_s,
@@ -274,7 +260,7 @@ void Multiplexer::issue_tasklet(double& planned_s, int& count, double idle_left_
 
 void Multiplexer::begin_background_step() {
   for (StepObserver* o : bg_observers_) o->before_step(bg_, bg_step_);
-  background_step_began_ = now_s();
+  background_step_began_ = steady_seconds();
   bg_.begin_step(bg_step_);
   background_begun_ = true;
 }
@@ -283,7 +269,7 @@ void Multiplexer::finish_background_step() {
   StepRecord record;
   record.step = bg_step_;
   record.stats = bg_.finish_step(bg_step_);
-  record.seconds = now_s() - background_step_began_;
+  record.seconds = steady_seconds() - background_step_began_;
   background_begun_ = false;
   consecutive_drops_ = 0;
   totals_.background_steps++;
@@ -300,7 +286,7 @@ void Multiplexer::drop_background_step(const OutOfMemory& error) {
   totals_.dropped_steps++;
   StepRecord record;  // empty stats: no loss of it reaches the metrics
   record.step = bg_step_;
-  record.seconds = now_s() - background_step_began_;
+  record.seconds = steady_seconds() - background_step_began_;
   background_begun_ = false;
   for (StepObserver* o : bg_observers_) o->after_step(bg_, record);
   background_done_ = ++bg_step_ >= bg_.total_steps();
@@ -314,7 +300,6 @@ void Multiplexer::drop_background_step(const OutOfMemory& error) {
 }
 
 void Multiplexer::hold(const GateResult& why, int64_t step) {
-  totals_.holds++;
   if (step != last_hold_step_) {
     last_hold_step_ = step;
     logged_holds_.clear();
@@ -322,7 +307,8 @@ void Multiplexer::hold(const GateResult& why, int64_t step) {
   const int key = int(why.kind) * 1000000 + why.stream * 100000 + int(why.index);
   if (std::find(logged_holds_.begin(), logged_holds_.end(), key) != logged_holds_.end()) return;
   logged_holds_.push_back(key);
-  const double t = now_s();
+  totals_.holds++;
+  const double t = steady_seconds();
   log_row(why.name(), why, step, t, t, 0, bg_step_, 0);
 }
 

@@ -40,7 +40,7 @@ struct MultiplexTotals {
   int64_t background_steps = 0;  // finished, in the foreground's idle time or alone
   int64_t dropped_steps = 0;     // out of memory
   int64_t tasklets = 0;
-  int64_t holds = 0;              // idle checks the gate held (feedback or allreduce)
+  int64_t holds = 0;              // the gate's holds: the first of each kind per wait and step
   double background_seconds = 0;  // inside tasklets
 };
 
@@ -60,7 +60,6 @@ class Multiplexer : public StepDriver {
   void slow_foreground(int stream, size_t index, double seconds, int64_t from, int64_t to);
 
  private:
-  void warm_up(int64_t step);
   void profile_background();
   void prioritized_step(int64_t step);
   void equal_priority_step(int64_t step);
@@ -98,9 +97,8 @@ class Multiplexer : public StepDriver {
   float arrival_ = 0;  // fill_step_end's allreduce buffer
   std::vector<std::pair<const Instruction*, double>> blocked_at_;  // per stream: wait, since
   struct StepEndWait {  // fill_step_end's wait for the peers, as the feedback tracks a wait
-    double solo_s = -1, average_s = -1;
-    int solo_runs = 0;
-    void add_solo(double run);
+    std::vector<double> solo_runs;  // the warm-up steps' (solo_mean)
+    double average_s = -1;          // since; -1 until the first
   } step_end_;
   MultiplexTotals totals_;
   std::FILE* log_ = nullptr;
