@@ -99,6 +99,20 @@ for schedule in gang pipeline burst; do
   done
 done
 
+# The strict device (a GPU host's rules: lazy, shuffled streams; its host never waits, so the
+# background runs only its profiling steps there): the foreground and each background bitwise
+# as on the host.
+mpirun -np 2 "$WAVETRAIN" "$dir/pipeline_bg.toml" --steps $steps --quiet --run-dir "$dir/runs/strict" \
+  --set device.kind=strict >"$dir/strict.out" 2>&1 || { cat "$dir/strict.out"; fail "strict failed"; }
+same "$(ckpt "$dir/runs/pipeline" $steps)" "$(ckpt "$dir/runs/strict" $steps)" "strict: the foreground"
+for r in 0 1; do
+  run="$dir/runs/strict/background/rank_$r"
+  k=$(sed -n 's/.*done: \([0-9]*\) steps.*/\1/p' "$run/log.txt")
+  "$python" "$WT_SOURCE_DIR/tests/e2e/lib/same_weights.py" "$(ckpt "$run" "$k")" \
+    "$(ckpt "$dir/alone/bg" "$k")" >/dev/null || fail "strict rank $r: the background job's weights differ"
+done
+echo "ok strict device: the foreground and each rank's background bitwise as on the host"
+
 # A resumed foreground resumes its background from the background's newest checkpoint.
 mpirun -np 2 "$WAVETRAIN" "$dir/pipeline_bg.toml" --steps 20 --restart >"$dir/resumed.out" 2>&1 ||
   { cat "$dir/resumed.out"; fail "the resumed run failed"; }
