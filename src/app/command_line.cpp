@@ -31,6 +31,7 @@ const char* kFooter =
     "runs/lenet_lr03\n"
     "  wavetrain inputs/text_transformer.toml --simulate --ranks 8 --device v100 --set "
     "schedule.kind=waves\n"
+    "  wavetrain inputs/fashion_lenet.toml --show-auto --ranks 64 --device a100\n"
     "\n"
     "Batch jobs: checkpoints go to <run dir>/checkpoints. SIGTERM or SIGUSR1 (what schedulers\n"
     "send before the wall time), SIGINT, or --walltime running out saves a checkpoint and exits\n"
@@ -105,8 +106,13 @@ void add_inspection_options(CLI::App& app, CommandLine& cl) {
                "Print DeepPool's burst plan of the deck's model on --ranks ranks of --device "
                "(per unit: ranks, compute, transfer, sync, cumulative time, amplification), then "
                "exit");
+  app.add_flag("--show-auto", cl.show_auto,
+               "Print how schedule.kind = \"auto\" ranks every schedule of the deck's model on "
+               "--ranks ranks of --device (predicted step, samples/s, peak memory per rank, "
+               "whether it fits) and which it would choose, then exit");
   app.add_option("--ranks", cl.ranks,
-                 "Rank count for --show-stages, --show-schedule, --show-plan and --simulate "
+                 "Rank count for --show-stages, --show-schedule, --show-plan, --show-auto and "
+                 "--simulate "
                  "(default: the MPI world size)")
       ->type_name("N")
       ->check(CLI::Range(1, kMaxRanks));
@@ -114,13 +120,15 @@ void add_inspection_options(CLI::App& app, CommandLine& cl) {
                "Predict step time, throughput, busy fraction and memory per rank of the deck's "
                "schedule on --ranks ranks of --device, without running the model, then exit");
   app.add_option("--device", cl.device,
-                 "Device model for --simulate and --show-plan: v100, a100, h100 or a device file "
+                 "Device model for --simulate, --show-plan and --show-auto: v100, a100, h100 or a "
+                 "device file "
                  "(TOML; see "
                  "bench/devices/)")
       ->type_name("NAME|FILE");
-  app.add_option("--profile", cl.profile,
-                 "Layer times measured by the profiling step (profile.h5 in a run directory) for "
-                 "--simulate or --show-plan, instead of the device's roofline estimate")
+  app.add_option(
+         "--profile", cl.profile,
+         "Layer times measured by the profiling step (profile.h5 in a run directory) for "
+         "--simulate, --show-plan or --show-auto, instead of the device's roofline estimate")
       ->type_name("FILE");
   app.add_option("--simulate-trace", cl.simulate_trace,
                  "With --simulate: write the simulated step as a trace file (trace.h5 format) for "
@@ -130,14 +138,16 @@ void add_inspection_options(CLI::App& app, CommandLine& cl) {
 
 // Options that only make sense together (a device model for pricing, --ranks for inspection).
 void check_option_combinations(const CommandLine& cl) {
-  const bool priced = cl.simulate || cl.show_plan;  // needs a device model
+  const bool priced = cl.simulate || cl.show_plan || cl.show_auto;  // needs a device model
   if (priced && cl.device.empty())
     throw InputError("", 0, "--device",
-                     std::string(cl.simulate ? "--simulate" : "--show-plan") +
+                     std::string(cl.simulate    ? "--simulate"
+                                 : cl.show_plan ? "--show-plan"
+                                                : "--show-auto") +
                          " needs a device model: --device v100|a100|h100|FILE");
   if (!priced && (!cl.device.empty() || !cl.profile.empty()))
     throw InputError("", 0, !cl.device.empty() ? "--device" : "--profile",
-                     "only applies with --simulate or --show-plan");
+                     "only applies with --simulate, --show-plan or --show-auto");
   if (!cl.simulate && !cl.simulate_trace.empty())
     throw InputError("", 0, "--simulate-trace", "only applies with --simulate");
   if (cl.restart && !cl.restart_from.empty())
@@ -149,7 +159,7 @@ void check_option_combinations(const CommandLine& cl) {
                      "--restart-from");
   if (cl.ranks > 0 && !priced && !cl.show_stages && !cl.show_schedule)
     throw InputError("", 0, "--ranks",
-                     "only applies with --simulate, --show-plan, --show-stages or "
+                     "only applies with --simulate, --show-plan, --show-auto, --show-stages or "
                      "--show-schedule: a training run uses the MPI world size (mpirun -n N)");
 }
 

@@ -4,6 +4,7 @@
 //             [--skip-locked] [--walltime T] [--steps N] [--quiet]
 //             [--show-stages] [--show-schedule] [--help-deck] [--version]
 //   wavetrain DECK --simulate --ranks R --device v100|a100|h100|FILE [--profile FILE]
+//   wavetrain DECK --show-auto --ranks R --device v100|a100|h100|FILE [--profile FILE]
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -25,6 +26,7 @@ struct CommandLine {
   bool show_schedule = false;          // --show-schedule: print the schedule table and exit
   int ranks = 0;                       // --ranks N for --show-*/--simulate; 0 = the MPI world size
   bool show_plan = false;              // --show-plan: print the burst planner's plan and exit
+  bool show_auto = false;              // --show-auto: print schedule.kind = "auto"'s ranking
   bool simulate = false;               // --simulate: predict the schedule with the cost model
   std::string device;                  // --device for --simulate: a built-in name or a file
   std::string profile;                 // --profile FILE: measured layer times for --simulate

@@ -12,6 +12,7 @@
 #include <exception>
 #include <iostream>
 
+#include "app/auto/auto_schedule.hpp"
 #include "app/command_line.hpp"
 #include "app/exit_status_file.hpp"
 #include "app/inspect.hpp"
@@ -27,6 +28,7 @@
 #include "deck/deck_parser.hpp"
 #include "exec/nonfinite_guard.hpp"
 #include "util/agreed_error.hpp"
+#include "util/input_error.hpp"
 
 // OpenBLAS's own thread pool would fight the other ranks for cores: one rank owns one core.
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));
@@ -38,10 +40,25 @@ namespace {
 // EX_TEMPFAIL: stopped on purpose with a checkpoint saved; job scripts resubmit on it.
 constexpr int kExitResumable = 75;
 
-int simulate_or_inspect(const wt::CommandLine& cli, const wt::RunConfig& config, int world_rank,
+int simulate_or_inspect(const wt::CommandLine& cli, const wt::RunConfig& deck, int world_rank,
                         int world) {
   if (world_rank != 0) return 0;
   const int ranks = cli.ranks > 0 ? cli.ranks : world;
+  const wt::AutoModelRequest on_model{ranks, cli.device, cli.profile};
+  if (cli.show_auto) {
+    wt::show_auto(deck, on_model, std::cout);
+    return 0;
+  }
+  const bool automatic = deck.schedule.kind == "auto";
+  if (automatic && !cli.simulate && !cli.show_plan)
+    throw wt::InputError(deck.deck_path, 0, "schedule.kind",
+                         std::string("\"auto\" chooses the schedule on a device: ") +
+                             (cli.show_stages ? "--show-stages" : "--show-schedule") +
+                             " needs a schedule (--set schedule.kind=...); --show-auto --device "
+                             "D prints auto's choice");
+  // --simulate and --show-plan of "auto": of the schedule it chooses on that device model.
+  const wt::RunConfig config =
+      automatic ? wt::auto_choice_on_model(deck, on_model, std::cout) : deck;
   if (cli.simulate) {
     wt::SimulateRequest request;
     request.ranks = ranks;
@@ -91,7 +108,7 @@ int run(int argc, char** argv, int world_rank) {
       if (!cli.exit_now) config = wt::parse_deck(cli.deck, cli.overrides);
     });
     if (cli.exit_now) return 0;
-    if (cli.simulate || cli.show_plan || cli.show_stages || cli.show_schedule)
+    if (cli.simulate || cli.show_plan || cli.show_auto || cli.show_stages || cli.show_schedule)
       return simulate_or_inspect(cli, config, world_rank, mpi.size());
     return train(cli, config, mpi);
   } catch (const wt::Diverged& e) {

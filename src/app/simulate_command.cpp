@@ -23,22 +23,6 @@ namespace wt {
 
 namespace {
 
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    ++u;
-  }
-  return format_number(u == 0 ? "%.0f" : "%.1f", b) + " " + units[u];
-}
-
-std::string human_seconds(double s) {
-  if (s >= 1) return format_number("%.3f s", s);
-  if (s >= 1e-3) return format_number("%.2f ms", s * 1e3);
-  return format_number("%.1f us", s * 1e6);
-}
-
 void print_rank_row(std::ostream& out, const std::string& label, double compute, double comm,
                     double step, double peak, int64_t memory) {
   out << "  " << label << std::string(std::max<size_t>(1, 10 - label.size()), ' ')
@@ -84,6 +68,13 @@ void write_simulated_trace(const std::string& path, const RunConfig& config, con
 }
 
 }  // namespace
+
+LayerProfile load_checked_profile(const std::string& path, const Graph& graph) {
+  LayerProfile profile = load_layer_profile(path);
+  const std::string mismatch = profile_mismatch(profile, graph);
+  if (!mismatch.empty()) throw InputError(path, 0, "--profile", mismatch);
+  return profile;
+}
 
 SimulatedRun simulated_run(const RunConfig& config, const Graph& graph, const DeviceModel& device,
                            const LayerProfile* profile, int ranks) {
@@ -137,11 +128,7 @@ void run_simulate_command(const RunConfig& config, const SimulateRequest& reques
   Graph graph = Graph::load(config.model.file);
   // Measured layer times, when given, price the layers and balance the stages as a run would.
   LayerProfile profile;
-  if (!request.profile.empty()) {
-    profile = load_layer_profile(request.profile);
-    const std::string mismatch = profile_mismatch(profile, graph);
-    if (!mismatch.empty()) throw InputError(request.profile, 0, "--profile", mismatch);
-  }
+  if (!request.profile.empty()) profile = load_checked_profile(request.profile, graph);
   SimulatedRun run = simulated_run(config, graph, device,
                                    request.profile.empty() ? nullptr : &profile, request.ranks);
   const Program& program = run.program;

@@ -32,6 +32,9 @@ struct SimulatedRun {
 SimulatedRun simulated_run(const RunConfig& config, const Graph& graph, const DeviceModel& device,
                            const LayerProfile* profile, int ranks);
 
+// The profile.h5 at `path` (--profile), checked against the graph. Throws InputError.
+LayerProfile load_checked_profile(const std::string& path, const Graph& graph);
+
 // Throws InputError for a bad device, profile or schedule; returns nothing but prints the report.
 void run_simulate_command(const RunConfig& config, const SimulateRequest& request,
                           std::ostream& out);

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "app/auto/auto_schedule.hpp"
 #include "app/background/background_training.hpp"
 #include "app/colocated_training.hpp"
 #include "app/job_failure.hpp"
@@ -35,14 +36,18 @@ std::string run_directory(const RunConfig& config, const TrainOptions& options) 
   return run_directory(config, job_options(options));
 }
 
-TrainResult train(const RunConfig& cfg, const TrainOptions& options, Communicator& comm) {
-  if (!cfg.colocate.decks.empty()) return train_colocated(cfg, options, comm);
+TrainResult train(const RunConfig& deck, const TrainOptions& options, Communicator& comm) {
+  if (!deck.colocate.decks.empty()) return train_colocated(deck, options, comm);
   const auto t_start = std::chrono::steady_clock::now();
   // The rank's device, shared by its jobs; declared first, so it outlives their tensors.
-  DeviceContext device(static_cast<size_t>(cfg.device.memory_limit),
-                       cfg.device.kind == "strict" ? DeviceKind::Strict : DeviceKind::Host,
-                       static_cast<uint64_t>(cfg.device.strict_seed + comm.rank()));
-  configure_allocator(cfg, device.allocator());
+  DeviceContext device(static_cast<size_t>(deck.device.memory_limit),
+                       deck.device.kind == "strict" ? DeviceKind::Strict : DeviceKind::Host,
+                       static_cast<uint64_t>(deck.device.strict_seed + comm.rank()));
+  configure_allocator(deck, device.allocator());
+  // schedule.kind = "auto": the simulator's choice, from here on as if the deck had named it.
+  const RunConfig cfg = deck.schedule.kind == "auto"
+                            ? resolve_auto_schedule(deck, job_options(options), comm, device)
+                            : deck;
   std::unique_ptr<Job> job;
   agree_on_failure(comm, [&] {
     job = std::make_unique<Job>(cfg, job_options(options), device, comm.rank(), comm.size());

@@ -272,8 +272,37 @@ void check_background_rules(const ParseState& state) {
                                               std::to_string(device_limit));
 }
 
+// schedule.kind = "auto" chooses these itself, so a deck that fixes one has chosen a schedule.
+void check_auto_rules(const ParseState& state) {
+  if (state.config.schedule.kind != "auto") return;
+  const struct {
+    const char* key;
+    const char* owner;
+  } chosen_by_auto[] = {
+      {"schedule.microbatches", "pipeline (auto tries 1, 2, 4 and 8)"},
+      {"schedule.bucket_bytes", "gang and burst (auto tries 1, 4 and 16 MiB)"},
+      {"schedule.cuts", "one stage count (auto lets each schedule cut the model)"},
+      {"schedule.wave_offset", "ticktock"},
+      {"schedule.gang_sync", "gang"},
+      {"burst.ranks", "burst"},
+      {"burst.amp_limit", "burst (auto tries 1.5, 2 and 4)"},
+      {"compress.weights", "waves (auto ranks the codec; auto.lossy = true lets it choose it)"},
+  };
+  for (const auto& k : chosen_by_auto)
+    if (state.origins.count(k.key))
+      state.fail(k.key, std::string("an option of ") + k.owner +
+                            " only, but schedule.kind = \"auto\" chooses the schedule: remove "
+                            "the key, or set schedule.kind to the schedule it belongs to");
+  if (state.config.data.distribution == "scatter")
+    state.fail("data.distribution",
+               "scatter works with schedule.kind = \"gang\" only, but schedule.kind = \"auto\" "
+               "chooses the schedule: set schedule.kind = \"gang\", or data.distribution = "
+               "\"shard\"");
+}
+
 void check_cross_key_rules(const ParseState& state) {
   const RunConfig& c = state.config;
+  check_auto_rules(state);
   // A co-location deck trains other decks' jobs: its own data and model are not read.
   const bool colocates = !c.colocate.decks.empty();
   if (!colocates && state.origins.count("colocate.decks"))

@@ -87,6 +87,13 @@ struct RunConfig {
     double explosion_factor = 10;       // "far": this many times the running average
   } failure;
 
+  // schedule.kind = "auto": how the schedule is chosen (app/auto/auto_schedule.hpp).
+  struct Auto {
+    bool measure = false;       // run the top three candidates and keep the fastest measured
+    int64_t measure_steps = 4;  // timed steps per measured candidate (after one warm-up)
+    bool lossy = false;         // a candidate with the lossy weight codec may be chosen
+  } automatic;
+
   // DeepPool's burst planner (plan/burst_planner.hpp).
   struct Burst {
     double amp_limit = 2.0;        // GPU-second amplification a unit may reach (99 = no limit)

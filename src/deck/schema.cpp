@@ -122,14 +122,23 @@ std::vector<KeyDef> optimizer_keys() {
 }
 
 // The keys of the parallel schedule and the burst planner.
+std::vector<std::string> schedule_kinds_and_auto() {
+  std::vector<std::string> kinds = ScheduleRegistry::known_kinds();
+  kinds.push_back("auto");
+  return kinds;
+}
+
 std::vector<KeyDef> schedule_keys() {
   return {
       // [schedule]
       // The allowed kinds are whatever generators registered themselves (WT_REGISTER_SCHEDULE), so
       // a new schedule is one generator file and nothing else. The schema is built on first use,
       // after static registration.
-      key("schedule", "kind", WT_FIELD(schedule.kind), "parallel schedule")
-          .one_of(ScheduleRegistry::known_kinds()),
+      key("schedule", "kind", WT_FIELD(schedule.kind),
+          "parallel schedule; auto = the simulator ranks every schedule on this run's ranks, "
+          "device and memory limit and the fastest that fits trains (auto.csv in the run "
+          "directory)")
+          .one_of(schedule_kinds_and_auto()),
       key("schedule", "bucket_bytes", WT_FIELD(schedule.bucket_bytes),
           "gradient allreduce bucket size in bytes")
           .in(Range::at_least(1)),
@@ -193,6 +202,21 @@ std::vector<KeyDef> schedule_keys() {
           "instructions in turn with no node groups (spatial sharing), temporal = whole steps "
           "in turn")
           .one_of({"nodegroups", "unordered", "temporal"}),
+  };
+}
+
+// schedule.kind = "auto" (app/auto/auto_schedule.hpp).
+std::vector<KeyDef> auto_keys() {
+  return {
+      key("auto", "measure", WT_FIELD(automatic.measure),
+          "run the three fastest predicted candidates for auto.measure_steps real steps each "
+          "and train the fastest measured one (prediction against measurement in auto.csv)"),
+      key("auto", "measure_steps", WT_FIELD(automatic.measure_steps),
+          "steps timed per measured candidate, after one warm-up step")
+          .in(Range::at_least(1)),
+      key("auto", "lossy", WT_FIELD(automatic.lossy),
+          "auto may choose a candidate with ScaleDNN's lossy weight codec (it trains a "
+          "slightly different model); false = ranked, never chosen"),
   };
 }
 
@@ -345,8 +369,8 @@ std::vector<KeyDef> runtime_keys() {
 const std::vector<KeyDef>& deck_schema() {
   static const std::vector<KeyDef> schema = [] {
     std::vector<KeyDef> all;
-    for (auto part :
-         {run_keys, optimizer_keys, schedule_keys, background_keys, train_keys, runtime_keys}) {
+    for (auto part : {run_keys, optimizer_keys, schedule_keys, auto_keys, background_keys,
+                      train_keys, runtime_keys}) {
       std::vector<KeyDef> keys = part();
       all.insert(all.end(), keys.begin(), keys.end());
     }

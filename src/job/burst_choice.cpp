@@ -35,14 +35,7 @@ BurstPlan plan_on_this_machine(const RunConfig& config, const Graph& graph,
   const ObtainedProfile obtained =
       obtain_layer_profile(options, graph, run_dir, ProfileCache::ReadWrite, device);
   for (const std::string& w : obtained.warnings) log.warning("%s", w.c_str());
-  DeviceModel machine;
-  machine.name = "this machine";
-  machine.peak_flops = 1e11;        // unused: every layer time comes from the profile
-  machine.memory_bandwidth = 1e10;  // unused by the planner's cost table
-  machine.ranks_per_node = ranks;
-  machine.intra_alpha_s = machine.inter_alpha_s = link.alpha_s;
-  machine.intra_bytes_per_s = machine.inter_bytes_per_s = std::max(1.0, link.bytes_per_s);
-  machine.comm_uses_compute = true;
+  const DeviceModel machine = measured_machine(link.alpha_s, link.bytes_per_s, ranks, 0);
   const CostModel costs(graph, {}, machine, &obtained.profile,
                         optimizer_state_floats(config.optimizer.kind, config.optimizer.momentum));
   BurstOptions burst;

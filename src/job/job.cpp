@@ -78,14 +78,16 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
 
 Job::~Job() = default;
 
-ResumeRequest Job::resume_request() const {
+ResumeRequest resume_request(const RunConfig& config, const JobOptions& options) {
   ResumeRequest r;
-  r.from = options_.restart_from;
-  r.required = options_.restart;
-  r.wanted = options_.restart || !r.from.empty() || config_.checkpoint.restart == "auto";
-  r.skip_locked = options_.skip_locked;
+  r.from = options.restart_from;
+  r.required = options.restart;
+  r.wanted = options.restart || !r.from.empty() || config.checkpoint.restart == "auto";
+  r.skip_locked = options.skip_locked;
   return r;
 }
+
+ResumeRequest Job::resume_request() const { return wt::resume_request(config_, options_); }
 
 void Job::build_model_and_program(Communicator& comm) {
   const ResumeRequest resuming = resume_request();

@@ -48,6 +48,9 @@ struct JobOptions {
   std::string log_prefix;  // before each console line (co-located jobs: "[<run.name>] ")
 };
 
+// What the deck and these options ask of a resume.
+ResumeRequest resume_request(const RunConfig& config, const JobOptions& options);
+
 // The run directory a deck resolves to under these options.
 std::string run_directory(const RunConfig& config, const JobOptions& options);
 

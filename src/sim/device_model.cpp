@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -175,6 +176,20 @@ DeviceModel load_device_model(const std::string& name_or_path) {
                      "'" + name_or_path + "' is neither a built-in device (" +
                          builtin_device_names() + ") nor a device file");
   return load_file(name_or_path);
+}
+
+DeviceModel measured_machine(double link_alpha_s, double link_bytes_per_s, int ranks,
+                             int64_t memory_bytes) {
+  DeviceModel machine;
+  machine.name = "this machine";
+  machine.peak_flops = 1e11;        // unused: every layer time comes from the profile
+  machine.memory_bandwidth = 1e10;  // unused by the planners' cost tables
+  machine.ranks_per_node = ranks;
+  machine.memory_bytes = memory_bytes;
+  machine.intra_alpha_s = machine.inter_alpha_s = link_alpha_s;
+  machine.intra_bytes_per_s = machine.inter_bytes_per_s = std::max(1.0, link_bytes_per_s);
+  machine.comm_uses_compute = true;
+  return machine;
 }
 
 }  // namespace wt

@@ -28,6 +28,12 @@ struct DeviceModel {
 // line and key for a bad file, or "--device" for an unknown name.
 DeviceModel load_device_model(const std::string& name_or_path);
 
+// The machine a run is on, for planning it: layer times come from its measured profile (so the
+// roofline figures are placeholders), every link is the one measured between ranks 0 and 1, and
+// communication occupies the compute core (a host rank).
+DeviceModel measured_machine(double link_alpha_s, double link_bytes_per_s, int ranks,
+                             int64_t memory_bytes);
+
 // The built-in names, for --help and error messages.
 const char* builtin_device_names();
 
