@@ -214,6 +214,12 @@ std::vector<KeyDef> auto_keys() {
       key("auto", "measure_steps", WT_FIELD(automatic.measure_steps),
           "steps timed per measured candidate, after one warm-up step")
           .in(Range::at_least(1)),
+      key("auto", "memory_margin", WT_FIELD(automatic.memory_margin),
+          "a candidate fits when its predicted peak memory times this is within "
+          "device.memory_limit: the simulator counts weights, gradients, optimizer state and "
+          "activations, not the kernels' workspaces or the data pipeline's buffers (measured "
+          "here: 1.1 to 1.37 times its prediction)")
+          .in(Range::at_least(1)),
       key("auto", "lossy", WT_FIELD(automatic.lossy),
           "auto may choose a candidate with ScaleDNN's lossy weight codec (it trains a "
           "slightly different model); false = ranked, never chosen"),

@@ -7,6 +7,7 @@
 #include "app/simulate_command.hpp"
 #include "app/text_format.hpp"
 #include "io/checked_file.hpp"
+#include "job/run_preflight.hpp"
 #include "util/input_error.hpp"
 
 namespace wt {
@@ -24,19 +25,20 @@ std::string reason_of(const std::exception& e) {
 
 RankedCandidate price(const AutoCandidate& c, int index, const Graph& graph,
                       const DeviceModel& device, const LayerProfile* profile, int ranks,
-                      int64_t memory_limit) {
+                      int64_t memory_limit, double memory_margin) {
   RankedCandidate row;
   row.index = index;
   row.name = c.name;
   row.lossy = c.lossy;
   try {
     const SimulatedRun run = simulated_run(c.config, graph, device, profile, ranks);
+    check_program_batches(c.config, run.program);  // as a run refuses it
     const SimResult r = simulate(run.program, run.costs, run.options);
     row.step_s = r.step_s;
     row.samples_per_s = r.samples_per_s();
     row.samples_per_step = r.samples_per_step;
     row.peak_bytes = *std::max_element(r.peak_bytes.begin(), r.peak_bytes.end());
-    row.fits = memory_limit <= 0 || row.peak_bytes <= memory_limit;
+    row.fits = memory_limit <= 0 || double(row.peak_bytes) * memory_margin <= double(memory_limit);
   } catch (const std::exception& e) {  // a schedule these ranks or this model cannot run
     row.impossible = reason_of(e);
   }
@@ -57,15 +59,16 @@ std::string csv_field(const std::string& s) {
 
 AutoRanking rank_auto_candidates(const std::vector<AutoCandidate>& candidates, const Graph& graph,
                                  const DeviceModel& device, const LayerProfile* profile, int ranks,
-                                 int64_t memory_limit) {
+                                 int64_t memory_limit, double memory_margin) {
   AutoRanking ranking;
   ranking.ranks = ranks;
   ranking.device = device.name;
   ranking.memory_limit = memory_limit;
+  ranking.memory_margin = memory_margin;
   ranking.layer_times = profile ? "measured profile" : "roofline";
   for (size_t i = 0; i < candidates.size(); ++i)
     ranking.rows.push_back(
-        price(candidates[i], int(i), graph, device, profile, ranks, memory_limit));
+        price(candidates[i], int(i), graph, device, profile, ranks, memory_limit, memory_margin));
   std::stable_sort(ranking.rows.begin(), ranking.rows.end(),
                    [](const RankedCandidate& a, const RankedCandidate& b) {
                      if (rank_class(a) != rank_class(b)) return rank_class(a) < rank_class(b);
@@ -139,8 +142,10 @@ void write_auto_csv(const std::string& path, const AutoRanking& ranking) {
 void print_auto_ranking(std::ostream& out, const AutoRanking& ranking, int pick) {
   out << "auto: " << ranking.rows.size() << " candidates on " << ranking.ranks << " rank(s) of "
       << ranking.device << ", layer times from the " << ranking.layer_times << ", memory limit "
-      << (ranking.memory_limit > 0 ? human_bytes(double(ranking.memory_limit)) + " per rank"
-                                   : std::string("none"))
+      << (ranking.memory_limit > 0
+              ? human_bytes(double(ranking.memory_limit)) + " per rank (fits: peak x " +
+                    format_number("%g", ranking.memory_margin) + " within it)"
+              : std::string("none"))
       << "\n";
   out << "      candidate                        step    samples/s   peak/rank  fits\n";
   for (size_t i = 0; i < ranking.rows.size(); ++i) {

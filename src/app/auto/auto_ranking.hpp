@@ -35,12 +35,13 @@ struct AutoRanking {
   int ranks = 0;
   std::string device;        // the device model's name
   int64_t memory_limit = 0;  // bytes per rank; 0 = none
+  double memory_margin = 1;  // auto.memory_margin: predicted peaks are multiplied by it
   std::string layer_times;   // "measured profile" or "roofline"
 };
 
 AutoRanking rank_auto_candidates(const std::vector<AutoCandidate>& candidates, const Graph& graph,
                                  const DeviceModel& device, const LayerProfile* profile, int ranks,
-                                 int64_t memory_limit);
+                                 int64_t memory_limit, double memory_margin);
 
 // The row auto trains: measured rows by their measurement, else the first that fits (and is not
 // lossy unless lossy_allowed). -1 when nothing fits.

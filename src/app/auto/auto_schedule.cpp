@@ -57,8 +57,9 @@ void require_a_runnable_candidate(const AutoRanking& ranking, const std::string&
     if (r.impossible.empty() && (!least || r.peak_bytes < least->peak_bytes)) least = &r;
   throw OutOfMemory("schedule.kind = \"auto\": no candidate fits the memory limit of " +
                     human_bytes(double(ranking.memory_limit)) + " per rank; the least need is " +
-                    least->name + "'s " + human_bytes(double(least->peak_bytes)) +
-                    " (the ranking lists each candidate's need)");
+                    least->name + "'s " + human_bytes(double(least->peak_bytes)) + " x " +
+                    format_number("%g", ranking.memory_margin) +
+                    " (auto.memory_margin; the ranking lists each candidate's need)");
 }
 
 int pick_or_throw(const AutoRanking& ranking, const RunConfig& deck, const std::string& file) {
@@ -79,21 +80,41 @@ void log_lines(RunLog& log, const std::string& text) {
   for (std::string line; std::getline(in, line);) log.line("%s", line.c_str());
 }
 
+// The profile at every candidate batch the memory limit lets the whole model run at (profiling
+// holds every layer's activations at once, more than a model-parallel candidate does): the
+// layer times of larger batches are then the fitted line's.
+ObtainedProfile profile_within_budget(const RunConfig& deck, const Graph& graph, int ranks,
+                                      const std::string& run_dir, RunLog& log,
+                                      DeviceContext& device) {
+  StagePlanOptions options = stage_plan_options(deck);
+  std::vector<int64_t> batches = candidate_batches(deck, ranks);
+  for (;;) {
+    options.stage_batch = batches.back();
+    options.profile_batches = batches;
+    try {
+      return obtain_layer_profile(options, graph, run_dir, ProfileCache::ReadWrite, device);
+    } catch (const OutOfMemory&) {
+      if (batches.size() == 1) throw;
+      log.warning(
+          "auto: the model does not fit device.memory_limit for profiling at %lld "
+          "samples: its layer times there are extrapolated from smaller batches",
+          (long long)batches.back());
+      batches.pop_back();
+    }
+  }
+}
+
 // Rank 0: the ranking on this machine's measured layer times and link.
 AutoRanking rank_on_this_machine(const RunConfig& deck, const std::vector<AutoCandidate>& list,
                                  const LinkCost& link, int ranks, const std::string& run_dir,
                                  RunLog& log, DeviceContext& device) {
   const Graph graph = Graph::load(deck.model.file);
-  StagePlanOptions options = stage_plan_options(deck);
-  options.stage_batch = deck.train.global_batch;
-  options.profile_batches = candidate_batches(deck, ranks);
-  const ObtainedProfile obtained =
-      obtain_layer_profile(options, graph, run_dir, ProfileCache::ReadWrite, device);
+  const ObtainedProfile obtained = profile_within_budget(deck, graph, ranks, run_dir, log, device);
   for (const std::string& w : obtained.warnings) log.warning("%s", w.c_str());
   const DeviceModel machine =
       measured_machine(link.alpha_s, link.bytes_per_s, ranks, deck.device.memory_limit);
   return rank_auto_candidates(list, graph, machine, &obtained.profile, ranks,
-                              deck.device.memory_limit);
+                              deck.device.memory_limit, deck.automatic.memory_margin);
 }
 
 AutoRanking rank_on_model(const RunConfig& deck, const AutoModelRequest& request) {
@@ -105,7 +126,8 @@ AutoRanking rank_on_model(const RunConfig& deck, const AutoModelRequest& request
   if (deck.device.memory_limit > 0)
     limit = limit > 0 ? std::min(limit, deck.device.memory_limit) : deck.device.memory_limit;
   return rank_auto_candidates(auto_candidates(deck, request.ranks), graph, device,
-                              request.profile.empty() ? nullptr : &profile, request.ranks, limit);
+                              request.profile.empty() ? nullptr : &profile, request.ranks, limit,
+                              deck.automatic.memory_margin);
 }
 
 }  // namespace
