@@ -163,7 +163,7 @@ TEST_F(DeckTest, OutOfRangeValuesSayWhatIsAllowed) {
 
 TEST_F(DeckTest, UnknownStringValuesListTheKnownOnes) {
   expect_error(deck("[schedule]\nkind = \"foo\"\n"), 6, "schedule.kind",
-               {"unknown schedule kind 'foo' (known: burst, gang, pipeline, ticktock, waves)"});
+               {"unknown schedule kind 'foo' (known: burst, gang, pipeline, ticktock, waves, auto)"});
   expect_error(deck("[optimizer]\nkind = \"adam\"\n"), 6, "optimizer.kind",
                {"unknown optimizer kind 'adam' (known: sgd, adamw)"});
   expect_error(deck("[schedule]\nbalance = \"time\"\n"), 6, "schedule.balance",
@@ -382,6 +382,7 @@ TEST_F(DeckTest, ResolvedDeckRoundTrips) {
       "[lr_schedule]\nkind = \"cosine\"\nwarmup_steps = 7\nstep_size = 33\ngamma = 0.3\n"
       "min_lr = 1e-7\n"
       "[schedule]\nbucket_bytes = 12345\nmicrobatches = 4\ncuts = [2, 5, 11]\n"
+      "[auto]\nmeasure = true\nmeasure_steps = 7\nlossy = true\nmemory_margin = 1.25\n"
       "[train]\nepochs = 3\nmax_steps = 99\nglobal_batch = 32\neval_batch = 500\n"
       "eval_every_epoch = false\nlog_every_steps = 7\n"
       "[checkpoint]\ndir = \"ck\"\nevery_steps = 10\nevery_seconds = 2.5\nkeep = 2\n"

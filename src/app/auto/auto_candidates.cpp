@@ -77,6 +77,17 @@ ScheduleChoice schedule_choice_in(const std::string& deck_toml, const std::strin
   return schedule_choice(c);
 }
 
+std::string overrides(const ScheduleChoice& c) {
+  const std::string kind = c.kind;
+  std::string keys = "schedule.kind=" + kind;
+  if (kind == "gang" || kind == "burst")
+    keys += " schedule.bucket_bytes=" + std::to_string(c.bucket_bytes);
+  if (kind == "pipeline") keys += " schedule.microbatches=" + std::to_string(c.microbatches);
+  if (kind == "burst") keys += " burst.amp_limit=" + format_number("%g", c.amp_limit);
+  if (std::string(c.codec) != "none") keys += " compress.weights=" + std::string(c.codec);
+  return keys;
+}
+
 std::string describe(const ScheduleChoice& c) {
   const std::string kind = c.kind;
   std::string name = kind;

@@ -34,6 +34,8 @@ RunConfig with_schedule_choice(RunConfig deck, const ScheduleChoice& choice);
 // The choice a checkpoint's resolved deck (CheckpointInfo::deck_toml) trained with. Throws
 // InputError naming `path` when the text has no schedule.
 ScheduleChoice schedule_choice_in(const std::string& deck_toml, const std::string& path);
+// "schedule.kind=pipeline schedule.microbatches=4": the --set overrides that train it by name.
+std::string overrides(const ScheduleChoice& choice);
 // "pipeline, microbatches 4": the candidate's name.
 std::string describe(const ScheduleChoice& choice);
 

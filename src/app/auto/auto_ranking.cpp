@@ -29,6 +29,7 @@ RankedCandidate price(const AutoCandidate& c, int index, const Graph& graph,
   RankedCandidate row;
   row.index = index;
   row.name = c.name;
+  row.overrides = overrides(schedule_choice(c.config));
   row.lossy = c.lossy;
   try {
     const SimulatedRun run = simulated_run(c.config, graph, device, profile, ranks);
@@ -123,7 +124,7 @@ std::string auto_reason(const AutoRanking& ranking, int pick) {
 void write_auto_csv(const std::string& path, const AutoRanking& ranking) {
   std::ostringstream out;
   out << "candidate,predicted_step_s,predicted_samples_per_s,peak_bytes_per_rank,fits,lossy,"
-         "measured_step_s,measured_samples_per_s,why_not\n";
+         "measured_step_s,measured_samples_per_s,set,why_not\n";
   for (const RankedCandidate& r : ranking.rows) {
     out << csv_field(r.name) << ',';
     if (r.impossible.empty())

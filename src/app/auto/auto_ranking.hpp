@@ -17,6 +17,7 @@ namespace wt {
 struct RankedCandidate {
   int index = 0;  // into the candidate list
   std::string name;
+  std::string overrides;  // --set keys that train it by name
   bool lossy = false;
   std::string impossible;        // why it cannot run on these ranks ("" = it can)
   double step_s = 0;             // predicted
