@@ -30,6 +30,11 @@ std::vector<RunConfig> job_decks(const RunConfig& cfg, const std::string& run_di
   std::map<std::string, std::string> deck_of_dir;
   for (const std::string& path : cfg.colocate.decks) {
     decks.push_back(parse_deck((base / path).string()));
+    if (decks.back().schedule.kind == "auto")  // auto plans a job alone on its ranks
+      throw deck_error(decks.back(), "schedule.kind",
+                       "\"auto\" chooses a schedule for a job that has its ranks to itself, not "
+                       "for one co-located with others: name the schedule (--show-auto prints "
+                       "auto's choice)");
     const std::string dir = (fs::path(run_dir) / decks.back().run.name).string();
     auto [it, fresh] = deck_of_dir.emplace(dir, path);
     if (!fresh)

@@ -132,4 +132,12 @@ rc=$?
 set -e
 [[ $rc == 2 ]] && grep -q "fixed.toml:7: schedule.microbatches" "$dir/fixed.err" ||
   fail "a deck fixing microbatches: exit $rc, $(cat "$dir/fixed.err")"
+sed 's/^microbatches = 2$/[run]\nname = "auto_job"/' "$dir/fixed.toml" >"$dir/job.toml"
+printf '[colocate]\ndecks = ["job.toml"]\n' >"$dir/co.toml"
+set +e
+"$WAVETRAIN" "$dir/co.toml" --steps 1 --run-dir "$dir/co" 2>"$dir/co.err"
+rc=$?
+set -e
+[[ $rc == 2 ]] && grep -q 'job.toml:6: schedule.kind: "auto" chooses a schedule for a job that has its ranks to itself' "$dir/co.err" ||
+  fail "auto in a co-located deck: exit $rc, $(cat "$dir/co.err")"
 echo "ok: all auto checks"
