@@ -454,7 +454,7 @@ TEST(DeckSchema, HelpListsEveryKey) {
   for (const KeyDef& def : deck_schema())
     EXPECT_NE(help.find("  " + std::string(def.key) + " ("), std::string::npos) << def.dotted();
   EXPECT_NE(help.find("lr (float, > 0)  default 0.01"), std::string::npos) << help;
-  EXPECT_NE(help.find("kind (string, burst | gang | pipeline | ticktock | waves)"),
+  EXPECT_NE(help.find("kind (string, burst | gang | pipeline | ticktock | waves | auto)"),
             std::string::npos);
   EXPECT_NE(help.find("path (string)  REQUIRED"), std::string::npos);
 }
