@@ -156,4 +156,6 @@ two_hosts_stop() {
   # Deleting a namespace deletes the veth end in it, and with it the pair.
   for ns in "${_two_hosts_ns[@]}"; do ip netns delete "$ns" 2>/dev/null || true; done
   _two_hosts_ns=()
+  # A pair that never made it into its namespace (a failed start) is still here.
+  ip link delete "${_two_hosts_veth[0]}" 2>/dev/null || true
 }
