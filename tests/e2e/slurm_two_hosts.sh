@@ -17,6 +17,7 @@ source "$(dirname "$0")/lib/slurm_cluster.bash"
 source "$(dirname "$0")/lib/two_hosts.bash"
 source "$(dirname "$0")/lib/chain.bash"
 source "$(dirname "$0")/lib/processes.bash"
+slurm_require
 two_hosts_require
 trap 'two_hosts_stop; rm -rf "$dir"' EXIT
 
@@ -38,7 +39,7 @@ cd "$dir/work"
 
 show() { echo "--- job output ($1):"; cat "$1" || true; echo "---"; }
 # Submits, waits, and checks the job completed with exit 0; prints the job id.
-run_job() {  # out sbatch_args... -- script args...
+run_job() {  # out sbatch arguments (options, script, its arguments)
   local out=$1 id state
   shift
   id=$(sbatch --parsable --output="$out" "$@") || fail "sbatch $*"
@@ -46,15 +47,13 @@ run_job() {  # out sbatch_args... -- script args...
   [[ $state == COMPLETED ]] || { show "$out" >&2; fail "job $id ended $state, expected COMPLETED"; }
   echo "$id"
 }
-link_bytes() { ip -n "${_two_hosts_ns[1]}" -s -j link show "wt$$b" |
-  /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["rx"]["bytes"])'; }
 losses() { awk -F, '$1 == "train" { print $2, $4 }' "$1/metrics.csv"; }
 
 # 1. Gang on two hosts.
-before=$(link_bytes)
+before=$(two_hosts_link_bytes)
 run_job gang2.out "${two_nodes[@]}" "$jobs/multi_node.sbatch" "$deck" "${common[@]}" \
   --steps 60 --run-dir gang2 >/dev/null
-received=$(($(link_bytes) - before))
+received=$(($(two_hosts_link_bytes) - before))
 show gang2.out
 grep -q "on wt-host\[1-2\]: 2 ranks" gang2.out || fail "the job did not run on wt-host1 and wt-host2"
 grep -q "wavetrain exited with status 0" gang2.out || fail "wavetrain did not exit 0"
