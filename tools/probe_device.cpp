@@ -3,6 +3,8 @@
 // rank runs at once (ranks share caches and memory), and the message latency and bandwidth
 // between two ranks by ping-pong. Run it with the rank count the runs will use:
 //   mpiexec -n 2 build/probe_device > bench/devices/this_machine.toml
+// With ranks 0 and 1 on two nodes (e.g. mpirun --host a,b) the ping-pong is the inter-node link,
+// and the file says so (tests/e2e/pbs_two_hosts.sh measures a TCP link that way).
 // Exit status: 0 done, 2 bad usage, 1 other.
 #include <mpi.h>
 
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "ops/host/gemm.hpp"
@@ -76,6 +79,55 @@ double ping_pong(int rank, int64_t bytes, int reps) {
   return m;
 }
 
+// Where the ranks run: how many share rank 0's node, and whether ranks 0 and 1 (the ping-pong
+// pair) share one, which says which link the ping-pong measured.
+struct Placement {
+  int ranks_per_node = 1;
+  bool pair_on_one_node = true;
+};
+
+Placement find_placement(int rank) {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int local = 1, node_leader = rank;
+  MPI_Comm_size(node, &local);
+  MPI_Allreduce(MPI_IN_PLACE, &node_leader, 1, MPI_INT, MPI_MIN, node);
+  MPI_Comm_free(&node);
+  int leaders[2] = {node_leader, node_leader};
+  MPI_Bcast(&leaders[0], 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&leaders[1], 1, MPI_INT, 1, MPI_COMM_WORLD);
+  MPI_Bcast(&local, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return {local, leaders[0] == leaders[1]};
+}
+
+void print_device(const std::string& name, int world, const double lowest[2], double alpha,
+                  double beta, const Placement& placement) {
+  std::printf("# Measured by tools/probe_device on %d ranks (GEMM backend %s); slowest rank.\n",
+              world, wt::ops::gemm_backend());
+  std::printf("name = \"%s\"\n", name.c_str());
+  std::printf("peak_flops = %.4g         # GEMM 768^3 with every rank computing\n", lowest[0]);
+  std::printf("efficiency = 1.0\n");
+  std::printf("memory_bandwidth = %.4g   # triad per rank, every rank at once\n", lowest[1]);
+  std::printf("launch_s = 2e-6\n");
+  std::printf("memory_bytes = 0\n");
+  std::printf("ranks_per_node = %d\n", placement.ranks_per_node);
+  if (placement.pair_on_one_node) {
+    std::printf("intra_alpha_s = %.4g\n", alpha);
+    std::printf("intra_bytes_per_s = %.4g\n", beta);
+    std::printf("inter_alpha_s = %.4g      # one node only: inter-node = intra-node\n", alpha);
+    std::printf("inter_bytes_per_s = %.4g\n", beta);
+    std::printf("comm_uses_compute = true  # shared-memory MPI copies with the rank's core\n");
+  } else {
+    std::printf("intra_alpha_s = %.4g      # ranks 0 and 1 on two nodes: intra-node not measured\n",
+                alpha);
+    std::printf("intra_bytes_per_s = %.4g\n", beta);
+    std::printf("inter_alpha_s = %.4g      # ping-pong between ranks 0 and 1 on two nodes\n",
+                alpha);
+    std::printf("inter_bytes_per_s = %.4g\n", beta);
+    std::printf("comm_uses_compute = true  # the kernel's TCP copies run on the rank's core\n");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,27 +156,13 @@ int main(int argc, char** argv) {
     }
     double all[2] = {flops, bandwidth}, lowest[2];
     MPI_Reduce(all, lowest, 2, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    const Placement placement = find_placement(rank);
     if (rank == 0) {
       if (world < 2) {
         std::fprintf(stderr, "probe_device: run with 2 or more ranks to measure messages\n");
         rc = 2;
       } else {
-        std::printf(
-            "# Measured by tools/probe_device on %d ranks (GEMM backend %s); slowest rank.\n",
-            world, wt::ops::gemm_backend());
-        std::printf("name = \"%s\"\n", name.c_str());
-        std::printf("peak_flops = %.4g         # GEMM 768^3 with every rank computing\n",
-                    lowest[0]);
-        std::printf("efficiency = 1.0\n");
-        std::printf("memory_bandwidth = %.4g   # triad per rank, every rank at once\n", lowest[1]);
-        std::printf("launch_s = 2e-6\n");
-        std::printf("memory_bytes = 0\n");
-        std::printf("ranks_per_node = %d\n", world);
-        std::printf("intra_alpha_s = %.4g\n", alpha);
-        std::printf("intra_bytes_per_s = %.4g\n", beta);
-        std::printf("inter_alpha_s = %.4g      # one node only: inter-node = intra-node\n", alpha);
-        std::printf("inter_bytes_per_s = %.4g\n", beta);
-        std::printf("comm_uses_compute = true  # shared-memory MPI copies with the rank's core\n");
+        print_device(name, world, lowest, alpha, beta, placement);
       }
     }
   }

@@ -130,6 +130,10 @@ int main(int argc, char** argv) {
   // A write past `ulimit -f` fails with EFBIG and takes the failed-write path (message, partial
   // file removed, previous checkpoint kept) instead of SIGXFSZ killing the rank without a word.
   std::signal(SIGXFSZ, SIG_IGN);
+  // A send to a peer on another host whose process died (TCP) fails with EPIPE and leaves the
+  // wait to the stall watchdog, which names the rank and its host, instead of SIGPIPE killing
+  // this rank without a word.
+  std::signal(SIGPIPE, SIG_IGN);
   // At once: a scheduler's SIGTERM/SIGUSR1 during start-up must not kill the rank outright.
   wt::install_stop_signal_handlers();
   wt::apply_open_mpi_defaults();  // read by MPI_Init

@@ -4,6 +4,7 @@
 // With failure.stall_seconds = 0 it is off and comm() is the plain communicator.
 #include <memory>
 
+#include "app/exit_status_file.hpp"
 #include "comm/heartbeat_board.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "comm/stall_watchdog.hpp"
@@ -18,7 +19,12 @@ class StallWatch {
     if (stall_seconds <= 0) return;
     board_ = std::make_unique<HeartbeatBoard>(mpi.world());
     watched_ = std::make_unique<WatchedCommunicator>(mpi, *board_);
-    watchdog_ = std::make_unique<StallWatchdog>(*board_, *watched_, stall_seconds);
+    // Rank 0 records the watchdog's status for the job script too (a job script resumes a run
+    // whose rank stalled or died from its last checkpoint).
+    const bool records = mpi.rank() == 0;
+    watchdog_ = std::make_unique<StallWatchdog>(*board_, *watched_, stall_seconds, [records] {
+      if (records) record_exit_status(StallWatchdog::kExitStatus);
+    });
   }
 
   // Training is over on this rank (normally or by an exception every rank shares): its process

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 
@@ -81,6 +82,20 @@ HeartbeatBoard::HeartbeatBoard(MPI_Comm world) {
   mine->progress_ns.store(now);
   mine->alive_ns.store(now);
   MPI_Barrier(node_);  // every slot is initialised before anyone reads it
+  gather_hosts(world);
+}
+
+// Every rank's host name, so that a report on a rank of another node can say where it runs.
+void HeartbeatBoard::gather_hosts(MPI_Comm world) {
+  constexpr int kLength = 256;
+  int world_size = 1;
+  MPI_Comm_size(world, &world_size);
+  char mine[kLength] = {};
+  if (::gethostname(mine, kLength - 1) != 0) std::strcpy(mine, "unknown host");
+  std::vector<char> all(size_t(world_size) * kLength);
+  if (MPI_Allgather(mine, kLength, MPI_CHAR, all.data(), kLength, MPI_CHAR, world) != MPI_SUCCESS)
+    throw std::runtime_error("heartbeat board: MPI_Allgather of host names failed");
+  for (int r = 0; r < world_size; ++r) hosts_.emplace_back(&all[size_t(r) * kLength]);
 }
 
 HeartbeatBoard::~HeartbeatBoard() {

@@ -12,6 +12,8 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace wt {
 
@@ -66,6 +68,9 @@ class HeartbeatBoard {
 
   // Readers (any thread).
   Heartbeat own() const { return read(local_rank_); }
+  // The host name of any world rank (gathered at construction), for reports on ranks that have
+  // no slot here.
+  const std::string& host(int world_rank) const { return hosts_.at(size_t(world_rank)); }
   // The slot of `world_rank` if it runs on this node.
   bool find(int world_rank, Heartbeat* out) const;
   // Every slot of this node, by node-local index.
@@ -76,6 +81,7 @@ class HeartbeatBoard {
  private:
   struct Slot;
   Heartbeat read(int local) const;
+  void gather_hosts(MPI_Comm world);
   template <typename F>
   void write(F&& update);
 
@@ -83,6 +89,7 @@ class HeartbeatBoard {
   MPI_Win win_ = MPI_WIN_NULL;
   Slot* slots_ = nullptr;
   int local_rank_ = 0, local_size_ = 1;
+  std::vector<std::string> hosts_;  // by world rank
 };
 
 }  // namespace wt

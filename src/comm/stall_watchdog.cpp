@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <utility>
 
 namespace wt {
 
@@ -32,9 +33,10 @@ std::string where(const Heartbeat& h) {
 }  // namespace
 
 StallWatchdog::StallWatchdog(HeartbeatBoard& board, const WatchedCommunicator& comm,
-                             double stall_seconds)
+                             double stall_seconds, std::function<void()> before_exit)
     : board_(board),
       comm_(comm),
+      before_exit_(std::move(before_exit)),
       stall_ns_(int64_t(stall_seconds * 1e9)),
       // Ticks often enough that the report comes soon after the bound, and that a peer's missing
       // ticks show within a second or two.
@@ -68,7 +70,8 @@ std::string StallWatchdog::describe_stall(const Heartbeat& self, int64_t now) co
     if (r == self.world_rank) continue;
     Heartbeat h;
     if (!board_.find(r, &h)) {
-      late += "; rank " + std::to_string(r) + ": not on this node (its own watchdog reports it)";
+      late += "; rank " + std::to_string(r) + " on " + board_.host(r) +
+              ": not on this node (its own watchdog reports it)";
       continue;
     }
     const std::string progress = "last progress at step " + std::to_string(h.step + 1) + ", " +
@@ -143,6 +146,7 @@ void StallWatchdog::stop(const std::string& report) {
   const std::string line = report + "; stopping (exit status 5)\n";
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
+  if (before_exit_) before_exit_();
   // No unwinding, no MPI_Finalize (the peer it would wait for is the problem).
   ::_exit(kExitStatus);
 }

@@ -10,6 +10,7 @@
 // with MPI_THREAD_FUNNELED), only reads the HeartbeatBoard and calls kill(pid, 0).
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -23,7 +24,9 @@ class StallWatchdog {
  public:
   static constexpr int kExitStatus = 5;
 
-  StallWatchdog(HeartbeatBoard& board, const WatchedCommunicator& comm, double stall_seconds);
+  // `before_exit`, if given, runs after the report and before _exit (e.g. to record the status).
+  StallWatchdog(HeartbeatBoard& board, const WatchedCommunicator& comm, double stall_seconds,
+                std::function<void()> before_exit = {});
   ~StallWatchdog();  // stops and joins the thread
   StallWatchdog(const StallWatchdog&) = delete;
   StallWatchdog& operator=(const StallWatchdog&) = delete;
@@ -41,6 +44,7 @@ class StallWatchdog {
 
   HeartbeatBoard& board_;
   const WatchedCommunicator& comm_;
+  const std::function<void()> before_exit_;
   const int64_t stall_ns_;
   const int64_t tick_ns_;
   std::mutex mutex_;

@@ -15,6 +15,9 @@
 #
 #   pbs_emulator_init DIR [VAR=VALUE...]   state under DIR; VAR=VALUE go into every job, like a
 #                                          site's login profile would set them
+#   PBS_EMU_HOSTS="a b"                     the hosts the chunks of a select run on, in turn
+#                                          (default localhost); PBS_EMU_LAUNCH=(CMD...) runs the
+#                                          batch shell through CMD (on the first host)
 #   pbs_run [-N name] [-l res[,res]] [-v VAR[=VALUE][,...]] [-j oe] SCRIPT [VAR=VALUE...]
 #       runs the job in the foreground from the current directory (its PBS_O_WORKDIR) and
 #       returns its exit status (124 when the walltime killed it); sets PBS_EMU_JOBID and
@@ -84,6 +87,28 @@ pbs_emu_ranks() {  # select nodes
   echo "$ranks"
 }
 
+# The node file: one line per rank, naming its chunk's host. Chunk c runs on the c-th name of
+# PBS_EMU_HOSTS (cyclically; default: every chunk on localhost).
+pbs_emu_nodefile() {  # select nodes
+  local -a hosts=(${PBS_EMU_HOSTS:-localhost}) chunks
+  local chunk count mpiprocs c=0 i j
+  if [[ -n $1 ]]; then
+    IFS=+ read -ra chunks <<<"$1"
+  else
+    chunks=("${2:-1}")
+    [[ $2 =~ :ppn=([0-9]+) ]] && chunks=("${2%%:*}:mpiprocs=${BASH_REMATCH[1]}")
+  fi
+  for chunk in "${chunks[@]}"; do
+    count=1
+    [[ $chunk =~ ^([0-9]+)(:|$) ]] && count=${BASH_REMATCH[1]}
+    mpiprocs=1
+    [[ $chunk =~ (^|:)mpiprocs=([0-9]+) ]] && mpiprocs=${BASH_REMATCH[2]}
+    for ((i = 0; i < count; i++, c++)); do
+      for ((j = 0; j < mpiprocs; j++)); do echo "${hosts[c % ${#hosts[@]}]}"; done
+    done
+  done
+}
+
 pbs_run() {
   : "${PBS_EMU_DIR:?call pbs_emulator_init first}"
   local -a directives=() options=() vars=()
@@ -137,7 +162,7 @@ pbs_run() {
   fi
   local jobid="$id.pbs-emulator" ranks seconds=0 nodefile="$PBS_EMU_DIR/jobs/$id.nodes"
   ranks=$(pbs_emu_ranks "$select" "$nodes")
-  for ((i = 0; i < ranks; i++)); do echo localhost; done >"$nodefile"
+  pbs_emu_nodefile "$select" "$nodes" >"$nodefile"
   [[ -n $walltime ]] && seconds=$(pbs_emu_seconds "$walltime")
   {
     echo "Job Id: $jobid"
@@ -168,7 +193,7 @@ pbs_run() {
   local status=0
   # The batch shell records its pid so that pbs_qsig can reach it.
   (cd "$PBS_EMU_DIR/home" &&
-    "${limit[@]}" env -i "${env[@]}" bash -c 'echo $$ >"$1"; exec bash "$2"' pbs-job \
+    "${limit[@]}" "${PBS_EMU_LAUNCH[@]}" env -i "${env[@]}" bash -c 'echo $$ >"$1"; exec bash "$2"' pbs-job \
       "$PBS_EMU_DIR/jobs/$id.pid" "$PBS_EMU_DIR/spool/$id.SC" >>"$out" 2>>"$err") || status=$?
   if ((status == 124 && seconds > 0)); then
     echo "=>> PBS: job killed: walltime $seconds exceeded limit $seconds" >>"$err"

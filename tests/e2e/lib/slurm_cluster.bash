@@ -1,6 +1,8 @@
 # A private single-node Slurm cluster on localhost for the job-script tests (sourced, not run).
 #
 #   slurm_cluster_start DIR     munged, slurmctld and slurmd with every file under DIR
+#   (slurm_munge_start, slurm_write_conf and slurm_wait_idle are its parts, which
+#   lib/two_hosts.bash reuses for a cluster of two hosts)
 #   slurm_cluster_stop          cancel what is left of our jobs, stop the daemons we started
 #   slurm_wait_job ID SECONDS   poll until the job has ended; prints its final state
 #   slurm_job_field ID FIELD    one field of `scontrol -o show job ID` (e.g. ExitCode, Restarts)
@@ -45,10 +47,10 @@ _slurm_free_port() {
   return 1
 }
 
-slurm_cluster_start() {
+# munged with its key, socket and log under ROOT; clients and daemons find it through AuthInfo.
+slurm_munge_start() {  # root
   local root=$1
-  SLURM_ROOT=$root
-  mkdir -p "$root"/{etc,key,munge,log,state,spool/localhost}
+  mkdir -p "$root"/{etc,key,munge,log,state,spool}
   # munged insists: key readable by its owner only, socket directory searchable by everyone.
   chmod 0700 "$root/key"
   # (mktemp -d makes the scratch directory 0700, which would hide the socket.)
@@ -60,27 +62,28 @@ slurm_cluster_start() {
     --pid-file="$root/key/munged.pid" --log-file="$root/log/munged.log" \
     --seed-file="$root/key/seed" >"$root/log/munged.out" 2>&1 &
   _slurm_pids+=($!)
-  local deadline=$((SECONDS + 10))
+  local pid=$! deadline=$((SECONDS + 10))
   until [[ -S $root/munge/socket ]]; do
-    if ! kill -0 "${_slurm_pids[0]}" 2>/dev/null || ((SECONDS > deadline)); then
+    if ! kill -0 "$pid" 2>/dev/null || ((SECONDS > deadline)); then
       echo "munged did not start:" >&2
       cat "$root/log/munged.out" >&2
       return 1
     fi
     sleep 0.05
   done
+}
 
-  # The node description is what slurmd itself detects, under the name localhost.
-  local node ctld_port slurmd_port
-  node=$(slurmd -C | head -n 1 | sed 's/^NodeName=[^ ]*/NodeName=localhost NodeAddr=127.0.0.1/')
-  ctld_port=$(_slurm_free_port)
-  slurmd_port=$(_slurm_free_port)
-  [[ $slurmd_port != "$ctld_port" ]] || slurmd_port=$((ctld_port + 1))
+# ROOT/etc/slurm.conf for a controller CTLD_HOST(CTLD_ADDR) and the nodes NODE_LINES (one
+# `NodeName=... NodeAddr=...` line each, resources as `slurmd -C` reports them), all in one
+# partition; exports SLURM_CONF. Each node has its own spool and TmpFS (where srun's PMIx plugin
+# keeps its files, named after the job and step only) under ROOT, as separate hosts would.
+slurm_write_conf() {  # root ctld_host ctld_addr ctld_port slurmd_port node_names node_lines
+  local root=$1
   cat >"$root/etc/slurm.conf" <<CONF
 ClusterName=wtci
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=$ctld_port
-SlurmdPort=$slurmd_port
+SlurmctldHost=$2($3)
+SlurmctldPort=$4
+SlurmdPort=$5
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -88,10 +91,11 @@ CredType=cred/munge
 AuthInfo=socket=$root/munge/socket,cred_expire=5
 StateSaveLocation=$root/state
 SlurmdSpoolDir=$root/spool/%n
+TmpFS=$root/tmp/%n
 SlurmctldPidFile=$root/slurmctld.pid
-SlurmdPidFile=$root/slurmd.pid
+SlurmdPidFile=$root/slurmd.%h.pid
 SlurmctldLogFile=$root/log/slurmctld.log
-SlurmdLogFile=$root/log/slurmd.log
+SlurmdLogFile=$root/log/slurmd.%h.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
@@ -105,30 +109,49 @@ ReturnToService=2
 KillWait=5
 MinJobAge=300
 GresTypes=gpu
-$node Gres=gpu:2 State=UNKNOWN
-PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+$7
+PartitionName=debug Nodes=$6 Default=YES MaxTime=INFINITE State=UP
 CONF
-  # Two stand-in GPUs, so that the job scripts' --gpus-per-task=1 is satisfied unchanged on a
-  # machine without any. Slurm drops a GPU without a device file; with task/none and no cgroups
-  # the files are only names, so two harmless character devices serve.
+  # Two stand-in GPUs per node, so that the job scripts' --gpus-per-task=1 is satisfied unchanged
+  # on a machine without any. Slurm drops a GPU without a device file; with task/none and no
+  # cgroups the files are only names, so two harmless character devices serve.
   printf 'Name=gpu File=/dev/null\nName=gpu File=/dev/zero\n' >"$root/etc/gres.conf"
   export SLURM_CONF=$root/etc/slurm.conf
+}
 
-  slurmctld -D -i -f "$SLURM_CONF" >"$root/log/slurmctld.out" 2>&1 &
-  _slurm_pids+=($!)
-  slurmd -D -N localhost -f "$SLURM_CONF" >"$root/log/slurmd.out" 2>&1 &
-  _slurm_pids+=($!)
-
-  deadline=$((SECONDS + 30))
+# Waits until sinfo shows COUNT nodes idle (30 s at most); prints the logs otherwise.
+slurm_wait_idle() {  # root count
+  local deadline=$((SECONDS + 30)) want
+  want=$(printf 'idle\n%.0s' $(seq "$2"))
   while ((SECONDS <= deadline)); do
-    if [[ $(timeout 5 sinfo -h -N -o %T 2>/dev/null) == idle ]]; then
+    if [[ $(timeout 5 sinfo -h -N -o %T 2>/dev/null) == "${want%$'\n'}" ]]; then
       return 0
     fi
     sleep 0.1
   done
   echo "Slurm did not come up in 30 s; logs:" >&2
-  tail -n 20 "$root"/log/* >&2 || true
+  tail -n 20 "$1"/log/* >&2 || true
   return 1
+}
+
+slurm_cluster_start() {
+  local root=$1
+  SLURM_ROOT=$root
+  slurm_munge_start "$root" || return 1
+  mkdir -p "$root/spool/localhost" "$root/tmp/localhost"
+  # The node description is what slurmd itself detects, under the name localhost.
+  local node ctld_port slurmd_port
+  node=$(slurmd -C | head -n 1 | sed 's/^NodeName=[^ ]*/NodeName=localhost NodeAddr=127.0.0.1/')
+  ctld_port=$(_slurm_free_port)
+  slurmd_port=$(_slurm_free_port)
+  [[ $slurmd_port != "$ctld_port" ]] || slurmd_port=$((ctld_port + 1))
+  slurm_write_conf "$root" localhost 127.0.0.1 "$ctld_port" "$slurmd_port" localhost \
+    "$node Gres=gpu:2 State=UNKNOWN"
+  slurmctld -D -i -f "$SLURM_CONF" >"$root/log/slurmctld.out" 2>&1 &
+  _slurm_pids+=($!)
+  slurmd -D -N localhost -f "$SLURM_CONF" >"$root/log/slurmd.out" 2>&1 &
+  _slurm_pids+=($!)
+  slurm_wait_idle "$root" 1
 }
 
 slurm_cluster_stop() {
