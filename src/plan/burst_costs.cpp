@@ -191,6 +191,7 @@ BurstCosts burst_cost_table(const CostModel& costs, const std::vector<PlanningUn
     t.layer_own.push_back(layer_own);
   }
   if (!deeppool) {
+    t.optimizer_step_s = costs.step_s(0);
     const CostModel* model = &costs;
     const std::vector<PlanningUnit> spans = units;
     const int64_t bucket_bytes = options.bucket_bytes;

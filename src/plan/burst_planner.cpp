@@ -161,8 +161,8 @@ BurstPlan price_plan(const BurstCosts& costs, const BurstOptions& options,
     widest = std::max(widest, p.count);
     plan.units.push_back(p);
   }
-  plan.step_s = plan.units.back().cumulative_s;
-  plan.idle_s.assign(size_t(widest), plan.step_s);
+  plan.step_s = plan.units.back().cumulative_s + costs.optimizer_step_s;
+  plan.idle_s.assign(size_t(widest), plan.units.back().cumulative_s);
   for (const BurstUnitPlan& p : plan.units)
     for (int r = 0; r < p.count; ++r) plan.idle_s[size_t(r)] -= p.comm_s + p.comp_s + p.sync_s;
   for (double& idle : plan.idle_s) idle = std::max(0.0, idle);  // rounding on the busiest rank
@@ -233,7 +233,14 @@ std::string burst_plan_table(const BurstPlan& plan, const std::vector<std::strin
     std::snprintf(line, sizeof line, " %.3f", idle * 1e3);
     out += line;
   }
-  return out + "\n";
+  out += "\n";
+  const double optimizer_s = plan.step_s - plan.units.back().cumulative_s;
+  if (optimizer_s > 0) {
+    std::snprintf(line, sizeof line, "optimizer step %.3f ms (in every plan's predicted step)\n",
+                  optimizer_s * 1e3);
+    out += line;
+  }
+  return out;
 }
 
 }  // namespace wt

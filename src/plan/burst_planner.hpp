@@ -49,6 +49,9 @@ struct BurstCosts {
   std::vector<std::vector<std::vector<double>>> layer_own = {};
   // Optional: the sync of units [unit_begin, unit_end) run as one segment on counts[k] ranks.
   std::function<double(int unit_begin, int unit_end, size_t k)> segment_sync = {};
+  // The optimizer step after the sync, the same in every plan (rank 0 runs every segment and
+  // steps the whole model): added to the predicted step, not to any unit.
+  double optimizer_step_s = 0;
   int units() const { return static_cast<int>(comp.size()); }
 };
 
@@ -73,7 +76,7 @@ struct BurstUnitPlan {
 
 struct BurstPlan {
   std::vector<BurstUnitPlan> units;
-  double step_s = 0;       // predicted step time (no overlap of sync with compute)
+  double step_s = 0;       // predicted step time: the units' times, then the optimizer step
   double gpu_seconds = 0;  // sum over units of count * (comp + comm + sync)
   // Per rank (0..max count - 1): seconds of the step it runs nothing. Ranks beyond the widest
   // unit are idle all step and not listed.
