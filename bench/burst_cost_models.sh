@@ -63,12 +63,13 @@ link_device() {  # log file -> device file
 price() {  # deck model ranks-list profile: predicted ms
   "$build/wavetrain" "$here/inputs/$1" --show-plan --ranks 2 --device "$out/link.toml" \
     --profile "$4" --set "train.global_batch=$batch" --set "burst.cost_model=$2" \
-    --set "burst.ranks=$3" | awk '/^predicted step/ { print $3 }'
+    --set "burst.ranks=$3" | awk '/^predicted step/ { s = $3 } /^optimizer step/ { o = $3 }
+      END { print s, s + o }'
 }
 
 echo "2 ranks, $(nproc) cores, global batch $batch, median of $rounds rounds; runs in $out"
-echo "| model | configuration | plan (nodes on ranks) | measured step ms | executor predicts | error | deeppool predicts | error |"
-echo "|---|---|---|---:|---:|---:|---:|---:|"
+echo "| model | configuration | plan (nodes on ranks) | measured step ms | executor predicts | error | executor + optimizer step (the simulator's) | error | deeppool predicts | error |"
+echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
 for model in mlp lenet; do
   deck="fashion_$model.toml"
   steps=$([[ $model == mlp ]] && echo "$steps_mlp" || echo "$steps_lenet")
@@ -86,7 +87,7 @@ for model in mlp lenet; do
   done
   profile="$out/${model}_planned_executor_1/profile.h5"
   link_device "$out/${model}_planned_executor_1/log.txt"
-  echo "| $model | (link of the executor-planned run: $(sed -n 's/.*(link \(.*\)).*/\1/p' "$out/${model}_planned_executor_1/log.txt")) | | | | | | |"
+  echo "| $model | (link of the executor-planned run: $(sed -n 's/.*(link \(.*\)).*/\1/p' "$out/${model}_planned_executor_1/log.txt")) | | | | | | | | |"
   for config in "${configs[@]}"; do
     case $config in
       planned_*) plan=$(sed -n 's/.*burst segments: //p' "$out/${model}_${config}_1/log.txt")
@@ -96,12 +97,12 @@ for model in mlp lenet; do
       forced) ranks=${fc_on_rank0[$model]} plan=$ranks ;;
     esac
     rate=$(tr ' ' '\n' <<<"${rates[$config]}" | grep . | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-    executor=$(price "$deck" executor "$ranks" "$profile")
-    deeppool=$(price "$deck" deeppool "$ranks" "$profile")
+    read -r executor with_step < <(price "$deck" executor "$ranks" "$profile")
+    read -r deeppool _ < <(price "$deck" deeppool "$ranks" "$profile")
     awk -v m="$model" -v c="$config" -v p="$plan" -v r="$rate" -v b="$batch" -v e="$executor" \
-      -v d="$deeppool" 'BEGIN { step = 1e3 * b / r;
-        printf "| %s | %s | %s | %.3f | %.3f | %+.0f%% | %.3f | %+.0f%% |\n", m, c, p, step, e,
-          100 * (e - step) / step, d, 100 * (d - step) / step }'
+      -v x="$with_step" -v d="$deeppool" 'BEGIN { step = 1e3 * b / r;
+        printf "| %s | %s | %s | %.3f | %.3f | %+.0f%% | %.3f | %+.0f%% | %.3f | %+.0f%% |\n", m, c,
+          p, step, e, 100 * (e - step) / step, x, 100 * (x - step) / step, d, 100 * (d - step) / step }'
   done
   unset rates
 done

@@ -62,7 +62,7 @@ BurstCosts burst_cost_table(const CostModel& costs, const std::vector<PlanningUn
 //   executor (default): sync as the executor runs it (sim/gradient_sync.hpp): per segment, in
 //     buckets of bucket_bytes, a ring allreduce each, overlapped with the segment's backward;
 //     the table's segment_sync, with `sync` holding each unit alone as a segment (for show);
-//     and the optimizer step, as the simulator prices it, in every plan's predicted step.
+//     and the optimizer step as the simulator prices it, reported beside every plan.
 //   deeppool: DeepPool's public planner (parallelizationPlanner.py at cf496d7, CostSim): a
 //     linear layer's sync is its gradient bytes / beta when split (no latency), 0 on one rank; a
 //     conv2d's is (k*k*H_out + k*k) * 4 bytes / beta on every count (its config's filter slot

@@ -50,7 +50,7 @@ struct BurstCosts {
   // Optional: the sync of units [unit_begin, unit_end) run as one segment on counts[k] ranks.
   std::function<double(int unit_begin, int unit_end, size_t k)> segment_sync = {};
   // The optimizer step after the sync, the same in every plan (rank 0 runs every segment and
-  // steps the whole model): added to the predicted step, not to any unit.
+  // steps the whole model): reported beside a plan's predicted step, not in it.
   double optimizer_step_s = 0;
   int units() const { return static_cast<int>(comp.size()); }
 };
@@ -76,7 +76,9 @@ struct BurstUnitPlan {
 
 struct BurstPlan {
   std::vector<BurstUnitPlan> units;
-  double step_s = 0;       // predicted step time: the units' times, then the optimizer step
+  double step_s = 0;  // predicted step time: the units' times
+  // BurstCosts::optimizer_step_s: step_s + this is the simulator's step for the plan.
+  double optimizer_step_s = 0;
   double gpu_seconds = 0;  // sum over units of count * (comp + comm + sync)
   // Per rank (0..max count - 1): seconds of the step it runs nothing. Ranks beyond the widest
   // unit are idle all step and not listed.

@@ -116,7 +116,8 @@ TEST(BurstPricing, DeepPoolModelSyncsWithoutLatency) {
   o.graph = &m.graph;
   const wt::BurstCosts t = wt::burst_cost_table(m.costs, m.units, {1, 2, 8}, 32, o);
   EXPECT_FALSE(t.segment_sync);
-  const double beta = 230e9;  // the a100's link
+  EXPECT_EQ(t.optimizer_step_s, 0.0);  // DeepPool prices no optimizer step
+  const double beta = 230e9;           // the a100's link
   // fc6: 25088 x 4096 + 4096 parameters, bytes / beta on any split, nothing on one rank.
   const size_t fc6 = m.unit("fc6");
   EXPECT_EQ(t.sync[fc6][0], 0.0);
@@ -139,6 +140,7 @@ TEST(BurstPricing, ExecutorModelSyncsAsTheExecutorRuns) {
   o.bucket_bytes = 25 << 20;
   const wt::BurstCosts t = wt::burst_cost_table(m.costs, m.units, {1, 2, 8}, 32, o);
   ASSERT_TRUE(t.segment_sync);
+  EXPECT_DOUBLE_EQ(t.optimizer_step_s, m.costs.step_s(0));  // reported beside every plan
   const size_t fc6 = m.unit("fc6");
   const int begin = m.units[fc6].node_begin, end = m.units[fc6].node_end;
   const wt::SegmentSync alone =
