@@ -84,7 +84,7 @@ def runs(counts):
 diff = 100 * (ms - theirs["ms"]) / theirs["ms"]
 same = mine == theirs["layers"]
 ok = same and abs(diff) <= 1.0
-print(("ok" if ok else "DIFFERS") + f"|| {reading} | {g} | {b} | {limit} | {runs(theirs['layers'])} | {theirs['ms']:.3f} | "
+print(("ok" if ok else "DIFFERS") + f"||| {reading} | {g} | {b} | {limit} | {runs(theirs['layers'])} | {theirs['ms']:.3f} | "
       f"{'yes' if same else runs(mine)} | {ms:.3f} | {diff:+.2f}% |")
 EOF
         )
