@@ -20,10 +20,9 @@ BurstPlan deck_burst_plan(const RunConfig& config, const Graph& graph, const Cos
                      std::to_string(batch) + " samples divide over no rank count above 1 up to " +
                          std::to_string(ranks));
   const std::vector<PlanningUnit> units = burst_units(graph);
-  const BurstCosts table = burst_cost_table(costs, units, counts, batch);
-  BurstOptions options;
-  options.amp_limit = config.burst.amp_limit;
-  options.amp_exempt_s = config.burst.amp_exempt_s;
+  const BurstCosts table =
+      burst_cost_table(costs, units, counts, batch, burst_cost_options(config, graph));
+  const BurstOptions options = burst_planner_options(config);
   if (config.burst.ranks.empty()) return plan_burst(table, options);
   return price_burst_plan(table, options, forced_burst_counts(config, graph, ranks));
 }
@@ -46,15 +45,14 @@ void show_burst_plan(const RunConfig& config, const ShowPlanRequest& request, st
   const double planning_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  BurstOptions options;
-  options.amp_limit = config.burst.amp_limit;
-  options.amp_exempt_s = config.burst.amp_exempt_s;
+  const BurstOptions options = burst_planner_options(config);
   const std::vector<PlanningUnit> units = burst_units(graph);
   const std::vector<int> counts = burst_counts(request.ranks, batch);
-  const BurstCosts table = burst_cost_table(costs, units, counts, batch);
+  const BurstCosts table =
+      burst_cost_table(costs, units, counts, batch, burst_cost_options(config, graph));
   out << "burst plan: " << graph.name << ", global batch " << batch << ", " << request.ranks
       << " rank(s) of " << device.name << ", amp_limit " << format_number("%g", options.amp_limit)
-      << ", layer times "
+      << ", cost model " << config.burst.cost_model << ", layer times "
       << (request.profile.empty() ? std::string("roofline") : "measured " + request.profile)
       << (forced ? ", forced by burst.ranks" : "") << "\n";
   std::vector<std::string> names;

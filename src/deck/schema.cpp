@@ -171,6 +171,11 @@ std::vector<KeyDef> schedule_keys() {
           "a forced burst plan instead of the planner's: the rank count of every node, in order "
           "(a follower and a residual block's nodes take their unit's count); [] = planned")
           .in(Range::at_least(1)),
+      key("burst", "cost_model", WT_FIELD(burst.cost_model),
+          "burst planner's pricing: executor (gradient sync per segment in schedule.bucket_bytes "
+          "buckets, overlapped with backward, as the executor and the simulator run it) or "
+          "deeppool (DeepPool's public planner: sync without latency, its admission rule)")
+          .one_of({"executor", "deeppool"}),
       // [compress]
       key("compress", "weights", WT_FIELD(compress.kind),
           "ScaleDNN's lossy codec on the weights a stage owner broadcasts (waves): none, "

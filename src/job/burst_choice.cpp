@@ -38,13 +38,28 @@ BurstPlan plan_on_this_machine(const RunConfig& config, const Graph& graph,
   const DeviceModel machine = measured_machine(link.alpha_s, link.bytes_per_s, ranks, 0);
   const CostModel costs(graph, {}, machine, &obtained.profile,
                         optimizer_state_floats(config.optimizer.kind, config.optimizer.momentum));
-  BurstOptions burst;
-  burst.amp_limit = config.burst.amp_limit;
-  burst.amp_exempt_s = config.burst.amp_exempt_s;
-  return plan_burst(burst_cost_table(costs, units, burst_counts(ranks, batch), batch), burst);
+  return plan_burst(burst_cost_table(costs, units, burst_counts(ranks, batch), batch,
+                                     burst_cost_options(config, graph)),
+                    burst_planner_options(config));
 }
 
 }  // namespace
+
+BurstOptions burst_planner_options(const RunConfig& config) {
+  BurstOptions options;
+  options.amp_limit = config.burst.amp_limit;
+  options.amp_exempt_s = config.burst.amp_exempt_s;
+  options.admission = burst_admission(config.burst.cost_model);
+  return options;
+}
+
+BurstCostOptions burst_cost_options(const RunConfig& config, const Graph& graph) {
+  BurstCostOptions options;
+  options.model = config.burst.cost_model;
+  options.bucket_bytes = config.schedule.bucket_bytes;
+  options.graph = &graph;
+  return options;
+}
 
 std::vector<int> forced_burst_counts(const RunConfig& config, const Graph& graph, int ranks) {
   const std::vector<PlanningUnit> units = burst_units(graph);

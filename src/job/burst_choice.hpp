@@ -23,6 +23,11 @@ BurstStages choose_burst_plan(const RunConfig& config, const Graph& graph,
                               const std::string& run_dir, const ResumeRequest& resume,
                               Communicator& comm, RunLog& log, DeviceContext& device);
 
+// The deck's [burst] planner settings: its options (limit, exemption, the cost model's admission
+// rule) and its cost table's (burst.cost_model, schedule.bucket_bytes; `graph` must outlive it).
+BurstOptions burst_planner_options(const RunConfig& config);
+BurstCostOptions burst_cost_options(const RunConfig& config, const Graph& graph);
+
 // The deck's forced plan checked against the graph and `ranks` (no communication): unit counts,
 // one per planning unit. Throws InputError.
 std::vector<int> forced_burst_counts(const RunConfig& config, const Graph& graph, int ranks);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
+
+#include "sim/gradient_sync.hpp"
 
 namespace wt {
 
@@ -12,6 +15,11 @@ bool is_follower(const std::string& type) {
       "relu",    "gelu",    "batchnorm2d",  "layernorm",
       "dropout", "flatten", "softmax_xent", "token_softmax_xent"};
   return followers.count(type) != 0;
+}
+
+// Nodes DeepPool has no planner layer for: they join the layer before them.
+bool joins_previous_layer(const std::string& type) {
+  return type == "dropout" || type == "softmax_xent" || type == "token_softmax_xent";
 }
 
 // Whether a boundary before node `j` leaves a single live tensor (node j-1's output): no node
@@ -38,12 +46,16 @@ std::vector<PlanningUnit> burst_units(const Graph& graph) {
     const Node& node = graph.nodes[size_t(j)];
     const bool starts = units.empty() || (boundary[size_t(j)] && !is_follower(node.type));
     if (starts) {
-      units.push_back({j, j + 1, node.name});
+      units.push_back({j, j + 1, node.name, {{j, j + 1}}});
       continue;
     }
     PlanningUnit& u = units.back();
     u.node_end = j + 1;
     u.name = graph.nodes[size_t(u.node_begin)].name + ".." + node.name;
+    if (joins_previous_layer(node.type))
+      u.layers.back().second = j + 1;
+    else
+      u.layers.emplace_back(j, j + 1);
   }
   return units;
 }
@@ -88,25 +100,84 @@ std::vector<int> burst_counts(int ranks, int64_t global_batch) {
   return counts;
 }
 
+namespace {
+
+std::vector<int> ranks_below(int g) {
+  std::vector<int> group(static_cast<size_t>(g));
+  for (int r = 0; r < g; ++r) group[size_t(r)] = r;
+  return group;
+}
+
+// DeepPool's calcSyncTime for node n on g ranks, in seconds (see the header).
+double deeppool_sync_s(const CostModel& costs, const Graph& graph, int n, int g) {
+  const Node& node = graph.nodes[size_t(n)];
+  int64_t bytes = 0;
+  if (node.type == "linear" && g > 1) {
+    bytes = costs.grad_bytes(0, n, n + 1);
+  } else if (node.type == "conv2d") {
+    const auto specs = node.layer->param_specs();
+    const Shape& w = specs.at(0).shape;  // [out, in, kh, kw]
+    const int64_t kk = w.size() == 4 ? w[2] * w[3] : 1;
+    const int64_t out_h = node.out_shape.size() == 3 ? node.out_shape[1] : 1;
+    bytes = (kk * out_h + kk) * 4;
+  }
+  if (bytes == 0) return 0.0;
+  return costs.message_s(bytes, 0, g - 1) - costs.message_s(0, 0, g - 1);  // bytes / beta
+}
+
+}  // namespace
+
+BurstOptions::Admission burst_admission(const std::string& cost_model) {
+  return cost_model == "deeppool" ? BurstOptions::Admission::DeepPoolCode
+                                  : BurstOptions::Admission::Paper;
+}
+
 BurstCosts burst_cost_table(const CostModel& costs, const std::vector<PlanningUnit>& units,
                             const std::vector<int>& counts, int64_t global_batch) {
+  return burst_cost_table(costs, units, counts, global_batch, BurstCostOptions{});
+}
+
+BurstCosts burst_cost_table(const CostModel& costs, const std::vector<PlanningUnit>& units,
+                            const std::vector<int>& counts, int64_t global_batch,
+                            const BurstCostOptions& options) {
+  if (options.model != "executor" && options.model != "deeppool")
+    throw std::invalid_argument("unknown burst cost model '" + options.model + "'");
+  const bool deeppool = options.model == "deeppool";
+  if (deeppool && options.graph == nullptr)
+    throw std::invalid_argument("the deeppool burst cost model needs the graph");
   BurstCosts t;
   t.counts = counts;
   const size_t n = counts.size();
   for (const PlanningUnit& u : units) {
     std::vector<double> comp, sync;
     std::vector<std::vector<double>> comm(n, std::vector<double>(n, 0.0));
-    const int64_t grads = costs.grad_bytes(0, u.node_begin, u.node_end);
+    const std::vector<std::pair<int, int>> layers =
+        u.layers.empty() ? std::vector<std::pair<int, int>>{{u.node_begin, u.node_end}} : u.layers;
+    std::vector<std::vector<double>> layer_own(layers.size());
     const int64_t row_bytes =
         u.node_begin == 0 ? 0 : costs.saved_bytes(0, u.node_begin - 1, u.node_begin, 1);
     for (size_t k = 0; k < n; ++k) {
       const int g = counts[k];
       const int64_t samples = global_batch / g;
+      double unit_sync = 0;
+      for (size_t l = 0; l < layers.size(); ++l) {
+        const auto [b, e] = layers[l];
+        double own = costs.forward_s(0, b, e, samples) + costs.backward_s(0, b, e, samples);
+        if (deeppool)
+          for (int node = b; node < e; ++node)
+            own += deeppool_sync_s(costs, *options.graph, node, g);
+        layer_own[l].push_back(own);
+      }
       comp.push_back(costs.forward_s(0, u.node_begin, u.node_end, samples) +
                      costs.backward_s(0, u.node_begin, u.node_end, samples));
-      std::vector<int> group(static_cast<size_t>(g));
-      for (int r = 0; r < g; ++r) group[size_t(r)] = r;
-      sync.push_back(g == 1 || grads == 0 ? 0.0 : costs.allreduce_s(grads, group));
+      if (deeppool)
+        for (int node = u.node_begin; node < u.node_end; ++node)
+          unit_sync += deeppool_sync_s(costs, *options.graph, node, g);
+      else
+        unit_sync = segment_sync(costs, 0, u.node_begin, u.node_end, samples, ranks_below(g),
+                                 options.bucket_bytes)
+                        .exposed_s;
+      sync.push_back(unit_sync);
       for (size_t h = 0; h < n; ++h) {
         if (h == k || u.node_begin == 0) continue;
         const int64_t from = global_batch / counts[h], stay = std::min(from, samples);
@@ -117,6 +188,21 @@ BurstCosts burst_cost_table(const CostModel& costs, const std::vector<PlanningUn
     t.comp.push_back(comp);
     t.sync.push_back(sync);
     t.comm.push_back(comm);
+    t.layer_own.push_back(layer_own);
+  }
+  if (!deeppool) {
+    t.optimizer_step_s = costs.step_s(0);
+    const CostModel* model = &costs;
+    const std::vector<PlanningUnit> spans = units;
+    const int64_t bucket_bytes = options.bucket_bytes;
+    t.segment_sync = [model, spans, counts, global_batch, bucket_bytes](int begin, int end,
+                                                                        size_t k) {
+      const int g = counts[k];
+      return segment_sync(*model, 0, spans[size_t(begin)].node_begin,
+                          spans[size_t(end - 1)].node_end, global_batch / g, ranks_below(g),
+                          bucket_bytes)
+          .exposed_s;
+    };
   }
   return t;
 }

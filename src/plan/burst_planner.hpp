@@ -16,8 +16,20 @@
 // The limit is soft (a predecessor over it is still admitted when no more amplified than every
 // one admitted so far), checked on the predecessor only (the last unit is never checked), and
 // depends on the ascending order of h. DeepPool's code differs slightly (strict <, bestAmp set
-// to the newest amplification, not the minimum); this follows the paper.
+// to the newest amplification, not the minimum): BurstOptions::admission picks either.
+//
+// Two refinements, both optional in the cost table:
+// - Per layer: a unit can list its layers' own times; the amplification test then runs on every
+//   layer (each exempt under amp_exempt_s on one rank, as DeepPool's code exempts a layer under
+//   300 us) and the unit's amplification is its worst layer's, so a conv plus its ReLU is not
+//   limited where neither would be alone.
+// - Per segment: a segment_sync function prices the gradient sync of a run of units on one count
+//   as the executor runs it (buckets over the whole segment, overlapped with its backward). A
+//   unit's sync is then what it adds to its segment on the path being priced (the segment's sync
+//   with the unit minus without it), so a plan's sync sums to its segments' and `sync` is
+//   ignored. The DP stays over units; the segment a path is in is carried along it.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,12 +43,25 @@ struct BurstCosts {
   std::vector<std::vector<double>> comp;
   std::vector<std::vector<double>> sync;
   std::vector<std::vector<std::vector<double>>> comm;
+  // Optional: [unit][layer][count index], each layer's own time (compute, and its sync where the
+  // table prices sync per unit); the unit's incoming comm and its segment sync count for its
+  // first layer. Empty: every unit is one layer.
+  std::vector<std::vector<std::vector<double>>> layer_own = {};
+  // Optional: the sync of units [unit_begin, unit_end) run as one segment on counts[k] ranks.
+  std::function<double(int unit_begin, int unit_end, size_t k)> segment_sync = {};
+  // The optimizer step after the sync, the same in every plan (rank 0 runs every segment and
+  // steps the whole model): reported beside a plan's predicted step, not in it.
+  double optimizer_step_s = 0;
   int units() const { return static_cast<int>(comp.size()); }
 };
 
 struct BurstOptions {
   double amp_limit = 2.0;        // burst.amp_limit (DeepPool's code's default)
-  double amp_exempt_s = 300e-6;  // burst.amp_exempt_s: units this fast are never limited
+  double amp_exempt_s = 300e-6;  // burst.amp_exempt_s: layers this fast are never limited
+  // Paper: Alg. 1 as printed (<=, bestAmp the minimum admitted). DeepPoolCode: its planner at
+  // commit cf496d7 (searchLinear: strict <, bestAmp the newest admitted amplification).
+  enum class Admission { Paper, DeepPoolCode };
+  Admission admission = Admission::Paper;
 };
 
 // One unit of the chosen plan, as DeepPool prints it.
@@ -51,7 +76,9 @@ struct BurstUnitPlan {
 
 struct BurstPlan {
   std::vector<BurstUnitPlan> units;
-  double step_s = 0;       // predicted step time (no overlap of sync with compute)
+  double step_s = 0;  // predicted step time: the units' times
+  // BurstCosts::optimizer_step_s: step_s + this is the simulator's step for the plan.
+  double optimizer_step_s = 0;
   double gpu_seconds = 0;  // sum over units of count * (comp + comm + sync)
   // Per rank (0..max count - 1): seconds of the step it runs nothing. Ranks beyond the widest
   // unit are idle all step and not listed.

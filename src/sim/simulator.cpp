@@ -9,6 +9,7 @@
 #include "sched/opcode_traits.hpp"
 #include "sched/schedule_registry.hpp"
 #include "sched/stage_residency.hpp"
+#include "sim/gradient_sync.hpp"
 
 namespace wt {
 
@@ -241,7 +242,7 @@ class Simulation {
     for (const Issue& m : members) ready = std::max(ready, m.t);
     double cost = 0;
     if (ins.op == OpCode::AllReduce)
-      cost = costs_.allreduce_s(costs_.grad_bytes(ins.stage, ins.node_begin, ins.node_end), group);
+      cost = bucket_allreduce_s(costs_, ins.stage, ins.node_begin, ins.node_end, group);
     else if (ins.op == OpCode::Broadcast)
       cost = broadcast_s(ins.stage, group);
     else  // Reduce: the stage's gradients, or one bucket's

@@ -3,7 +3,8 @@
 #   1. --show-auto prints the ranking on a device model (2 and 1024 ranks, about a second); at a
 #      rank count the model cannot be cut into, each schedule that cannot run says why.
 #   2. A 2-rank run writes auto.csv (every candidate), logs its choice, and trains exactly what
-#      the same deck naming that schedule trains (bitwise equal losses).
+#      the same deck naming that schedule trains (bitwise equal losses); a [burst] key set for
+#      auto's burst candidates (burst.cost_model) does not stop another choice.
 #   3. A resumed run keeps the checkpoint's choice.
 #   4. Under a memory limit gang does not fit: a model-parallel schedule is chosen and trains,
 #      the log saying why; at a limit nothing fits: exit 3 before training, with the ranking.
@@ -35,7 +36,7 @@ grep -q "gang, buckets 1.0 MiB  *cannot run: 64 samples cannot be cut into the 1
 grep -q '^auto: schedule.kind = "auto" chose burst' "$dir/show1000.txt" || fail "1000 ranks: no burst"
 
 # 2. Training: the choice, its reason, auto.csv, and the same model as the named schedule.
-run --steps 20 --run-dir "$dir/auto" >"$dir/auto.out" 2>&1 || { cat "$dir/auto.out"; fail "auto run"; }
+run --steps 20 --set 'burst.cost_model="deeppool"' --run-dir "$dir/auto" >"$dir/auto.out" 2>&1 || { cat "$dir/auto.out"; fail "auto run"; }
 grep -E '^wavetrain: schedule.kind = "auto" chose ' "$dir/auto.out" || fail "no choice logged"
 grep -q 'schedule.kind = "auto" chose' "$dir/auto/log.txt" || fail "log.txt lacks the choice"
 [[ $(wc -l <"$dir/auto/auto.csv") == 14 ]] || fail "auto.csv: $(cat "$dir/auto/auto.csv")"
@@ -44,14 +45,16 @@ head -1 "$dir/auto/auto.csv" | grep -q '^candidate,predicted_step_s,predicted_sa
 chosen=$(sed -n 's/^wavetrain: schedule.kind = "auto" chose \([^:]*\):.*/\1/p' "$dir/auto.out")
 kind=${chosen%%,*}
 grep -q "\"schedule\": \"$kind\"" "$dir/auto/summary.json" || fail "summary.json does not say $kind"
-# The named schedule with the same settings (read back from the resolved deck auto trained).
+# The named schedule with the same settings: auto.csv's --set keys for the chosen candidate.
 named=()
-for key in schedule.microbatches schedule.bucket_bytes burst.amp_limit; do
-  value=$(awk -F' *= *' -v k="${key#*.}" -v s="[${key%%.*}]" '$0==s {in_s=1; next} /^\[/ {in_s=0}
-    in_s && $1==k { sub(/ *#.*/, "", $2); print $2 }' "$dir/auto/deck.toml" | head -1)
-  [[ -n $value ]] && [[ $kind == burst || $key != burst.amp_limit ]] && named+=(--set "$key=$value")
+for kv in $("$WT_PYTHON" -c '
+import csv, sys
+print(next(r["set"] for r in csv.DictReader(open(sys.argv[1])) if r["candidate"] == sys.argv[2]))' \
+  "$dir/auto/auto.csv" "$chosen"); do
+  named+=(--set "$kv")
 done
-mpirun -n 2 "$WAVETRAIN" "$deck" "${common[@]}" --set "schedule.kind=\"$kind\"" "${named[@]}" \
+[[ $kind == burst ]] && named+=(--set 'burst.cost_model="deeppool"')
+mpirun -n 2 "$WAVETRAIN" "$deck" "${common[@]}" "${named[@]}" \
   --steps 20 --run-dir "$dir/named" >"$dir/named.out" 2>&1 || { cat "$dir/named.out"; fail "named run"; }
 cmp <(cut -d, -f1-4 "$dir/auto/metrics.csv") <(cut -d, -f1-4 "$dir/named/metrics.csv") ||
   fail "auto's $chosen did not train what schedule.kind = $kind trains"

@@ -296,6 +296,7 @@ TEST_F(DeckTest, BadOverridesNameTheCommandLine) {
   expect_error(d, 0, "trian.epochs", {"unknown section 'trian'"}, {"trian.epochs=3"});
   expect_error(d, 0, "--set", {"section.key=value"}, {"epochs=3"});
   expect_error(d, 0, "schedule.kind", {"known: burst, gang, pipeline"}, {"schedule.kind=foo"});
+  expect_error(d, 0, "burst.cost_model", {"executor", "deeppool"}, {"burst.cost_model=paper"});
   expect_error(d, 0, "model.file", {"command line", "file not found"}, {"model.file=missing.toml"});
   // An override that breaks a cross-key rule is blamed on the command line.
   expect_error(d, 0, "optimizer.nesterov", {"command line", "momentum > 0"},
@@ -305,6 +306,10 @@ TEST_F(DeckTest, BadOverridesNameTheCommandLine) {
 // Every field, compared one by one (deck_path aside: it names the file parsed).
 void expect_same_settings(const RunConfig& a, const RunConfig& b) {
   EXPECT_EQ(a.run.name, b.run.name);
+  EXPECT_EQ(a.burst.amp_limit, b.burst.amp_limit);
+  EXPECT_EQ(a.burst.amp_exempt_s, b.burst.amp_exempt_s);
+  EXPECT_EQ(a.burst.ranks, b.burst.ranks);
+  EXPECT_EQ(a.burst.cost_model, b.burst.cost_model);
   EXPECT_EQ(a.run.output_dir, b.run.output_dir);
   EXPECT_EQ(a.run.seed, b.run.seed);
   EXPECT_EQ(a.run.deterministic, b.run.deterministic);
@@ -383,6 +388,8 @@ TEST_F(DeckTest, ResolvedDeckRoundTrips) {
       "min_lr = 1e-7\n"
       "[schedule]\nbucket_bytes = 12345\nmicrobatches = 4\ncuts = [2, 5, 11]\n"
       "[auto]\nmeasure = true\nmeasure_steps = 7\nlossy = true\nmemory_margin = 1.25\n"
+      "[burst]\namp_limit = 1.5\namp_exempt_s = 1e-4\nranks = [2, 2, 1]\n"
+      "cost_model = \"deeppool\"\n"
       "[train]\nepochs = 3\nmax_steps = 99\nglobal_batch = 32\neval_batch = 500\n"
       "eval_every_epoch = false\nlog_every_steps = 7\n"
       "[checkpoint]\ndir = \"ck\"\nevery_steps = 10\nevery_seconds = 2.5\nkeep = 2\n"
@@ -395,6 +402,7 @@ TEST_F(DeckTest, ResolvedDeckRoundTrips) {
       "[device]\nkind = \"cpu\"\nmemory_limit = 1073741824\nrelease_threshold = 536870912\n"
       "max_split_bytes = 4194304\n"));
   EXPECT_EQ(x.run.seed, 9007199254740993u);
+  EXPECT_EQ(x.burst.cost_model, "deeppool");
   EXPECT_EQ(x.run.name, "r\"q\\uote");
   EXPECT_EQ(x.background.deck, (dir / "bg.toml").string());  // absolute
   const std::string text = to_toml(x);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 
 #include "app/text_format.hpp"
 #include "util/input_error.hpp"
@@ -50,6 +51,11 @@ RunConfig with_schedule_choice(RunConfig deck, const ScheduleChoice& choice) {
   deck.schedule.microbatches = choice.microbatches;
   deck.schedule.bucket_bytes = choice.bucket_bytes;
   deck.burst.amp_limit = choice.amp_limit;
+  // [burst] keys the deck set for auto's burst candidates (the planner's cost model, its
+  // exemption) are not the deck's choice of schedule when auto chose another.
+  if (deck.schedule.kind != "burst")
+    for (auto it = deck.key_origins.begin(); it != deck.key_origins.end();)
+      it = it->first.rfind("burst.", 0) == 0 ? deck.key_origins.erase(it) : std::next(it);
   return deck;
 }
 
