@@ -53,6 +53,7 @@ print(next(r["set"] for r in csv.DictReader(open(sys.argv[1])) if r["candidate"]
   "$dir/auto/auto.csv" "$chosen"); do
   named+=(--set "$kv")
 done
+[[ ${named[1]:-} == "schedule.kind=$kind" ]] || fail "auto.csv gives no --set keys for $chosen"
 [[ $kind == burst ]] && named+=(--set 'burst.cost_model="deeppool"')
 # The same layer times, so that an automatic stage cut or burst plan is the same one.
 mkdir -p "$dir/named" && cp "$dir/auto/profile.h5" "$dir/named/"
@@ -76,7 +77,7 @@ run --steps 10 --set device.memory_limit=26214400 --run-dir "$dir/tight" >"$dir/
 grep -E '^wavetrain: schedule.kind = "auto" chose (pipeline|waves|ticktock)' "$dir/tight.out" ||
   fail "under 25 MiB auto did not choose a model-parallel schedule: $(grep chose "$dir/tight.out")"
 grep -q 'candidate(s) do not fit the memory limit of 25.0 MiB' "$dir/tight.out" || fail "no why"
-grep -qE '^"gang, buckets 4.0 MiB",.*,no,no,,,$' "$dir/tight/auto.csv" || fail "gang fits in auto.csv"
+grep -qE '^"gang, buckets 4.0 MiB",.*,no,no,,,schedule.kind=gang ' "$dir/tight/auto.csv" || fail "gang fits in auto.csv"
 set +e
 run --steps 10 --set device.memory_limit=20000000 --run-dir "$dir/none" >"$dir/none.out" 2>&1
 rc=$?

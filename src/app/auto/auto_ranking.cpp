@@ -135,7 +135,7 @@ void write_auto_csv(const std::string& path, const AutoRanking& ranking) {
     out << ',' << (r.lossy ? "yes" : "no") << ','
         << (r.measured_step_s > 0 ? format_number("%.6g", r.measured_step_s) : "") << ','
         << (r.measured_step_s > 0 ? format_number("%.6g", r.measured_samples_per_s()) : "") << ','
-        << csv_field(r.impossible) << '\n';
+        << r.overrides << ',' << csv_field(r.impossible) << '\n';
   }
   write_file_atomically(path, out.str());
 }

@@ -211,6 +211,10 @@ double Multiplexer::expected_idle_left(const Executor& fg) {
 
 bool Multiplexer::run_tasklet(const GateResult& why, int64_t step, double idle_left_s) {
   if (!background_active()) return false;
+  // A device with queued work (the strict device, which runs it lazily; a GPU's queues): a
+  // tasklet's blocking kernels (a readback) would wait for the foreground's queued work, which
+  // may wait on communication only the foreground's issue loop progresses: a deadlock.
+  if (!fg_.device().events().idle()) return false;
   const double begin = steady_seconds();
   double planned_s = 0;
   int count = 0;
