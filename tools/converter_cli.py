@@ -18,7 +18,12 @@ def run_converter(tool, main):
         return main() or 0
     except ConvertError as e:
         print(f"{tool}: error: {e}", file=sys.stderr)
-        return 2
+        # After a failed write (full disk, file size limit) HDF5 may still hold the file it could
+        # not close, and its exit handler would crash flushing it: the temporary is already
+        # removed, so leave without running exit handlers.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(2)
     except KeyboardInterrupt:
         print(f"{tool}: interrupted; nothing written", file=sys.stderr)
         return 130

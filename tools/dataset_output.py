@@ -54,6 +54,8 @@ class SplitWriter:
             "inputs", shape=(0,) + self.sample_shape, maxshape=(None,) + self.sample_shape,
             dtype=self.dtype, chunks=(chunk_rows,) + self.sample_shape, compression=compression)
         label_chunk = max(1, 65536 // max(1, int(np.prod(self.label_shape))))
+        if expected_rows:
+            label_chunk = min(label_chunk, expected_rows)
         self.labels = group.create_dataset(
             "labels", shape=(0,) + self.label_shape, maxshape=(None,) + self.label_shape,
             dtype="<i4", chunks=(label_chunk,) + self.label_shape)

@@ -1,0 +1,20 @@
+#pragma once
+// `wavetrain --check-data FILE [--deck DECK]`: opens a dataset as a run would (the same reader,
+// the same checks, the same messages) and prints per split the sample count, shapes, dtypes, class
+// balance and value range, reading every row once. Non-finite float inputs are an error. With a
+// deck, the file is checked against the deck's model and [data]/[train] keys exactly as a run
+// checks it before training (input shape, classes, labels per sample, global batch). Job scripts
+// can run it before mpirun: exit 0 when a run would accept the file, else 2 with one message.
+#include <ostream>
+#include <string>
+
+#include "deck/run_config.hpp"
+
+namespace wt {
+
+// `config`: the deck (its data.path is replaced by `file`), or null to check the file alone (the
+// splits "train" and "test", the file's own shapes and num_classes). Throws InputError on the
+// first problem.
+void check_data(const std::string& file, const RunConfig* config, std::ostream& out);
+
+}  // namespace wt
