@@ -39,7 +39,7 @@ def parse_args():
     p.add_argument("--class-names", help="comma-separated class names, one per class")
     p.add_argument("--delimiter", default=",", help="field separator (default: ',')")
     p.add_argument("--no-normalise", action="store_true", help="store mean 0, std 1 instead of the training split's")
-    p.add_argument("--block-rows", type=int, default=4096, help="rows per written block (default: %(default)s)")
+    p.add_argument("--block-rows", type=int, help="rows per written block (default: about a million cells)")
     p.add_argument("--source", default="", help="provenance text stored in the file")
     args = p.parse_args()
     if not args.test and not 0.0 < args.test_ratio < 1.0:
@@ -66,6 +66,8 @@ class CsvRows:
         self.bytes_read = 0  # approximately, for the progress bar (tell() is off while iterating)
         self.label_col = self.header.index(args.label)
         self.features = [i for i in range(len(self.header)) if i != self.label_col]
+        # Parsed cells are Python strings (~60 bytes each) until converted: bound them per block.
+        self.block_rows = args.block_rows or max(64, (1 << 20) // len(self.header))
         if not self.features:
             raise ConvertError(path, "line 1: no feature columns besides the label")
 
@@ -84,7 +86,7 @@ class CsvRows:
             rows.append(row)
             lines.append(line)
             self.bytes_read += sum(len(f) for f in row) + len(row)
-            if len(rows) == self.args.block_rows:
+            if len(rows) == self.block_rows:
                 yield self.parse(rows, lines)
                 rows, lines = [], []
         if rows:

@@ -81,9 +81,12 @@ class SplitWriter:
         counts = np.bincount(labels.ravel(), minlength=len(self.class_counts))
         counts[:len(self.class_counts)] += self.class_counts
         self.class_counts = counts
-        scaled = inputs.astype(np.float64) / 255.0 if self.dtype == np.uint8 else inputs.astype(np.float64)
-        self.value_sum += float(scaled.sum())
-        self.value_sq_sum += float(np.square(scaled).sum())
+        if self.dtype == np.uint8:  # exact integer sums, scaled as the reader scales (x / 255)
+            self.value_sum += int(inputs.sum(dtype=np.uint64)) / 255.0
+            self.value_sq_sum += int(np.square(inputs, dtype=np.uint32).sum(dtype=np.uint64)) / 65025.0
+        else:
+            self.value_sum += float(inputs.sum(dtype=np.float64))
+            self.value_sq_sum += float(np.square(inputs, dtype=np.float64).sum())
         self.value_min = min(self.value_min, float(inputs.min()))
         self.value_max = max(self.value_max, float(inputs.max()))
 
