@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -112,6 +113,18 @@ void print_split(DatasetReader& r, int64_t classes, std::ostream& out) {
 }
 
 }  // namespace
+
+std::vector<std::string> check_data_overrides(const std::string& file,
+                                              std::vector<std::string> overrides) {
+  if (file.empty()) return overrides;
+  std::string quoted;  // a TOML basic string
+  for (char c : std::filesystem::absolute(file).string()) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  overrides.push_back("data.path=\"" + quoted + "\"");
+  return overrides;
+}
 
 void check_data(const std::string& file, const RunConfig* config, std::ostream& out) {
   std::unique_ptr<Graph> graph;

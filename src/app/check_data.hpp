@@ -7,10 +7,17 @@
 // can run it before mpirun: exit 0 when a run would accept the file, else 2 with one message.
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "deck/run_config.hpp"
 
 namespace wt {
+
+// The deck overrides for checking `file` against a deck: `overrides` plus data.path = the file
+// (absolute, so that it does not resolve against the deck's directory). Unchanged when `file` is
+// empty (not --check-data).
+std::vector<std::string> check_data_overrides(const std::string& file,
+                                              std::vector<std::string> overrides);
 
 // `config`: the deck (its data.path is replaced by `file`), or null to check the file alone (the
 // splits "train" and "test", the file's own shapes and num_classes). Throws InputError on the

@@ -89,7 +89,8 @@ int run(int argc, char** argv, int world_rank) {
     wt::RunConfig config;
     wt::agree_on_failure(mpi, [&] {
       cli = wt::parse_command_line(argc, argv);
-      if (!cli.exit_now && !cli.deck.empty()) config = wt::parse_deck(cli.deck, cli.overrides);
+      if (!cli.exit_now && !cli.deck.empty())
+        config = wt::parse_deck(cli.deck, wt::check_data_overrides(cli.check_data, cli.overrides));
     });
     if (cli.exit_now) return 0;
     if (!cli.check_data.empty()) {

@@ -56,7 +56,7 @@ grep -qE "^  values [0-9]+\.\.25[0-9] \(normalised" good.out || fail "good: valu
 grep -q "^/test: 20 samples" good.out || fail "good: test"
 grep -q "^ok: a model for this file declares input = \[1, 16, 16\] and classes = 3" good.out || fail "good: hint"
 "$WAVETRAIN" --check-data good.h5 --deck deck.toml >good_deck.out || fail "good file with the deck"
-grep -q "^ok: matches deck.toml (model 'own_data_cnn', input \[1, 16, 16\], 3 classes" good_deck.out ||
+grep -q "^ok: matches .*/deck.toml (model 'own_data_cnn', input \[1, 16, 16\], 3 classes" good_deck.out ||
   { cat good_deck.out; fail "good with deck: no match line"; }
 
 # Bad files: exit 2, one line naming file, dataset and reason; with a deck, the run's own message.

@@ -23,7 +23,7 @@ type = "linear"
 out_features = 5
 [[layer]]
 name = "loss"
-type = "softmax_xent"
+type = "token_softmax_xent"
 EOF
 deck() {  # name model
   sed -e "s|^file = .*|file = \"$2\"|" -e "s|^global_batch = .*|global_batch = 16|" \
