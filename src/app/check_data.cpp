@@ -46,8 +46,8 @@ SplitStats scan(DatasetReader& reader, int64_t classes) {
       if (!std::isfinite(v))
         throw InputError(reader.path(), 0, "/" + reader.split() + "/inputs",
                          std::string("non-finite value (") + (std::isnan(v) ? "NaN" : "Inf") +
-                             ") at row " + std::to_string(first + int64_t(i) / per) +
-                             ", element " + std::to_string(int64_t(i) % per) +
+                             ") at row " + std::to_string(first + int64_t(i) / per) + ", element " +
+                             std::to_string(int64_t(i) % per) +
                              " (after normalisation): training on it makes the loss NaN");
       stats.low = std::min(stats.low, v);
       stats.high = std::max(stats.high, v);
@@ -60,11 +60,12 @@ SplitStats scan(DatasetReader& reader, int64_t classes) {
   return stats;
 }
 
-// A normalised value back in the file's units: uint8 x = 255 (v std + mean), float x = v std + mean.
+// A normalised value back in the file's units: uint8 x = 255 (v std + mean), float x = v std +
+// mean.
 double stored_value(const DatasetReader& r, float normalised) {
   if (r.token_ids()) return normalised;
   const double x = double(normalised) * r.std_dev() + r.mean();
-  return r.inputs_are_float() ? x : std::round(x * 255.0);
+  return r.inputs_are_float() ? x : std::round(x * 255.0) + 0.0;  // + 0.0: no "-0"
 }
 
 std::string dims(const Shape& shape) {
@@ -95,20 +96,21 @@ void print_split(DatasetReader& r, int64_t classes, std::ostream& out) {
       out << " ... (" << stats.class_counts.size() << " in all)";
       break;
     }
-    out << " " << (c < names.size() ? names[c] : std::to_string(c)) << "="
-        << stats.class_counts[c];
+    out << " " << (c < names.size() ? names[c] : std::to_string(c)) << "=" << stats.class_counts[c];
   }
   out << "\n";
-  // A text need not use every character of its vocabulary; a classifier's class should have samples.
+  // A text need not use every character of its vocabulary; a classifier's class should have
+  // samples.
   if (!r.token_ids() && r.size() > 0)
     for (size_t c = 0; c < stats.class_counts.size(); ++c)
       if (stats.class_counts[c] == 0)
         out << "  warning: class " << (c < names.size() ? names[c] : std::to_string(c))
             << " has no samples in /" << r.split() << "\n";
   const bool direct = r.read_path() != DatasetReader::ReadPath::Hdf5;
-  out << "  reads: " << (direct ? "direct (uncompressed rows: fast)"
-                                : "through HDF5 (" + r.direct_reads_unavailable_because() +
-                                      ": slower for shuffled batches)")
+  out << "  reads: "
+      << (direct ? "direct (uncompressed rows: fast)"
+                 : "through HDF5 (" + r.direct_reads_unavailable_because() +
+                       ": slower for shuffled batches)")
       << "\n";
 }
 

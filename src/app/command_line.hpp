@@ -30,7 +30,8 @@ struct CommandLine {
   std::string device;                  // --device for --simulate: a built-in name or a file
   std::string profile;                 // --profile FILE: measured layer times for --simulate
   std::string simulate_trace;
-  std::string check_data;              // --check-data FILE: check a dataset (against --deck), exit          // --simulate-trace FILE: the simulated run as a trace.h5
+  std::string check_data;  // --check-data FILE: check a dataset (against --deck), exit          //
+                           // --simulate-trace FILE: the simulated run as a trace.h5
   // --help, --help-deck or --version was printed to `out`: main should return 0 right away.
   bool exit_now = false;
 };

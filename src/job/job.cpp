@@ -176,9 +176,9 @@ void Job::start(Communicator& comm) {
       comm.size(), comm.size() > 1 ? "s" : "", (long long)total_steps_, (long long)per_epoch_,
       (long long)config_.train.global_batch);
   log_.line("wavetrain: run directory %s", run_dir_.c_str());
-  log_.line("wavetrain: data %s: %lld training, %lld test samples, %s",
-            config_.data.path.c_str(), (long long)train_reader_->size(),
-            (long long)test_reader_->size(), describe_classes(*train_reader_).c_str());
+  log_.line("wavetrain: data %s: %lld training, %lld test samples, %s", config_.data.path.c_str(),
+            (long long)train_reader_->size(), (long long)test_reader_->size(),
+            describe_classes(*train_reader_).c_str());
   resume();
   if (config_.train.eval_every_epoch && !no_evaluation_reason_.empty())
     log_.warning("%s: the test split /%s has no samples: training without evaluation",
