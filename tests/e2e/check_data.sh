@@ -41,6 +41,9 @@ write("wrong_shape", shape=(1, 12, 12))
 write("four_classes", classes=4)
 write("few_samples", n=8)
 write("token_labels", labels=lambda rows: np.zeros((rows, 16), dtype=np.int32))
+write("names_mismatch")
+with h5py.File("names_mismatch.h5", "a") as f:
+    f.attrs["class_names"] = ["circle", "square"]
 with open("not_hdf5.h5", "w") as f:
     f.write("not a dataset\n")
 with h5py.File("no_test.h5", "w") as f:
@@ -92,6 +95,7 @@ bad wrong_shape "wrong_shape.h5: /train/inputs: samples have shape \[1, 12, 12\]
 bad four_classes "cnn.toml: model.classes: the model has 3 classes, the dataset .*four_classes.h5 has 4" deck.toml
 bad few_samples "deck.toml.*train.global_batch: 16 is larger than the training split's 8 samples" deck.toml
 bad token_labels "token_labels.h5: /train/labels: has 16 label\(s\) per sample, but the model's loss layer 'loss' needs 1" deck.toml
+bad names_mismatch "names_mismatch.h5: class_names: 2 names for num_classes 3: give one name per class" deck.toml
 bad not_hdf5 "not_hdf5.h5: not an HDF5 file" deck.toml
 bad no_test "no_test.h5: /train/inputs: missing dataset"
 
