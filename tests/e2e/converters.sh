@@ -92,6 +92,16 @@ check img.h5 "2 classes: ant, bee"
 check img.h5 "^/train: 30 samples, inputs 1x10x14 uint8"
 check img.h5 "^/test: 10 samples"
 grep -q "classes: ant=15 bee=15" img.out || fail "images summary lacks the balance"
+# Existing train/ and test/ folders are kept as they are: 16 + 4 images per class.
+for c in ant bee; do
+  mkdir -p "split/train/$c" "split/test/$c"
+  cp img/$c/{0,1,2,3}.png "split/test/$c/"
+  cp img/$c/1[0-9].png img/$c/[4-9].png "split/train/$c/"
+done
+converts split images_to_hdf5.py --input split --output split.h5
+check split.h5 "^/train: 32 samples"
+check split.h5 "^/test: 8 samples"
+check split.h5 "classes: ant=4 bee=4"
 
 # Bad inputs: each named, exit 2, nothing left behind.
 refuses npy_dtype "complex.npy: unsupported dtype complex64" npy_to_hdf5.py --train complex.npy ylong.npy --test xt.npy yt.npy
