@@ -36,8 +36,8 @@ class Progress:
     """A progress bar on stderr, drawn at most twice a second and only after the first half second:
     short conversions print nothing. Off a terminal, a line every 10 seconds instead."""
 
-    def __init__(self, label, total):
-        self.label, self.total, self.done = label, max(1, total), 0
+    def __init__(self, label, total, unit="samples"):
+        self.label, self.total, self.done, self.unit = label, max(1, total), 0, unit
         self.started = time.monotonic()
         self.shown = self.started
         self.tty = sys.stderr.isatty()
@@ -54,7 +54,7 @@ class Progress:
         eta = (self.total - self.done) / rate if rate > 0 else 0
         bar = "#" * int(frac * 30)
         line = (f"{self.label} [{bar:<30}] {self.done}/{self.total} ({frac:4.0%}) "
-                f"{rate:,.0f}/s ETA {eta:.0f}s")
+                f"{rate:,.0f} {self.unit}/s ETA {eta:.0f}s")
         if self.tty:
             sys.stderr.write("\r" + line)
             self.drawn = True

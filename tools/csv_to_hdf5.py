@@ -161,7 +161,7 @@ def main():
     itemsize = 1 if args.dtype == "uint8" else 4
     # A CSV number takes at least 2 bytes (digit and separator): an upper bound on the output.
     estimate = sum(r.size_hint() for r in (train, test) if r) // 2 * itemsize
-    progress = Progress("converting", sum(r.size_hint() for r in (train, test) if r))
+    progress = Progress("converting", sum(r.size_hint() for r in (train, test) if r), "bytes")
     rng = np.random.default_rng(args.seed)
     names = args.class_names.split(",") if args.class_names else None
     with DatasetFile(args.output, estimate) as out:

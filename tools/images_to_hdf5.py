@@ -174,7 +174,7 @@ def main():
     first = decode(splits["train"][0][0])
     decode.first_shape = lambda: first.shape
     total = sum(len(v) for v in splits.values())
-    progress = Progress("converting", total)
+    progress = Progress("converting", total, "images")
     with DatasetFile(args.output, total * first.size + total * 4) as out:
         writers = [convert_split(out, s, items, decode, args, progress) for s, items in splits.items()]
         progress.close()
