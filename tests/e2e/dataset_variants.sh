@@ -105,6 +105,12 @@ variant no_attributes images.toml "reads: direct"
 variant empty_test_split images.toml "^/test: 0 samples"
 variant per_token_labels text.toml "labels \[N, 8\] int32 \(per token\)"
 variant per_token_labels_chunked text.toml "reads: direct"
+# The ten-line example of docs/dataset-format.md, run as printed there.
+mkdir -p data
+sed -n '/^```python$/,/^```$/p' "$WT_SOURCE_DIR/docs/dataset-format.md" | sed '1d;$d' >doc_example.py
+"$PY" doc_example.py || fail "the documented example does not run"
+mv data/own_data.h5 doc_example.h5
+variant doc_example images.toml "reads: direct"
 grep -q "data .*fixed_length_strings.h5: 64 training, 16 test samples, 3 classes: circle, square, cross" \
   run_fixed_length_strings/log.txt || fail "the run does not print the file's class names"
 
