@@ -123,6 +123,7 @@ class ImageDecoder:
         self.size = parse_size(args.resize) if args.resize else None
         self.mode = args.mode
         self.first = None  # (file, mode, size) of the first image: the others must match it
+        self.shape = None  # [C, H, W] of the arrays returned
 
     def __call__(self, path):
         try:
@@ -148,7 +149,9 @@ class ImageDecoder:
                 a = np.asarray(img, dtype=np.uint8)
         except (UnidentifiedImageError, OSError, ValueError) as e:
             raise ConvertError(path, f"cannot decode the image ({e})") from None
-        return a[None, :, :] if a.ndim == 2 else a.transpose(2, 0, 1)
+        out = a[None, :, :] if a.ndim == 2 else a.transpose(2, 0, 1)
+        self.shape = out.shape
+        return out
 
 
 def convert_split(out, name, items, decode, args, progress):
@@ -162,7 +165,7 @@ def convert_split(out, name, items, decode, args, progress):
         writer.append(x, y)
         progress.advance(len(block))
     if writer is None:  # an empty test split: the run trains without evaluation
-        writer = out.split(name, decode.first_shape(), np.uint8)
+        writer = out.split(name, decode.shape, np.uint8)
     return writer
 
 
@@ -172,7 +175,6 @@ def main():
     splits, classes = collect(args)
     decode = ImageDecoder(args)
     first = decode(splits["train"][0][0])
-    decode.first_shape = lambda: first.shape
     total = sum(len(v) for v in splits.values())
     progress = Progress("converting", total, "images")
     with DatasetFile(args.output, total * first.size + total * 4) as out:
