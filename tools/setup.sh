@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PACKAGES=(cmake g++ make pkg-config libtrilinos-kokkos-dev libopenmpi-dev openmpi-bin
           libhdf5-openmpi-dev libopenblas-dev libdnnl-dev libtomlplusplus-dev libcli11-dev libgtest-dev
           dataset-fashion-mnist bible-kjv bible-kjv-text python3 python3-h5py python3-numpy
-          python3-matplotlib zlib1g-dev
+          python3-matplotlib python3-pil zlib1g-dev
           slurm-wlm munge)  # slurm-wlm, munge: the job-script test starts a private Slurm cluster
 
 step() { echo "==> $*"; }

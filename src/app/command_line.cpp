@@ -200,6 +200,14 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
       ->check(CLI::Range(int64_t(1), kMaxSteps));
   app.add_flag("--quiet", cl.quiet, "No progress lines (errors and the final summary only)");
   add_inspection_options(app, cl);
+  std::string deck_option;
+  app.add_option("--check-data", cl.check_data,
+                 "Open a dataset as a run would and print its splits, counts, shapes, dtypes, "
+                 "class balance and value ranges; with --deck, check it against the deck's model "
+                 "too; exit 0 if a run would accept it, 2 with the run's message if not")
+      ->type_name("FILE");
+  app.add_option("--deck", deck_option, "The deck for --check-data (or give it as DECK)")
+      ->type_name("DECK");
   app.add_flag("--help-deck", help_deck, "List every deck key with type, default and meaning");
   app.add_flag("--version", version, "Print the version and exit");
 
@@ -228,7 +236,14 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
     cl.exit_now = true;
     return cl;
   }
-  if (cl.deck.empty())
+  if (!deck_option.empty()) {
+    if (cl.check_data.empty())
+      throw InputError("", 0, "--deck", "only applies with --check-data (else give DECK alone)");
+    if (!cl.deck.empty() && cl.deck != deck_option)
+      throw InputError("", 0, "--deck", "two decks given: " + cl.deck + " and " + deck_option);
+    cl.deck = deck_option;
+  }
+  if (cl.deck.empty() && cl.check_data.empty())
     throw InputError("", 0, "DECK",
                      "missing the input deck: wavetrain DECK [options] (wavetrain --help)");
   for (const std::string& o : cl.overrides) check_override_shape(o);

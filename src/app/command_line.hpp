@@ -3,6 +3,7 @@
 //   wavetrain DECK [--set section.key=value]... [--run-dir DIR] [--restart | --restart-from FILE]
 //             [--skip-locked] [--walltime T] [--steps N] [--quiet]
 //             [--show-stages] [--show-schedule] [--help-deck] [--version]
+//   wavetrain --check-data FILE [--deck DECK]
 //   wavetrain DECK --simulate --ranks R --device v100|a100|h100|FILE [--profile FILE]
 //   wavetrain DECK --show-auto --ranks R --device v100|a100|h100|FILE [--profile FILE]
 #include <cstdint>
@@ -30,7 +31,9 @@ struct CommandLine {
   bool simulate = false;               // --simulate: predict the schedule with the cost model
   std::string device;                  // --device for --simulate: a built-in name or a file
   std::string profile;                 // --profile FILE: measured layer times for --simulate
-  std::string simulate_trace;          // --simulate-trace FILE: the simulated run as a trace.h5
+  std::string simulate_trace;
+  std::string check_data;  // --check-data FILE: check a dataset (against --deck), exit          //
+                           // --simulate-trace FILE: the simulated run as a trace.h5
   // --help, --help-deck or --version was printed to `out`: main should return 0 right away.
   bool exit_now = false;
 };

@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "app/auto/auto_schedule.hpp"
+#include "app/check_data.hpp"
 #include "app/command_line.hpp"
 #include "app/exit_status_file.hpp"
 #include "app/inspect.hpp"
@@ -105,9 +106,18 @@ int run(int argc, char** argv, int world_rank) {
     wt::RunConfig config;
     wt::agree_on_failure(mpi, [&] {
       cli = wt::parse_command_line(argc, argv);
-      if (!cli.exit_now) config = wt::parse_deck(cli.deck, cli.overrides);
+      if (!cli.exit_now && !cli.deck.empty())
+        config = wt::parse_deck(cli.deck, wt::check_data_overrides(cli.check_data, cli.overrides));
     });
     if (cli.exit_now) return 0;
+    if (!cli.check_data.empty()) {
+      // Local work (no collective call): rank 0 checks, every rank agrees on the outcome.
+      wt::agree_on_failure(mpi, [&] {
+        if (world_rank == 0)
+          wt::check_data(cli.check_data, cli.deck.empty() ? nullptr : &config, std::cout);
+      });
+      return 0;
+    }
     if (cli.simulate || cli.show_plan || cli.show_auto || cli.show_stages || cli.show_schedule)
       return simulate_or_inspect(cli, config, world_rank, mpi.size());
     return train(cli, config, mpi);

@@ -218,6 +218,7 @@ void DatasetReader::open_inputs(const Shape& expected_sample_shape) {
   sample_numel_ = shape_numel(sample);
   H5Handle dcpl(H5Dget_create_plist(probe.get()), H5Pclose);
   const bool filtered = H5Pget_nfilters(dcpl.get()) > 0;
+  check_filters_available(key, dcpl.get());
   check_declared_size(key, size_ * sample_numel_ * int64_t(bytes), filtered);
 
   // Uncompressed chunks are read straight from the file (no chunk cache): shuffled rows touch a
@@ -228,6 +229,24 @@ void DatasetReader::open_inputs(const Shape& expected_sample_shape) {
   H5Pset_chunk_cache(dapl.get(), 12421, filtered ? size_t(64) << 20 : 0, 1.0);
   inputs_ = H5Handle(H5Dopen2(file_.get(), key.c_str(), dapl.get()), H5Dclose);
   if (!inputs_.valid()) fail(key, "cannot open dataset");
+}
+
+// A compression filter this HDF5 library lacks (h5py's lzf, a plugin's) would fail every read as
+// if the file were damaged: name the filter instead, at open.
+void DatasetReader::check_filters_available(const std::string& key, hid_t dcpl) const {
+  const int filters = H5Pget_nfilters(dcpl);
+  for (int i = 0; i < filters; ++i) {
+    unsigned flags = 0, config = 0;
+    size_t values = 0;
+    char name[128] = "";
+    const H5Z_filter_t id =
+        H5Pget_filter2(dcpl, unsigned(i), &flags, &values, nullptr, sizeof name, name, &config);
+    if (id >= 0 && H5Zfilter_avail(id) <= 0)
+      fail(key, "compressed with filter " + std::to_string(id) +
+                    (name[0] ? std::string(" (") + name + ")" : std::string()) +
+                    ", which this HDF5 library cannot decode: write it with gzip or no "
+                    "compression (docs/dataset-format.md)");
+  }
 }
 
 void DatasetReader::read_attributes() {
@@ -242,6 +261,11 @@ void DatasetReader::read_attributes() {
     fail("attributes", e.what());
   }
   if (!(std_ > 0.0)) fail("std", "normalisation std must be > 0, found " + std::to_string(std_));
+  int64_t declared = 0;
+  if (h5_read_attr_int(file_.get(), "num_classes", &declared) && !class_names_.empty() &&
+      int64_t(class_names_.size()) != declared)
+    fail("class_names", std::to_string(class_names_.size()) + " names for num_classes " +
+                            std::to_string(declared) + ": give one name per class");
   if (token_ids_ && inputs_are_float_)
     fail("token_ids", "token ids must be stored as uint8 inputs, found float32");
 }

@@ -85,6 +85,7 @@ class DatasetReader {
   void read_mapped(const std::vector<int64_t>& rows, float* inputs);
   void open(const Shape& expected_sample_shape, int classes);
   void open_inputs(const Shape& expected_sample_shape);
+  void check_filters_available(const std::string& key, hid_t dcpl) const;
   void check_declared_size(const std::string& key, int64_t declared_bytes, bool compressed) const;
   void load_labels(int classes);
   void read_attributes();

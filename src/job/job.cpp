@@ -44,15 +44,9 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
                                                   graph.input_shape, graph.classes);
   test_reader_ = std::make_unique<DatasetReader>(config_.data.path, config_.data.test_split,
                                                  graph.input_shape, graph.classes);
-  // A per-token loss reads T labels per sample; the file must hold exactly that many.
   labels_per_sample_ = graph.nodes.back().layer->labels_per_sample();
   for (const DatasetReader* r : {train_reader_.get(), test_reader_.get()})
-    if (r->labels_per_sample() != labels_per_sample_)
-      throw InputError(config_.data.path, 0, "/" + r->split() + "/labels",
-                       "has " + std::to_string(r->labels_per_sample()) +
-                           " label(s) per sample, but the model's loss layer '" +
-                           graph.nodes.back().name + "' needs " +
-                           std::to_string(labels_per_sample_));
+    check_labels_per_sample(config_, graph, *r);
   check_data_against_deck(config_, graph, *train_reader_, *test_reader_);
   dataset_digest_ = dataset_digest(*train_reader_, *test_reader_);
   // An empty test split leaves nothing to evaluate: say so rather than report "accuracy 0".
@@ -184,6 +178,9 @@ void Job::start(Communicator& comm) {
       comm.size(), comm.size() > 1 ? "s" : "", (long long)total_steps_, (long long)per_epoch_,
       (long long)config_.train.global_batch);
   log_.line("wavetrain: run directory %s", run_dir_.c_str());
+  log_.line("wavetrain: data %s: %lld training, %lld test samples, %s", config_.data.path.c_str(),
+            (long long)train_reader_->size(), (long long)test_reader_->size(),
+            describe_classes(*train_reader_).c_str());
   resume();
   if (config_.train.eval_every_epoch && !no_evaluation_reason_.empty())
     log_.warning("%s: the test split /%s has no samples: training without evaluation",

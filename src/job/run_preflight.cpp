@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -75,6 +76,27 @@ void check_data_against_deck(const RunConfig& cfg, const Graph& graph, const Dat
     throw InputError(cfg.deck_path, 0, "train.epochs",
                      std::to_string(cfg.train.epochs) + " epochs of " + std::to_string(per_epoch) +
                          " steps is more steps than can be counted");
+}
+
+void check_labels_per_sample(const RunConfig& cfg, const Graph& graph, const DatasetReader& split) {
+  const int64_t needed = graph.nodes.back().layer->labels_per_sample();
+  if (split.labels_per_sample() != needed)
+    throw InputError(cfg.data.path, 0, "/" + split.split() + "/labels",
+                     "has " + std::to_string(split.labels_per_sample()) +
+                         " label(s) per sample, but the model's loss layer '" +
+                         graph.nodes.back().name + "' needs " + std::to_string(needed));
+}
+
+std::string describe_classes(const DatasetReader& split) {
+  const auto& names = split.class_names();
+  const int64_t classes =
+      split.declared_classes() > 0 ? split.declared_classes() : int64_t(names.size());
+  std::string text = std::to_string(classes) + " classes";
+  if (names.empty() || split.token_ids()) return text;  // a text's vocabulary: too long to list
+  const size_t shown = std::min<size_t>(names.size(), 12);
+  for (size_t i = 0; i < shown; ++i) text += (i ? ", " : ": ") + names[i];
+  if (shown < names.size()) text += ", ...";
+  return text;
 }
 
 void check_keys_the_schedule_reads(const RunConfig& cfg) {

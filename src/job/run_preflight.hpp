@@ -23,6 +23,12 @@ void write_file_checked(const std::string& path, const std::string& contents);
 void check_data_against_deck(const RunConfig& cfg, const Graph& graph, const DatasetReader& train,
                              const DatasetReader& test);
 
+// A per-token loss reads T labels per sample; the split must hold exactly that many.
+void check_labels_per_sample(const RunConfig& cfg, const Graph& graph, const DatasetReader& split);
+
+// "10 classes: T-shirt/top, Trouser, ..." (the file's names, the first dozen), or "10 classes".
+std::string describe_classes(const DatasetReader& split);
+
 // No key the deck sets is one the chosen schedule ignores ([burst] under another schedule): a
 // training run refuses it, naming the key, rather than run without it. (--show-plan plans burst
 // for any deck, so this is not a deck-parser rule.)

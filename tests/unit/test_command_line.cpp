@@ -139,5 +139,20 @@ TEST(CommandLine, RestartFromAndSkipLocked) {
     EXPECT_NE(help.find(said), std::string::npos) << said;
 }
 
+// --check-data needs no deck; --deck names one for it (or DECK does), and only for it.
+TEST(CommandLine, CheckDataTakesAnOptionalDeck) {
+  CommandLine cl = parse({"--check-data", "d.h5"});
+  EXPECT_EQ(cl.check_data, "d.h5");
+  EXPECT_EQ(cl.deck, "");
+  cl = parse({"--check-data", "d.h5", "--deck", "inputs/a.toml"});
+  EXPECT_EQ(cl.deck, "inputs/a.toml");
+  cl = parse({"inputs/a.toml", "--check-data", "d.h5"});
+  EXPECT_EQ(cl.deck, "inputs/a.toml");
+  EXPECT_EQ(error_key({"inputs/a.toml", "--deck", "inputs/a.toml"}), "--deck");
+  EXPECT_EQ(error_key({"inputs/a.toml", "--check-data", "d.h5", "--deck", "inputs/b.toml"}),
+            "--deck");
+  EXPECT_EQ(error_key({"--deck", "inputs/a.toml"}), "--deck");
+}
+
 }  // namespace
 }  // namespace wt

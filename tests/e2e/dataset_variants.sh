@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# docs/dataset-format.md is a contract: every variant it documents is written here with h5py, as
+# a user would write it, and --check-data accepts it (with the read path the page promises) and a
+# run trains one step on it. The variants it refuses (float64 inputs, an lzf-compressed file) are
+# refused by --check-data and by the run with the same message.
+source "$(dirname "$0")/lib/common.bash"
+PY=${WT_PYTHON:-/usr/bin/python3}
+cd "$dir"
+cp "$WT_SOURCE_DIR/models/own_data_cnn.toml" cnn.toml  # input [1, 16, 16], 3 classes
+cat >tokens.toml <<'EOF'
+[model]
+name = "tokens"
+input = [8]
+classes = 5
+[[layer]]
+name = "emb"
+type = "embedding"
+vocab = 5
+dim = 6
+[[layer]]
+name = "out"
+type = "linear"
+out_features = 5
+[[layer]]
+name = "loss"
+type = "token_softmax_xent"
+EOF
+deck() {  # name model
+  sed -e "s|^file = .*|file = \"$2\"|" -e "s|^global_batch = .*|global_batch = 16|" \
+    "$WT_SOURCE_DIR/inputs/own_data_example.toml" >"$1"
+}
+deck images.toml cnn.toml
+deck text.toml tokens.toml
+
+"$PY" - <<'PY'
+import h5py, numpy as np
+rng = np.random.default_rng(5)
+
+def write(name, inputs=np.uint8, labels=np.int32, shape=(1, 16, 16), n=(64, 16), attrs=True,
+          fixed_strings=False, token=False, **storage):
+    with h5py.File(name + ".h5", "w") as f:
+        for split, rows in zip(("train", "test"), n):
+            g = f.create_group(split)
+            if token:
+                x = rng.integers(0, 5, (rows,) + shape, dtype=np.uint8)
+                y = rng.integers(0, 5, (rows,) + shape)
+            else:
+                x = (rng.integers(0, 256, (rows,) + shape).astype(inputs) if np.dtype(inputs).kind == "u"
+                     else rng.random((rows,) + shape).astype(inputs))
+                y = rng.integers(0, 3, rows)
+            g.create_dataset("inputs", data=x, **({} if rows == 0 else storage))
+            g.create_dataset("labels", data=y.astype(labels))
+        if attrs:
+            f.attrs["num_classes"] = 5 if token else 3
+            names = ["a", "b", "c", "d", "e"] if token else ["circle", "square", "cross"]
+            f.attrs["class_names"] = np.array(names, dtype="S8") if fixed_strings else names
+            f.attrs["mean"], f.attrs["std"] = (0.0, 1.0) if token else (0.5, 0.29)
+            f.attrs["source"] = np.bytes_(b"fixed source") if fixed_strings else "variants test"
+        if token:
+            f.attrs["token_ids"] = 1
+
+write("u8_contiguous")
+write("u8_chunked", chunks=(8, 1, 16, 16))
+write("u8_chunks_split_samples", chunks=(8, 1, 8, 16))
+write("u8_gzip", chunks=(8, 1, 16, 16), compression="gzip")
+write("u8_gzip_shuffle", chunks=(8, 1, 16, 16), compression="gzip", shuffle=True)
+write("f32_contiguous", inputs=np.float32)
+write("f32_chunked", inputs=np.float32, chunks=(16, 1, 16, 16))
+write("f32_big_endian", inputs=">f4")
+write("f32_gzip", inputs=np.float32, chunks=(16, 1, 16, 16), compression="gzip")
+write("labels_int64", labels=np.int64)
+write("labels_uint8", labels=np.uint8)
+write("fixed_length_strings", fixed_strings=True)
+write("no_attributes", attrs=False)
+write("empty_test_split", n=(64, 0))
+write("per_token_labels", shape=(8,), token=True)
+write("per_token_labels_chunked", shape=(8,), token=True, chunks=(16, 8))
+# Refused variants.
+write("f64_inputs", inputs=np.float64)
+write("lzf", chunks=(8, 1, 16, 16), compression="lzf")
+PY
+
+variant() {  # file deck read-path-pattern
+  "$WAVETRAIN" --check-data "$1.h5" --deck "$2" >"$1.check" 2>&1 ||
+    { cat "$1.check"; fail "$1: --check-data refused a documented variant"; }
+  grep -qE "$3" "$1.check" || { cat "$1.check"; fail "$1: read path is not '$3'"; }
+  timeout 120 "$WAVETRAIN" "$2" --set "data.path=\"$dir/$1.h5\"" --steps 1 --run-dir "run_$1" \
+    >"$1.run" 2>&1 || { cat "$1.run"; fail "$1: a run refused a documented variant"; }
+  grep -q "done: 1 steps" "$1.run" || { cat "$1.run"; fail "$1: no step"; }
+  echo "ok $1: $(grep -m1 "reads:" "$1.check" | sed 's/^ *//')"
+}
+variant u8_contiguous images.toml "reads: direct"
+variant u8_chunked images.toml "reads: direct"
+variant u8_chunks_split_samples images.toml "reads: through HDF5 \(chunks split samples"
+variant u8_gzip images.toml "reads: through HDF5 \(dataset is filtered"
+variant u8_gzip_shuffle images.toml "reads: through HDF5 \(dataset is filtered"
+variant f32_contiguous images.toml "reads: direct"
+variant f32_chunked images.toml "reads: direct"
+variant f32_big_endian images.toml "reads: through HDF5 \(element type is not native"
+variant f32_gzip images.toml "reads: through HDF5"
+variant labels_int64 images.toml "reads: direct"
+variant labels_uint8 images.toml "reads: direct"
+variant fixed_length_strings images.toml "3 classes: circle, square, cross"
+variant no_attributes images.toml "reads: direct"
+variant empty_test_split images.toml "^/test: 0 samples"
+variant per_token_labels text.toml "labels \[N, 8\] int32 \(per token\)"
+variant per_token_labels_chunked text.toml "reads: direct"
+# The ten-line example of docs/dataset-format.md, run as printed there.
+mkdir -p data
+sed -n '/^```python$/,/^```$/p' "$WT_SOURCE_DIR/docs/dataset-format.md" | sed '1d;$d' >doc_example.py
+"$PY" doc_example.py || fail "the documented example does not run"
+mv data/own_data.h5 doc_example.h5
+variant doc_example images.toml "reads: direct"
+grep -q "data .*fixed_length_strings.h5: 64 training, 16 test samples, 3 classes: circle, square, cross" \
+  run_fixed_length_strings/log.txt || fail "the run does not print the file's class names"
+
+refused() {  # file pattern: --check-data and the run both exit 2 with the same message
+  set +e
+  "$WAVETRAIN" --check-data "$dir/$1.h5" --deck images.toml >/dev/null 2>"$1.check"
+  local check=$?
+  timeout 120 "$WAVETRAIN" images.toml --set "data.path=\"$dir/$1.h5\"" --steps 1 --run-dir "run_$1" \
+    >/dev/null 2>"$1.run"
+  local run=$?
+  set -e
+  [[ $check == 2 && $run == 2 ]] || fail "$1: exit status $check (check) / $run (run), expected 2"
+  grep -qE "$2" "$1.check" || { cat "$1.check"; fail "$1: message lacks '$2'"; }
+  diff "$1.check" "$1.run" || fail "$1: --check-data and the run say different things"
+  echo "ok $1 refused: $(cat "$1.check")"
+}
+refused f64_inputs "f64_inputs.h5: /train/inputs: element type must be uint8 or float32"
+refused lzf "lzf.h5: /train/inputs: compressed with filter 32000 \(lzf\), which this HDF5 library cannot decode"
+echo "dataset_variants: every documented variant trains"

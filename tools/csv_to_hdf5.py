@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""Convert CSV tables (one row per sample, a header row) into a wavetrain HDF5 dataset.
+
+  csv_to_hdf5.py --train train.csv --test test.csv --label class --output data/table.h5
+  csv_to_hdf5.py --train all.csv --test-ratio 0.2 --label class --output data/table.h5
+
+The column named by --label holds integer class indices 0..K-1; every other column is a feature
+(numbers, stored as float32, or --dtype uint8 for values 0..255). Samples are [F] features, or
+--shape C,H,W. Rows stream through in blocks: memory stays bounded. Exit status: 0 written, 2 bad
+input (file, line and column named), 1 other.
+"""
+import argparse
+import csv
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from converter_cli import Progress, print_summary, run_converter  # noqa: E402
+from dataset_output import ConvertError, DatasetFile  # noqa: E402
+
+TOOL = "csv_to_hdf5.py"
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--train", required=True, help="CSV file of training samples")
+    p.add_argument("--test", help="CSV file of test samples (else --test-ratio of --train's rows)")
+    p.add_argument("--test-ratio", type=float, default=0.2,
+                   help="without --test: share of rows held out for testing, chosen by a seeded draw (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the held-out draw (default: %(default)s)")
+    p.add_argument("--label", required=True, help="name of the label column")
+    p.add_argument("--output", required=True, help="HDF5 file to write (appears only when complete)")
+    p.add_argument("--dtype", choices=["float32", "uint8"], default="float32", help="feature storage (default: %(default)s)")
+    p.add_argument("--shape", help="per-sample shape, e.g. 1,28,28 (default: [number of features])")
+    p.add_argument("--num-classes", type=int, help="class count (default: largest label + 1)")
+    p.add_argument("--class-names", help="comma-separated class names, one per class")
+    p.add_argument("--delimiter", default=",", help="field separator (default: ',')")
+    p.add_argument("--no-normalise", action="store_true", help="store mean 0, std 1 instead of the training split's")
+    p.add_argument("--block-rows", type=int, help="rows per written block (default: about a million cells)")
+    p.add_argument("--source", default="", help="provenance text stored in the file")
+    args = p.parse_args()
+    if not args.test and not 0.0 < args.test_ratio < 1.0:
+        p.error("--test-ratio must lie strictly between 0 and 1")
+    return args
+
+
+class CsvRows:
+    """The rows of one CSV file as (line, features, label) blocks, checked as they are read."""
+
+    def __init__(self, path, args):
+        self.path, self.args = path, args
+        try:
+            self.file = open(path, newline="")
+        except OSError as e:
+            raise ConvertError(path, f"cannot open ({e.strerror})") from None
+        self.reader = csv.reader(self.file, delimiter=args.delimiter)
+        header = next(self.reader, None)
+        if not header:
+            raise ConvertError(path, "empty file: expected a header row naming the columns")
+        self.header = [h.strip() for h in header]
+        if args.label not in self.header:
+            raise ConvertError(path, f"line 1: no column '{args.label}' (--label); columns: {', '.join(self.header)}")
+        self.bytes_read = 0  # approximately, for the progress bar (tell() is off while iterating)
+        self.label_col = self.header.index(args.label)
+        self.features = [i for i in range(len(self.header)) if i != self.label_col]
+        # Parsed cells are Python strings (~60 bytes each) until converted: bound them per block.
+        self.block_rows = args.block_rows or max(64, (1 << 20) // len(self.header))
+        if not self.features:
+            raise ConvertError(path, "line 1: no feature columns besides the label")
+
+    def size_hint(self):
+        return os.path.getsize(self.path)
+
+    def blocks(self):
+        """Yields (first line number, features [n, F] float64, labels [n] int64)."""
+        rows, lines = [], []
+        for row in self.reader:
+            line = self.reader.line_num
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue  # blank line
+            if len(row) != len(self.header):
+                raise ConvertError(self.path, f"line {line}: {len(row)} fields, the header has {len(self.header)}")
+            rows.append(row)
+            lines.append(line)
+            self.bytes_read += sum(len(f) for f in row) + len(row)
+            if len(rows) == self.block_rows:
+                yield self.parse(rows, lines)
+                rows, lines = [], []
+        if rows:
+            yield self.parse(rows, lines)
+
+    def parse(self, rows, lines):
+        labels = np.empty(len(rows), dtype=np.int64)
+        for i, row in enumerate(rows):
+            text = row[self.label_col].strip()
+            try:
+                labels[i] = int(text)
+            except ValueError:
+                raise ConvertError(self.path, f"line {lines[i]}, column '{self.args.label}': label '{text}' "
+                                              "is not an integer (class indices 0..K-1)") from None
+            if labels[i] < 0:
+                raise ConvertError(self.path, f"line {lines[i]}, column '{self.args.label}': label {text} is negative")
+        try:
+            features = np.array([[row[c] for c in self.features] for row in rows], dtype=np.float64)
+        except ValueError:
+            features = self.find_bad_cell(rows, lines)
+        bad = ~np.isfinite(features)
+        if bad.any():
+            i, j = (int(k[0]) for k in np.nonzero(bad))
+            raise ConvertError(self.path, f"line {lines[i]}, column '{self.header[self.features[j]]}': "
+                                          f"non-finite value '{rows[i][self.features[j]]}'")
+        return lines[0], features, labels
+
+    def find_bad_cell(self, rows, lines):
+        for i, row in enumerate(rows):
+            for c in self.features:
+                try:
+                    float(row[c])
+                except ValueError:
+                    raise ConvertError(self.path, f"line {lines[i]}, column '{self.header[c]}': "
+                                                  f"'{row[c]}' is not a number") from None
+        raise AssertionError("a block failed to parse but no cell is bad")
+
+
+def stored(features, reader, line, args, shape):
+    if args.dtype == "uint8":
+        bad = (features < 0) | (features > 255) | (features != np.round(features))
+        if bad.any():
+            i, j = (int(k[0]) for k in np.nonzero(bad))
+            raise ConvertError(reader.path, f"block from line {line}, row {i}, column "
+                                            f"'{reader.header[reader.features[j]]}': {features[i, j]:g} "
+                                            "is not a whole number 0..255 (--dtype uint8)")
+        return features.astype(np.uint8).reshape((len(features),) + shape)
+    return features.astype(np.float32).reshape((len(features),) + shape)
+
+
+def sample_shape(args, reader):
+    if not args.shape:
+        return (len(reader.features),)
+    try:
+        shape = tuple(int(d) for d in args.shape.split(","))
+    except ValueError:
+        raise ConvertError("--shape", f"expected comma-separated sizes, got '{args.shape}'") from None
+    if int(np.prod(shape)) != len(reader.features):
+        raise ConvertError(reader.path, f"--shape {list(shape)} has {int(np.prod(shape))} elements, "
+                                        f"the file has {len(reader.features)} feature columns")
+    return shape
+
+
+def main():
+    args = parse_args()
+    started = time.monotonic()
+    train = CsvRows(args.train, args)
+    test = CsvRows(args.test, args) if args.test else None
+    if test and test.header != train.header:
+        raise ConvertError(args.test, f"line 1: columns differ from {args.train}'s")
+    shape = sample_shape(args, train)
+    itemsize = 1 if args.dtype == "uint8" else 4
+    # A CSV number takes at least 2 bytes (digit and separator): an upper bound on the output.
+    estimate = sum(r.size_hint() for r in (train, test) if r) // 2 * itemsize
+    progress = Progress("converting", sum(r.size_hint() for r in (train, test) if r), "bytes")
+    rng = np.random.default_rng(args.seed)
+    names = args.class_names.split(",") if args.class_names else None
+    with DatasetFile(args.output, estimate) as out:
+        # At least two bytes per CSV field: an upper bound on the rows, so small files get small chunks.
+        most_rows = sum(r.size_hint() for r in (train, test) if r) // (2 * (len(train.features) + 1)) + 1
+        train_w = out.split("train", shape, np.dtype(args.dtype), expected_rows=most_rows)
+        test_w = out.split("test", shape, np.dtype(args.dtype), expected_rows=most_rows)
+        for reader in (train, test) if test else (train,):
+            for line, features, labels in reader.blocks():
+                x = stored(features, reader, line, args, shape)
+                if reader is test:
+                    test_w.append(x, labels)
+                elif test:
+                    train_w.append(x, labels)
+                else:
+                    held = rng.random(len(x)) < args.test_ratio
+                    test_w.append(x[held], labels[held])
+                    train_w.append(x[~held], labels[~held])
+                progress.done = 0
+                progress.advance(sum(r.bytes_read for r in (train, test) if r))
+        progress.close()
+        classes = args.num_classes or max(len(train_w.class_counts), len(test_w.class_counts))
+        if names and len(names) != classes:
+            raise ConvertError("--class-names", f"{len(names)} names for {classes} classes")
+        source = args.source or f"{args.train}, converted by csv_to_hdf5.py"
+        mean, std = out.finish(classes, names, not args.no_normalise, source)
+    print_summary(TOOL, args.output, [train_w, test_w], classes, names, mean, std, started)
+
+
+if __name__ == "__main__":
+    sys.exit(run_converter(TOOL, main))

@@ -1,0 +1,114 @@
+"""Reading a .npy array, or one member of an .npz, a block of rows at a time.
+
+np.load would read a whole .npz member into memory; this reads the header, then the rows in
+blocks, from the file or straight from the zip member, so memory stays bounded.
+"""
+import zipfile
+
+import numpy as np
+
+from dataset_output import ConvertError
+
+
+class NpyStream:
+    """Rows of one array: shape, dtype and blocks(rows) of at most `rows` rows each."""
+
+    def __init__(self, path, member=None):
+        self.where = f"{path}[{member}]" if member else path
+        try:
+            if member is None:
+                self.file = open(path, "rb")
+            else:
+                self.zip = zipfile.ZipFile(path)
+                names = {n[:-4] if n.endswith(".npy") else n: n for n in self.zip.namelist()}
+                if member not in names:
+                    raise ConvertError(path, f"no array '{member}' in the .npz; it has: "
+                                             f"{', '.join(sorted(names)) or 'nothing'}")
+                self.file = self.zip.open(names[member])
+            version = np.lib.format.read_magic(self.file)
+            if version == (1, 0):
+                header = np.lib.format.read_array_header_1_0(self.file)
+            else:
+                header = np.lib.format.read_array_header_2_0(self.file)
+        except ConvertError:
+            raise
+        except FileNotFoundError:
+            raise ConvertError(path, "file not found") from None
+        except (OSError, ValueError, zipfile.BadZipFile) as e:
+            raise ConvertError(self.where, f"not a NumPy array file ({e})") from None
+        self.shape, fortran, self.dtype = header
+        if fortran and len(self.shape) > 1:
+            raise ConvertError(self.where, "Fortran-ordered array: save it with "
+                                           "np.save(path, np.ascontiguousarray(a))")
+        if self.dtype.hasobject or self.dtype.fields is not None:
+            raise ConvertError(self.where, f"unsupported dtype {self.dtype} (object or structured "
+                                           "arrays: store numbers)")
+        if len(self.shape) == 0:
+            raise ConvertError(self.where, "a scalar, not an array of samples")
+
+    def __len__(self):
+        return int(self.shape[0])
+
+    def blocks(self, rows):
+        """Yields (first_row, array) for consecutive blocks of at most `rows` rows."""
+        row_shape = tuple(self.shape[1:])
+        row_bytes = int(np.prod(row_shape, dtype=np.int64)) * self.dtype.itemsize
+        for first in range(0, len(self), rows):
+            n = min(rows, len(self) - first)
+            data = self.file.read(n * row_bytes)
+            if len(data) != n * row_bytes:
+                raise ConvertError(self.where, f"file ends inside row {first + len(data) // max(1, row_bytes)} "
+                                               f"of {len(self)} (truncated)")
+            yield first, np.frombuffer(data, dtype=self.dtype).reshape((n,) + row_shape)
+
+    def close(self):
+        self.file.close()
+        if hasattr(self, "zip"):
+            self.zip.close()
+
+
+def input_block(stream, first, block):
+    """Inputs of one block as uint8 or float32: integers must lie in 0..255, floats be finite."""
+    kind = block.dtype.kind
+    if block.dtype == np.uint8:
+        return block
+    if kind in "iub":
+        bad = np.flatnonzero((block.reshape(len(block), -1) < 0).any(1) |
+                             (block.reshape(len(block), -1) > 255).any(1))
+        if len(bad):
+            row = first + int(bad[0])
+            raise ConvertError(stream.where, f"row {row}: integer inputs must lie in 0..255 to be "
+                                             f"stored as uint8, found {block[bad[0]].min()}.."
+                                             f"{block[bad[0]].max()}; convert to float32 first")
+        return block.astype(np.uint8)
+    if kind == "f":
+        out = block.astype(np.float32)
+        finite = np.isfinite(out.reshape(len(out), -1)).all(1)
+        if not finite.all():
+            row = first + int(np.flatnonzero(~finite)[0])
+            raise ConvertError(stream.where, f"row {row}: non-finite value (NaN or Inf, or beyond "
+                                             "float32's range)")
+        return out
+    raise ConvertError(stream.where, f"unsupported dtype {block.dtype}: inputs must be integers "
+                                     "(0..255, stored as uint8) or floats (stored as float32)")
+
+
+def label_block(stream, first, block):
+    """Labels of one block as int32: integers >= 0 (or floats holding whole numbers)."""
+    kind = block.dtype.kind
+    if kind == "f":
+        flat = block.reshape(len(block), -1)
+        whole = np.isfinite(flat) & (flat == np.round(flat))
+        if not whole.all():
+            row, col = (int(i[0]) for i in np.nonzero(~whole))
+            raise ConvertError(stream.where, f"row {first + row}: label {flat[row, col]!r} is not "
+                                             "a whole number (labels are class indices 0..K-1)")
+    elif kind not in "iub":
+        raise ConvertError(stream.where, f"unsupported label dtype {block.dtype}: labels must be "
+                                         "integer class indices 0..K-1")
+    if len(block) and (block.min() < 0 or block.max() > np.iinfo(np.int32).max):
+        rows = np.flatnonzero(((block < 0) | (block > np.iinfo(np.int32).max)).reshape(len(block), -1).any(1))
+        row = first + int(rows[0])
+        raise ConvertError(stream.where, f"row {row}: label outside 0..2^31-1 "
+                                         f"({block[rows[0]]!r})")
+    return block.astype(np.int32)
