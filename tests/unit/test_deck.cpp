@@ -162,8 +162,9 @@ TEST_F(DeckTest, OutOfRangeValuesSayWhatIsAllowed) {
 }
 
 TEST_F(DeckTest, UnknownStringValuesListTheKnownOnes) {
-  expect_error(deck("[schedule]\nkind = \"foo\"\n"), 6, "schedule.kind",
-               {"unknown schedule kind 'foo' (known: burst, gang, pipeline, ticktock, waves, auto)"});
+  expect_error(
+      deck("[schedule]\nkind = \"foo\"\n"), 6, "schedule.kind",
+      {"unknown schedule kind 'foo' (known: burst, gang, pipeline, ticktock, waves, auto)"});
   expect_error(deck("[optimizer]\nkind = \"adam\"\n"), 6, "optimizer.kind",
                {"unknown optimizer kind 'adam' (known: sgd, adamw)"});
   expect_error(deck("[schedule]\nbalance = \"time\"\n"), 6, "schedule.balance",
