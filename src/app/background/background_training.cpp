@@ -35,20 +35,25 @@ void check_background_deck(const RunConfig& deck) {
 
 namespace {
 
-// WAVETRAIN_TEST_SLOW_FOREGROUND="stream:index:milliseconds:from_step:to_step" (tests only).
+// WAVETRAIN_TEST_SLOW_FOREGROUND="stream:index:milliseconds:from_step:to_step" (tests only);
+// "xF" instead of milliseconds: F times the instruction's solo time.
 void plant_slow_foreground(Multiplexer& multiplexer) {
   const char* hook = std::getenv("WAVETRAIN_TEST_SLOW_FOREGROUND");
   if (!hook || !*hook) return;
   std::istringstream in(hook);
   int stream = 0;
   size_t index = 0;
-  double ms = 0;
+  double amount = 0;
   long long from = 0, to = 0;
   char c1, c2, c3, c4;
-  if (!(in >> stream >> c1 >> index >> c2 >> ms >> c3 >> from >> c4 >> to))
+  in >> stream >> c1 >> index >> c2;
+  const bool times_solo = in.peek() == 'x';  // "x50": 50 times the instruction's solo time
+  if (times_solo) in.get();
+  if (!(in >> amount >> c3 >> from >> c4 >> to))
     throw std::invalid_argument(std::string("WAVETRAIN_TEST_SLOW_FOREGROUND: cannot read '") +
-                                hook + "' as stream:index:milliseconds:from_step:to_step");
-  multiplexer.slow_foreground(stream, index, ms * 1e-3, from, to);
+                                hook + "' as stream:index:milliseconds|xFACTOR:from_step:to_step");
+  multiplexer.slow_foreground(stream, index, times_solo ? 0 : amount * 1e-3,
+                              times_solo ? amount : 0, from, to);
 }
 
 }  // namespace

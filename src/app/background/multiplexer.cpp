@@ -46,9 +46,9 @@ Multiplexer::~Multiplexer() {
   if (log_) std::fclose(log_);
 }
 
-void Multiplexer::slow_foreground(int stream, size_t index, double seconds, int64_t from,
-                                  int64_t to) {
-  slow_ = {stream, index, seconds, from, to, -1};
+void Multiplexer::slow_foreground(int stream, size_t index, double seconds, double times_solo,
+                                  int64_t from, int64_t to) {
+  slow_ = {stream, index, seconds, times_solo, from, to, -1};
 }
 
 StepStats Multiplexer::run_step(Job& job, int64_t step) {
@@ -322,7 +322,9 @@ void Multiplexer::apply_slow_hook(int64_t step) {
   const Instruction* next = fg_.executor().next_instruction(slow_.stream);
   if (!next || feedback_.solo().index_of(slow_.stream, *next) != slow_.index) return;
   slow_.slowed_step = step;
-  std::this_thread::sleep_for(std::chrono::duration<double>(slow_.seconds));
+  const double solo = std::max(0.0, feedback_.solo().solo_seconds(slow_.stream, slow_.index));
+  std::this_thread::sleep_for(
+      std::chrono::duration<double>(slow_.seconds + slow_.times_solo * solo));
 }
 
 void Multiplexer::log_row(const char* kind, const GateResult& why, int64_t step, double begin,

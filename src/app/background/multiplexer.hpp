@@ -55,9 +55,11 @@ class Multiplexer : public StepDriver {
   void finish();
   const MultiplexTotals& totals() const { return totals_; }
   // Test hook (WAVETRAIN_TEST_SLOW_FOREGROUND): whenever the foreground is blocked at
-  // (stream, index) in steps [from, to), the rank sleeps `seconds` first, as if that
-  // instruction ran slower.
-  void slow_foreground(int stream, size_t index, double seconds, int64_t from, int64_t to);
+  // (stream, index) in steps [from, to), the rank sleeps `seconds` plus `times_solo` times that
+  // instruction's solo time first, as if it ran slower (a multiple of the solo time is the same
+  // slowdown on a fast machine and a loaded one).
+  void slow_foreground(int stream, size_t index, double seconds, double times_solo, int64_t from,
+                       int64_t to);
 
  private:
   void profile_background();
@@ -107,7 +109,7 @@ class Multiplexer : public StepDriver {
   struct SlowHook {
     int stream = -1;
     size_t index = 0;
-    double seconds = 0;
+    double seconds = 0, times_solo = 0;
     int64_t from = 0, to = 0, slowed_step = -1;
   } slow_;
 };
