@@ -101,8 +101,16 @@ id=$(sbatch --parsable --output=fault.out "${two_nodes[@]}" "$jobs/multi_node.sb
   --run-dir fault)
 echo "submitted multi_node.sbatch as job $id"
 (wait_for_line fault/metrics.csv '^train,([4-9]|[1-9][0-9]+)0,' 120) || { show fault.out; fail "no training"; }
-read -r victim victim_host < <(rank_on fault 1)
-read -r survivor survivor_host < <(rank_on fault 0)
+# The ranks' processes, polled: srun may still be starting the second host's while the first's
+# already writes metrics (a lookup that found nothing ended the test without a word under set -e).
+victim="" survivor=""
+for ((try = 0; try < 100; try++)); do
+  read -r victim victim_host < <(rank_on fault 1) || true
+  read -r survivor survivor_host < <(rank_on fault 0) || true
+  [[ -n $victim && -n $survivor ]] && break
+  sleep 0.1
+done
+[[ -n $victim && -n $survivor ]] || { show fault.out; fail "rank 0 or 1 of job $id not found in 10 s"; }
 [[ $victim_host == wt-host2 && $survivor_host == wt-host1 ]] ||
   fail "ranks not found where expected: rank 1 '$victim' on '$victim_host', rank 0 '$survivor' on '$survivor_host'"
 kill -KILL "$victim"
