@@ -163,14 +163,8 @@ void check_option_combinations(const CommandLine& cl) {
                      "--show-schedule: a training run uses the MPI world size (mpirun -n N)");
 }
 
-CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& out) {
-  CommandLine cl;
-  bool help_deck = false, version = false;
-
-  CLI::App app(kDescription, "wavetrain");
-  app.footer(kFooter);
-  app.set_help_flag("-h,--help", "Print this help and exit");
-  app.add_option("DECK", cl.deck, "Input deck (TOML), e.g. inputs/fashion_lenet.toml");
+// The options of a training run (the deck's overrides, the run directory, resuming, stopping).
+void add_run_options(CLI::App& app, CommandLine& cl, std::string& walltime) {
   app.add_option("--set", cl.overrides,
                  "Override one deck key, e.g. --set train.epochs=2 (repeatable; value is TOML, a "
                  "bare word for strings)")
@@ -190,7 +184,6 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
   app.add_flag("--skip-locked", cl.skip_locked,
                "When resuming, skip a checkpoint that another process holds locked (open for "
                "writing) and fall back to the newest one before it, instead of stopping (exit 2)");
-  std::string walltime;
   app.add_option("--walltime", walltime,
                  "The job's wall time: checkpoint and exit 75 before it runs out "
                  "(checkpoint.walltime_margin seconds early)")
@@ -199,6 +192,32 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
       ->type_name("N")
       ->check(CLI::Range(int64_t(1), kMaxSteps));
   app.add_flag("--quiet", cl.quiet, "No progress lines (errors and the final summary only)");
+}
+
+// DECK, or --deck with --check-data: one deck at most, and one of a deck or --check-data.
+void resolve_deck_argument(CommandLine& cl, const std::string& deck_option) {
+  if (!deck_option.empty()) {
+    if (cl.check_data.empty())
+      throw InputError("", 0, "--deck", "only applies with --check-data (else give DECK alone)");
+    if (!cl.deck.empty() && cl.deck != deck_option)
+      throw InputError("", 0, "--deck", "two decks given: " + cl.deck + " and " + deck_option);
+    cl.deck = deck_option;
+  }
+  if (cl.deck.empty() && cl.check_data.empty())
+    throw InputError("", 0, "DECK",
+                     "missing the input deck: wavetrain DECK [options] (wavetrain --help)");
+}
+
+CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& out) {
+  CommandLine cl;
+  bool help_deck = false, version = false;
+
+  CLI::App app(kDescription, "wavetrain");
+  app.footer(kFooter);
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  app.add_option("DECK", cl.deck, "Input deck (TOML), e.g. inputs/fashion_lenet.toml");
+  std::string walltime;
+  add_run_options(app, cl, walltime);
   add_inspection_options(app, cl);
   std::string deck_option;
   app.add_option("--check-data", cl.check_data,
@@ -236,16 +255,7 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
     cl.exit_now = true;
     return cl;
   }
-  if (!deck_option.empty()) {
-    if (cl.check_data.empty())
-      throw InputError("", 0, "--deck", "only applies with --check-data (else give DECK alone)");
-    if (!cl.deck.empty() && cl.deck != deck_option)
-      throw InputError("", 0, "--deck", "two decks given: " + cl.deck + " and " + deck_option);
-    cl.deck = deck_option;
-  }
-  if (cl.deck.empty() && cl.check_data.empty())
-    throw InputError("", 0, "DECK",
-                     "missing the input deck: wavetrain DECK [options] (wavetrain --help)");
+  resolve_deck_argument(cl, deck_option);
   for (const std::string& o : cl.overrides) check_override_shape(o);
   check_option_combinations(cl);
   if (!walltime.empty()) cl.walltime_s = parse_walltime(walltime);
