@@ -1,10 +1,10 @@
 #include "app/auto/auto_measure.hpp"
 
-#include <algorithm>
 #include <filesystem>
 #include <memory>
 
 #include "app/step_observer.hpp"
+#include "app/step_time_sample.hpp"
 #include "app/text_format.hpp"
 #include "app/training_loop.hpp"
 #include "comm/failure_agreement.hpp"
@@ -14,20 +14,18 @@ namespace wt {
 
 namespace {
 
+// The trial's step times after its warm-up step, in the run summary's sample.
 class StepTimes : public StepObserver {
  public:
-  void after_step(Job&, const StepRecord& record) override { seconds_.push_back(record.seconds); }
-  // The median after the warm-up step.
-  double median() const {
-    std::vector<double> timed(seconds_.begin() + std::min<size_t>(1, seconds_.size()),
-                              seconds_.end());
-    if (timed.empty()) return 0;
-    std::nth_element(timed.begin(), timed.begin() + timed.size() / 2, timed.end());
-    return timed[timed.size() / 2];
+  void after_step(Job&, const StepRecord& record) override {
+    if (warmed_up_) sample_.add(record.seconds);
+    warmed_up_ = true;
   }
+  double median() const { return sample_.median(); }
 
  private:
-  std::vector<double> seconds_;
+  bool warmed_up_ = false;
+  StepTimeSample sample_{0};  // no warm-up of its own: the first step is left out above
 };
 
 // The candidate's deck as a short trial: no evaluation, checkpoints, trace or background, its
