@@ -13,6 +13,7 @@
 #include "deck/component_options.hpp"
 #include "deck/deck_parser.hpp"
 #include "device/device_context.hpp"
+#include "job/device_options.hpp"
 #include "job/job.hpp"
 
 namespace fs = std::filesystem;
@@ -71,9 +72,7 @@ TrainResult train_colocated(const RunConfig& cfg, const TrainOptions& options, C
   agree_on_failure(comm, [&] { decks = job_decks(cfg, run_directory(cfg, options), job_dirs); });
   // One device under this deck's budget; Waterwave's allocator: another stream's frees wait for
   // a pair boundary's synchronisation.
-  DeviceContext device(static_cast<size_t>(cfg.device.memory_limit),
-                       cfg.device.kind == "strict" ? DeviceKind::Strict : DeviceKind::Host,
-                       static_cast<uint64_t>(cfg.device.strict_seed + comm.rank()));
+  DeviceContext device(device_options(cfg, comm.rank(), options.gpu));
   configure_allocator(cfg, device.allocator());
   device.allocator().set_cross_stream_reuse(CrossStreamReuse::AfterSync);
   std::vector<std::unique_ptr<Job>> jobs;

@@ -16,6 +16,7 @@
 #include "app/check_data.hpp"
 #include "app/command_line.hpp"
 #include "app/exit_status_file.hpp"
+#include "app/gpu_link.hpp"
 #include "app/inspect.hpp"
 #include "app/job_failure.hpp"
 #include "app/run_control.hpp"
@@ -82,7 +83,8 @@ int simulate_or_inspect(const wt::CommandLine& cli, const wt::RunConfig& deck, i
 }
 
 int train(const wt::CommandLine& cli, const wt::RunConfig& config, wt::MpiCommunicator& mpi) {
-  wt::StallWatch watch(mpi, config.failure.stall_seconds);
+  const wt::GpuLink gpu = wt::open_gpu_link(config, mpi);  // device.kind = "cuda" only
+  wt::StallWatch watch(mpi, gpu.comm ? *gpu.comm : mpi, config.failure.stall_seconds);
   wt::report_job_failures_on(watch.board());
   wt::TrainOptions options;
   options.run_dir = cli.run_dir;
@@ -92,6 +94,7 @@ int train(const wt::CommandLine& cli, const wt::RunConfig& config, wt::MpiCommun
   options.restart_from = cli.restart_from;
   options.skip_locked = cli.skip_locked;
   options.walltime_s = cli.walltime_s;
+  options.gpu = gpu.placement.gpu;
   options.on_step = [&watch](int64_t step) { watch.set_step(step); };
   const wt::TrainResult result = wt::train(config, options, watch.comm());
   return result.stopped_early ? kExitResumable : 0;

@@ -1,7 +1,8 @@
 #pragma once
 // The stall detector as main() wires it: a heartbeat board shared by the ranks of a node, the
 // communicator decorator that marks every communication call on it, and the watchdog thread.
-// With failure.stall_seconds = 0 it is off and comm() is the plain communicator.
+// With failure.stall_seconds = 0 it is off and comm() is the plain communicator. The board lives on
+// the MPI world; the communicator watched is the one training uses (MPI, or a GPU rank's NCCL).
 #include <memory>
 
 #include "app/exit_status_file.hpp"
@@ -15,10 +16,11 @@ namespace wt {
 class StallWatch {
  public:
   // Collective over mpi's world when stall_seconds > 0 (main thread, before training).
-  StallWatch(MpiCommunicator& mpi, double stall_seconds) : mpi_(mpi) {
+  StallWatch(MpiCommunicator& mpi, Communicator& training, double stall_seconds)
+      : training_(training) {
     if (stall_seconds <= 0) return;
     board_ = std::make_unique<HeartbeatBoard>(mpi.world());
-    watched_ = std::make_unique<WatchedCommunicator>(mpi, *board_);
+    watched_ = std::make_unique<WatchedCommunicator>(training, *board_);
     // Rank 0 records the watchdog's status for the job script too (a job script resumes a run
     // whose rank stalled or died from its last checkpoint).
     const bool records = mpi.rank() == 0;
@@ -34,14 +36,14 @@ class StallWatch {
   }
 
   HeartbeatBoard* board() { return board_.get(); }  // nullptr when off
-  Communicator& comm() { return watched_ ? static_cast<Communicator&>(*watched_) : mpi_; }
+  Communicator& comm() { return watched_ ? static_cast<Communicator&>(*watched_) : training_; }
   // The training loop's progress: the step about to run.
   void set_step(int64_t step) {
     if (watched_) watched_->set_step(step);
   }
 
  private:
-  MpiCommunicator& mpi_;
+  Communicator& training_;
   // Destroyed in reverse: the watchdog stops before what it reads goes away.
   std::unique_ptr<HeartbeatBoard> board_;
   std::unique_ptr<WatchedCommunicator> watched_;

@@ -13,6 +13,7 @@
 #include "comm/failure_agreement.hpp"
 #include "deck/component_options.hpp"
 #include "device/device_context.hpp"
+#include "job/device_options.hpp"
 #include "job/job.hpp"
 
 namespace wt {
@@ -40,9 +41,7 @@ TrainResult train(const RunConfig& deck, const TrainOptions& options, Communicat
   if (!deck.colocate.decks.empty()) return train_colocated(deck, options, comm);
   const auto t_start = std::chrono::steady_clock::now();
   // The rank's device, shared by its jobs; declared first, so it outlives their tensors.
-  DeviceContext device(static_cast<size_t>(deck.device.memory_limit),
-                       deck.device.kind == "strict" ? DeviceKind::Strict : DeviceKind::Host,
-                       static_cast<uint64_t>(deck.device.strict_seed + comm.rank()));
+  DeviceContext device(device_options(deck, comm.rank(), options.gpu));
   configure_allocator(deck, device.allocator());
   // schedule.kind = "auto": the simulator's choice, from here on as if the deck had named it.
   const RunConfig cfg = deck.schedule.kind == "auto"

@@ -20,14 +20,14 @@ void TrainingLoop::step_once(Entry& entry) {
   const int64_t step = entry.next_step;
   for (StepObserver* o : entry.observers) o->before_step(job, step);
   const auto t0 = std::chrono::steady_clock::now();
-  const StrictStreams* strict = job.device().queues();
-  const uint64_t synchronizations = strict ? strict->synchronizations() : 0;
+  const DeviceBackend& device = job.device().backend();
+  const uint64_t synchronizations = device.synchronizations();
   StepRecord record;
   record.step = step;
   record.stats = driver_ ? driver_->run_step(job, step) : job.run_step(step);
   record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (strict)
-    record.device_synchronizations = int64_t(strict->synchronizations() - synchronizations);
+  if (device.counts_synchronizations())
+    record.device_synchronizations = int64_t(device.synchronizations() - synchronizations);
   for (StepObserver* o : entry.observers) o->after_step(job, record);
   entry.next_step = step + 1;
   settle_memory(job.device());
@@ -74,12 +74,11 @@ void TrainingLoop::step_together(const std::vector<Entry*>& round) {
   }
   // The device runs what the jobs queued, each job's transfers progressing, before any job reads
   // its step's results (each finish_step then finds nothing left to run).
-  if (StrictStreams* queues = jobs.front()->device().queues())
-    queues->drain([&] {
-      bool any = false;
-      for (Job* job : jobs) any = job->executor().poll_communication() || any;
-      return any;
-    });
+  jobs.front()->device().backend().drain([&] {
+    bool any = false;
+    for (Job* job : jobs) any = job->executor().poll_communication() || any;
+    return any;
+  });
   for (Entry* entry : round) {
     StepRecord record;
     record.step = entry->next_step;

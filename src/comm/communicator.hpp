@@ -8,15 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "util/async_operation.hpp"
+
 namespace wt {
 
-// A collective or point-to-point operation in flight.
-class CommRequest {
- public:
-  virtual ~CommRequest() = default;
-  virtual bool test() = 0;  // true once complete; drives progress
-  virtual void wait() = 0;
-};
+// A collective or point-to-point operation in flight (test() drives progress).
+class CommRequest : public AsyncOperation {};
 
 // Collective work done outside this interface (parallel HDF5 and MPI-IO calls on the raw MPI
 // communicator) that the stall watchdog must still watch as if it were one collective call.
@@ -78,6 +75,9 @@ class Communicator {
   // The communicator a decorator (WatchedCommunicator) forwards to; itself for a real one. Code
   // that needs the concrete backend (the MPI_Comm, say) looks through decorators with this.
   virtual Communicator& underlying() { return *this; }
+  // The device stream (a cudaStream_t) that operations on device buffers are enqueued on, to be
+  // ordered there by events (NCCL); nullptr where the host drives them (MPI).
+  virtual void* native_stream() { return nullptr; }
 };
 
 inline std::unique_ptr<CommRequest> Communicator::ibroadcast(float* data, int64_t count,

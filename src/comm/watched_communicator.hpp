@@ -43,6 +43,7 @@ class WatchedCommunicator : public Communicator {
   // Publishes the region like a collective on the world (group 0) from now until the mark goes.
   std::unique_ptr<RegionMark> watch_region(CommRegion region) override;
   Communicator& underlying() override { return inner_.underlying(); }
+  void* native_stream() override { return inner_.native_stream(); }
 
  private:
   class Request;

@@ -350,9 +350,12 @@ std::vector<KeyDef> runtime_keys() {
       // [device]
       key("device", "kind", WT_FIELD(device.kind),
           "device per rank: auto, cpu or host = a CPU core; strict = the host's kernels under a "
-          "GPU's rules (finds ordering bugs); cuda = a GPU (needs a build with CUDA; refused in "
-          "this version, whose executor does not run steps on GPUs yet)")
+          "GPU's rules (finds ordering bugs); cuda = an NVIDIA GPU per rank (needs a build with "
+          "CUDA; rank i of a node drives its visible GPU i modulo their number)")
           .one_of({"auto", "cpu", "host", "strict", "cuda"}),
+      key("device", "tf32", WT_FIELD(device.tf32),
+          "cuda: let cuBLAS and cuDNN use TF32 tensor cores for FP32 products (about 10 bits of "
+          "mantissa in the products); off: FP32 throughout, as the host"),
       key("device", "share_gpus", WT_FIELD(device.share_gpus),
           "cuda: let several ranks of a node drive one GPU (NCCL refuses one device twice in a "
           "communicator, so their transfers go through MPI over pinned host memory); off: such "

@@ -2,45 +2,77 @@
 
 #include <stdexcept>
 
+#include "device/host_backend.hpp"
+#include "device/strict_backend.hpp"
+#ifdef WAVETRAIN_HAVE_CUDA
+#include "device/cuda/cuda_backend.hpp"
+#endif
+
 namespace wt {
 
 DeviceKind parse_device_kind(const std::string& name) {
   if (name == "host") return DeviceKind::Host;
   if (name == "strict") return DeviceKind::Strict;
-  throw std::invalid_argument("unknown device kind '" + name + "' (host or strict)");
+  if (name == "cuda") return DeviceKind::Cuda;
+  throw std::invalid_argument("unknown device kind '" + name + "' (host, strict or cuda)");
 }
 
 const char* device_kind_name(DeviceKind kind) {
-  return kind == DeviceKind::Strict ? "strict" : "host";
+  switch (kind) {
+    case DeviceKind::Strict:
+      return "strict";
+    case DeviceKind::Cuda:
+      return "cuda";
+    case DeviceKind::Host:
+      break;
+  }
+  return "host";
 }
 
 namespace {
-std::unique_ptr<StrictStreams> make_queues(DeviceKind kind, uint64_t seed) {
-  if (kind != DeviceKind::Strict) return nullptr;
-  return std::make_unique<StrictStreams>(seed);
+
+std::unique_ptr<DeviceBackend> make_backend(const DeviceOptions& o, size_t* memory_limit) {
+  switch (o.kind) {
+    case DeviceKind::Host:
+      return std::make_unique<HostBackend>();
+    case DeviceKind::Strict:
+      return std::make_unique<StrictBackend>(o.strict_seed);
+    case DeviceKind::Cuda:
+#ifdef WAVETRAIN_HAVE_CUDA
+      return cuda::make_cuda_backend(o.gpu, o.tf32, memory_limit);
+#else
+      (void)memory_limit;
+      throw std::invalid_argument(
+          "device kind 'cuda' needs wavetrain built with CUDA (cmake -DWAVETRAIN_CUDA=ON)");
+#endif
+  }
+  throw std::logic_error("unknown device kind");
 }
+
+DeviceOptions options_of(size_t memory_limit, DeviceKind kind, uint64_t seed) {
+  DeviceOptions o;
+  o.kind = kind;
+  o.memory_limit = memory_limit;
+  o.strict_seed = seed;
+  return o;
+}
+
 }  // namespace
 
 DeviceContext::DeviceContext(size_t memory_limit, DeviceKind kind, uint64_t seed)
-    : kind_(kind),
-      strict_(make_queues(kind, seed)),
-      allocator_(memory_limit,
-                 strict_ ? static_cast<StreamEvents*>(strict_.get()) : &host_events_) {
-  allocator_.set_device_only(kind == DeviceKind::Strict);
+    : DeviceContext(options_of(memory_limit, kind, seed)) {}
+
+DeviceContext::DeviceContext(const DeviceOptions& options) : kind_(options.kind) {
+  size_t limit = options.memory_limit;
+  backend_ = make_backend(options, &limit);
+  if (kind_ == DeviceKind::Strict) strict_ = &static_cast<StrictBackend&>(*backend_).queues();
+  allocator_ = std::make_unique<CachingAllocator>(limit, &backend_->streams());
+  allocator_->set_device_only(!backend_->streams().host_addressable());
+  allocator_->set_poison_freed(kind_ == DeviceKind::Strict);
+  backend_->attach(*allocator_);
 }
 
-const OpsBackend& DeviceContext::ops(int stream) {
-  if (!strict_) return ops_;
-  if (stream < 0) throw std::logic_error("negative stream " + std::to_string(stream));
-  if (size_t(stream) >= stream_ops_.size()) stream_ops_.resize(size_t(stream) + 1);
-  auto& ops = stream_ops_[size_t(stream)];
-  if (!ops) ops = std::make_unique<StrictOps>(ops_, *strict_, allocator_, stream);
-  return *ops;
-}
-
-void DeviceContext::launch(int stream, DeviceWork work) {
-  if (strict_) return strict_->launch(stream, std::move(work));
-  work.run();
-}
+// The allocator goes first: its cached segments go back through the backend's streams.
+DeviceContext::~DeviceContext() { allocator_.reset(); }
 
 }  // namespace wt

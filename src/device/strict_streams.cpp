@@ -1,7 +1,9 @@
 #include "device/strict_streams.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "tensor/host_access.hpp"
 
@@ -150,6 +152,44 @@ void StrictStreams::write_on_stream(int stream, void* dst, size_t bytes, const c
   }
   races_.access(stream, next_sequence(stream), dst, bytes, true, what);
   launch(stream, DeviceWork{std::move(kernel), nullptr, false});
+}
+
+void StrictStreams::blocking(const std::function<void()>& kernel) {
+  if (!in_device_work()) synchronize();
+  DeviceWorkScope device_work;
+  kernel();
+}
+
+void StrictStreams::copy_to_device_async(int stream, void* dst, const void* src, size_t bytes,
+                                         const char* what) {
+  if (in_device_work()) return (void)std::memcpy(dst, src, bytes);
+  const auto* from = static_cast<const char*>(src);
+  write_on_stream(stream, dst, bytes, what, [dst, staged = std::vector<char>(from, from + bytes)] {
+    std::memcpy(dst, staged.data(), staged.size());
+  });
+}
+
+void StrictStreams::fill_async(int stream, float* dst, size_t count, float value,
+                               const char* what) {
+  if (in_device_work()) return std::fill(dst, dst + count, value);
+  write_on_stream(stream, dst, count * sizeof(float), what,
+                  [dst, count, value] { std::fill(dst, dst + count, value); });
+}
+
+void StrictStreams::copy_to_host(void* dst, const void* src, size_t bytes) {
+  blocking([&] { std::memcpy(dst, src, bytes); });
+}
+
+void StrictStreams::copy_to_device(void* dst, const void* src, size_t bytes) {
+  blocking([&] { std::memcpy(dst, src, bytes); });
+}
+
+void StrictStreams::copy_on_device(void* dst, const void* src, size_t bytes) {
+  blocking([&] { std::memcpy(dst, src, bytes); });
+}
+
+void StrictStreams::fill(float* dst, size_t count, float value) {
+  blocking([&] { std::fill(dst, dst + count, value); });
 }
 
 void StrictStreams::host_write(const void* ptr, size_t bytes, const char* what) {

@@ -19,18 +19,13 @@
 #include <string>
 #include <vector>
 
+#include "device/device_backend.hpp"
 #include "device/race_detector.hpp"
-#include "mem/stream_events.hpp"
+#include "mem/device_streams.hpp"
 
 namespace wt {
 
-struct DeviceWork {
-  std::function<void()> run;
-  std::function<bool()> ready;  // empty: always ready once at its stream's head
-  bool issue_ordered = false;
-};
-
-class StrictStreams final : public StreamEvents {
+class StrictStreams final : public DeviceStreams {
  public:
   explicit StrictStreams(uint64_t seed);
 
@@ -56,6 +51,9 @@ class StrictStreams final : public StreamEvents {
   // Runs one piece of ready work from a stream chosen at random among the ready streams of the
   // highest priority; false when none is ready. communication = false: transfers wait.
   bool run_one(bool communication = true);
+  // Runs `kernel` as host code's blocking kernel: after a synchronisation, as device work (inside
+  // running device work: at once, it is part of it).
+  void blocking(const std::function<void()>& kernel);
   bool run_ahead() override;
   // Runs ready work until every queue is empty; `progress` (may be empty) is called whenever
   // nothing is ready, and must return false when nothing will ever make work ready, which is
@@ -65,24 +63,37 @@ class StrictStreams final : public StreamEvents {
   bool running() const { return running_stream_ >= 0; }
   uint64_t executed() const { return executed_total_; }
 
-  // StreamEvents: an event covers the work issued on the stream so far, or, recorded by work
+  // DeviceStreams: an event covers the work issued on the stream so far, or, recorded by work
   // that is running on that stream, the work up to and including it.
   StreamEvent record(int stream) override;
   bool completed(const StreamEvent& event) override;
   // Whether the device has run the work `event` covers, without the host learning it (a
   // device-side dependency, unlike completed()).
-  bool reached(const StreamEvent& event) const {
-    return size_t(event.stream) < queues_.size() &&
-           queues_[size_t(event.stream)].executed >= event.sequence;
+  bool reached(const StreamEvent& event) const { return executed(event.stream) >= event.sequence; }
+  // How much of `stream`'s work has run (its queue sequence).
+  uint64_t executed(int stream) const {
+    return size_t(stream) < queues_.size() ? queues_[size_t(stream)].executed : 0;
   }
   // Runs every queue dry (outside running work; inside, the caller is device work already and
   // nothing else may run under it).
   void synchronize() override;
   // How many times host code has waited for the device (synchronize() outside device work).
   uint64_t synchronizations() const { return synchronizations_; }
+  // Runs `kernel`, which writes [dst, dst + bytes) and nothing else, once `stream`'s work issued
+  // so far has run (a copy in from the host, a fill, the poisoning of freed memory).
   void write_on_stream(int stream, void* dst, size_t bytes, const char* what,
-                       std::function<void()> kernel) override;
+                       std::function<void()> kernel);
   void retire(int stream, void* ptr, size_t bytes) override;
+  // The memory is host memory the host must not touch: copies and fills are kernels, queued or
+  // (the blocking ones) run after a synchronisation.
+  bool host_addressable() const override { return false; }
+  void copy_to_device_async(int stream, void* dst, const void* src, size_t bytes,
+                            const char* what) override;
+  void fill_async(int stream, float* dst, size_t count, float value, const char* what) override;
+  void copy_to_host(void* dst, const void* src, size_t bytes) override;
+  void copy_to_device(void* dst, const void* src, size_t bytes) override;
+  void copy_on_device(void* dst, const void* src, size_t bytes) override;
+  void fill(float* dst, size_t count, float value) override;
   void host_write(const void* ptr, size_t bytes, const char* what) override;
   void name_memory(const void* ptr, size_t bytes, const std::string& name) override;
 

@@ -18,8 +18,6 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
                    std::vector<Model*> more_replicas)
     : model_(model),
       device_(device),
-      races_(device.queues() ? &device.queues()->races() : nullptr),
-      queues_(device.queues()),
       readback_(model.allocator()),
       comm_(comm),
       optimizer_(optimizer),
@@ -41,11 +39,7 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   for (size_t g = 1; g < program_.groups.size(); ++g) comm_.add_group(program_.groups[g]);
   for (int s = 0; s < program_.slots; ++s)
     slots_.push_back(std::make_unique<Slot>(model_.graph.nodes.size(), model_.stages.size()));
-  pending_.resize(program_.events);
-  done_.assign(program_.events, 0);
-  issued_.assign(program_.events, 0);
-  hold_.resize(program_.events);
-  then_.resize(program_.events);
+  events_ = device_.backend().program_events(program_.events, comm_.native_stream());
   check_stage_boundaries();
   slot_batch_.assign(size_t(program_.slots), -1);
   for (const auto& stream : program_.ranks[rank_].streams)
@@ -85,13 +79,12 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   }
   wait_since_.assign(streams.size(), -1.0);
   visit_order_ = stream_visit_order(program_.ranks[rank_]);
-  // The strict device runs a ready more urgent stream first, as a GPU's scheduler does.
+  // A ready more urgent stream runs first, as a GPU's scheduler does.
   const std::vector<int>& priority = program_.ranks[rank_].priority;
-  if (queues_)
-    for (size_t s = 0; s < priority.size(); ++s) queues_->set_priority(int(s), priority[s]);
+  for (size_t s = 0; s < priority.size(); ++s) device_.backend().set_priority(int(s), priority[s]);
   // A synchronisation in the middle of a step (a blocking kernel, a staged copy) waits for
   // queued work that may wait for this executor's transfers: they progress meanwhile.
-  if (queues_) queues_->set_progress([this] { return poll_pending(); });
+  device_.backend().set_progress([this] { return events_->poll(); });
   loss_seed_ = Tensor::empty({1}, model_.allocator());
   loss_seed_.fill(1.0f);
   loss_seed_.set_label("the loss seed");
@@ -134,44 +127,17 @@ StepStats Executor::read_totals(int64_t step) {
 }
 
 void Executor::comm_touches(const Instruction& ins, const float* ptr, int64_t count, bool write) {
-  if (!races_ || count <= 0) return;
-  // The transfer starts after the work issued on its stream so far, including this
-  // instruction's own (a borrowed stage's storage zeroed first).
-  if (!std::exchange(comm_begun_, true)) races_->comm_begin(ins.event, current_stream_);
-  races_->comm_access(ins.event, ptr, size_t(count) * sizeof(float), write,
-                      write ? "the transfer's write" : "the transfer's read");
+  (void)ins;
+  if (!ptr || count <= 0) return;
+  touches_.push_back({ptr, size_t(count) * sizeof(float), write,
+                      write ? "the transfer's write" : "the transfer's read"});
 }
 
 void Executor::run_on_device(const std::function<void()>& work) {
-  if (!queues_) return work();
-  queues_->launch(0, DeviceWork{work, nullptr, false});
-  queues_->drain([this] { return poll_pending(); });
+  device_.backend().run_on_device(work, [this] { return events_->poll(); });
 }
 
-Executor::~Executor() {
-  if (queues_) queues_->set_progress(nullptr);
-}
-
-bool Executor::event_done(int event) {
-  if (done_[event]) return true;
-  if (pending_[event] && pending_[event]->test()) {
-    if (races_) races_->host_saw_event(event);  // first: what follows knows it is over
-    pending_[event].reset();
-    hold_[event] = Tensor();
-    done_[event] = 1;
-    if (then_[event]) {  // device work that follows the communication on its stream
-      DeviceWorkScope device_work;
-      std::exchange(then_[event], nullptr)();
-    }
-    if (observer_) observer_->completed(event, steady_seconds());
-  }
-  return done_[event] != 0;
-}
-
-void Executor::poll() {
-  for (size_t e = 0; e < pending_.size(); ++e)
-    if (pending_[e]) event_done(static_cast<int>(e));
-}
+Executor::~Executor() { device_.backend().set_progress(nullptr); }
 
 std::vector<BatchRequest> Executor::loads_of_step(int64_t step) const {
   std::vector<BatchRequest> requests;
@@ -192,13 +158,13 @@ void Executor::issue(int s, size_t index, int64_t step, double lr) {
   // launches its kernels and transfers on the stream. The host device runs each kernel at once;
   // the strict device queues it (device/strict_ops.hpp) and runs it later, in shuffled order.
   const Instruction& ins = program_.ranks[rank_].streams[s][index];
-  if (opcode_traits(ins.op).completes_event) issued_[ins.event] = 1;
   const double waited_since = wait_since_[s];
   wait_since_[s] = -1;
   const double t0 = !observer_ ? 0 : waited_since >= 0 ? waited_since : steady_seconds();
   current_stream_ = s;
-  if (races_) races_->set_instruction(ins.str() + " on stream " + std::to_string(s));
-  comm_begun_ = false;
+  if (device_.backend().checks_ordering())
+    device_.backend().describe_issue(ins.str() + " on stream " + std::to_string(s));
+  touches_.clear();
   try {
     execute(ins, step, lr, may_block_[s][index] != 0);
   } catch (const OutOfMemory& e) {  // exit 3 names the instruction, tensor and bytes
@@ -209,28 +175,8 @@ void Executor::issue(int s, size_t index, int64_t step, double lr) {
   }
   if (residency_.release_values_after[s][index])  // a borrowed stage's last read for now
     replica(ins).stages[ins.stage].release_values();
-  if (races_) races_->raise_deferred();  // a free of this instruction's found unordered
+  device_.backend().raise_deferred();  // a free of this instruction's found unordered
   if (observer_) observer_->executed(s, ins, t0, steady_seconds(), bytes_moved(ins));
-}
-
-void Executor::on_stream(std::function<void()> work, bool communication,
-                         std::function<bool()> ready) {
-  if (!queues_) return work();
-  if (!communication)
-    return queues_->launch(current_stream_, DeviceWork{std::move(work), std::move(ready), false});
-  // A transfer goes on the communication stream, as NCCL's kernels would, starting once the
-  // issuing stream has run the work issued before it; the issuing stream goes on meanwhile.
-  const StreamEvent after = queues_->record(current_stream_);
-  queues_->launch(
-      DeviceContext::kCommStream,
-      DeviceWork{std::move(work), [q = queues_, after] { return q->reached(after); }, true});
-}
-
-bool Executor::poll_pending() {
-  bool any_pending = false;
-  for (auto& p : pending_) any_pending = any_pending || p != nullptr;
-  if (any_pending) poll();
-  return any_pending;
 }
 
 void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may_block) {
@@ -264,15 +210,8 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
     case OpCode::AllReduce:
       execute_allreduce(ins, may_block);
       break;
-    case OpCode::Wait:
-      if (!queues_) {
-        while (!event_done(ins.event)) {
-        }
-        break;
-      }
-      // On the device: the stream's later work waits for the event; the host goes on.
-      races_->wait_event(current_stream_, ins.event, queues_->next_sequence(current_stream_));
-      on_stream([] {}, false, [this, event = ins.event] { return event_done(event); });
+    case OpCode::Wait:  // the stream's later work waits for the event (the host goes on)
+      events_->wait(current_stream_, ins.event);
       break;
     case OpCode::Step:
       execute_step(ins, step, lr);
@@ -286,9 +225,7 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
       execute_transfer(ins);
       break;
     case OpCode::Record:
-      if (races_)
-        races_->record_event(ins.event, current_stream_, queues_->next_sequence(current_stream_));
-      on_stream([this, event = ins.event] { done_[event] = 1; }, false);
+      events_->record(ins.event, current_stream_);
       break;
     case OpCode::KeepGradient:
     case OpCode::AddKeptGradient:
@@ -306,24 +243,19 @@ void Executor::execute_allreduce(const Instruction& ins, bool may_block) {
   Stage& st = replica(ins).stages[ins.stage];
   int64_t offset = 0, count = 0;
   st.span_of(ins.node_begin, ins.node_end, &offset, &count);
-  if (count == 0) {
-    done_[ins.event] = 1;
-    return;
-  }
+  if (count == 0) return events_->complete(ins.event);
   st.materialize_grads(current_stream_);  // every member of the group takes part
   float* grads = st.grads.device_ptr() + offset;
   comm_touches(ins, grads, count, true);
-  const int event = ins.event, group = ins.group;
+  const int group = ins.group;
   if (!may_block)
-    return start(event,
-                 [this, grads, count, group] { return comm_.iallreduce_sum(grads, count, group); });
-  on_stream(
-      [this, grads, count, group, event] {
-        comm_.allreduce_sum(grads, count, group);
-        done_[event] = 1;
-        if (races_) races_->host_saw_event(event);  // it returned: the host knows it is over
-      },
-      true);
+    return start(ins.event, [this, grads, count, group](const OpsBackend&) {
+      return std::unique_ptr<AsyncOperation>(comm_.iallreduce_sum(grads, count, group));
+    });
+  start(ins.event, [this, grads, count, group](const OpsBackend&) {
+    comm_.allreduce_sum(grads, count, group);  // returns done
+    return std::unique_ptr<AsyncOperation>(std::make_unique<CompletedOperation>());
+  });
 }
 
 void Executor::execute_load(const Instruction& ins, int64_t step) {
@@ -444,7 +376,7 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
         if (!needed) slot.out[src] = Tensor();
       }
     }
-    poll();
+    events_->poll();
   }
 }
 
@@ -498,7 +430,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
     slot.out[i] = Tensor();
     slot.saved[i] = Saved{};
     slot.grad[i] = Tensor();
-    poll();
+    events_->poll();
   }
   if (begin == 0) slot.input = Tensor();
   // Burst: the stage's re-laid input is dead once the stage's backward is done (its gradient

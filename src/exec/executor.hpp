@@ -79,8 +79,8 @@ class Executor {
   // The instruction stream `stream` of this rank issues next this step; nullptr when it has
   // issued them all (a multiplexing driver reads what a blocked foreground waits on).
   const Instruction* next_instruction(int stream) const;
-  // Whether the communication that completes `event` has started and not been seen complete.
-  bool in_flight(int event) const { return pending_[size_t(event)] != nullptr; }
+  // Whether the communication that completes `event` has been issued and not been seen complete.
+  bool in_flight(int event) const { return events_->in_flight(event); }
   // Drops the begun step (a background job's out-of-memory): the batches' tensors and the
   // partial gradients go, the next step's loads are planned; nothing of it reaches the weights
   // unless the optimizer had already stepped a stage. No communication may be in flight.
@@ -94,7 +94,7 @@ class Executor {
   // Polls this executor's outstanding communication; false when there is none. Several executors
   // on one strict device drain its queues polling all of them (their queued work waits on any
   // one's transfers).
-  bool poll_communication() { return poll_pending(); }
+  bool poll_communication() { return events_->poll(); }
   // Forward-only evaluation of one batch through every stage (all stages must be local: after
   // prepare_evaluation() when this rank does not hold them all).
   StepStats evaluate(const Tensor& inputs, const std::vector<int32_t>& labels);
@@ -129,7 +129,6 @@ class Executor {
   // Issues instruction `index` of stream `s`: its host code runs now; its kernels and transfers
   // go on the stream (run now on the host device, later on the strict device).
   void issue(int s, size_t index, int64_t step, double lr);
-  bool poll_pending();  // polls outstanding communication; false when there is none
   // Runs `work` as device work on stream 0 and waits for it (evaluation, between steps).
   void run_on_device(const std::function<void()>& work);
   // The step's loss and accuracy totals live in device memory (step_totals_: two doubles per
@@ -151,30 +150,26 @@ class Executor {
   void execute_step(const Instruction& ins, int64_t step, double lr);
   void forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode, float loss_scale,
                      bool free_dead);
-  // The strict device's race detector learns what communication touches (else nothing).
+  // What the issuing transfer (and its completion work) touches: declared with it (start()).
   void comm_touches(const Instruction& ins, const float* ptr, int64_t count, bool write);
   void backward_nodes(Model& model, Slot& slot, int begin, int end);
   Model& replica(const Instruction& ins) { return *replicas_[ins.replica]; }
   void execute_gradient_exchange(const Instruction& ins);
   // Throws if a Forward/Backward names a stage whose values this rank does not hold.
   void require_values(const Instruction& ins);
-  void poll();
-  bool event_done(int event);
+  // Whether the host has seen `event` complete.
+  bool event_done(int event) { return events_->completed(event); }
   int64_t bytes_moved(const Instruction& ins) const;
-  // Starts the transfer `begin` makes, completing `event`: `hold` stays alive and `then` runs
-  // once it is done. Started by the stream (on_stream), in issue order.
-  using BeginTransfer = std::function<std::unique_ptr<CommRequest>()>;
-  void start(int event, BeginTransfer begin, Tensor hold = Tensor(),
-             std::function<void()> then = nullptr);
+  // Starts the transfer `begin` makes, completing `event`, after the issuing stream's work so far
+  // (device/program_events.hpp): `hold` stays alive and `then` runs on the communication stream
+  // once it is done, before the event completes. It touches what comm_touches declared.
+  using BeginTransfer = std::function<std::unique_ptr<AsyncOperation>(const OpsBackend& comm)>;
+  using CompletionWork = std::function<void(const OpsBackend& comm)>;
+  void start(int event, BeginTransfer begin, std::vector<Tensor> hold = {},
+             CompletionWork then = nullptr);
   BeginTransfer send(const float* data, int64_t count, const Instruction& ins);
   BeginTransfer receive(float* data, int64_t count, const Instruction& ins);
   BeginTransfer reduce(float* data, int64_t count, const Instruction& ins);
-  // The device part of the issuing instruction: the host device runs it now; the strict device
-  // queues it on the instruction's stream, held there until `ready` (a device Wait), or, for
-  // communication, on the communication stream after the issuing stream's work so far (in issue
-  // order: MPI's matching rule).
-  void on_stream(std::function<void()> work, bool communication,
-                 std::function<bool()> ready = nullptr);
   void execute_transfer(const Instruction& ins);
   void execute_rows(const Instruction& ins);  // burst: SendRows, RecvRows, CopyRows
   // The batch positions of the rows `stage` computes on when they were re-laid for it, else null.
@@ -184,7 +179,8 @@ class Executor {
   // The parameters' part of a Broadcast through codec_: the words by a collective, raw mode's
   // side list from the root to each member; decoded into the values when both have arrived.
   // Allocates the encoded buffers now; what it returns encodes and starts the transfers.
-  BeginTransfer broadcast_encoded(const Instruction& ins, Stage& st, std::function<void()>* then);
+  BeginTransfer broadcast_encoded(const Instruction& ins, Stage& st, CompletionWork* then,
+                                  std::vector<Tensor>* hold);
   void execute_reduce(const Instruction& ins, Stage& st);
   // Throws std::logic_error when a transfer's tensor is not the size the instruction says.
   void check_transfer_bytes(const Instruction& ins, const Tensor& t) const;
@@ -194,14 +190,12 @@ class Executor {
   std::vector<BatchRequest> loads_of_step(int64_t step) const;
 
   Model& model_;
-  DeviceContext& device_;          // its kernels, streams and memory
-  RaceDetector* races_ = nullptr;  // the strict device's, else nullptr
-  int64_t samples_ = 0;            // this step's (or evaluation's) loss samples
+  DeviceContext& device_;  // its kernels, streams and memory
+  int64_t samples_ = 0;    // this step's (or evaluation's) loss samples
   PlantedBug planted_ = PlantedBug::None;
-  StrictStreams* queues_ = nullptr;  // the strict device's queues, else nullptr
-  StepReadback readback_;            // what the host reads once per step, in one copy
-  int64_t totals_at_ = 0;            // in readback_: per stream, loss sum and correct (doubles)
-  std::vector<Model*> replicas_;     // [0] = &model_
+  StepReadback readback_;         // what the host reads once per step, in one copy
+  int64_t totals_at_ = 0;         // in readback_: per stream, loss sum and correct (doubles)
+  std::vector<Model*> replicas_;  // [0] = &model_
   std::vector<std::vector<Tensor>> kept_;  // [replica][stage]: a wave's kept local gradient
   Communicator& comm_;
   Optimizer& optimizer_;
@@ -218,11 +212,7 @@ class Executor {
   double lr_ = 0;
   std::vector<size_t> position_;  // per stream: the next instruction to issue this step
   std::vector<std::unique_ptr<Slot>> slots_;
-  std::vector<std::unique_ptr<CommRequest>> pending_;  // by event id
-  std::vector<char> done_;
-  std::vector<char> issued_;                 // by event: its producer has been issued this step
-  std::vector<Tensor> hold_;                 // by event: a send's buffer, alive until it is done
-  std::vector<std::function<void()>> then_;  // by event: run once it is done
+  std::unique_ptr<ProgramEvents> events_;  // Record, Wait and transfers on the device
   std::vector<std::vector<int>> consumers_;
   // Per stream of this rank, per instruction: an AllReduce with nothing to overlap (see the
   // constructor), run as a blocking collective.
@@ -237,7 +227,7 @@ class Executor {
   std::vector<double> wait_since_;  // per stream: when an observed Wait first blocked, else -1
   std::vector<int> visit_order_;    // streams by priority (stream_visit_order)
   int current_stream_ = 0;          // the running instruction's stream: its allocations' stream
-  bool comm_begun_ = false;         // the issuing transfer's start is known to the race detector
+  std::vector<TransferAccess> touches_;  // the issuing transfer's (comm_touches)
   NonFiniteGuard* guard_ = nullptr;
   WeightCodec codec_;
   int64_t broadcast_bytes_ = 0;  // the last Broadcast's payload on the wire (traces)

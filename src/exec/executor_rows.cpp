@@ -51,11 +51,12 @@ void Executor::execute_rows(const Instruction& ins) {
   switch (ins.op) {
     case OpCode::SendRows:
       comm_touches(ins, source.device_ptr() + ins.row_begin * per_row, count, false);
-      start(ins.event, send(source.device_ptr() + ins.row_begin * per_row, count, ins), source);
+      start(ins.event, send(source.device_ptr() + ins.row_begin * per_row, count, ins), {source});
       break;
     case OpCode::RecvRows:
       comm_touches(ins, target.device_ptr() + ins.row_begin * per_row, count, true);
-      start(ins.event, receive(target.device_ptr() + ins.row_begin * per_row, count, ins), target);
+      start(ins.event, receive(target.device_ptr() + ins.row_begin * per_row, count, ins),
+            {target});
       break;
     case OpCode::CopyRows:  // x 1.0f: an exact copy on every backend
       ops().scale(source.device_ptr() + ins.row_begin * per_row, 1.0f,

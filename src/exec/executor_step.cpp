@@ -30,8 +30,7 @@ size_t Executor::step_instructions() const {
 void Executor::begin_step(int64_t step, double lr) {
   step_ = step;
   lr_ = lr;
-  std::fill(done_.begin(), done_.end(), 0);
-  std::fill(issued_.begin(), issued_.end(), 0);
+  events_->reset();
   loads_done_ = 0;
   samples_ = 0;
   zero_totals(true);                            // each stream its own, ahead of its loss kernels
@@ -54,11 +53,11 @@ bool Executor::issue_ready(bool just_one) {
   for (const int s : visit_order_) {
     while (position_[s] < streams[s].size()) {
       const Instruction& ins = streams[s][position_[s]];
-      // A Wait holds the host (the host device) until its event has completed; on the strict
-      // device it holds its stream instead, and the host only until the event's producer is
+      // A Wait holds the host (the host device) until its event has completed; on a device with
+      // streams it holds its stream instead, and the host only until the event's producer is
       // issued (a CUDA host cannot wait on an event not yet recorded).
       const bool waits = opcode_traits(ins.op).waits_event;
-      if (waits && (queues_ ? !issued_[ins.event] : !event_done(ins.event))) {
+      if (waits && !events_->waitable(ins.event)) {
         if (observer_ && wait_since_[s] < 0) wait_since_[s] = steady_seconds();
         break;
       }
@@ -84,8 +83,8 @@ size_t Executor::issued_this_step() const {
 }
 
 StepStats Executor::finish_step() {
-  if (queues_) queues_->drain([this] { return poll_pending(); });
-  if (races_) races_->raise_deferred();
+  device_.backend().drain([this] { return events_->poll(); });
+  device_.backend().raise_deferred();
   return read_totals(step_);
 }
 
@@ -96,9 +95,11 @@ const Instruction* Executor::next_instruction(int stream) const {
 }
 
 void Executor::abandon_step() {
-  for (auto& p : pending_)
-    if (p) throw std::logic_error("abandon_step: communication is still in flight");
-  if (queues_) queues_->drain([this] { return poll_pending(); });  // queued work reads the slots
+  for (int e = 0; e < program_.events; ++e)
+    if (events_->in_flight(e))
+      throw std::logic_error("abandon_step: communication is still in flight");
+  // Queued work reads the slots.
+  device_.backend().drain([this] { return events_->poll(); });
   for (auto& slot : slots_) {
     const size_t nodes = slot->out.size(), stages = slot->stage_samples.size();
     *slot = Slot(nodes, stages);
@@ -116,6 +117,6 @@ void Executor::wait_for_progress() {
                            std::to_string(rank_));
 }
 
-bool Executor::try_progress() { return (queues_ && queues_->run_one()) || poll_pending(); }
+bool Executor::try_progress() { return device_.backend().run_one() || events_->poll(); }
 
 }  // namespace wt

@@ -22,17 +22,17 @@ Shape batch_shape(int64_t n, const Shape& sample) {
 
 }  // namespace
 
-void Executor::start(int event, BeginTransfer begin, Tensor hold, std::function<void()> then) {
-  auto work = [this, event, begin = std::move(begin), hold = std::move(hold),
-               then = std::move(then)]() mutable {
-    pending_[event] = begin();
-    hold_[event] = std::move(hold);
-    then_[event] = std::move(then);
-  };
-  // The host device starts it now and may find it done at once; the strict device starts it when
-  // its stream reaches it (as NCCL's kernel would run), and the host finds it done by polling.
-  on_stream(std::move(work), true);
-  if (!queues_) event_done(event);
+void Executor::start(int event, BeginTransfer begin, std::vector<Tensor> hold,
+                     CompletionWork then) {
+  Transfer t;
+  t.event = event;
+  t.stream = current_stream_;
+  t.begin = std::move(begin);
+  t.then = std::move(then);
+  t.hold = std::move(hold);
+  t.accesses = std::move(touches_);
+  touches_.clear();
+  events_->transfer(std::move(t));
 }
 
 void Executor::execute_transfer(const Instruction& ins) {
@@ -44,7 +44,7 @@ void Executor::execute_transfer(const Instruction& ins) {
       Tensor t = slots_[ins.slot]->out[st.node_end - 1];
       check_bytes(t);
       comm_touches(ins, t.device_ptr(), t.numel(), false);
-      start(ins.event, send(t.device_ptr(), t.numel(), ins), t);
+      start(ins.event, send(t.device_ptr(), t.numel(), ins), {t});
       break;
     }
     case OpCode::RecvActivation: {
@@ -67,7 +67,8 @@ void Executor::execute_transfer(const Instruction& ins) {
       comm_touches(ins, t.device_ptr(), t.numel(), false);
       // The buffer lives until the send is done (a CUDA host would record_use it on the
       // communication stream); the planted bug drops it at once.
-      Tensor hold = planted_ == PlantedBug::FreeSentGradient ? Tensor() : t;
+      std::vector<Tensor> hold;
+      if (planted_ != PlantedBug::FreeSentGradient) hold.push_back(t);
       start(ins.event, send(t.device_ptr(), t.numel(), ins), std::move(hold));
       break;
     }
@@ -103,20 +104,20 @@ void Executor::check_transfer_bytes(const Instruction& ins, const Tensor& t) con
 }
 
 Executor::BeginTransfer Executor::send(const float* data, int64_t count, const Instruction& ins) {
-  return [this, data, count, peer = ins.peer, tag = ins.tag] {
-    return comm_.isend(data, count, peer, tag);
+  return [this, data, count, peer = ins.peer, tag = ins.tag](const OpsBackend&) {
+    return std::unique_ptr<AsyncOperation>(comm_.isend(data, count, peer, tag));
   };
 }
 
 Executor::BeginTransfer Executor::reduce(float* data, int64_t count, const Instruction& ins) {
-  return [this, data, count, root = ins.root, group = ins.group] {
-    return comm_.ireduce_sum(data, count, root, group);
+  return [this, data, count, root = ins.root, group = ins.group](const OpsBackend&) {
+    return std::unique_ptr<AsyncOperation>(comm_.ireduce_sum(data, count, root, group));
   };
 }
 
 Executor::BeginTransfer Executor::receive(float* data, int64_t count, const Instruction& ins) {
-  return [this, data, count, peer = ins.peer, tag = ins.tag] {
-    return comm_.irecv(data, count, peer, tag);
+  return [this, data, count, peer = ins.peer, tag = ins.tag](const OpsBackend&) {
+    return std::unique_ptr<AsyncOperation>(comm_.irecv(data, count, peer, tag));
   };
 }
 
@@ -133,26 +134,25 @@ void Executor::execute_broadcast(const Instruction& ins, Stage& st) {
   const int64_t buffer_count = buffers ? st.buffer_values.numel() : 0;
   comm_touches(ins, values, value_count, !root);
   comm_touches(ins, buffers, buffer_count, !root);
-  if (!values && !buffers) {
-    done_[ins.event] = 1;
-    return;
-  }
+  if (!values && !buffers) return events_->complete(ins.event);
   BeginTransfer encoded_part;
-  std::function<void()> then;
-  if (encoded) encoded_part = broadcast_encoded(ins, st, &then);
+  CompletionWork then;
+  std::vector<Tensor> hold;
+  if (encoded) encoded_part = broadcast_encoded(ins, st, &then, &hold);
   if (!encoded) broadcast_bytes_ += int64_t(value_count * sizeof(float));
   const int root_rank = ins.root, group = ins.group;
-  auto begin = [this, encoded_part, values, value_count, buffers, buffer_count, root_rank, group] {
+  auto begin = [this, encoded_part, values, value_count, buffers, buffer_count, root_rank,
+                group](const OpsBackend& comm) {
     auto all = std::make_unique<RequestGroup>();
     if (encoded_part)
-      all->add(encoded_part());
+      all->add(encoded_part(comm));
     else if (values)
       all->add(comm_.ibroadcast(values, value_count, root_rank, group));
     if (buffers)  // batch-norm statistics: never encoded
       all->add(comm_.ibroadcast(buffers, buffer_count, root_rank, group));
-    return std::unique_ptr<CommRequest>(std::move(all));
+    return std::unique_ptr<AsyncOperation>(std::move(all));
   };
-  start(ins.event, std::move(begin), Tensor(), std::move(then));
+  start(ins.event, std::move(begin), std::move(hold), std::move(then));
 }
 
 // A stage's gradients summed into its owner (ins.root): all of them, or the nodes
@@ -160,29 +160,23 @@ void Executor::execute_broadcast(const Instruction& ins, Stage& st) {
 void Executor::execute_reduce(const Instruction& ins, Stage& st) {
   int64_t offset = 0, count = st.param_count();
   if (ins.node_begin >= 0) st.span_of(ins.node_begin, ins.node_end, &offset, &count);
-  if (count == 0) {
-    done_[ins.event] = 1;
-    return;
-  }
+  if (count == 0) return events_->complete(ins.event);
   st.materialize_grads(current_stream_);  // a borrowed stage this rank ran no Backward on adds 0
-  std::function<void()> then;
-  if (ins.node_begin >= 0) {  // one bucket: the others may still be in flight, so only zero it
-    if (rank_ != ins.root)
-      then = [&st, offset, count] { st.grads.slice(offset, {count}).fill(0.0f); };
-    comm_touches(ins, st.grads.device_ptr() + offset, count, true);
-    start(ins.event, reduce(st.grads.device_ptr() + offset, count, ins), Tensor(), std::move(then));
-    return;
-  }
-  // A non-owner's gradients now live in the owner's sum; keep them from counting twice. A
-  // borrowed stage gives their memory back instead (materialized zeroed when next needed).
-  if (rank_ != ins.root) {
-    if (residency_.stages[ins.replica][ins.stage] == Residency::Borrowed)
-      then = [&st] { st.release_grads(); };
-    else
-      then = [&st] { st.grads.fill(0.0f); };
-  }
-  comm_touches(ins, st.grads.device_ptr(), st.grads.numel(), true);
-  start(ins.event, reduce(st.grads.device_ptr(), st.grads.numel(), ins), Tensor(), std::move(then));
+  float* grads = st.grads.device_ptr() + offset;
+  // A non-owner's gradients now live in the owner's sum: zeroed on the device once sent, so
+  // they do not count twice (a bucket: only its own span, the others may still be in flight).
+  CompletionWork zero;
+  if (rank_ != ins.root)
+    zero = [grads, count](const OpsBackend& comm) { comm.fill(0.0f, grads, count); };
+  comm_touches(ins, grads, count, true);
+  // A borrowed stage gives the memory back instead, once the reduce is done with it
+  // (materialized zeroed when next needed).
+  const bool give_back = ins.node_begin < 0 && rank_ != ins.root &&
+                         residency_.stages[ins.replica][ins.stage] == Residency::Borrowed;
+  if (!give_back) return start(ins.event, reduce(grads, count, ins), {}, std::move(zero));
+  std::vector<Tensor> hold{st.grads};
+  st.release_grads();
+  start(ins.event, reduce(grads, count, ins), std::move(hold));
 }
 
 // A stage whose input arrives from another rank may read only the previous node's output: that

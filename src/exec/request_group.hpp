@@ -10,7 +10,7 @@ namespace wt {
 
 class RequestGroup : public CommRequest {
  public:
-  void add(std::unique_ptr<CommRequest> r) { parts_.push_back(std::move(r)); }
+  void add(std::unique_ptr<AsyncOperation> r) { parts_.push_back(std::move(r)); }
   bool empty() const { return parts_.empty(); }
   bool test() override {
     bool all = true;
@@ -22,7 +22,7 @@ class RequestGroup : public CommRequest {
   }
 
  private:
-  std::vector<std::unique_ptr<CommRequest>> parts_;
+  std::vector<std::unique_ptr<AsyncOperation>> parts_;
 };
 
 }  // namespace wt

@@ -128,8 +128,7 @@ NodeRanks gpus_on_node(const cuda::GpuProbe& gpus) {
 }  // namespace
 #endif
 
-void check_device_kind(const RunConfig& cfg) {
-  if (cfg.device.kind != "cuda") return;
+GpuPlacement place_on_gpu(const RunConfig& cfg) {
   const std::string instead = "use \"auto\", \"cpu\", \"host\" or \"strict\"";
 #ifdef WAVETRAIN_HAVE_CUDA
   const cuda::GpuProbe gpus = cuda::probe_gpus();
@@ -145,18 +144,21 @@ void check_device_kind(const RunConfig& cfg) {
                          " see " + std::to_string(gpus.count) + " GPU(s), and " +
                          describe_sharing(sharing, node.node) +
                          ": start one rank per GPU, or set device.share_gpus = true");
-  throw deck_error(cfg, "device.kind",
-                   "'cuda': this rank sees " + std::to_string(gpus.count) + " GPU(s) (" +
-                       gpus.first_name +
-                       "), but this version does not run training steps on them yet: its CUDA "
-                       "kernels are checked against the host's by tools/gpu-check.sh; " +
-                       instead);
+  GpuPlacement placement;
+  placement.gpu = gpu_for_local_rank(node.local_rank, gpus.count);
+  placement.shared = sharing.any();
+  placement.name = gpus.first_name;
+  return placement;
 #else
   throw deck_error(cfg, "device.kind",
                    "'cuda' needs wavetrain built with CUDA (cmake -DWAVETRAIN_CUDA=ON, with the "
                    "CUDA toolkit, cuBLAS, cuDNN and NCCL), which this build is not: " +
                        instead);
 #endif
+}
+
+void check_device_kind(const RunConfig& cfg) {
+  if (cfg.device.kind == "cuda") (void)place_on_gpu(cfg);
 }
 
 void check_program_batches(const RunConfig& cfg, const Program& program) {

@@ -34,10 +34,17 @@ std::string describe_classes(const DatasetReader& split);
 // for any deck, so this is not a deck-parser rule.)
 void check_keys_the_schedule_reads(const RunConfig& cfg);
 
-// device.kind is one this build can run: "cuda" is refused, naming the deck line, with the reason:
-// a build without CUDA; no GPU seen by this rank; ranks of a node sharing a GPU without
-// device.share_gpus; else that this version does not run steps on GPUs yet. Collective with CUDA
-// (the node's ranks gather their GPUs' UUIDs): every rank calls it.
+// device.kind = "cuda": the GPU this rank drives and whether other ranks of its node drive it too,
+// or the deck error that says why it cannot run, naming the deck line: a build without CUDA; no
+// GPU seen by this rank; ranks of a node sharing a GPU without device.share_gpus. Collective with
+// CUDA (the node's ranks gather their GPUs' UUIDs): every rank calls it.
+struct GpuPlacement {
+  int gpu = 0;          // the device index this rank opens
+  bool shared = false;  // other ranks of the node drive it too (their transfers: MPI, staged)
+  std::string name;     // the GPU's name, for the log
+};
+GpuPlacement place_on_gpu(const RunConfig& cfg);
+// device.kind is one this build can run (place_on_gpu's refusals for "cuda"; collective then).
 void check_device_kind(const RunConfig& cfg);
 
 // Every LoadBatch of the program gets at least one sample: the global batch is cut into at most

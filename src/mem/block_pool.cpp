@@ -79,7 +79,7 @@ void BlockPool::split(MemBlock* block, size_t size, int tail_pool) {
 }
 
 MemBlock* BlockPool::new_segment(size_t size, bool large) {
-  void* memory = std::aligned_alloc(64, size);
+  void* memory = device_.allocate_segment(size);
   if (!memory) return nullptr;
   auto* block = new MemBlock;
   block->ptr = static_cast<char*>(memory);
@@ -131,7 +131,7 @@ size_t BlockPool::release_free_segments(size_t wanted) {
     if (released >= wanted) break;
     erase(block);
     released += block->size;
-    std::free(block->ptr);
+    device_.free_segment(block->ptr, block->size);
     delete block;
   }
   return released;

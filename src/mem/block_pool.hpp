@@ -15,7 +15,7 @@
 #include <set>
 #include <vector>
 
-#include "mem/stream_events.hpp"
+#include "mem/device_streams.hpp"
 
 namespace wt {
 
@@ -44,7 +44,8 @@ struct MemBlock {
 
 class BlockPool {
  public:
-  BlockPool() = default;
+  // Segments come from `device` (host memory, cudaMalloc, ...), which must outlive the pool.
+  explicit BlockPool(DeviceStreams& device) : device_(device) {}
   ~BlockPool();
   BlockPool(const BlockPool&) = delete;
   BlockPool& operator=(const BlockPool&) = delete;
@@ -85,6 +86,7 @@ class BlockPool {
   void insert(MemBlock* block, int pool);
   void erase(MemBlock* block);
   MemBlock* merge_into(MemBlock* left, MemBlock* right);
+  DeviceStreams& device_;
   std::map<PoolKey, BySize> pools_;
   size_t free_bytes_ = 0;
   size_t max_split_ = SIZE_MAX;

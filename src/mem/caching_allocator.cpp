@@ -17,8 +17,8 @@ double MemoryStats::fragmentation() const {
   return cached == 0 ? 0.0 : 1.0 - double(largest_free) / double(cached);
 }
 
-CachingAllocator::CachingAllocator(size_t limit_bytes, StreamEvents* events)
-    : limit_(limit_bytes), events_(events ? events : &host_events_) {}
+CachingAllocator::CachingAllocator(size_t limit_bytes, DeviceStreams* events)
+    : limit_(limit_bytes), events_(events ? events : &host_events_), pool_(*events_) {}
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
@@ -48,7 +48,7 @@ void CachingAllocator::settle_pending_locked() {
   auto ready = std::stable_partition(pending_.begin(), pending_.end(),
                                      [&](MemBlock* b) { return !done(b); });
   for (auto it = ready; it != pending_.end(); ++it) {
-    if (device_only_) {  // every use is over: poison
+    if (poison_freed_) {  // every use is over: poison
       events_->host_write((*it)->ptr, (*it)->size, "the allocator poisoning a freed block");
       std::memset((*it)->ptr, 0xff, (*it)->size);
     }
@@ -135,7 +135,7 @@ MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream, size_t requ
     events_->synchronize();
     stats_.forced_syncs++;
     for (MemBlock* block : pending_) {
-      if (device_only_) std::memset(block->ptr, 0xff, block->size);
+      if (poison_freed_) std::memset(block->ptr, 0xff, block->size);
       pool_.put(block, kSyncedPool);
     }
     pending_.clear();
@@ -200,7 +200,7 @@ void CachingAllocator::release(void* ptr, int stream) {
   // Stream ordered, as a CUDA host frees (PyTorch's caching allocator): the block is free from
   // now on for later work on `stream`, which the stream runs after the work issued before the
   // free; other streams wait for the free's event, and for each stream that used it (record_use).
-  // The strict device poisons it at the free's point in the stream (StreamEvents::retire).
+  // The strict device poisons it at the free's point in the stream (DeviceStreams::retire).
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   auto it = live_.find(ptr);
   if (it == live_.end()) return;  // not ours: nothing to give back
@@ -210,7 +210,7 @@ void CachingAllocator::release(void* ptr, int stream) {
   jobs_[block->job].in_use -= block->size;
   block->stream = stream;
   if (block->used_on.empty()) {
-    if (device_only_) events_->retire(stream, block->ptr, block->size);  // all bits set: NaN
+    if (poison_freed_) events_->retire(stream, block->ptr, block->size);  // all bits set: NaN
     block->freed = events_->record(stream);
     pool_.put(block, stream);
   } else {

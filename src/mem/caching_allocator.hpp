@@ -28,7 +28,7 @@
 #include <unordered_map>
 
 #include "mem/block_pool.hpp"
-#include "mem/stream_events.hpp"
+#include "mem/device_streams.hpp"
 
 namespace wt {
 
@@ -77,7 +77,7 @@ class CachingAllocator {
  public:
   // limit_bytes == 0 means no budget. `events` (default: the host's, where work is done when
   // issued) must outlive the allocator.
-  explicit CachingAllocator(size_t limit_bytes = 0, StreamEvents* events = nullptr);
+  explicit CachingAllocator(size_t limit_bytes = 0, DeviceStreams* events = nullptr);
   ~CachingAllocator();
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
@@ -118,16 +118,15 @@ class CachingAllocator {
   // The job this thread's allocations count towards now (0 outside any scope).
   static int current_job();
 
-  // The strict device: its tensors refuse host access (tensor/host_access.hpp), and freed blocks
-  // are filled with NaN (at the free's point in its stream) until reused, so a read of freed or
-  // uninitialised memory shows.
+  // Device memory that host code must not touch (strict, cuda): tensors refuse host access
+  // outside device work (tensor/host_access.hpp) and copy through the device's staged copies.
   void set_device_only(bool device_only) { device_only_ = device_only; }
   bool device_only() const { return device_only_; }
-  // StreamEvents::write_on_stream (Tensor::copy_from_host_async, Tensor::fill_async).
-  void write_on_stream(int stream, void* dst, size_t bytes, const char* what,
-                       std::function<void()> kernel) {
-    events_->write_on_stream(stream, dst, bytes, what, std::move(kernel));
-  }
+  // The strict device: freed blocks are filled with NaN (at the free's point in its stream)
+  // until reused, so a read of freed or uninitialised memory shows.
+  void set_poison_freed(bool poison) { poison_freed_ = poison; }
+  // The device this allocator's memory belongs to: its copies, fills and events.
+  DeviceStreams& device() { return *events_; }
   // Waits for every stream's issued work (a staged copy or a blocking kernel does this first).
   void synchronize_device() { events_->synchronize(); }
 
@@ -173,9 +172,10 @@ class CachingAllocator {
   size_t limit_;
   size_t release_threshold_ = 0;
   bool device_only_ = false;
+  bool poison_freed_ = false;
   CrossStreamReuse cross_stream_reuse_ = CrossStreamReuse::AfterEvents;
-  StreamEvents* events_;
-  ImmediateStreamEvents host_events_;
+  DeviceStreams* events_;
+  HostStreams host_events_;
   BlockPool pool_;
   std::unordered_map<void*, MemBlock*> live_;  // allocated blocks by address
   std::vector<MemBlock*> pending_;             // freed, waiting for other streams' events

@@ -1,5 +1,6 @@
 #include "model/model.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -136,16 +137,35 @@ Model::Model(Graph g, CachingAllocator& allocator, const std::vector<int>& cuts,
 }
 
 void Model::init(uint64_t seed) {
-  // A kernel on the device (values drawn where they live, as cuRAND does), run synchronously.
-  allocator_->synchronize_device();
-  DeviceWorkScope device_work;
+  // Values are drawn on the host (every device starts from bitwise the same weights) into host
+  // copies the layers' params and buffers point at for the while, then staged in: a GPU's memory
+  // is not the host's to write.
+  CachingAllocator host_memory;
   for (Stage& st : stages) {
     const bool borrowed = !st.values.defined();
     st.materialize_values();
+    const Tensor values = Tensor::zeros({std::max<int64_t>(1, st.param_total)}, host_memory);
+    const Tensor buffers = st.buffer_values.defined()
+                               ? Tensor::zeros({st.buffer_values.numel()}, host_memory)
+                               : Tensor();
+    std::vector<Tensor> kept_buffers;
+    for (size_t i = 0; i < st.params.size(); ++i)
+      st.params[i].value = values.slice(st.param_offsets[i], st.param_shapes[i]);
+    int64_t at = 0;
+    for (Buffer& b : st.buffers) {
+      kept_buffers.push_back(b.value);
+      b.value = buffers.slice(at, b.value.shape());
+      at += b.value.numel();
+    }
     for (int n = st.node_begin; n < st.node_end; ++n) {
       Rng r = Rng(seed).fork(n + 1);
       graph.nodes[n].layer->init(r);
     }
+    if (st.param_total > 0) st.values.copy_from_host(values.data());
+    if (buffers.defined()) st.buffer_values.copy_from_host(buffers.data());
+    for (size_t i = 0; i < st.params.size(); ++i)
+      st.params[i].value = st.values.slice(st.param_offsets[i], st.param_shapes[i]);
+    for (size_t i = 0; i < st.buffers.size(); ++i) st.buffers[i].value = kept_buffers[i];
     if (borrowed) st.release_values();
   }
 }

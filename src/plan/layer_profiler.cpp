@@ -29,8 +29,9 @@ Tensor synthetic_input(const Model& model, int64_t batch, Rng& rng) {
       if (src == kGraphInput)
         if (auto* e = dynamic_cast<const Embedding*>(n.layer.get()))
           vocab = vocab ? std::min(vocab, e->vocab()) : e->vocab();
-  for (int64_t i = 0; i < x.numel(); ++i)
-    x.data()[i] = vocab ? float(rng.below(uint64_t(vocab))) : rng.normal();
+  std::vector<float> values(size_t(x.numel()));
+  for (float& v : values) v = vocab ? float(rng.below(uint64_t(vocab))) : rng.normal();
+  x.copy_from_host(values.data());  // staged: a GPU's memory is not the host's to write
   return x;
 }
 

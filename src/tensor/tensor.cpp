@@ -62,64 +62,41 @@ Tensor Tensor::slice(int64_t offset, const Shape& shape) const {
   return t;
 }
 
-namespace {
-// Runs `kernel` as device work: inside device work at once; from host code on a device-only
-// tensor after synchronising the device (a blocking kernel).
-template <class Kernel>
-void run_kernel(const std::shared_ptr<MemoryBlock>& block, Kernel kernel) {
-  if (!block || !block->device_only || in_device_work()) return kernel();
-  block->allocator.synchronize_device();
-  DeviceWorkScope device_work;
-  kernel();
-}
-}  // namespace
-
 void Tensor::fill(float value) {
-  run_kernel(block_, [&] {
-    FloatView v(data_, numel_);
-    Kokkos::parallel_for(
-        "wt::fill", Kokkos::RangePolicy<DeviceSpace>(0, numel_),
-        KOKKOS_LAMBDA(int64_t i) { v(i) = value; });
-  });
+  if (block_ && numel_ > 0) block_->allocator.device().fill(data_, size_t(numel_), value);
 }
 
 void Tensor::copy_from(const Tensor& other) {
   if (other.numel_ != numel_)
     throw std::invalid_argument("copy_from: " + shape_str(other.shape_) + " into " +
                                 shape_str(shape_));
-  run_kernel(block_ ? block_ : other.block_, [&] {
-    other.check_access();
-    std::memcpy(data_, other.data_, bytes());
-  });
+  if (numel_ == 0) return;
+  const auto& block = block_ ? block_ : other.block_;
+  block->allocator.device().copy_on_device(data_, other.data_, bytes());
 }
 
 std::vector<float> Tensor::to_host() const {
   std::vector<float> values(static_cast<size_t>(numel_));
-  run_kernel(block_, [&] { std::memcpy(values.data(), data_, bytes()); });
+  if (block_ && numel_ > 0) block_->allocator.device().copy_to_host(values.data(), data_, bytes());
   return values;
 }
 
 void Tensor::copy_from_host(const float* values) {
-  run_kernel(block_, [&] { std::memcpy(data_, values, bytes()); });
+  if (block_ && numel_ > 0) block_->allocator.device().copy_to_device(data_, values, bytes());
 }
 
 void Tensor::copy_from_host_async(std::vector<float> values, int stream) {
   if (int64_t(values.size()) != numel_)
     throw std::invalid_argument("copy_from_host_async: " + std::to_string(values.size()) +
                                 " values into " + shape_str(shape_));
-  if (!block_ || !block_->device_only || in_device_work())
-    return (void)std::memcpy(data_, values.data(), bytes());
-  block_->allocator.write_on_stream(
-      stream, data_, bytes(), "the copy from host", [dst = data_, values = std::move(values)] {
-        std::memcpy(dst, values.data(), values.size() * sizeof(float));
-      });
+  if (block_ && numel_ > 0)
+    block_->allocator.device().copy_to_device_async(stream, data_, values.data(), bytes(),
+                                                    "the copy from host");
 }
 
 void Tensor::fill_async(float value, int stream) {
-  if (!block_ || !block_->device_only || in_device_work()) return fill(value);
-  block_->allocator.write_on_stream(
-      stream, data_, bytes(), "fill",
-      [dst = data_, n = numel_, value] { std::fill(dst, dst + n, value); });
+  if (block_ && numel_ > 0)
+    block_->allocator.device().fill_async(stream, data_, size_t(numel_), value, "fill");
 }
 
 HostReadable::HostReadable(const Tensor& t) {

@@ -71,8 +71,9 @@ class Tensor {
   // the host drops it until that stream's work issued by then has run.
   void record_use(int stream) const;
 
-  // Staged copies between host memory and the tensor: the device is synchronised first, so the
-  // copy sees (or precedes) all work issued before it. On the host device these are plain copies.
+  // Staged copies between host memory and the tensor (the device's DeviceStreams): the device is
+  // synchronised first, so the copy sees (or precedes) all work issued before it. On the host
+  // device these are plain copies; on a GPU, cudaMemcpy.
   std::vector<float> to_host() const;
   void copy_from_host(const float* values);  // numel() values
   // The copy in is issued on `stream`, after its work so far, without waiting for the device
@@ -91,7 +92,7 @@ class Tensor {
   // Elements [offset, offset + numel(shape)) of this tensor's storage, as a tensor of `shape`.
   Tensor slice(int64_t offset, const Shape& shape) const;
 
-  // Kernels: host code may call them on any device; on the strict device a call from host code
+  // Kernels: host code may call them on any device; on a device with queues a call from host code
   // synchronises the device and runs at once (a blocking kernel).
   void fill(float value);
   void copy_from(const Tensor& other);  // same numel

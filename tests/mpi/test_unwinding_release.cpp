@@ -148,7 +148,7 @@ TEST_F(UnwindingRelease, MpiCommunicatorFreesItsGroupsOnlyWhenNotUnwinding) {
 // request), as main() wires it.
 TEST_F(UnwindingRelease, PendingReceiveIsWithdrawnNotWaitedFor) {
   wt::MpiCommunicator mpi(MPI_COMM_WORLD);
-  wt::StallWatch watch(mpi, 600);
+  wt::StallWatch watch(mpi, mpi, 600);
   float landing[4] = {0, 0, 0, 0};
   std::unique_ptr<wt::CommRequest> plain, watched;
   if (world_rank() == 0) {
@@ -182,7 +182,7 @@ TEST_F(UnwindingRelease, PendingCollectiveIsAbandonedNotWaitedFor) {
 // The whole stall watch as main() holds it (board, decorator, watchdog thread).
 TEST_F(UnwindingRelease, StallWatchEndsWithoutACollectiveWhenUnwinding) {
   wt::MpiCommunicator mpi(MPI_COMM_WORLD);
-  auto watch = std::make_unique<wt::StallWatch>(mpi, 600);
+  auto watch = std::make_unique<wt::StallWatch>(mpi, mpi, 600);
   EXPECT_TRUE(rank0_released_alone(
       "StallWatch", [&] { watch.reset(); }, kDeadlineSeconds));
   if (world_rank() == 1) drop_while_unwinding([&] { watch.reset(); });

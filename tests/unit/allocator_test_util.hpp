@@ -8,7 +8,7 @@
 namespace wt_test {
 
 // Work issued on a stream finishes only when the test says so (finish, synchronize).
-class QueuedStreamEvents final : public wt::StreamEvents {
+class QueuedStreamEvents final : public wt::DeviceStreams {
  public:
   wt::StreamEvent record(int stream) override { return {stream, ++issued_[stream]}; }
   bool completed(const wt::StreamEvent& e) override { return e.sequence <= finished_[e.stream]; }

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "comm/mpi_communicator.hpp"
+#include "comm/cuda/gpu_communicators.hpp"
 #include "util/cuda_check.hpp"
 #include "util/nccl_check.hpp"
 #include "util/unwinding.hpp"
@@ -14,13 +14,21 @@ namespace wt {
 
 namespace {
 
-class CudaEventRequest : public CommRequest {
- public:
-  explicit CudaEventRequest(cudaStream_t stream) {
-    WT_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
-    WT_CUDA_CHECK(cudaEventRecord(event_, stream));
+bool on_device(const void* ptr) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
   }
-  ~CudaEventRequest() override { cudaEventDestroy(event_); }
+  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+}
+
+}  // namespace
+
+class NcclCommunicator::EventRequest : public CommRequest {
+ public:
+  EventRequest(NcclCommunicator& owner, cudaEvent_t event) : owner_(owner), event_(event) {}
+  ~EventRequest() override { owner_.free_events_.push_back(event_); }
   bool test() override {
     cudaError_t rc = cudaEventQuery(event_);
     if (rc == cudaErrorNotReady) return false;
@@ -30,27 +38,22 @@ class CudaEventRequest : public CommRequest {
   void wait() override { WT_CUDA_CHECK(cudaEventSynchronize(event_)); }
 
  private:
-  cudaEvent_t event_ = nullptr;
+  NcclCommunicator& owner_;
+  cudaEvent_t event_;
 };
 
-}  // namespace
-
-NcclCommunicator::NcclCommunicator(MPI_Comm world, int local_device) {
-  MPI_Comm_dup(world, &mpi_);
-  MPI_Comm_rank(mpi_, &rank_);
-  MPI_Comm_size(mpi_, &size_);
+NcclCommunicator::NcclCommunicator(MPI_Comm world, int local_device) : mpi_(world) {
+  rank_ = mpi_.rank();
+  size_ = mpi_.size();
   WT_CUDA_CHECK(cudaSetDevice(local_device));
-  WT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  int least = 0, greatest = 0;
+  WT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  // The most urgent stream: a collective never waits behind compute issued after it.
+  WT_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
   std::vector<int> all(size_);
   std::iota(all.begin(), all.end(), 0);
-  comms_.push_back(nullptr);
-  group_ranks_.push_back({});
-  // Group 0 (the world) is created like any other group.
-  const int id = add_group(all);
-  comms_[0] = comms_[id];
-  group_ranks_[0] = all;
-  comms_.pop_back();
-  group_ranks_.pop_back();
+  comms_.push_back(init_comm(all));  // group 0, the world (the MPI side has it already)
+  group_ranks_.push_back(all);
 }
 
 NcclCommunicator::~NcclCommunicator() {
@@ -64,26 +67,32 @@ NcclCommunicator::~NcclCommunicator() {
     else
       ncclCommDestroy(c);
   }
+  for (cudaEvent_t e : free_events_) cudaEventDestroy(e);
   if (stream_) cudaStreamDestroy(stream_);
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized && !unwinding && mpi_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_);
 }
 
 int NcclCommunicator::add_group(const std::vector<int>& world_ranks) {
+  // The MPI side keeps the same group ids (host buffers of a group go there).
+  const int mpi_id = mpi_.add_group(world_ranks);
+  comms_.push_back(init_comm(world_ranks));
+  group_ranks_.push_back(world_ranks);
+  const int nccl_id = static_cast<int>(comms_.size()) - 1;
+  if (mpi_id != nccl_id) throw std::logic_error("NCCL and MPI group ids diverged");
+  return nccl_id;
+}
+
+ncclComm_t NcclCommunicator::init_comm(const std::vector<int>& world_ranks) {
   ncclUniqueId id;
   const int root = world_ranks.front();
   if (rank_ == root) WT_NCCL_CHECK(ncclGetUniqueId(&id));
-  MPI_Bcast(&id, sizeof(id), MPI_BYTE, root, mpi_);
+  MPI_Bcast(&id, sizeof(id), MPI_BYTE, root, mpi_.world());
   auto it = std::find(world_ranks.begin(), world_ranks.end(), rank_);
   ncclComm_t comm = nullptr;
   if (it != world_ranks.end()) {
     WT_NCCL_CHECK(ncclCommInitRank(&comm, static_cast<int>(world_ranks.size()), id,
                                    static_cast<int>(it - world_ranks.begin())));
   }
-  comms_.push_back(comm);
-  group_ranks_.push_back(world_ranks);
-  return static_cast<int>(comms_.size()) - 1;
+  return comm;
 }
 
 ncclComm_t NcclCommunicator::group_comm(int group) const {
@@ -93,12 +102,31 @@ ncclComm_t NcclCommunicator::group_comm(int group) const {
   return comms_[group];
 }
 
+int NcclCommunicator::group_root(int group, int root_world_rank) const {
+  const auto& r = group_ranks_.at(size_t(group));
+  return static_cast<int>(std::find(r.begin(), r.end(), root_world_rank) - r.begin());
+}
+
+cudaEvent_t NcclCommunicator::take_event() {
+  if (!free_events_.empty()) {
+    cudaEvent_t e = free_events_.back();
+    free_events_.pop_back();
+    return e;
+  }
+  cudaEvent_t e = nullptr;
+  WT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return e;
+}
+
 std::unique_ptr<CommRequest> NcclCommunicator::record() {
-  return std::make_unique<CudaEventRequest>(stream_);
+  cudaEvent_t e = take_event();
+  WT_CUDA_CHECK(cudaEventRecord(e, stream_));
+  return std::make_unique<EventRequest>(*this, e);
 }
 
 std::unique_ptr<CommRequest> NcclCommunicator::iallreduce_sum(float* data, int64_t count,
                                                               int group) {
+  if (!on_device(data)) return mpi_.iallreduce_sum(data, count, group);
   WT_NCCL_CHECK(ncclAllReduce(data, data, static_cast<size_t>(count), ncclFloat, ncclSum,
                               group_comm(group), stream_));
   return record();
@@ -109,51 +137,74 @@ void NcclCommunicator::allreduce_sum(float* data, int64_t count, int group) {
 }
 
 void NcclCommunicator::allreduce_sum(double* data, int64_t count, int group) {
-  // Host-side statistics: over MPI, whose communicator mirrors the world group.
-  if (group != 0) throw std::logic_error("host double allreduce is world-only");
-  MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_DOUBLE, MPI_SUM, mpi_);
+  mpi_.allreduce_sum(data, count, group);  // host-side statistics
 }
 
 void NcclCommunicator::broadcast(float* data, int64_t count, int root_world_rank, int group) {
-  const auto& r = group_ranks_.at(group);
-  const int root = static_cast<int>(std::find(r.begin(), r.end(), root_world_rank) - r.begin());
-  WT_NCCL_CHECK(ncclBroadcast(data, data, static_cast<size_t>(count), ncclFloat, root,
-                              group_comm(group), stream_));
-  WT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  ibroadcast(data, count, root_world_rank, group)->wait();
+}
+
+std::unique_ptr<CommRequest> NcclCommunicator::ibroadcast(float* data, int64_t count,
+                                                          int root_world_rank, int group) {
+  if (!on_device(data)) return mpi_.ibroadcast(data, count, root_world_rank, group);
+  WT_NCCL_CHECK(ncclBroadcast(data, data, static_cast<size_t>(count), ncclFloat,
+                              group_root(group, root_world_rank), group_comm(group), stream_));
+  return record();
 }
 
 std::unique_ptr<CommRequest> NcclCommunicator::ibroadcast_words(uint32_t* data, int64_t count,
                                                                 int root_world_rank, int group) {
-  const auto& r = group_ranks_.at(group);
-  const int root = static_cast<int>(std::find(r.begin(), r.end(), root_world_rank) - r.begin());
-  WT_NCCL_CHECK(ncclBroadcast(data, data, static_cast<size_t>(count), ncclUint32, root,
-                              group_comm(group), stream_));
+  if (!on_device(data)) return mpi_.ibroadcast_words(data, count, root_world_rank, group);
+  WT_NCCL_CHECK(ncclBroadcast(data, data, static_cast<size_t>(count), ncclUint32,
+                              group_root(group, root_world_rank), group_comm(group), stream_));
   return record();
 }
 
-// Host buffers (batches read from the file), over MPI, whose communicator mirrors the world.
+std::unique_ptr<CommRequest> NcclCommunicator::ireduce_sum(float* data, int64_t count,
+                                                           int root_world_rank, int group) {
+  if (!on_device(data)) return mpi_.ireduce_sum(data, count, root_world_rank, group);
+  // In place: the root's buffer receives the sum; the others' are left as they were.
+  WT_NCCL_CHECK(ncclReduce(data, data, static_cast<size_t>(count), ncclFloat, ncclSum,
+                           group_root(group, root_world_rank), group_comm(group), stream_));
+  return record();
+}
+
+// Host buffers (batches read from the file), over MPI.
 void NcclCommunicator::scatter_bytes(const void* send, const std::vector<int64_t>& bytes_per_rank,
                                      void* recv, int root_world_rank) {
-  scatter_bytes_over(mpi_, rank_, send, bytes_per_rank, recv, root_world_rank);
+  mpi_.scatter_bytes(send, bytes_per_rank, recv, root_world_rank);
 }
 
 void NcclCommunicator::broadcast_bytes(void* data, int64_t bytes, int root_world_rank) {
-  MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root_world_rank, mpi_);
+  mpi_.broadcast_bytes(data, bytes, root_world_rank);
 }
 
+// NCCL has no tags: a pair's messages match in issue order, which the programs are validated for
+// (sched/comm_rules.hpp, CommRules::Nccl).
 std::unique_ptr<CommRequest> NcclCommunicator::isend(const float* data, int64_t count, int peer,
-                                                     int) {
+                                                     int tag) {
+  if (!on_device(data)) return mpi_.isend(data, count, peer, tag);
   WT_NCCL_CHECK(
       ncclSend(data, static_cast<size_t>(count), ncclFloat, peer, group_comm(0), stream_));
   return record();
 }
 
-std::unique_ptr<CommRequest> NcclCommunicator::irecv(float* data, int64_t count, int peer, int) {
+std::unique_ptr<CommRequest> NcclCommunicator::irecv(float* data, int64_t count, int peer,
+                                                     int tag) {
+  if (!on_device(data)) return mpi_.irecv(data, count, peer, tag);
   WT_NCCL_CHECK(
       ncclRecv(data, static_cast<size_t>(count), ncclFloat, peer, group_comm(0), stream_));
   return record();
 }
 
-void NcclCommunicator::barrier() { MPI_Barrier(mpi_); }
+void NcclCommunicator::barrier() { mpi_.barrier(); }
+
+namespace cuda {
+
+std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm world, int gpu) {
+  return std::make_unique<NcclCommunicator>(world, gpu);
+}
+
+}  // namespace cuda
 
 }  // namespace wt

@@ -1,0 +1,220 @@
+#include "device/cuda/cuda_device.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "device/cuda/cuda_backend.hpp"
+#include "tensor/host_access.hpp"
+#include "util/cuda_check.hpp"
+
+namespace wt::cuda {
+
+std::unique_ptr<ProgramEvents> make_cuda_program_events(CudaDevice& device, int count,
+                                                        cudaStream_t comm);
+
+CudaDevice::CudaDevice(int gpu, bool tf32) : gpu_(gpu), tf32_(tf32) {
+  WT_CUDA_CHECK(cudaSetDevice(gpu_));
+  WT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least_priority_, &greatest_priority_));
+  // The communication stream is the most urgent: a transfer never waits behind compute that was
+  // issued after it.
+  slots_[kCommStream].priority = 1 << 20;
+}
+
+CudaDevice::~CudaDevice() {
+  cudaDeviceSynchronize();  // nothing may run on what goes now; errors are for the run to report
+  foreign_.clear();
+  for (auto& [id, s] : slots_) {
+    for (auto& [sequence, event] : s.events) cudaEventDestroy(event);
+    s.ops.reset();
+    if (s.handle) cudaStreamDestroy(s.handle);
+  }
+  for (cudaEvent_t e : free_events_) cudaEventDestroy(e);
+}
+
+int CudaDevice::cuda_priority(int priority) const {
+  // CUDA counts the other way round (greatest_priority_ is the smallest number). The default
+  // priority 0 sits one step above the least urgent, so that a background stream (-1) can go
+  // below it; more urgent streams take the steps above, as far as the range goes.
+  const int above_least = std::max(greatest_priority_, least_priority_ - 1);
+  if (priority < 0) return least_priority_;
+  return std::max(greatest_priority_, above_least - priority);
+}
+
+void CudaDevice::open(Slot& s) {
+  WT_CUDA_CHECK(
+      cudaStreamCreateWithPriority(&s.handle, cudaStreamNonBlocking, cuda_priority(s.priority)));
+  s.ops = std::make_unique<CudaOps>(s.handle, tf32_);
+}
+
+CudaDevice::Slot& CudaDevice::slot(int id) {
+  if (id < 0) throw std::logic_error("negative stream " + std::to_string(id));
+  Slot& s = slots_[id];
+  if (!s.handle) open(s);
+  return s;
+}
+
+const CudaDevice::Slot* CudaDevice::find(int id) const {
+  auto it = slots_.find(id);
+  return it == slots_.end() ? nullptr : &it->second;
+}
+
+void CudaDevice::set_priority(int stream, int priority) {
+  Slot& s = slots_[stream];
+  if (s.priority == priority) return;
+  s.priority = priority;
+  if (!s.handle) return;
+  // Made before the program named its priority (model initialisation uses stream 0): remade.
+  WT_CUDA_CHECK(cudaStreamSynchronize(s.handle));
+  s.ops.reset();
+  WT_CUDA_CHECK(cudaStreamDestroy(s.handle));
+  s.handle = nullptr;
+  open(s);
+}
+
+const OpsBackend& CudaDevice::ops_on(cudaStream_t stream) {
+  auto& ops = foreign_[stream];
+  if (!ops) ops = std::make_unique<CudaOps>(stream, tf32_);
+  return *ops;
+}
+
+cudaEvent_t CudaDevice::take_event() {
+  if (!free_events_.empty()) {
+    cudaEvent_t e = free_events_.back();
+    free_events_.pop_back();
+    return e;
+  }
+  cudaEvent_t e = nullptr;
+  WT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return e;
+}
+
+void CudaDevice::give_event(cudaEvent_t event) { free_events_.push_back(event); }
+
+void CudaDevice::launch(int stream, DeviceWork work) {
+  // Issuing is launching: the work is host code that launches its kernels on the stream now. A
+  // readiness condition would need the host to wait, which device work never does here.
+  if (work.ready) throw std::logic_error("cuda: device work with a host-side readiness test");
+  (void)slot(stream);
+  DeviceWorkScope device_work;
+  work.run();
+}
+
+void CudaDevice::run_on_device(const std::function<void()>& work,
+                               const std::function<bool()>& progress) {
+  {
+    DeviceWorkScope device_work;
+    work();
+  }
+  synchronize();
+  if (progress)
+    while (progress()) {
+    }
+}
+
+StreamEvent CudaDevice::record(int stream) {
+  Slot& s = slot(stream);
+  cudaEvent_t e = take_event();
+  WT_CUDA_CHECK(cudaEventRecord(e, s.handle));
+  s.events.emplace_back(++s.recorded, e);
+  return {stream, s.recorded};
+}
+
+bool CudaDevice::completed(const StreamEvent& event) {
+  auto it = slots_.find(event.stream);
+  if (it == slots_.end()) return true;
+  Slot& s = it->second;
+  // Events on one stream complete in order: retire the completed ones from the front.
+  while (s.completed < event.sequence && !s.events.empty()) {
+    const cudaError_t rc = cudaEventQuery(s.events.front().second);
+    if (rc == cudaErrorNotReady) break;
+    WT_CUDA_CHECK(rc);
+    s.completed = s.events.front().first;
+    give_event(s.events.front().second);
+    s.events.pop_front();
+  }
+  return s.completed >= event.sequence;
+}
+
+void CudaDevice::synchronize() {
+  ++synchronizations_;
+  WT_CUDA_CHECK(cudaDeviceSynchronize());
+  for (auto& [id, s] : slots_) {
+    for (auto& [sequence, event] : s.events) give_event(event);
+    s.events.clear();
+    s.completed = s.recorded;
+  }
+}
+
+bool CudaDevice::idle() const {
+  for (const auto& [id, s] : slots_) {
+    if (!s.handle) continue;
+    const cudaError_t rc = cudaStreamQuery(s.handle);
+    if (rc == cudaErrorNotReady) return false;
+    WT_CUDA_CHECK(rc);
+  }
+  return true;
+}
+
+void* CudaDevice::allocate_segment(size_t bytes) {
+  void* ptr = nullptr;
+  const cudaError_t rc = cudaMalloc(&ptr, bytes);
+  if (rc == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();  // not sticky: the allocator frees its cache and tries again
+    return nullptr;
+  }
+  WT_CUDA_CHECK(rc);
+  return ptr;
+}
+
+void CudaDevice::free_segment(void* ptr, size_t) { WT_CUDA_CHECK(cudaFree(ptr)); }
+
+void CudaDevice::copy_to_device_async(int stream, void* dst, const void* src, size_t bytes,
+                                      const char*) {
+  // From pageable memory the call returns once `src` is staged, so the caller may drop it.
+  WT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, slot(stream).handle));
+}
+
+void CudaDevice::fill_async(int stream, float* dst, size_t count, float value, const char*) {
+  ops(stream).fill(value, dst, int64_t(count));
+}
+
+void CudaDevice::copy_to_host(void* dst, const void* src, size_t bytes) {
+  synchronize();
+  WT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+}
+
+void CudaDevice::copy_to_device(void* dst, const void* src, size_t bytes) {
+  synchronize();
+  WT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  WT_CUDA_CHECK(cudaDeviceSynchronize());  // from pageable memory the DMA may still run
+}
+
+void CudaDevice::copy_on_device(void* dst, const void* src, size_t bytes) {
+  synchronize();
+  WT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
+  WT_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void CudaDevice::fill(float* dst, size_t count, float value) {
+  synchronize();
+  ops(0).fill(value, dst, int64_t(count));
+  WT_CUDA_CHECK(cudaStreamSynchronize(stream(0)));
+}
+
+std::unique_ptr<ProgramEvents> CudaDevice::program_events(int count, void* comm_stream) {
+  return make_cuda_program_events(*this, count, static_cast<cudaStream_t>(comm_stream));
+}
+
+std::unique_ptr<DeviceBackend> make_cuda_backend(int gpu, bool tf32, size_t* memory_limit) {
+  auto device = std::make_unique<CudaDevice>(gpu, tf32);
+  if (*memory_limit == 0) {
+    size_t free_bytes = 0, total_bytes = 0;
+    WT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const size_t margin = std::max(kMemoryMargin, total_bytes / 20);
+    *memory_limit = free_bytes > 2 * margin ? free_bytes - margin : free_bytes / 2;
+  }
+  return device;
+}
+
+}  // namespace wt::cuda

@@ -1,0 +1,85 @@
+#pragma once
+// The CUDA backend's internals (cuda_backend.hpp is the public face): the streams, their events
+// and the device memory operations, and the kernels bound to each stream. Included by the CUDA
+// backend's own sources only.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "device/device_backend.hpp"
+#include "ops/cuda/cuda_ops.hpp"
+
+namespace wt::cuda {
+
+class CudaDevice final : public DeviceBackend, public DeviceStreams {
+ public:
+  CudaDevice(int gpu, bool tf32);
+  ~CudaDevice() override;
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  // DeviceBackend.
+  const char* name() const override { return "cuda"; }
+  DeviceStreams& streams() override { return *this; }
+  const OpsBackend& ops(int stream) override { return *slot(stream).ops; }
+  const OpsBackend& kernels() override { return ops(0); }
+  void launch(int stream, DeviceWork work) override;
+  void run_on_device(const std::function<void()>& work,
+                     const std::function<bool()>& progress) override;
+  std::unique_ptr<ProgramEvents> program_events(int count, void* comm_stream) override;
+  void set_priority(int stream, int priority) override;
+  bool counts_synchronizations() const override { return true; }
+  uint64_t synchronizations() const override { return synchronizations_; }
+  void* native_stream(int stream) override { return slot(stream).handle; }
+
+  // DeviceStreams.
+  StreamEvent record(int stream) override;
+  bool completed(const StreamEvent& event) override;
+  void synchronize() override;
+  bool idle() const override;
+  void* allocate_segment(size_t bytes) override;
+  void free_segment(void* ptr, size_t bytes) override;
+  bool host_addressable() const override { return false; }
+  void copy_to_device_async(int stream, void* dst, const void* src, size_t bytes,
+                            const char* what) override;
+  void fill_async(int stream, float* dst, size_t count, float value, const char* what) override;
+  void copy_to_host(void* dst, const void* src, size_t bytes) override;
+  void copy_to_device(void* dst, const void* src, size_t bytes) override;
+  void copy_on_device(void* dst, const void* src, size_t bytes) override;
+  void fill(float* dst, size_t count, float value) override;
+
+  cudaStream_t stream(int id) { return slot(id).handle; }
+  // The kernels bound to a native stream that is not one of ours (the communicator's).
+  const OpsBackend& ops_on(cudaStream_t stream);
+  // An event from the pool (cudaEventDisableTiming), and its return.
+  cudaEvent_t take_event();
+  void give_event(cudaEvent_t event);
+
+ private:
+  struct Slot {
+    cudaStream_t handle = nullptr;
+    std::unique_ptr<CudaOps> ops;
+    int priority = 0;  // the program's sense: larger is more urgent
+    uint64_t recorded = 0, completed = 0;
+    std::deque<std::pair<uint64_t, cudaEvent_t>> events;  // recorded, not yet seen complete
+  };
+  Slot& slot(int id);
+  const Slot* find(int id) const;
+  void open(Slot& s);  // creates its stream (with its priority) and its kernels
+  int cuda_priority(int priority) const;
+
+  int gpu_;
+  bool tf32_;
+  int least_priority_ = 0, greatest_priority_ = 0;  // CUDA's range: greatest is the most urgent
+  std::map<int, Slot> slots_;
+  std::map<cudaStream_t, std::unique_ptr<CudaOps>> foreign_;  // ops_on()
+  std::vector<cudaEvent_t> free_events_;
+  uint64_t synchronizations_ = 0;
+};
+
+}  // namespace wt::cuda

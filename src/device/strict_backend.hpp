@@ -1,0 +1,52 @@
+#pragma once
+// The strict device (device.kind = "strict"): the host's kernels under a GPU's rules, modelled on
+// what a CUDA host program really does (ARCHITECTURE.md). Host code issues: each kernel is queued
+// on its stream (strict_ops.hpp), the queues run lazily in a seeded shuffled order
+// (strict_streams.hpp), freed memory is poisoned, host code cannot touch device memory, and every
+// access is checked by the race detector (race_detector.hpp) against the ordering the queues
+// really provide (strict_program_events.cpp).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "device/device_backend.hpp"
+#include "device/strict_ops.hpp"
+#include "device/strict_streams.hpp"
+#include "ops/host/host_ops.hpp"
+
+namespace wt {
+
+class StrictBackend final : public DeviceBackend {
+ public:
+  explicit StrictBackend(uint64_t seed) : queues_(seed) {}
+  const char* name() const override { return "strict"; }
+  DeviceStreams& streams() override { return queues_; }
+  void attach(CachingAllocator& memory) override { memory_ = &memory; }
+  const OpsBackend& ops(int stream) override;
+  const OpsBackend& kernels() override { return kernels_; }
+  void launch(int stream, DeviceWork work) override { queues_.launch(stream, std::move(work)); }
+  void run_on_device(const std::function<void()>& work,
+                     const std::function<bool()>& progress) override;
+  std::unique_ptr<ProgramEvents> program_events(int count, void* comm_stream) override;
+  void set_priority(int stream, int priority) override { queues_.set_priority(stream, priority); }
+  bool run_one() override { return queues_.run_one(); }
+  void drain(const std::function<bool()>& progress) override { queues_.drain(progress); }
+  void set_progress(std::function<bool()> progress) override {
+    queues_.set_progress(std::move(progress));
+  }
+  bool counts_synchronizations() const override { return true; }
+  uint64_t synchronizations() const override { return queues_.synchronizations(); }
+  bool checks_ordering() const override { return true; }
+  void describe_issue(const std::string& what) override { queues_.races().set_instruction(what); }
+  void raise_deferred() override { queues_.races().raise_deferred(); }
+  StrictStreams& queues() { return queues_; }
+
+ private:
+  StrictStreams queues_;
+  HostOps kernels_;
+  CachingAllocator* memory_ = nullptr;
+  std::vector<std::unique_ptr<StrictOps>> stream_ops_;  // by stream, made on first use
+  int next_event_id_ = 0;  // the race detector's event ids: unique over the device's programs
+};
+
+}  // namespace wt

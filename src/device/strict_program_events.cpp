@@ -1,0 +1,173 @@
+// The strict device's program events. Every ordering edge the race detector is told about is
+// also checked against what the queues really did when the edge is used, so a change to this
+// glue (the code the CUDA backend ports) that breaks ordering is a race with a message, not wrong
+// numbers:
+//   - a transfer is declared (comm_begin) as ordered after its issuing stream's work so far; its
+//     start is queued on the communication stream, held until that stream has run that far, and
+//     checks when it runs that it has;
+//   - a Record is declared to cover its stream's work so far; the queued work that marks it
+//     complete runs at that point of the stream, and a Wait that passes on it checks that the
+//     stream really ran that far;
+//   - a transfer's completion work (a decode, a zeroing) is declared with the transfer's own
+//     accesses and runs on the communication stream after the transfer and before the event is
+//     marked complete; a Wait that passes on the event checks that it ran.
+// The communication stream is one queue: a rank's transfers complete in the order they were
+// issued, as NCCL's do on its stream (the programs are validated under NCCL's rules).
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "device/program_events.hpp"
+#include "device/strict_streams.hpp"
+
+namespace wt {
+
+namespace {
+
+class StrictProgramEvents final : public ProgramEvents {
+ public:
+  StrictProgramEvents(StrictStreams& queues, const OpsBackend& kernels, int count, int first_id)
+      : q_(queues), kernels_(kernels), first_id_(first_id), events_(size_t(count)) {}
+
+  void reset() override {
+    // The step ended with the device drained: every transfer has run (a send nothing waited for
+    // is seen complete now).
+    for (size_t e = 0; e < events_.size(); ++e)
+      if (in_flight(int(e)) && !completed(int(e)))
+        throw std::logic_error("strict device: a new step while the transfer completing event " +
+                               std::to_string(e) + " is still in flight");
+    for (Event& e : events_) e = Event{};
+  }
+
+  void record(int event, int stream) override {
+    Event& e = events_[size_t(event)];
+    e.stream = stream;
+    e.sequence = q_.next_sequence(stream);
+    e.recorded = true;
+    q_.races().record_event(id(event), stream, e.sequence);
+    q_.launch(stream, DeviceWork{[&e] { e.done = true; }, nullptr, false});
+  }
+
+  void wait(int stream, int event) override {
+    q_.races().wait_event(stream, id(event), q_.next_sequence(stream));
+    Event& e = events_[size_t(event)];
+    q_.launch(stream, DeviceWork{[this, event, stream] { check_passed(event, stream); },
+                                 [&e] { return e.done; }, false});
+  }
+
+  bool waitable(int event) override { return events_[size_t(event)].recorded; }
+
+  void complete(int event) override {
+    Event& e = events_[size_t(event)];
+    e.recorded = e.done = e.finished = true;
+  }
+
+  void transfer(Transfer t) override {
+    Event& e = events_[size_t(t.event)];
+    q_.races().comm_begin(id(t.event), t.stream);
+    for (const TransferAccess& a : t.accesses)
+      q_.races().comm_access(id(t.event), a.ptr, a.bytes, a.write, a.what);
+    e.recorded = e.transfer = true;
+    e.stream = t.stream;
+    e.hold = std::move(t.hold);
+    const StreamEvent after = q_.record(t.stream);
+    const int event = t.event;
+    q_.launch(kCommStream, DeviceWork{[this, event, after, begin = std::move(t.begin)] {
+                                        check_started_after(event, after);
+                                        events_[size_t(event)].operation = begin(kernels_);
+                                      },
+                                      [this, after] { return q_.reached(after); }, true});
+    q_.launch(kCommStream, DeviceWork{[this, &e, then = std::move(t.then)] {
+                                        e.operation.reset();
+                                        if (then) then(kernels_);
+                                        e.finished = true;
+                                        e.done = true;
+                                      },
+                                      [&e] { return e.operation && e.operation->test(); }, true});
+  }
+
+  bool completed(int event) override {
+    Event& e = events_[size_t(event)];
+    if (!e.done) return false;
+    if (!e.seen) {
+      e.seen = true;
+      q_.races().host_saw_event(id(event));  // the host issues what follows knowing it
+      e.hold.clear();
+      if (e.transfer) tell_completed(event);
+    }
+    return true;
+  }
+
+  bool in_flight(int event) const override {
+    const Event& e = events_[size_t(event)];
+    return e.transfer && !e.seen;
+  }
+
+  bool poll() override {
+    bool any = false;
+    for (size_t e = 0; e < events_.size(); ++e)
+      if (in_flight(int(e)) && !completed(int(e))) any = true;
+    return any;
+  }
+
+ private:
+  struct Event {
+    bool recorded = false;  // its Record or transfer has been issued
+    bool transfer = false;  // completed by a transfer (else by a Record)
+    bool done = false;      // marked complete by the device
+    bool finished = false;  // a transfer and its completion work have run
+    bool seen = false;      // the host has seen it complete
+    int stream = 0;         // the Record's or the transfer's issuing stream
+    uint64_t sequence = 0;  // the Record's place in its stream
+    std::unique_ptr<AsyncOperation> operation;
+    std::vector<Tensor> hold;
+  };
+  int id(int event) const { return first_id_ + event; }
+
+  // A Wait on `event` by `waiter` passes: the ordering the race detector assumed must hold.
+  void check_passed(int event, int waiter) const {
+    const Event& e = events_[size_t(event)];
+    if (e.transfer && !e.finished)
+      throw OrderingError("strict device: a Wait on event " + std::to_string(event) +
+                          " on stream " + std::to_string(waiter) +
+                          " passed before the transfer completing it (issued on stream " +
+                          std::to_string(e.stream) +
+                          ") and its completion work had run: the event was marked complete "
+                          "too early");
+    if (!e.transfer && q_.executed(e.stream) < e.sequence)
+      throw OrderingError(
+          "strict device: a Wait on event " + std::to_string(event) + " on stream " +
+          std::to_string(waiter) + " passed when stream " + std::to_string(e.stream) + " had run " +
+          std::to_string(q_.executed(e.stream)) + " of the " + std::to_string(e.sequence) +
+          " pieces of work its Record covers: the event was marked complete "
+          "before the work it stands for");
+  }
+
+  // A transfer starts: its issuing stream must have run what it was issued after.
+  void check_started_after(int event, const StreamEvent& after) const {
+    if (q_.reached(after)) return;
+    throw OrderingError("strict device: the transfer completing event " + std::to_string(event) +
+                        " started when stream " + std::to_string(after.stream) + " had run " +
+                        std::to_string(q_.executed(after.stream)) + " of the " +
+                        std::to_string(after.sequence) +
+                        " pieces of work issued before it: a transfer must start after its "
+                        "stream's work (an event recorded on the stream, waited for on the "
+                        "communication stream)");
+  }
+
+  StrictStreams& q_;
+  const OpsBackend& kernels_;
+  int first_id_;
+  std::vector<Event> events_;
+};
+
+}  // namespace
+
+std::unique_ptr<ProgramEvents> make_strict_program_events(StrictStreams& queues,
+                                                          const OpsBackend& kernels, int count,
+                                                          int first_id) {
+  return std::make_unique<StrictProgramEvents>(queues, kernels, count, first_id);
+}
+
+}  // namespace wt
