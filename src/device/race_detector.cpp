@@ -52,6 +52,20 @@ size_t RaceDetector::bytes_to_end(const void* ptr) const {
   return address < it->second.first ? it->second.first - address : 0;
 }
 
+std::string RaceDetector::instruction() const {
+  return instruction_ >= 0 ? texts_[size_t(instruction_)] : "host code";
+}
+
+std::string RaceDetector::write_between(int stream, uint64_t after, uint64_t upto) const {
+  if (size_t(stream) >= stream_agent_.size() || stream_agent_[size_t(stream)] < 0) return "";
+  const int agent = stream_agent_[size_t(stream)];
+  for (const auto& [begin, r] : ranges_)
+    if (r.written && r.last_write.agent == agent && r.last_write.epoch > after &&
+        r.last_write.epoch <= upto)
+      return memory_name(begin) + ", written by " + texts_[size_t(r.last_write.what)];
+  return "";
+}
+
 std::string RaceDetector::memory_name(uintptr_t address) const {
   auto it = names_.upper_bound(address);
   if (it == names_.begin()) return "device memory";
@@ -199,6 +213,20 @@ void RaceDetector::host_write(const void* ptr, size_t bytes, const char* what) {
     for (const Access& a : r.reads)
       if (unordered(a)) report(host, a, true, false, it->first);
     it = ranges_.erase(it);  // every access so far is over; later work is issued after this
+  }
+}
+
+void RaceDetector::host_read(const void* ptr, size_t bytes, const char* what) {
+  if (bytes == 0 || !ptr) return;
+  const auto begin = reinterpret_cast<uintptr_t>(ptr), end = begin + bytes;
+  split_at(begin);
+  split_at(end);
+  for (auto it = ranges_.lower_bound(begin); it != ranges_.end() && it->first < end; ++it) {
+    const Range& r = it->second;
+    if (r.written && at(host_, r.last_write.agent) < r.last_write.epoch) {
+      Access host{kHost, 0, intern(std::string(what) + " (" + memory_name(it->first) + ")")};
+      report(host, r.last_write, false, true, it->first);
+    }
   }
 }
 

@@ -52,6 +52,11 @@ class RaceDetector {
   void forget_memory(const void* ptr);
   // Bytes from `ptr` to the end of the named memory holding it (0 if none).
   size_t bytes_to_end(const void* ptr) const;
+  // For messages: what is being issued now; the memory holding `ptr`; the last write by
+  // `stream`'s work at queue sequences (after, upto], "" if none ("tensor 'x' by relu_forward").
+  std::string instruction() const;
+  std::string memory_at(const void* ptr) const { return memory_name(uintptr_t(ptr)); }
+  std::string write_between(int stream, uint64_t after, uint64_t upto) const;
 
   // Work issued on `stream` with queue sequence `sequence` (its position in the stream) is about
   // to access [ptr, ptr + bytes). kernel: the op's name. freeing: the access is the poisoning of
@@ -72,8 +77,13 @@ class RaceDetector {
   // The host found `stream`'s work up to `sequence` complete.
   void host_saw_stream(int stream, uint64_t sequence);
   // A host write to device memory after what it has seen finish (the allocator poisoning a block
-  // it hands back): it must be ordered after every access of the range.
+  // it hands back, a staged copy in): it must be ordered after every access of the range.
   void host_write(const void* ptr, size_t bytes, const char* what);
+  // A host read of device memory (a staged copy out): ordered after the range's last write. A
+  // transfer counts as finished for the host only once it has seen it complete (an event query,
+  // MPI's test), not because a synchronisation drained the device: the host device's MPI would
+  // still be writing.
+  void host_read(const void* ptr, size_t bytes, const char* what);
   // A device synchronisation: everything issued so far has finished.
   void synchronized();
   // An error found where nothing may throw (a free, in a destructor): kept, the first one, and

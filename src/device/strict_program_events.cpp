@@ -45,14 +45,18 @@ class StrictProgramEvents final : public ProgramEvents {
     e.stream = stream;
     e.sequence = q_.next_sequence(stream);
     e.recorded = true;
+    e.issued_by = q_.races().instruction();
     q_.races().record_event(id(event), stream, e.sequence);
+    if (q_.glue_bug() == StrictStreams::GlueBug::RecordDoneAtIssue) e.done = true;  // the bug
     q_.launch(stream, DeviceWork{[&e] { e.done = true; }, nullptr, false});
   }
 
   void wait(int stream, int event) override {
     q_.races().wait_event(stream, id(event), q_.next_sequence(stream));
     Event& e = events_[size_t(event)];
-    q_.launch(stream, DeviceWork{[this, event, stream] { check_passed(event, stream); },
+    q_.launch(stream, DeviceWork{[this, event, stream, waiter = q_.races().instruction()] {
+                                   check_passed(event, stream, waiter);
+                                 },
                                  [&e] { return e.done; }, false});
   }
 
@@ -70,21 +74,21 @@ class StrictProgramEvents final : public ProgramEvents {
       q_.races().comm_access(id(t.event), a.ptr, a.bytes, a.write, a.what);
     e.recorded = e.transfer = true;
     e.stream = t.stream;
+    e.issued_by = q_.races().instruction();
+    e.memory = t.accesses.empty() ? "no device memory" : q_.races().memory_at(t.accesses[0].ptr);
     e.hold = std::move(t.hold);
     const StreamEvent after = q_.record(t.stream);
     const int event = t.event;
+    std::function<bool()> gate = [this, after] { return q_.reached(after); };
+    if (q_.glue_bug() == StrictStreams::GlueBug::CommNotGated) gate = nullptr;  // the bug
     q_.launch(kCommStream, DeviceWork{[this, event, after, begin = std::move(t.begin)] {
                                         check_started_after(event, after);
                                         events_[size_t(event)].operation = begin(kernels_);
                                       },
-                                      [this, after] { return q_.reached(after); }, true});
-    q_.launch(kCommStream, DeviceWork{[this, &e, then = std::move(t.then)] {
-                                        e.operation.reset();
-                                        if (then) then(kernels_);
-                                        e.finished = true;
-                                        e.done = true;
-                                      },
-                                      [&e] { return e.operation && e.operation->test(); }, true});
+                                      std::move(gate), true});
+    q_.launch(kCommStream,
+              DeviceWork{[this, &e, then = std::move(t.then)]() mutable { finish(e, then); },
+                         [&e] { return e.operation && e.operation->test(); }, true});
   }
 
   bool completed(int event) override {
@@ -120,40 +124,64 @@ class StrictProgramEvents final : public ProgramEvents {
     bool seen = false;      // the host has seen it complete
     int stream = 0;         // the Record's or the transfer's issuing stream
     uint64_t sequence = 0;  // the Record's place in its stream
+    std::string issued_by;  // the instruction that issued the Record or the transfer
+    std::string memory;     // a transfer's: what it moves
     std::unique_ptr<AsyncOperation> operation;
     std::vector<Tensor> hold;
   };
   int id(int event) const { return first_id_ + event; }
 
+  // A transfer has completed: its completion work, then the event.
+  void finish(Event& e, std::function<void(const OpsBackend&)>& then) {
+    e.operation.reset();
+    if (q_.glue_bug() == StrictStreams::GlueBug::CompletionAfterDone) {  // the bug: done first,
+      e.done = true;                                                     // the work queued after
+      q_.launch(kCommStream, DeviceWork{[this, &e, then = std::move(then)] {
+                                          if (then) then(kernels_);
+                                          e.finished = true;
+                                        },
+                                        nullptr, true});
+      return;
+    }
+    if (then) then(kernels_);
+    e.finished = true;
+    e.done = true;
+  }
+
   // A Wait on `event` by `waiter` passes: the ordering the race detector assumed must hold.
-  void check_passed(int event, int waiter) const {
+  void check_passed(int event, int waiter, const std::string& wait) const {
     const Event& e = events_[size_t(event)];
+    const std::string passed = "strict device: " + wait + " (a Wait on event " +
+                               std::to_string(event) + " on stream " + std::to_string(waiter) +
+                               ") passed ";
     if (e.transfer && !e.finished)
-      throw OrderingError("strict device: a Wait on event " + std::to_string(event) +
-                          " on stream " + std::to_string(waiter) +
-                          " passed before the transfer completing it (issued on stream " +
-                          std::to_string(e.stream) +
+      throw OrderingError(passed + "before the transfer of " + e.issued_by + " (" + e.memory +
                           ") and its completion work had run: the event was marked complete "
                           "too early");
-    if (!e.transfer && q_.executed(e.stream) < e.sequence)
-      throw OrderingError(
-          "strict device: a Wait on event " + std::to_string(event) + " on stream " +
-          std::to_string(waiter) + " passed when stream " + std::to_string(e.stream) + " had run " +
-          std::to_string(q_.executed(e.stream)) + " of the " + std::to_string(e.sequence) +
-          " pieces of work its Record covers: the event was marked complete "
-          "before the work it stands for");
+    const uint64_t ran = q_.executed(e.stream);
+    if (e.transfer || ran >= e.sequence) return;
+    const std::string unrun = q_.races().write_between(e.stream, ran, e.sequence);
+    throw OrderingError(passed + "when stream " + std::to_string(e.stream) + " had run " +
+                        std::to_string(ran) + " of the " + std::to_string(e.sequence) +
+                        " pieces of work that " + e.issued_by + " covers" +
+                        (unrun.empty() ? std::string() : " (not yet run: " + unrun + ")") +
+                        ": the event was marked complete before the work it stands for");
   }
 
   // A transfer starts: its issuing stream must have run what it was issued after.
   void check_started_after(int event, const StreamEvent& after) const {
-    if (q_.reached(after)) return;
-    throw OrderingError("strict device: the transfer completing event " + std::to_string(event) +
-                        " started when stream " + std::to_string(after.stream) + " had run " +
-                        std::to_string(q_.executed(after.stream)) + " of the " +
-                        std::to_string(after.sequence) +
-                        " pieces of work issued before it: a transfer must start after its "
-                        "stream's work (an event recorded on the stream, waited for on the "
-                        "communication stream)");
+    const uint64_t ran = q_.executed(after.stream);
+    if (ran >= after.sequence) return;
+    const Event& e = events_[size_t(event)];
+    const std::string unrun = q_.races().write_between(after.stream, ran, after.sequence);
+    throw OrderingError("strict device: the transfer of " + e.issued_by + " (event " +
+                        std::to_string(event) + ", " + e.memory + ") started when stream " +
+                        std::to_string(after.stream) + " had run " + std::to_string(ran) +
+                        " of the " + std::to_string(after.sequence) +
+                        " pieces of work issued before it" +
+                        (unrun.empty() ? std::string() : " (not yet run: " + unrun + ")") +
+                        ": a transfer must start after its stream's work (an event recorded on "
+                        "the stream, waited for on the communication stream)");
   }
 
   StrictStreams& q_;

@@ -176,20 +176,37 @@ void StrictStreams::fill_async(int stream, float* dst, size_t count, float value
                   [dst, count, value] { std::fill(dst, dst + count, value); });
 }
 
+void StrictStreams::host_side(const std::function<void()>& declare,
+                              const std::function<void()>& kernel) {
+  if (in_device_work()) return kernel();  // part of running device work
+  synchronize();
+  declare();
+  DeviceWorkScope device_work;
+  kernel();
+}
+
 void StrictStreams::copy_to_host(void* dst, const void* src, size_t bytes) {
-  blocking([&] { std::memcpy(dst, src, bytes); });
+  host_side([&] { races_.host_read(src, bytes, "a staged copy to the host"); },
+            [&] { std::memcpy(dst, src, bytes); });
 }
 
 void StrictStreams::copy_to_device(void* dst, const void* src, size_t bytes) {
-  blocking([&] { std::memcpy(dst, src, bytes); });
+  host_side([&] { races_.host_write(dst, bytes, "a staged copy from the host"); },
+            [&] { std::memcpy(dst, src, bytes); });
 }
 
 void StrictStreams::copy_on_device(void* dst, const void* src, size_t bytes) {
-  blocking([&] { std::memcpy(dst, src, bytes); });
+  host_side(
+      [&] {
+        races_.host_read(src, bytes, "a blocking copy's read");
+        races_.host_write(dst, bytes, "a blocking copy's write");
+      },
+      [&] { std::memcpy(dst, src, bytes); });
 }
 
 void StrictStreams::fill(float* dst, size_t count, float value) {
-  blocking([&] { std::fill(dst, dst + count, value); });
+  host_side([&] { races_.host_write(dst, count * sizeof(float), "a blocking fill"); },
+            [&] { std::fill(dst, dst + count, value); });
 }
 
 void StrictStreams::host_write(const void* ptr, size_t bytes, const char* what) {

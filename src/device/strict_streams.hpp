@@ -44,6 +44,12 @@ class StrictStreams final : public DeviceStreams {
   void set_progress(std::function<bool()> progress) { progress_ = std::move(progress); }
   // Test only: completed() answers true for work that has not run (a broken event query).
   void plant_completed_always(bool on) { completed_always_ = on; }
+  // Test only: a bug in the program events' glue (strict_program_events.cpp), the code the CUDA
+  // backend ports: a transfer started without waiting for its stream; a Record marked complete
+  // when issued; a transfer's completion work run after its event is marked complete.
+  enum class GlueBug { None, CommNotGated, RecordDoneAtIssue, CompletionAfterDone };
+  void plant_glue_bug(GlueBug bug) { glue_bug_ = bug; }
+  GlueBug glue_bug() const { return glue_bug_; }
   // The priority of `stream`'s work from now on; larger is more urgent (RankProgram::priority's
   // sense; cudaStreamCreateWithPriority counts the other way round). Streams start at 0.
   void set_priority(int stream, int priority);
@@ -54,6 +60,9 @@ class StrictStreams final : public DeviceStreams {
   // Runs `kernel` as host code's blocking kernel: after a synchronisation, as device work (inside
   // running device work: at once, it is part of it).
   void blocking(const std::function<void()>& kernel);
+  // The same for a staged copy or fill that host code issues: `declare` tells the race detector
+  // its host accesses after the synchronisation (not inside device work, which declared its own).
+  void host_side(const std::function<void()>& declare, const std::function<void()>& kernel);
   bool run_ahead() override;
   // Runs ready work until every queue is empty; `progress` (may be empty) is called whenever
   // nothing is ready, and must return false when nothing will ever make work ready, which is
@@ -114,6 +123,7 @@ class StrictStreams final : public DeviceStreams {
   RaceDetector races_;
   std::function<bool()> progress_;
   bool completed_always_ = false;
+  GlueBug glue_bug_ = GlueBug::None;
   uint64_t synchronizations_ = 0;
 };
 

@@ -248,14 +248,23 @@ void Executor::execute_allreduce(const Instruction& ins, bool may_block) {
   float* grads = st.grads.device_ptr() + offset;
   comm_touches(ins, grads, count, true);
   const int group = ins.group;
-  if (!may_block)
-    return start(ins.event, [this, grads, count, group](const OpsBackend&) {
+  if (!may_block) {
+    start(ins.event, [this, grads, count, group](const OpsBackend&) {
       return std::unique_ptr<AsyncOperation>(comm_.iallreduce_sum(grads, count, group));
     });
+    if (planted_ == PlantedBug::HostCopyInAllreduce) clip_on_host(st.grads);  // the bug
+    return;
+  }
   start(ins.event, [this, grads, count, group](const OpsBackend&) {
     comm_.allreduce_sum(grads, count, group);  // returns done
     return std::unique_ptr<AsyncOperation>(std::make_unique<CompletedOperation>());
   });
+}
+
+void Executor::clip_on_host(Tensor& grads) {
+  std::vector<float> g = grads.to_host();
+  for (float& v : g) v = std::max(-1.0f, std::min(1.0f, v));
+  grads.copy_from_host(g.data());
 }
 
 void Executor::execute_load(const Instruction& ins, int64_t step) {

@@ -146,6 +146,8 @@ class Executor {
   void execute_load(const Instruction& ins, int64_t step);
   // may_block: a blocking collective (nothing to overlap with; see the constructor).
   void execute_allreduce(const Instruction& ins, bool may_block);
+  // The planted bug HostCopyInAllreduce: a gradient clip through staged copies.
+  void clip_on_host(Tensor& grads);
   // The optimizer step of a stage, skipped on the device when its gradient is not finite.
   void execute_step(const Instruction& ins, int64_t step, double lr);
   void forward_nodes(Model& model, Slot& slot, int begin, int end, Mode mode, float loss_scale,

@@ -84,6 +84,7 @@ size_t Executor::issued_this_step() const {
 
 StepStats Executor::finish_step() {
   device_.backend().drain([this] { return events_->poll(); });
+  events_->poll();  // the host sees the step's transfers complete before it reads anything back
   device_.backend().raise_deferred();
   return read_totals(step_);
 }

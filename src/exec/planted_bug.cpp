@@ -15,6 +15,10 @@ const std::pair<const char*, PlantedBug> kNames[] = {
     {"step_before_wait", PlantedBug::StepBeforeWait},
     {"keep_on_other_stream", PlantedBug::KeepOnOtherStream},
     {"completed_always", PlantedBug::CompletedAlways},
+    {"comm_not_gated", PlantedBug::CommNotGated},
+    {"record_done_at_issue", PlantedBug::RecordDoneAtIssue},
+    {"completion_after_done", PlantedBug::CompletionAfterDone},
+    {"host_copy_in_allreduce", PlantedBug::HostCopyInAllreduce},
 };
 
 using Stream = std::vector<Instruction>;
@@ -67,6 +71,11 @@ bool move_keep_to_other_stream(RankProgram& rank) {
 }
 
 }  // namespace
+
+bool is_glue_bug(PlantedBug bug) {
+  return bug == PlantedBug::CommNotGated || bug == PlantedBug::RecordDoneAtIssue ||
+         bug == PlantedBug::CompletionAfterDone;
+}
 
 PlantedBug parse_planted_bug(const std::string& name) {
   if (name.empty()) return PlantedBug::None;

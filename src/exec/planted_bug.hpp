@@ -1,9 +1,10 @@
 #pragma once
-// Test only: six ordering bugs a CUDA host program can have, each planted on demand in the real
-// code (WAVETRAIN_TEST_PLANT_BUG=<name>), so tests/e2e/strict_planted_bugs.sh can show that the
-// strict device catches every one with a clear message while the host device trains on unaware.
-// Three are program bugs (a schedule generator emitting the wrong order, planted after the
-// validator has passed the program), two are bugs in the executor, one in the device's queues.
+// Test only: ordering bugs a CUDA host program can have, each planted on demand in the real code
+// (WAVETRAIN_TEST_PLANT_BUG=<name>), so tests/e2e/strict_planted_bugs.sh can show that the strict
+// device catches every one with a clear message while the host device trains on unaware. Three
+// are program bugs (a schedule generator emitting the wrong order, planted after the validator
+// has passed the program), three are bugs in the executor, one in the device's queues and three
+// in the device glue that Record, Wait and transfers run through.
 #include <string>
 
 #include "sched/instruction.hpp"
@@ -18,7 +19,18 @@ enum class PlantedBug {
   StepBeforeWait,      // the optimizer Step moved before the Waits on its gradients' AllReduce
   KeepOnOtherStream,   // ticktock's KeepGradient issued on the other wave's stream
   CompletedAlways,     // the strict queues' event query answers "done" for work not yet run
+  // Bugs in the device glue the CUDA backend ports (device/strict_program_events.cpp):
+  CommNotGated,         // a transfer starts without waiting for its issuing stream's work
+  RecordDoneAtIssue,    // a Record marks its event complete when issued, not when its stream gets
+                        // there
+  CompletionAfterDone,  // a transfer's completion work (a decode) runs after its event reads
+                        // complete
+  // A program bug in host code: a gradient clip through staged copies between an AllReduce's
+  // start and its Wait (MPI's in-place sum overwrites the stale write-back; NCCL would not).
+  HostCopyInAllreduce,
 };
+// The device glue bug a PlantedBug stands for, if it is one.
+bool is_glue_bug(PlantedBug bug);
 
 // "" -> None; throws std::invalid_argument naming the known names for anything else.
 PlantedBug parse_planted_bug(const std::string& name);

@@ -13,8 +13,8 @@
 // Time zero is a barrier taken in the constructor (collective): each rank subtracts its own
 // steady_clock reading taken right after it, so times from different ranks share one clock.
 // The file keeps each rank's reading (/rank_<r> attribute clock_origin_ns), to line the trace up
-// with other records of the rank (a background job's tasklets). An observer the executor had before the
-// window opens is told of every instruction too.
+// with other records of the rank (a background job's tasklets). An observer the executor had before
+// the window opens is told of every instruction too.
 #include <array>
 #include <cstdint>
 #include <string>

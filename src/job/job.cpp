@@ -146,6 +146,11 @@ void Job::build_executor(Communicator& comm) {
   plant_in_program(bug, program_);
   if (bug == PlantedBug::CompletedAlways && device_.queues())
     device_.queues()->plant_completed_always(true);
+  if (is_glue_bug(bug) && device_.queues())
+    device_.queues()->plant_glue_bug(
+        bug == PlantedBug::CommNotGated        ? StrictStreams::GlueBug::CommNotGated
+        : bug == PlantedBug::RecordDoneAtIssue ? StrictStreams::GlueBug::RecordDoneAtIssue
+                                               : StrictStreams::GlueBug::CompletionAfterDone);
   executor_ = std::make_unique<Executor>(device_, *model_, comm, *optimizer_, data, program_,
                                          config_.run.seed, replicas);
   executor_->plant_bug(bug);

@@ -6,6 +6,7 @@
 // first finds it complete. Host buffers (and host-side data: metrics, bytes) go to MPI as they are.
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
