@@ -18,6 +18,9 @@
 #       inputs, built from models/*.toml) on issue 19's rows, one fresh process per row and mode:
 #       mlp 64, lenet 64, resnet 128, transformer_small 32 (every mode), lenet and resnet 1024
 #       (eager and graph). MODES: any of eager graph compile replicas, e.g. "eager graph".
+#   --train PROOFS also trains on the GPU (tools/gpu-train-check.sh; a bundle made with
+#       make-gpu-bundle.sh --training): "all", or a comma-separated list of parity, schedules,
+#       ticktock, checkpoint, accuracy, throughput. Each proof prints one line, PASS or FAIL.
 #
 # Exit status: 0 every check passed, 1 a check failed or the run broke, 2 usage, 77 no GPU seen.
 set -uo pipefail
@@ -35,6 +38,7 @@ cuda_libs=${WT_CUDA_LIB_PATH:-}
 log=
 runs=1
 torch_modes=
+train_proofs=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build_dir="$2"; shift 2 ;;
@@ -44,6 +48,7 @@ while [[ $# -gt 0 ]]; do
     --log) log="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --torch) torch_modes="$2"; shift 2 ;;
+    --train) train_proofs="$2"; shift 2 ;;
     -h | --help) usage 0 ;;
     *) echo "gpu-check.sh: unknown argument '$1'" >&2; usage 2 >&2 ;;
   esac
@@ -171,6 +176,17 @@ if [[ -n $torch_modes ]]; then
     done
   done
 fi
+# ---- training on the GPU (tools/gpu-train-check.sh) ----
+if [[ -n $train_proofs && $status == 0 ]]; then
+  section "training proofs ($train_proofs)"
+  if [[ -z "$bundle" || ! -x "$bundle/bin/wavetrain" ]]; then
+    echo "gpu-check.sh: --train needs a bundle made with make-gpu-bundle.sh --training"
+    status=1
+  else
+    bash "$repo/tools/gpu-train-check.sh" "$bundle" --only "$train_proofs" || status=1
+  fi
+fi
+# ---- end of the training proofs ----
 case $status in
   0) echo "gpu-check: PASSED" ;;
   77) echo "gpu-check: no CUDA device seen (is this a GPU machine?)" ;;

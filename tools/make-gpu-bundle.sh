@@ -4,6 +4,12 @@
 # oneDNN or OpenBLAS (docs/gpu-check.md). Run it where the binaries were built:
 #
 #   tools/make-gpu-bundle.sh [--build build] [--output build/gpu-bundle] [--tar] [--binary NAME]...
+#                            [--training]
+#
+# --training also packs what tools/gpu-train-check.sh needs to train on the GPU machine: the
+# wavetrain binary and the dataset converters (fmnist_to_hdf5, text_to_hdf5), Open MPI's launcher
+# (mpirun, orted) for the multi-rank runs, and the raw datasets (Fashion-MNIST's four idx .gz
+# files, the King James Bible as xz-compressed text), converted there (about 32 MB in all).
 #
 # What goes in, found with ldd (binaries, then Open MPI's plugins):
 #   bin/            the binaries (default: wt_cuda_check)
@@ -16,7 +22,9 @@
 #                     are listed in DEVICE_LIBS and gpu-check.sh checks they are found there
 #   lib/compat/     libstdc++ and libgcc_s, used only where the GPU machine's are too old
 #   ompi/           Open MPI's plugins (and their libraries, in lib/), help texts and
-#                   openmpi-mca-params.conf, for a singleton MPI_Init without mpirun
+#                   openmpi-mca-params.conf, for a singleton MPI_Init without mpirun; with
+#                   --training also ompi/bin/ (mpirun, orted)
+#   data/           with --training: the raw datasets
 # --tar also writes OUTPUT.tar.xz (about a quarter of the size; gpu-check.sh --bundle takes either).
 set -euo pipefail
 
@@ -28,6 +36,7 @@ usage() {
 build=build
 out=
 tar=0
+training=0
 binaries=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -35,11 +44,13 @@ while [[ $# -gt 0 ]]; do
     --output) out="$2"; shift 2 ;;
     --binary) binaries+=("$2"); shift 2 ;;
     --tar) tar=1; shift ;;
+    --training) training=1; shift ;;
     -h | --help) usage 0 ;;
     *) echo "make-gpu-bundle.sh: unknown argument '$1'" >&2; usage 2 >&2 ;;
   esac
 done
 [[ ${#binaries[@]} -gt 0 ]] || binaries=(wt_cuda_check)
+((training)) && binaries+=(wavetrain fmnist_to_hdf5 text_to_hdf5)
 [[ -n "$out" ]] || out="$build/gpu-bundle"
 for b in "${binaries[@]}"; do
   [[ -x "$build/$b" ]] || { echo "make-gpu-bundle.sh: $build/$b not found (build it first)" >&2; exit 2; }
@@ -97,6 +108,25 @@ if grep -q 'libmpi\.so' <(ldd "$out"/bin/*); then
   cp -rL "$pkgdatadir" "$out/ompi/share/openmpi"
   cp -L "$sysconfdir"/openmpi-mca-params.conf "$out/ompi/etc/" 2>/dev/null || true
   ompi_info --version | head -1 >"$out/ompi/VERSION"
+fi
+
+# The launcher, for runs of several ranks on the GPU machine (mpirun starts local ranks itself;
+# orted is there for Open MPI's checks), and the raw datasets.
+if ((training)); then
+  mkdir -p "$out/ompi/bin" "$out/data"
+  for tool in orterun orted; do
+    cp -L "$(command -v "$tool")" "$out/ompi/bin/$tool"
+    carry_libraries_of "$out/ompi/bin/$tool"
+  done
+  ln -sf orterun "$out/ompi/bin/mpirun"
+  fashion=/usr/share/datasets/fashion-mnist
+  [[ -f $fashion/train-images-idx3-ubyte.gz ]] ||
+    { echo "make-gpu-bundle.sh: $fashion not found (apt-get install dataset-fashion-mnist)" >&2; exit 1; }
+  mkdir -p "$out/data/fashion-mnist"
+  cp "$fashion"/*-ubyte.gz "$out/data/fashion-mnist/"
+  command -v bible >/dev/null || { echo "make-gpu-bundle.sh: 'bible' not found (bible-kjv)" >&2; exit 1; }
+  # As tools/prepare_kjv.sh writes it: verse numbers stripped.
+  bible "Gen1:1-Rev22:21" | sed -E 's/^ +[0-9]+ //' | xz -6 >"$out/data/kjv.txt.xz"
 fi
 
 if [[ ${#device_libs[@]} -gt 0 ]]; then printf '%s\n' "${!device_libs[@]}" | sort; fi >"$out/DEVICE_LIBS"

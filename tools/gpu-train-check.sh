@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# Trains on the GPU: issue 31's proofs that device.kind = "cuda" trains what the host trains, each
+# one a line "proof NAME: PASS|FAIL|SKIP (figures)", then a summary. Run by tools/gpu-check.sh
+# --train, which sets up the bundle's environment (LD_LIBRARY_PATH, Open MPI's OPAL_* paths) first;
+# the bundle comes from tools/make-gpu-bundle.sh --training.
+#
+#   tools/gpu-train-check.sh BUNDLE_DIR [--work DIR] [--only NAME[,NAME...]]
+#   tools/gpu-train-check.sh --build DIR --device strict [--work DIR] [--only ...]
+#       A rehearsal on a machine without a GPU: the binaries of a build directory, the system's
+#       datasets, and the strict device standing in for the GPU (the proofs' logic, not a GPU's).
+#
+# Proofs (--only picks some; default all, in this order, about 5 minutes on an H100):
+#   parity      lenet, resnet and transformer_small, 50 steps, cuda against host: the training
+#               losses agree within 1e-3 relative (FP32 with TF32 off; the GPU's reductions add in
+#               another order, which 50 steps of training amplify from 1e-7 to about 1e-4)
+#   schedules   every schedule (gang, pipeline, waves, ticktock, burst) on 2 ranks sharing the GPU
+#               (MPI staged through pinned memory) against the same schedule on 2 host ranks
+#   ticktock    tick-tock as two streams of one rank against gang on one rank: losses agree with
+#               the host's tick-tock, and the samples/s ratio to gang
+#   checkpoint  a GPU checkpoint resumed on a CPU rank and a CPU checkpoint resumed on the GPU
+#   accuracy    inputs/fashion_lenet_gpu.toml trained for its 10 epochs: test accuracy >= 92%
+#   throughput  samples/s of mlp 64, lenet 64, resnet 128, transformer_small 32 (median step)
+# Exit status: 0 every proof run passed, 1 one failed, 2 usage.
+set -uo pipefail
+
+usage() {
+  sed -n '2,/^set -uo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
+  exit "${1:-0}"
+}
+
+[[ $# -ge 1 && $1 != -h && $1 != --help ]] || usage 2
+bundle=
+build=
+if [[ $1 == --build ]]; then
+  build=$(cd "${2:?--build DIR}" && pwd) || exit 2
+  shift 2
+else
+  bundle=$(cd "$1" && pwd) || exit 2
+  shift
+fi
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=${TMPDIR:-/tmp}/wt-train.$$
+only=all
+gpu=cuda  # the device kind the proofs put against the host
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --work) work="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;
+    --device) gpu="$2"; shift 2 ;;
+    -h | --help) usage 0 ;;
+    *) echo "gpu-train-check.sh: unknown argument '$1'" >&2; usage 2 >&2 ;;
+  esac
+done
+mkdir -p "$work" || exit 2
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if [[ -n $bundle ]]; then
+  bin=$bundle/bin
+  fashion_idx=$bundle/data/fashion-mnist
+  kjv_text() { xz -dc "$bundle/data/kjv.txt.xz"; }
+  export PATH="$bundle/ompi/bin:$PATH" OPAL_BINDIR="$bundle/ompi/bin"
+else
+  bin=$build
+  fashion_idx=/usr/share/datasets/fashion-mnist
+  kjv_text() { bible "Gen1:1-Rev22:21" | sed -E 's/^ +[0-9]+ //'; }
+fi
+W=$bin/wavetrain
+failed=0
+declare -a summary=()
+
+wanted() { [[ $only == all || ",$only," == *",$1,"* ]]; }
+report() {  # name PASS|FAIL|SKIP details
+  echo "proof $1: $2 ($3)"
+  summary+=("$1: $2 ($3)")
+  [[ $2 != FAIL ]] || failed=1
+}
+
+# Data: converted here from the bundle's raw files (the converters are the bundle's too).
+fashion=$work/fashion_mnist.h5
+kjv=$work/kjv.h5
+"$bin/fmnist_to_hdf5" --input-dir "$fashion_idx" --output "$fashion" \
+  >"$work/fashion.log" 2>&1 || { cat "$work/fashion.log"; echo "cannot convert Fashion-MNIST"; exit 1; }
+kjv_text >"$work/kjv.txt" &&
+  "$bin/text_to_hdf5" --input "$work/kjv.txt" --output "$kjv" --seq-len 64 \
+    --test-fraction 0.05 >"$work/kjv.log" 2>&1 || { cat "$work/kjv.log"; echo "cannot convert the KJV"; exit 1; }
+
+# train NAME RANKS DECK [wavetrain options...]: a run into $work/NAME; its output in NAME.txt.
+train() {
+  local name=$1 ranks=$2 deck=$3
+  shift 3
+  local data=$fashion
+  [[ $deck == text_transformer* ]] && data=$kjv
+  local cmd=("$W" "$repo/inputs/$deck" --quiet --set "data.path=\"$data\"" --run-dir "$work/$name" "$@")
+  ((ranks > 1)) && cmd=(mpirun -n "$ranks" --oversubscribe --bind-to none "${cmd[@]}")
+  local start=$SECONDS
+  timeout -k 10 600 "${cmd[@]}" >"$work/$name.txt" 2>&1
+  local status=$?
+  echo "  $name: exit $status in $((SECONDS - start)) s"
+  if [[ $status != 0 ]]; then
+    sed -n '1,40p' "$work/$name.txt" | sed 's/^/    | /'
+  fi
+  return $status
+}
+# The training losses of a run, one per logged step.
+losses() { awk -F, '$1 == "train" { print $4 }' "$work/$1/metrics.csv" 2>/dev/null; }
+# The largest relative difference of two runs' losses (or "none" when they logged nothing).
+loss_difference() {
+  paste <(losses "$1") <(losses "$2") | awk '
+    NF == 2 { n++; d = $1 - $2; if (d < 0) d = -d; m = ($2 < 0 ? -$2 : $2); if (m < 1e-12) m = 1e-12;
+              if (d / m > worst) worst = d / m }
+    END { if (n == 0) print "none"; else printf "%.3g\n", worst }'
+}
+within() { [[ $1 != none ]] && awk -v d="$1" -v t="$2" 'BEGIN { exit !(d <= t) }'; }
+summary_value() { grep -o "\"$2\": [0-9.e+-]*" "$work/$1/summary.json" 2>/dev/null | head -1 | awk '{print $2}'; }
+
+if wanted parity; then
+  for row in "lenet fashion_lenet.toml" "resnet fashion_resnet.toml" "transformer text_transformer.toml"; do
+    read -r model deck <<<"$row"
+    common=(--steps 50 --set train.log_every_steps=5 --set checkpoint.every_steps=0)
+    if train "parity-$model-cuda" 1 "$deck" "${common[@]}" --set "device.kind=\"$gpu\"" &&
+      train "parity-$model-host" 1 "$deck" "${common[@]}" --set 'device.kind="host"'; then
+      d=$(loss_difference "parity-$model-host" "parity-$model-cuda")
+      if within "$d" 1e-3; then report "parity $model" PASS "50 steps, loss max relative difference $d"
+      else report "parity $model" FAIL "loss max relative difference $d > 1e-3"; fi
+    else
+      report "parity $model" FAIL "a run failed"
+    fi
+  done
+fi
+
+if wanted schedules; then
+  for kind in gang pipeline waves ticktock burst; do
+    common=(--steps 20 --set train.log_every_steps=5 --set "schedule.kind=\"$kind\""
+            --set schedule.microbatches=2 --set checkpoint.every_steps=0)
+    if train "sched-$kind-cuda" 2 fashion_mlp.toml "${common[@]}" --set "device.kind=\"$gpu\"" \
+      --set "device.share_gpus=$([[ $gpu == cuda ]] && echo true || echo false)" &&
+      train "sched-$kind-host" 2 fashion_mlp.toml "${common[@]}" --set 'device.kind="host"'; then
+      d=$(loss_difference "sched-$kind-host" "sched-$kind-cuda")
+      if within "$d" 1e-4; then report "schedule $kind (2 ranks, 1 GPU)" PASS "losses within $d of host"
+      else report "schedule $kind (2 ranks, 1 GPU)" FAIL "loss max relative difference $d > 1e-4"; fi
+    else
+      report "schedule $kind (2 ranks, 1 GPU)" FAIL "a run failed"
+    fi
+  done
+fi
+
+if wanted ticktock; then
+  common=(--steps 200 --set train.log_every_steps=10 --set checkpoint.every_steps=0)
+  if train tt-cuda 1 fashion_lenet.toml "${common[@]}" --set 'schedule.kind="ticktock"' \
+    --set "device.kind=\"$gpu\"" &&
+    train tt-host 1 fashion_lenet.toml "${common[@]}" --set 'schedule.kind="ticktock"' \
+      --set 'device.kind="host"' &&
+    train tt-gang-cuda 1 fashion_lenet.toml "${common[@]}" --set "device.kind=\"$gpu\""; then
+    d=$(loss_difference tt-host tt-cuda)
+    tt=$(summary_value tt-cuda samples_per_s_median)
+    gang=$(summary_value tt-gang-cuda samples_per_s_median)
+    ratio=$(awk -v a="$tt" -v b="$gang" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }')
+    if within "$d" 1e-3; then
+      report "ticktock two streams" PASS "losses within $d of host; $tt against gang's $gang samples/s: ${ratio}x"
+    else
+      report "ticktock two streams" FAIL "loss max relative difference $d > 1e-3 (${ratio}x gang)"
+    fi
+  else
+    report "ticktock two streams" FAIL "a run failed"
+  fi
+fi
+
+if wanted checkpoint; then
+  ok=1
+  common=(--set train.log_every_steps=5 --set checkpoint.every_steps=10)
+  # GPU -> CPU: 20 steps on the GPU, then steps 10..20 again on the host from its step-10 file.
+  train ck-gpu 1 fashion_lenet.toml --steps 20 "${common[@]}" --set "device.kind=\"$gpu\"" || ok=0
+  if ((ok)); then
+    mkdir -p "$work/ck-gpu-then-cpu"
+    train ck-gpu-then-cpu 1 fashion_lenet.toml --steps 20 "${common[@]}" --set 'device.kind="host"' \
+      --restart-from "$work/ck-gpu/checkpoints/step_00000010.h5" || ok=0
+  fi
+  # CPU -> GPU.
+  train ck-cpu 1 fashion_lenet.toml --steps 20 "${common[@]}" --set 'device.kind="host"' || ok=0
+  if ((ok)); then
+    train ck-cpu-then-gpu 1 fashion_lenet.toml --steps 20 "${common[@]}" --set "device.kind=\"$gpu\"" \
+      --restart-from "$work/ck-cpu/checkpoints/step_00000010.h5" || ok=0
+  fi
+  if ((ok)); then
+    a=$(losses ck-gpu-then-cpu | tail -1) b=$(losses ck-gpu | tail -1)
+    c=$(losses ck-cpu-then-gpu | tail -1) e=$(losses ck-cpu | tail -1)
+    report checkpoint PASS "GPU->CPU step-20 loss $a (GPU alone $b); CPU->GPU $c (CPU alone $e)"
+  else
+    report checkpoint FAIL "a run failed"
+  fi
+fi
+
+if wanted accuracy; then
+  if train accuracy 1 fashion_lenet_gpu.toml --set "device.kind=\"$gpu\""; then
+    acc=$(summary_value accuracy test_accuracy)
+    wall=$(summary_value accuracy wall_s)
+    if awk -v a="$acc" 'BEGIN { exit !(a >= 0.92) }'; then
+      report "lenet accuracy" PASS "test accuracy $acc after 10 epochs in ${wall} s"
+    else
+      report "lenet accuracy" FAIL "test accuracy ${acc:-?} < 0.92 (${wall:-?} s)"
+    fi
+  else
+    report "lenet accuracy" FAIL "the run failed"
+  fi
+fi
+
+if wanted throughput; then
+  for row in "mlp fashion_mlp.toml 64" "lenet fashion_lenet.toml 64" "resnet fashion_resnet.toml 128" \
+    "transformer_small text_transformer.toml 32"; do
+    read -r model deck batch <<<"$row"
+    if train "speed-$model" 1 "$deck" --steps 300 --set "train.global_batch=$batch" \
+      --set train.log_every_steps=100 --set checkpoint.every_steps=0 --set "device.kind=\"$gpu\""; then
+      report "throughput $model ($batch)" PASS "$(summary_value "speed-$model" samples_per_s_median) samples/s (median step)"
+    else
+      report "throughput $model ($batch)" FAIL "the run failed"
+    fi
+  done
+fi
+
+echo
+echo "== training proofs"
+for line in "${summary[@]}"; do echo "  $line"; done
+exit $failed
