@@ -23,9 +23,16 @@ constexpr int kCommStream = 63;
 // Host code's work for a stream: run at once where issuing is executing, queued on a device with
 // queues. `ready`, when set, holds it at its stream's head until true (a device-side wait).
 struct DeviceWork {
+  DeviceWork(std::function<void()> work, std::function<bool()> until = nullptr,
+             bool ordered = false, std::string description = std::string())
+      : run(std::move(work)),
+        ready(std::move(until)),
+        issue_ordered(ordered),
+        what(std::move(description)) {}
   std::function<void()> run;
   std::function<bool()> ready;  // empty: always ready once at its stream's head
   bool issue_ordered = false;
+  std::string what;  // for a deadlock's message: what it is and what it waits for
 };
 
 class DeviceBackend {

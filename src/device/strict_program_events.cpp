@@ -57,7 +57,9 @@ class StrictProgramEvents final : public ProgramEvents {
     q_.launch(stream, DeviceWork{[this, event, stream, waiter = q_.races().instruction()] {
                                    check_passed(event, stream, waiter);
                                  },
-                                 [&e] { return e.done; }, false});
+                                 [&e] { return e.done; }, false,
+                                 q_.races().instruction() + ", waiting for event " +
+                                     std::to_string(event) + " of " + e.issued_by});
   }
 
   bool waitable(int event) override { return events_[size_t(event)].recorded; }
@@ -85,10 +87,11 @@ class StrictProgramEvents final : public ProgramEvents {
                                         check_started_after(event, after);
                                         events_[size_t(event)].operation = begin(kernels_);
                                       },
-                                      std::move(gate), true});
+                                      std::move(gate), true, "the start of " + e.issued_by});
     q_.launch(kCommStream,
               DeviceWork{[this, &e, then = std::move(t.then)]() mutable { finish(e, then); },
-                         [&e] { return e.operation && e.operation->test(); }, true});
+                         [&e] { return e.operation && e.operation->test(); }, true,
+                         "the completion of " + e.issued_by + ", waiting for its peers"});
   }
 
   bool completed(int event) override {

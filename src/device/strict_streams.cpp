@@ -101,13 +101,15 @@ void StrictStreams::drain(const std::function<bool()>& progress) {
     std::string heads;
     for (size_t s = 0; s < queues_.size(); ++s)
       if (!queues_[s].work.empty())
-        heads += " stream " + std::to_string(s) + " (" + std::to_string(queues_[s].work.size()) +
-                 " queued" +
-                 (queues_[s].work.front().ready ? ", its next waits for an event"
-                  : queues_[s].issue_index.front() != kNotOrdered
-                      ? ", its next is communication issued after communication not yet started"
-                      : "") +
-                 ")";
+        heads +=
+            " stream " + std::to_string(s) + " (" + std::to_string(queues_[s].work.size()) +
+            " queued" +
+            (!queues_[s].work.front().what.empty() ? ", its next is " + queues_[s].work.front().what
+             : queues_[s].work.front().ready       ? ", its next waits for an event"
+             : queues_[s].issue_index.front() != kNotOrdered
+                 ? ", its next is communication issued after communication not yet started"
+                 : std::string()) +
+            ")";
     throw std::logic_error("strict device: queued work can never run (deadlock):" + heads);
   }
 }

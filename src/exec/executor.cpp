@@ -329,8 +329,11 @@ void Executor::execute_gradient_exchange(const Instruction& ins) {
   if (!st.grads.defined()) return;
   if (ins.op == OpCode::KeepGradient) {
     Tensor& kept = kept_[ins.replica][ins.stage];
-    if (!kept.defined())
+    if (!kept.defined()) {
       kept = Tensor::empty({st.grads.numel()}, model_.allocator(), current_stream_);
+      kept.set_label("replica " + std::to_string(ins.replica) + "'s kept gradient of stage " +
+                     std::to_string(ins.stage));
+    }
     ops().copy(st.grads.device_ptr(), kept.device_ptr(), st.grads.numel());
     return;
   }

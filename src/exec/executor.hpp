@@ -157,6 +157,10 @@ class Executor {
   void backward_nodes(Model& model, Slot& slot, int begin, int end);
   Model& replica(const Instruction& ins) { return *replicas_[ins.replica]; }
   void execute_gradient_exchange(const Instruction& ins);
+  // Deadlock messages: each stream's blocking Wait with the instruction that should complete its
+  // event (and the peer rank it waits for).
+  std::string describe_blocked() const;
+  std::string describe_producer(int event) const;
   // Throws if a Forward/Backward names a stage whose values this rank does not hold.
   void require_values(const Instruction& ins);
   // Whether the host has seen `event` complete.

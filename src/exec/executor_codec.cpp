@@ -34,6 +34,8 @@ Executor::BeginTransfer Executor::broadcast_encoded(const Instruction& ins, Stag
   Tensor words = Tensor::empty({std::max<int64_t>(1, word_offsets[params])}, model_.allocator(),
                                current_stream_);
   Tensor side = Tensor::empty({std::max<int64_t>(1, room)}, model_.allocator(), current_stream_);
+  words.set_label("the encoded words of stage " + std::to_string(ins.stage));
+  side.set_label("the codec's side list of stage " + std::to_string(ins.stage));
   *hold = {words, side};  // alive until the transfer is done
   auto* w = reinterpret_cast<uint32_t*>(words.device_ptr());
   float* side_ptr = side.device_ptr();

@@ -115,7 +115,41 @@ void Executor::abandon_step() {
 void Executor::wait_for_progress() {
   if (!try_progress())
     throw std::logic_error("schedule '" + program_.schedule + "' deadlocked on rank " +
-                           std::to_string(rank_));
+                           std::to_string(rank_) + ": " + describe_blocked());
+}
+
+std::string Executor::describe_blocked() const {
+  const auto& streams = program_.ranks[rank_].streams;
+  std::string out;
+  for (size_t s = 0; s < streams.size(); ++s) {
+    const Instruction* next = next_instruction(int(s));
+    if (!next || !opcode_traits(next->op).waits_event) continue;
+    if (!out.empty()) out += "; ";
+    out += "stream " + std::to_string(s) + " waits at " + next->str() + " for event " +
+           std::to_string(next->event) + ", " + describe_producer(next->event);
+  }
+  return out.empty() ? "no stream is waiting for an event" : out;
+}
+
+std::string Executor::describe_producer(int event) const {
+  const auto& streams = program_.ranks[rank_].streams;
+  for (size_t s = 0; s < streams.size(); ++s)
+    for (size_t i = 0; i < streams[s].size(); ++i) {
+      const Instruction& ins = streams[s][i];
+      if (!opcode_traits(ins.op).completes_event || ins.event != event) continue;
+      std::string who = "which " + ins.str() + " on stream " + std::to_string(s) + " completes";
+      if (i >= position_[s]) return who + ", not yet issued";
+      if (ins.peer >= 0) return who + ", issued, waiting for rank " + std::to_string(ins.peer);
+      if (ins.op != OpCode::Record) {
+        std::string members;
+        for (int r : program_.groups[size_t(ins.group)])
+          if (r != rank_) members += (members.empty() ? "" : ", ") + std::to_string(r);
+        return who + ", issued, waiting for rank(s) " + members + " of group " +
+               std::to_string(ins.group);
+      }
+      return who + ", issued";
+    }
+  return "which no instruction of this rank completes";
 }
 
 bool Executor::try_progress() { return device_.backend().run_one() || events_->poll(); }

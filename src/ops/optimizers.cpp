@@ -60,6 +60,8 @@ class StatefulOptimizer : public Optimizer {
           s.tensors.push_back(Tensor::empty({numel}, allocator_, stream));
           s.tensors.back().fill_async(0.0f, stream);
         }
+        s.tensors.back().set_label("the optimizer's " + names_[i] + " of stage " +
+                                   std::to_string(stage));
       } catch (const OutOfMemory& e) {
         throw OutOfMemory("the optimizer's " + names_[i] + " of stage " + std::to_string(stage) +
                               " (" + std::to_string(numel) + " floats): " + e.what(),
