@@ -135,7 +135,9 @@ def _load_summary(path):
         return None  # a run that has not finished yet
     try:
         summary = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
+    except OSError as e:
+        raise RunError(f"{path}: cannot read: {e.strerror or e}") from None
+    except ValueError as e:  # UnicodeDecodeError among them
         raise RunError(f"{path}: not valid JSON: {e}") from None
     if not isinstance(summary, dict):
         raise RunError(f"{path}: expected a JSON object")
@@ -146,7 +148,9 @@ def _load_deck(path):
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as e:
+    except OSError as e:
+        raise RunError(f"{path}: cannot read: {e.strerror or e}") from None
+    except ValueError as e:  # TOMLDecodeError, or UnicodeDecodeError for a file that is not text
         raise RunError(f"{path}: not a valid deck: {e}") from None
 
 

@@ -14,6 +14,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "analysis"))
+import background  # noqa: E402
 import summary  # noqa: E402
 import wtrun  # noqa: E402
 
@@ -123,6 +124,24 @@ class LoaderErrorTest(unittest.TestCase):
         (self.dir / "deck.toml").write_text("")
         self.assert_error(r"not a wavetrain run directory \(no metrics.csv\)", wtrun.load_run,
                           self.dir)
+
+    def test_a_deck_that_is_not_text_is_named(self):
+        (self.dir / "metrics.csv").write_text(",".join(wtrun.METRICS_COLUMNS) + "\n")
+        (self.dir / "deck.toml").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x81")
+        self.assert_error(r"deck.toml: not a valid deck: 'utf-8' codec can't decode",
+                          wtrun.load_run, self.dir)
+
+    def test_tasklet_rows_are_checked_with_their_line(self):
+        f = self.dir / "tasklets.csv"
+        header = "kind,fg_step,fg_stream,fg_index,fg_waits_on,begin_s,end_s,planned_ms,bg_step,"
+        f.write_text(header + "bg_instructions\ntasklet,3,0,1,,1.5,1.6,0.4,2,1\ntasklet,x,0\n")
+        self.assert_error(r"tasklets.csv:3: malformed tasklet row 'tasklet,x,0'",
+                          background.read_tasklets, f)
+        f.write_text("kind,step\n")
+        self.assert_error(r"tasklets.csv: not a tasklets.csv \(no column begin_s, ",
+                          background.read_tasklets, f)
+        f.write_text(header + "bg_instructions\ntasklet,3,0,1,,1.5,1.6,0.4,2,1\n")
+        self.assertEqual(background.read_tasklets(f)[0]["fg_step"], 3)
 
 
 if __name__ == "__main__":
