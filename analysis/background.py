@@ -52,8 +52,8 @@ def tasklet_row(path, line, row):
     try:
         return {c: kind(row[c]) for c, kind in TASKLET_COLUMNS.items()}
     except (TypeError, ValueError):  # a short row (None) or a value that is not a number
-        raise wtrun.RunError(f"{path}:{line}: malformed tasklet row "
-                             f"{','.join(str(v) for v in row.values() if v is not None)!r}") from None
+        text = ",".join(str(v) for v in row.values() if v is not None)
+        raise wtrun.RunError(f"{path}:{line}: malformed tasklet row {text!r}") from None
 
 
 def stream_spans(events, step):

@@ -11,6 +11,7 @@ Bad input raises RunError with a message naming the file; run_main() turns that 
 import csv
 import json
 import math
+import os
 import re
 import sys
 import tomllib
@@ -362,10 +363,27 @@ def use_agg():
     return plt
 
 
+def write_atomically(path, write, newline=None, binary=False):
+    """Calls write(file) on a temporary next to `path` and renames it into place when complete,
+    so a full disk or a file size limit never leaves a truncated file under the name; a failure
+    removes the temporary and raises RunError naming `path`."""
+    path = Path(path)
+    temp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
+    try:
+        with open(temp, "wb" if binary else "w", newline=newline) as f:
+            write(f)
+        os.replace(temp, path)
+    except OSError as e:
+        temp.unlink(missing_ok=True)
+        raise RunError(f"{path}: cannot write: {e.strerror or e}") from None
+
+
 def save_figure(fig, path, prog):
     path = Path(path)
-    try:
-        fig.savefig(path, dpi=120)
-    except OSError as e:
-        raise RunError(f"{path}: cannot write figure: {e.strerror or e}") from None
+    kind = path.suffix[1:].lower() or "png"
+    formats = fig.canvas.get_supported_filetypes()
+    if kind not in formats:
+        raise RunError(f"{path}: cannot write a .{kind} figure "
+                       f"(formats: {', '.join(sorted(formats))})")
+    write_atomically(path, lambda f: fig.savefig(f, dpi=120, format=kind), binary=True)
     print(f"{prog}: wrote {path}")

@@ -5,6 +5,8 @@ pin down the interval union, time averages, the step breakdown and the loader's 
 on small hand-made inputs where the right answer is known exactly.
 """
 
+import resource
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -142,6 +144,34 @@ class LoaderErrorTest(unittest.TestCase):
                           background.read_tasklets, f)
         f.write_text(header + "bg_instructions\ntasklet,3,0,1,,1.5,1.6,0.4,2,1\n")
         self.assertEqual(background.read_tasklets(f)[0]["fg_step"], 3)
+
+
+class WriteTest(unittest.TestCase):
+    def test_a_write_over_the_file_size_limit_leaves_no_file(self):
+        # A real limit (ulimit -f) in a child process: 100 KB written under a 16 KiB limit.
+        with tempfile.TemporaryDirectory() as tmp:
+            script = ("import sys, wtrun\n"
+                      "try:\n"
+                      "    wtrun.write_atomically(sys.argv[1], lambda f: f.write('x' * 100000))\n"
+                      "except wtrun.RunError as e:\n"
+                      "    print(e)\n")
+            limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))  # noqa: E731
+            out = subprocess.run([sys.executable, "-c", script, f"{tmp}/fig.json"], text=True,
+                                 capture_output=True, preexec_fn=limit,
+                                 env={"PYTHONPATH": str(Path(wtrun.__file__).parent)})
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertRegex(out.stdout, r"fig.json: cannot write: File too large")
+            self.assertEqual(list(Path(tmp).iterdir()), [])
+
+    def test_a_figure_in_an_unknown_format_is_refused(self):
+        plt = wtrun.use_agg()
+        fig = plt.figure()
+        with tempfile.TemporaryDirectory() as tmp:
+            with self.assertRaises(wtrun.RunError) as caught:
+                wtrun.save_figure(fig, f"{tmp}/plot.xyz", "test")
+            self.assertRegex(str(caught.exception),
+                             r"plot.xyz: cannot write a .xyz figure \(formats: .*png")
+            self.assertEqual(list(Path(tmp).iterdir()), [])
 
 
 if __name__ == "__main__":
