@@ -6,6 +6,7 @@ item); 128 + the signal's number after SIGINT, SIGTERM or SIGHUP (the temporary 
 written); 1 anything else. A progress bar goes to stderr once a conversion runs longer than a
 moment.
 """
+import argparse
 import os
 import signal
 import sys
@@ -63,6 +64,17 @@ def run_converter(tool, main):
         _leave(1)
     except BrokenPipeError:  # the summary's reader went away (`| head`): as analysis/ does
         _leave(1)
+
+
+def positive_int(text):
+    """An argparse type: a whole number of at least 1 (--block-rows, --num-classes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got '{text}'")
+    return value
 
 
 def first_undecodable(path, encoding):

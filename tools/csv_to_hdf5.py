@@ -20,7 +20,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from converter_cli import Progress, first_undecodable, print_summary, run_converter  # noqa: E402
+from converter_cli import (Progress, first_undecodable, positive_int, print_summary,  # noqa: E402
+                           run_converter)
 from dataset_output import ConvertError, DatasetFile, dataset_bytes  # noqa: E402
 
 TOOL = "csv_to_hdf5.py"
@@ -37,14 +38,14 @@ def parse_args():
     p.add_argument("--output", required=True, help="HDF5 file to write (appears only when complete)")
     p.add_argument("--dtype", choices=["float32", "uint8"], default="float32", help="feature storage (default: %(default)s)")
     p.add_argument("--shape", help="per-sample shape, e.g. 1,28,28 (default: [number of features])")
-    p.add_argument("--num-classes", type=int, help="class count (default: largest label + 1)")
+    p.add_argument("--num-classes", type=positive_int, help="class count (default: largest label + 1)")
     p.add_argument("--class-names", help="comma-separated class names, one per class")
     p.add_argument("--delimiter", default=",", help="field separator (default: ',')")
     p.add_argument("--encoding", default="utf-8",
                    help="the files' text encoding, e.g. latin1 or cp1252 for a spreadsheet's "
                         "export (default: %(default)s)")
     p.add_argument("--no-normalise", action="store_true", help="store mean 0, std 1 instead of the training split's")
-    p.add_argument("--block-rows", type=int, help="rows per written block (default: about a million cells)")
+    p.add_argument("--block-rows", type=positive_int, help="rows per written block (default: about a million cells)")
     p.add_argument("--source", default="", help="provenance text stored in the file")
     args = p.parse_args()
     if not args.test and not 0.0 < args.test_ratio < 1.0:

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from converter_cli import Progress, print_summary, run_converter  # noqa: E402
+from converter_cli import Progress, positive_int, print_summary, run_converter  # noqa: E402
 from dataset_output import ConvertError, DatasetFile, dataset_bytes  # noqa: E402
 from npy_stream import NpyStream, input_block, label_block  # noqa: E402
 
@@ -35,12 +35,12 @@ def parse_args():
     p.add_argument("--shape", help="per-sample shape to store, e.g. 1,28,28 for [N, 28, 28] images (same element count)")
     p.add_argument("--channels-last", action="store_true",
                    help="inputs are [N, H, W, C] (TensorFlow's layout): store them as [N, C, H, W]")
-    p.add_argument("--num-classes", type=int, help="class count (default: largest label + 1)")
+    p.add_argument("--num-classes", type=positive_int, help="class count (default: largest label + 1)")
     p.add_argument("--class-names", help="comma-separated class names, one per class")
     p.add_argument("--no-normalise", action="store_true", help="store mean 0, std 1 instead of the training split's")
     p.add_argument("--compression", choices=["none", "gzip"], default="none",
                    help="gzip: smaller file, slower reads (default: none, the fast layout)")
-    p.add_argument("--block-rows", type=int, default=4096, help="rows per streamed block (default: %(default)s)")
+    p.add_argument("--block-rows", type=positive_int, default=4096, help="rows per streamed block (default: %(default)s)")
     p.add_argument("--token-ids", action="store_true",
                    help="uint8 inputs are token ids (a text model's): read as the ids themselves, not scaled")
     p.add_argument("--source", default="", help="provenance text stored in the file")

@@ -154,6 +154,13 @@ refuses label_range "table.csv: line [0-9]+: label 2 is outside \[0, 2\) \(--num
 line=$(sed -E 's/.*line ([0-9]+):.*/\1/' label_range.err)
 [[ $(sed -n "${line}p" table.csv) == *,2 ]] || fail "label_range: line $line of table.csv has no label 2"
 refuses npy_range "y.npy: row 2: label 2 is outside \[0, 2\) \(--num-classes\)" "${npy[@]}" --num-classes 2
+# A block size of 0 (a range step of 0 once) is an argument error like any other.
+set +e
+"$PY" "$tools/images_to_hdf5.py" --input img --output zero.h5 --block-rows 0 2>zero.err
+rc=$?
+set -e
+[[ $rc == 2 ]] && grep -q "argument --block-rows: expected a whole number of at least 1, got '0'" zero.err &&
+  ! grep -q Traceback zero.err || { cat zero.err; fail "--block-rows 0: exit status $rc"; }
 # img/test/bee is empty: the file is written, and the class without test samples is warned about.
 converts untested images_to_hdf5.py --input img --output untested.h5 >/dev/null
 grep -qx "images_to_hdf5.py: warning: img/test: class(es) 1 (bee) of 2 have no test samples: their test accuracy is not measured" \
