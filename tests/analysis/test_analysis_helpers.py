@@ -156,7 +156,9 @@ class WriteTest(unittest.TestCase):
                       "except wtrun.RunError as e:\n"
                       "    print(e)\n")
             limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))  # noqa: E731
-            out = subprocess.run([sys.executable, "-c", script, f"{tmp}/fig.json"], text=True,
+            # -B: under the limit Python would also write wtrun's byte code cut short (it does
+            # not check those writes), breaking every later import of wtrun.
+            out = subprocess.run([sys.executable, "-B", "-c", script, f"{tmp}/fig.json"], text=True,
                                  capture_output=True, preexec_fn=limit,
                                  env={"PYTHONPATH": str(Path(wtrun.__file__).parent)})
             self.assertEqual(out.returncode, 0, out.stderr)
