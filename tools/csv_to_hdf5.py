@@ -101,6 +101,10 @@ class CsvRows:
                 from None
 
     def decode_error(self):
+        with open(self.path, "rb") as f:
+            if f.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+                return ConvertError(self.path, "UTF-16 text (a spreadsheet's \"Unicode text\" "
+                                               "export?): pass --encoding utf-16")
         where = first_undecodable(self.path, self.encoding)
         if where is None:
             return ConvertError(self.path, f"not {self.args.encoding} text")

@@ -45,7 +45,7 @@ def fail(msg):
 
 
 def read_text(path, what):
-    """The file's lines; a file that is not UTF-8 text named with its first bad line."""
+    """The file's text; a file that is not UTF-8 text named with its first bad line."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -61,8 +61,8 @@ def read_text(path, what):
 def read_prof(path):
     """{key: (avg_us, fw_us, bw_us)} as DeepPool's CostSim.loadGpuProfile reads it."""
     table = {}
-    lines = read_text(path, "a DeepPool .prof file ('<key> <avg ms> <fw us> <bw us>' lines)")
-    lines = lines.splitlines()
+    what = "a DeepPool .prof file ('<key> <avg ms> <fw us> <bw us>' lines)"
+    lines = read_text(path, what).splitlines()
     for number, line in enumerate(lines, 1):
         items = line.strip().split()
         if not items or items[0] == "#config" or items[0] == "SUM(avg)":
@@ -91,12 +91,15 @@ def deeppool_layers(model_path, relu_inplace):
         doc = tomllib.loads(read_text(model_path, "a wavetrain model file (TOML)"))
     except tomllib.TOMLDecodeError as e:
         fail(f"{model_path}: not TOML ({e})")
-    model = doc.get("model")
-    if not isinstance(model, dict) or not model.get("input") or "name" not in model:
+    model, layers = doc.get("model"), doc.get("layer", [])
+    if not isinstance(model, dict) or not isinstance(model.get("input"), list) or \
+            not model["input"] or "name" not in model:
         fail(f"{model_path}: [model] needs name and input (a wavetrain model file?)")
+    if not isinstance(layers, list):
+        fail(f"{model_path}: layer must be [[layer]] tables")
     shape = list(model["input"])
     nodes = []
-    for index, layer in enumerate(doc.get("layer", [])):
+    for index, layer in enumerate(layers):
         name = layer.get("name", f"#{index}") if isinstance(layer, dict) else f"#{index}"
         try:
             kind = layer["type"]

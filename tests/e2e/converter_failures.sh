@@ -124,6 +124,8 @@ converts latin1_ok csv_to_hdf5.py --train latin1.csv --label kind --encoding lat
 "$WAVETRAIN" --check-data latin1.h5 | grep -q "^/train: [0-9]* samples, inputs 1 float32" ||
   fail "--encoding latin1: the converted file does not check"
 refuses binary_csv "x.npy: line 1: a binary file, not CSV text" csv_to_hdf5.py --train x.npy --label kind
+iconv -f utf-8 -t utf-16 table.csv >utf16.csv  # a spreadsheet's "Unicode text": has NUL bytes
+refuses utf16 "utf16.csv: UTF-16 text .*: pass --encoding utf-16" csv_to_hdf5.py --train utf16.csv --label kind
 set +e
 "$PY" "$tools/deeppool_prof_to_profile.py" plain.h5 "$WT_SOURCE_DIR/models/mlp.toml" -o prof.h5 \
   >binary_prof.out 2>binary_prof.err
@@ -131,6 +133,13 @@ rc=$?
 set -e
 one_line_error binary_prof "$rc" "plain.h5:1: not text \(byte 1 is 0x89, not UTF-8\): expected a DeepPool .prof file"
 [[ ! -e prof.h5 ]] || fail "binary_prof: wrote prof.h5"
+printf '[model]\nname = "m"\ninput = [1, 28, 28]\n[[layer]]\nname = "c1"\ntype = "conv2d"\n' >nokernel.toml
+echo 'conv2d{} 1 1 1' >one.prof
+set +e
+"$PY" "$tools/deeppool_prof_to_profile.py" one.prof nokernel.toml -o prof.h5 >model_key.out 2>model_key.err
+rc=$?
+set -e
+one_line_error model_key "$rc" "nokernel.toml: layer 'c1': no key 'kernel'"
 # A PNG whose header claims 20000 x 10000 pixels (PIL refuses more than 2 x 89478485 unread).
 cp -r img bomb
 "$PY" - <<'PY'
