@@ -29,11 +29,31 @@ PROG = "background.py"
 TOLERANCE_S = 1e-6  # the trace's times and the tasklets' are read off the same clock
 
 
+TASKLET_COLUMNS = {"kind": str, "fg_step": int, "begin_s": float, "end_s": float,
+                   "planned_ms": float, "bg_instructions": int}
+
+
 def read_tasklets(path):
+    """The rows of a tasklets.csv, the columns used here converted; RunError naming the line."""
     if not path.is_file():
         raise wtrun.RunError(f"{path}: no tasklets.csv (was the run's [background] deck set?)")
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = sorted(set(TASKLET_COLUMNS) - set(reader.fieldnames or ()))
+            if missing:
+                raise wtrun.RunError(f"{path}: not a tasklets.csv (no column {', '.join(missing)})")
+            return [tasklet_row(path, reader.line_num, row) for row in reader]
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise wtrun.RunError(f"{path}: cannot read: {e}") from None
+
+
+def tasklet_row(path, line, row):
+    try:
+        return {c: kind(row[c]) for c, kind in TASKLET_COLUMNS.items()}
+    except (TypeError, ValueError):  # a short row (None) or a value that is not a number
+        text = ",".join(str(v) for v in row.values() if v is not None)
+        raise wtrun.RunError(f"{path}:{line}: malformed tasklet row {text!r}") from None
 
 
 def stream_spans(events, step):
@@ -67,20 +87,20 @@ def rank_report(events, rows, origin, tasklet_ms, window):
               "held": {}}
     cache = {}
     for row in rows:
-        step = int(row["fg_step"])
+        step = row["fg_step"]
         if not window[0] <= step < window[1]:
             continue
         if not row["kind"].startswith("tasklet"):
             report["held"][row["kind"]] = report["held"].get(row["kind"], 0) + 1
             continue
-        begin, end = float(row["begin_s"]) - origin, float(row["end_s"]) - origin
+        begin, end = row["begin_s"] - origin, row["end_s"] - origin
         report["tasklets"] += 1
         spans = cache.setdefault(step, stream_spans(events, step))
         report["runnable"] += not blocked(spans, begin)
         report["in_allreduce"] += any(b + TOLERANCE_S < end and begin < e - TOLERANCE_S
                                       for b, e in allreduces)
-        several = int(row["bg_instructions"]) > 1
-        report["over_bound"] += several and float(row["planned_ms"]) > tasklet_ms
+        several = row["bg_instructions"] > 1
+        report["over_bound"] += several and row["planned_ms"] > tasklet_ms
         report["slow"] += several and (end - begin) * 1e3 > 1.5 * tasklet_ms
     return report
 

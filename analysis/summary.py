@@ -153,15 +153,14 @@ def print_table(rows):
 
 
 def write_csv(rows, path):
-    try:
-        with open(path, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow([c[1] for c in COLUMNS])
-            for r in rows:
-                w.writerow(["" if cell(r, g, fm) == "n/a" else cell(r, g, fm)
-                            for _, _, g, fm in COLUMNS])
-    except OSError as e:
-        raise wtrun.RunError(f"{path}: cannot write: {e.strerror or e}") from None
+    def write(f):
+        w = csv.writer(f)
+        w.writerow([c[1] for c in COLUMNS])
+        for r in rows:
+            w.writerow(["" if cell(r, g, fm) == "n/a" else cell(r, g, fm)
+                        for _, _, g, fm in COLUMNS])
+
+    wtrun.write_atomically(path, write, newline="")
     print(f"{PROG}: wrote {path}")
 
 

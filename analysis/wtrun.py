@@ -11,6 +11,7 @@ Bad input raises RunError with a message naming the file; run_main() turns that 
 import csv
 import json
 import math
+import os
 import re
 import sys
 import tomllib
@@ -135,7 +136,9 @@ def _load_summary(path):
         return None  # a run that has not finished yet
     try:
         summary = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
+    except OSError as e:
+        raise RunError(f"{path}: cannot read: {e.strerror or e}") from None
+    except ValueError as e:  # UnicodeDecodeError among them
         raise RunError(f"{path}: not valid JSON: {e}") from None
     if not isinstance(summary, dict):
         raise RunError(f"{path}: expected a JSON object")
@@ -146,7 +149,9 @@ def _load_deck(path):
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as e:
+    except OSError as e:
+        raise RunError(f"{path}: cannot read: {e.strerror or e}") from None
+    except ValueError as e:  # TOMLDecodeError, or UnicodeDecodeError for a file that is not text
         raise RunError(f"{path}: not a valid deck: {e}") from None
 
 
@@ -358,10 +363,27 @@ def use_agg():
     return plt
 
 
+def write_atomically(path, write, newline=None, binary=False):
+    """Calls write(file) on a temporary next to `path` and renames it into place when complete,
+    so a full disk or a file size limit never leaves a truncated file under the name; a failure
+    removes the temporary and raises RunError naming `path`."""
+    path = Path(path)
+    temp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
+    try:
+        with open(temp, "wb" if binary else "w", newline=newline) as f:
+            write(f)
+        os.replace(temp, path)
+    except OSError as e:
+        temp.unlink(missing_ok=True)
+        raise RunError(f"{path}: cannot write: {e.strerror or e}") from None
+
+
 def save_figure(fig, path, prog):
     path = Path(path)
-    try:
-        fig.savefig(path, dpi=120)
-    except OSError as e:
-        raise RunError(f"{path}: cannot write figure: {e.strerror or e}") from None
+    kind = path.suffix[1:].lower() or "png"
+    formats = fig.canvas.get_supported_filetypes()
+    if kind not in formats:
+        raise RunError(f"{path}: cannot write a .{kind} figure "
+                       f"(formats: {', '.join(sorted(formats))})")
+    write_atomically(path, lambda f: fig.savefig(f, dpi=120, format=kind), binary=True)
     print(f"{prog}: wrote {path}")

@@ -1,35 +1,96 @@
-"""What every dataset converter in tools/ shares: exit statuses, progress and the summary.
+"""What every converter in tools/ shares: exit statuses, signals, decoding errors, progress and
+the summary.
 
 Exit status: 0 written; 2 bad input or an unwritable output (one line naming the input and the
-item); 1 anything else. A progress bar goes to stderr once a conversion runs longer than a moment.
+item); 128 + the signal's number after SIGINT, SIGTERM or SIGHUP (the temporary removed, nothing
+written); 1 anything else. A progress bar goes to stderr once a conversion runs longer than a
+moment.
 """
+import argparse
 import os
+import signal
 import sys
 import time
 
 import numpy as np
 
-from dataset_output import ConvertError
+from dataset_output import name_classes
+from hdf5_output import ConvertError
+
+
+class Stopped(BaseException):
+    """A signal asked the converter to stop. A BaseException, as KeyboardInterrupt, so that no
+    `except Exception` swallows it on its way out through the output's cleanup."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _stop(signum, frame):
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # a second signal must not cut
+        signal.signal(s, signal.SIG_IGN)                      # the cleanup short
+    raise Stopped(signum)
+
+
+def _leave(status):
+    """Exits without running exit handlers: after a failed write HDF5 may still hold the file it
+    could not close (its temporary already removed), and its exit handler would crash flushing
+    it."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:  # a closed pipe
+            pass
+    os._exit(status)
 
 
 def run_converter(tool, main):
     """Runs main() and turns what escapes it into the exit status."""
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(s) != signal.SIG_IGN:  # what the shell ignores (`&`, nohup) stays so
+            signal.signal(s, _stop)
     try:
         return main() or 0
     except ConvertError as e:
         print(f"{tool}: error: {e}", file=sys.stderr)
-        # After a failed write (full disk, file size limit) HDF5 may still hold the file it could
-        # not close, and its exit handler would crash flushing it: the temporary is already
-        # removed, so leave without running exit handlers.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(2)
-    except KeyboardInterrupt:
-        print(f"{tool}: interrupted; nothing written", file=sys.stderr)
-        return 130
+        _leave(2)
+    except (Stopped, KeyboardInterrupt) as e:
+        name = e.args[0] if isinstance(e, Stopped) else "SIGINT"
+        print(f"{tool}: stopped by {name}; nothing written", file=sys.stderr)
+        _leave(128 + (e.signum if isinstance(e, Stopped) else signal.SIGINT))
     except MemoryError:
         print(f"{tool}: error: out of memory", file=sys.stderr)
-        return 1
+        _leave(1)
+    except BrokenPipeError:  # the summary's reader went away (`| head`): as analysis/ does
+        _leave(1)
+
+
+def positive_int(text):
+    """An argparse type: a whole number of at least 1 (--block-rows, --num-classes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got '{text}'")
+    return value
+
+
+def first_undecodable(path, encoding):
+    """Where `path` stops being text in `encoding`: (line, byte in the line, its value, whether the
+    line holds a NUL: a binary file), all counted from 1; None if it decodes (or cannot be read:
+    the caller's own read reports that)."""
+    try:
+        with open(path, "rb") as f:
+            for number, line in enumerate(f, 1):
+                try:
+                    line.decode(encoding)
+                except UnicodeDecodeError as e:
+                    return number, e.start + 1, line[e.start], b"\0" in line
+    except OSError:
+        pass
+    return None
 
 
 class Progress:
@@ -89,3 +150,23 @@ def print_summary(tool, output, splits, num_classes, class_names, mean, std, sta
               f"{values}")
         print(f"    classes: {balance(counts, class_names)}")
     print(f"  num_classes {num_classes}, normalisation mean {mean:.6f} std {std:.6f}")
+    warn_untested_classes(tool, splits, num_classes, class_names)
+
+
+def warn_untested_classes(tool, splits, num_classes, class_names):
+    """A warning on stderr for classes the test split lacks: the run cannot measure them."""
+    test = next((w for w in splits if w.name == "test"), None)
+    if test is None:
+        return
+    where = f"{test.source}: " if test.source else ""
+    if test.count == 0:
+        print(f"{tool}: warning: {where}no test samples: a run on this file trains without "
+              "evaluation", file=sys.stderr)
+        return
+    counts = np.zeros(num_classes, dtype=np.int64)
+    counts[:len(test.class_counts)] = test.class_counts
+    untested = [int(c) for c in np.flatnonzero(counts == 0)]
+    if untested:
+        print(f"{tool}: warning: {where}class(es) {name_classes(untested, class_names)} of "
+              f"{num_classes} have no test samples: their test accuracy is not measured",
+              file=sys.stderr)

@@ -6,10 +6,12 @@
 
 The column named by --label holds integer class indices 0..K-1; every other column is a feature
 (numbers, stored as float32, or --dtype uint8 for values 0..255). Samples are [F] features, or
---shape C,H,W. Rows stream through in blocks: memory stays bounded. Exit status: 0 written, 2 bad
-input (file, line and column named), 1 other.
+--shape C,H,W. Files are read as UTF-8 (a byte-order mark is skipped) unless --encoding names
+another. Rows stream through in blocks: memory stays bounded. Exit status: 0 written, 2 bad input
+(file, line and column named), 1 other.
 """
 import argparse
+import codecs
 import csv
 import os
 import sys
@@ -18,8 +20,9 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from converter_cli import Progress, print_summary, run_converter  # noqa: E402
-from dataset_output import ConvertError, DatasetFile  # noqa: E402
+from converter_cli import (Progress, first_undecodable, positive_int, print_summary,  # noqa: E402
+                           run_converter)
+from dataset_output import ConvertError, DatasetFile, dataset_bytes  # noqa: E402
 
 TOOL = "csv_to_hdf5.py"
 
@@ -35,15 +38,22 @@ def parse_args():
     p.add_argument("--output", required=True, help="HDF5 file to write (appears only when complete)")
     p.add_argument("--dtype", choices=["float32", "uint8"], default="float32", help="feature storage (default: %(default)s)")
     p.add_argument("--shape", help="per-sample shape, e.g. 1,28,28 (default: [number of features])")
-    p.add_argument("--num-classes", type=int, help="class count (default: largest label + 1)")
+    p.add_argument("--num-classes", type=positive_int, help="class count (default: largest label + 1)")
     p.add_argument("--class-names", help="comma-separated class names, one per class")
     p.add_argument("--delimiter", default=",", help="field separator (default: ',')")
+    p.add_argument("--encoding", default="utf-8",
+                   help="the files' text encoding, e.g. latin1 or cp1252 for a spreadsheet's "
+                        "export (default: %(default)s)")
     p.add_argument("--no-normalise", action="store_true", help="store mean 0, std 1 instead of the training split's")
-    p.add_argument("--block-rows", type=int, help="rows per written block (default: about a million cells)")
+    p.add_argument("--block-rows", type=positive_int, help="rows per written block (default: about a million cells)")
     p.add_argument("--source", default="", help="provenance text stored in the file")
     args = p.parse_args()
     if not args.test and not 0.0 < args.test_ratio < 1.0:
         p.error("--test-ratio must lie strictly between 0 and 1")
+    try:
+        codecs.lookup(args.encoding)
+    except LookupError:
+        p.error(f"--encoding: unknown encoding '{args.encoding}' (e.g. utf-8, latin1, cp1252)")
     return args
 
 
@@ -52,15 +62,21 @@ class CsvRows:
 
     def __init__(self, path, args):
         self.path, self.args = path, args
+        # utf-8-sig: a spreadsheet's "CSV UTF-8" export starts with a byte-order mark.
+        self.encoding = "utf-8-sig" if codecs.lookup(args.encoding).name == "utf-8" else args.encoding
         try:
-            self.file = open(path, newline="")
+            self.file = open(path, newline="", encoding=self.encoding)
         except OSError as e:
             raise ConvertError(path, f"cannot open ({e.strerror})") from None
         self.reader = csv.reader(self.file, delimiter=args.delimiter)
-        header = next(self.reader, None)
+        header = self.next_row()
         if not header:
             raise ConvertError(path, "empty file: expected a header row naming the columns")
         self.header = [h.strip() for h in header]
+        for i, name in enumerate(self.header):
+            if name in self.header[:i]:
+                raise ConvertError(path, f"line 1: column '{name}' is named twice (columns "
+                                         f"{self.header.index(name) + 1} and {i + 1}): rename one")
         if args.label not in self.header:
             raise ConvertError(path, f"line 1: no column '{args.label}' (--label); columns: {', '.join(self.header)}")
         self.bytes_read = 0  # approximately, for the progress bar (tell() is off while iterating)
@@ -74,10 +90,38 @@ class CsvRows:
     def size_hint(self):
         return os.path.getsize(self.path)
 
+    def next_row(self):
+        """The next row, or None at the end; undecodable text and malformed CSV named by line."""
+        try:
+            return next(self.reader, None)
+        except UnicodeDecodeError:
+            raise self.decode_error() from None
+        except csv.Error as e:
+            raise ConvertError(self.path, f"line {self.reader.line_num + 1}: not CSV ({e})") \
+                from None
+
+    def decode_error(self):
+        with open(self.path, "rb") as f:
+            if f.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+                return ConvertError(self.path, "UTF-16 text (a spreadsheet's \"Unicode text\" "
+                                               "export?): pass --encoding utf-16")
+        where = first_undecodable(self.path, self.encoding)
+        if where is None:
+            return ConvertError(self.path, f"not {self.args.encoding} text")
+        line, column, byte, binary = where
+        if binary:
+            return ConvertError(self.path, f"line {line}: a binary file, not CSV text (byte "
+                                           f"{column} is 0x{byte:02x})")
+        return ConvertError(self.path, f"line {line}, byte {column}: 0x{byte:02x} is not "
+                                       f"{self.args.encoding} (a spreadsheet's Latin-1 or "
+                                       "Windows-1252 export?): pass --encoding latin1 (or cp1252), "
+                                       f"or convert it: iconv -f latin1 -t utf-8 {self.path} > "
+                                       "utf8.csv")
+
     def blocks(self):
-        """Yields (first line number, features [n, F] float64, labels [n] int64)."""
+        """Yields (line numbers [n], features [n, F] float64, labels [n] int64)."""
         rows, lines = [], []
-        for row in self.reader:
+        while (row := self.next_row()) is not None:
             line = self.reader.line_num
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue  # blank line
@@ -112,7 +156,7 @@ class CsvRows:
             i, j = (int(k[0]) for k in np.nonzero(bad))
             raise ConvertError(self.path, f"line {lines[i]}, column '{self.header[self.features[j]]}': "
                                           f"non-finite value '{rows[i][self.features[j]]}'")
-        return lines[0], features, labels
+        return np.array(lines), features, labels
 
     def find_bad_cell(self, rows, lines):
         for i, row in enumerate(rows):
@@ -125,12 +169,12 @@ class CsvRows:
         raise AssertionError("a block failed to parse but no cell is bad")
 
 
-def stored(features, reader, line, args, shape):
+def stored(features, reader, lines, args, shape):
     if args.dtype == "uint8":
         bad = (features < 0) | (features > 255) | (features != np.round(features))
         if bad.any():
             i, j = (int(k[0]) for k in np.nonzero(bad))
-            raise ConvertError(reader.path, f"block from line {line}, row {i}, column "
+            raise ConvertError(reader.path, f"line {lines[i]}, column "
                                             f"'{reader.header[reader.features[j]]}': {features[i, j]:g} "
                                             "is not a whole number 0..255 (--dtype uint8)")
         return features.astype(np.uint8).reshape((len(features),) + shape)
@@ -158,35 +202,39 @@ def main():
     if test and test.header != train.header:
         raise ConvertError(args.test, f"line 1: columns differ from {args.train}'s")
     shape = sample_shape(args, train)
-    itemsize = 1 if args.dtype == "uint8" else 4
-    # A CSV number takes at least 2 bytes (digit and separator): an upper bound on the output.
-    estimate = sum(r.size_hint() for r in (train, test) if r) // 2 * itemsize
-    progress = Progress("converting", sum(r.size_hint() for r in (train, test) if r), "bytes")
-    rng = np.random.default_rng(args.seed)
     names = args.class_names.split(",") if args.class_names else None
+    source = args.source or f"{args.train}, converted by csv_to_hdf5.py"
+    size = sum(r.size_hint() for r in (train, test) if r)
+    # At least two bytes per CSV field (a digit and a separator): an upper bound on the rows, so
+    # small files get small chunks, and on the output's size (the test split's chunk padding too).
+    most_rows = size // (2 * (len(train.features) + 1)) + 1
+    dtype = np.dtype(args.dtype)
+    estimate = dataset_bytes([(most_rows, shape, dtype, (), most_rows),
+                              (1, shape, dtype, (), most_rows)], names, source)
+    progress = Progress("converting", size, "bytes")
+    rng = np.random.default_rng(args.seed)
     with DatasetFile(args.output, estimate) as out:
-        # At least two bytes per CSV field: an upper bound on the rows, so small files get small chunks.
-        most_rows = sum(r.size_hint() for r in (train, test) if r) // (2 * (len(train.features) + 1)) + 1
-        train_w = out.split("train", shape, np.dtype(args.dtype), expected_rows=most_rows)
-        test_w = out.split("test", shape, np.dtype(args.dtype), expected_rows=most_rows)
+        train_w = out.split("train", shape, dtype, expected_rows=most_rows, source=args.train,
+                            row_word="line")
+        test_w = out.split("test", shape, dtype, expected_rows=most_rows,
+                           source=args.test or args.train, row_word="line")
         for reader in (train, test) if test else (train,):
-            for line, features, labels in reader.blocks():
-                x = stored(features, reader, line, args, shape)
+            for lines, features, labels in reader.blocks():
+                x = stored(features, reader, lines, args, shape)
                 if reader is test:
-                    test_w.append(x, labels)
+                    test_w.append(x, labels, lines)
                 elif test:
-                    train_w.append(x, labels)
+                    train_w.append(x, labels, lines)
                 else:
                     held = rng.random(len(x)) < args.test_ratio
-                    test_w.append(x[held], labels[held])
-                    train_w.append(x[~held], labels[~held])
+                    test_w.append(x[held], labels[held], lines[held])
+                    train_w.append(x[~held], labels[~held], lines[~held])
                 progress.done = 0
                 progress.advance(sum(r.bytes_read for r in (train, test) if r))
         progress.close()
         classes = args.num_classes or max(len(train_w.class_counts), len(test_w.class_counts))
         if names and len(names) != classes:
             raise ConvertError("--class-names", f"{len(names)} names for {classes} classes")
-        source = args.source or f"{args.train}, converted by csv_to_hdf5.py"
         mean, std = out.finish(classes, names, not args.no_normalise, source)
     print_summary(TOOL, args.output, [train_w, test_w], classes, names, mean, std, started)
 

@@ -21,25 +21,48 @@ the default (--relu-inplace any --missing error) uses the measured times.
 import argparse
 import json
 import math
+import os
 import sys
 import tomllib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    import numpy as np
+    from converter_cli import first_undecodable, run_converter
+    from hdf5_output import ConvertError, Hdf5Output
+except ImportError as e:
+    print(f"deeppool_prof_to_profile.py: needs h5py and numpy ({e}); use /usr/bin/python3",
+          file=sys.stderr)
+    sys.exit(2)
+
+TOOL = "deeppool_prof_to_profile.py"
 FORMAT = "wavetrain-layer-profile"
 VERSION = 1
 
 
 def fail(msg):
-    print("deeppool_prof_to_profile.py: " + msg, file=sys.stderr)
-    sys.exit(2)
+    raise ConvertError("", msg)
+
+
+def read_text(path, what):
+    """The file's text; a file that is not UTF-8 text named with its first bad line."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        fail(f"{path}: cannot read ({e.strerror})")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        line, column, byte, _ = first_undecodable(path, "utf-8") or (0, 0, data[0], True)
+        fail(f"{path}:{line}: not text (byte {column} is 0x{byte:02x}, not UTF-8): expected {what}")
 
 
 def read_prof(path):
     """{key: (avg_us, fw_us, bw_us)} as DeepPool's CostSim.loadGpuProfile reads it."""
     table = {}
-    try:
-        lines = open(path, encoding="utf-8").read().splitlines()
-    except OSError as e:
-        fail(f"{path}: cannot read ({e.strerror})")
+    what = "a DeepPool .prof file ('<key> <avg ms> <fw us> <bw us>' lines)"
+    lines = read_text(path, what).splitlines()
     for number, line in enumerate(lines, 1):
         items = line.strip().split()
         if not items or items[0] == "#config" or items[0] == "SUM(avg)":
@@ -65,51 +88,64 @@ def dumps(value):
 def deeppool_layers(model_path, relu_inplace):
     """Per model node: (name, type, key template with {batch}, or None for no DeepPool layer)."""
     try:
-        with open(model_path, "rb") as f:
-            doc = tomllib.load(f)
-    except OSError as e:
-        fail(f"{model_path}: cannot read ({e.strerror})")
+        doc = tomllib.loads(read_text(model_path, "a wavetrain model file (TOML)"))
     except tomllib.TOMLDecodeError as e:
         fail(f"{model_path}: not TOML ({e})")
-    model = doc.get("model", {})
-    shape = list(model.get("input", []))
-    if not shape or "name" not in model:
-        fail(f"{model_path}: [model] needs name and input")
+    model, layers = doc.get("model"), doc.get("layer", [])
+    if not isinstance(model, dict) or not isinstance(model.get("input"), list) or \
+            not model["input"] or "name" not in model:
+        fail(f"{model_path}: [model] needs name and input (a wavetrain model file?)")
+    if not isinstance(layers, list):
+        fail(f"{model_path}: layer must be [[layer]] tables")
+    shape = list(model["input"])
     nodes = []
-    for index, layer in enumerate(doc.get("layer", [])):
-        kind, name = layer.get("type"), layer.get("name", f"#{index}")
-        dim = dumps(shape) if len(shape) > 1 else dumps(shape[0])
-        if kind == "conv2d":
-            k, s, p = layer["kernel"], layer.get("stride", 1), layer.get("padding", 0)
-            params = {"in_channels": shape[0], "kernel_size": k, "out_channels": layer["out_channels"],
-                      "padding": p, "stride": s}
-            key = "conv2d" + dumps(params) + "[{batch}]" + dim
-            shape = [layer["out_channels"], (shape[1] + 2 * p - k) // s + 1, (shape[2] + 2 * p - k) // s + 1]
-        elif kind == "maxpool2d":
-            k = layer["kernel"]
-            s, p = layer.get("stride", k), layer.get("padding", 0)
-            key = "maxPool2d" + dumps({"kernel_size": k, "padding": p, "stride": s}) + "[{batch}]" + dim
-            shape = [shape[0], (shape[1] + 2 * p - k) // s + 1, (shape[2] + 2 * p - k) // s + 1]
-        elif kind == "relu":
-            relu = "ReLU2d" if len(shape) == 3 else "ReLU1d"
-            key = [relu + dumps({"inplace": flag, "kernel_size": 1, "padding": 0, "stride": 1}) +
-                   "[{batch}]" + dim for flag in relu_inplace]
-        elif kind == "flatten":
-            key = "flatten" + dumps({"kernel_size": 1}) + "[{batch}]" + dim
-            shape = [math.prod(shape)]
-        elif kind == "linear":
-            key = "linear" + dumps({"bias": True, "in_features": shape[0],
-                                    "out_features": layer["out_features"]}) + "[{batch}]" + dim
-            shape = [layer["out_features"]]
-        elif kind in ("dropout", "softmax_xent"):
-            key = None
-        else:
+    for index, layer in enumerate(layers):
+        name = layer.get("name", f"#{index}") if isinstance(layer, dict) else f"#{index}"
+        try:
+            kind = layer["type"]
+            key, shape = layer_key(layer, shape, relu_inplace)
+        except KeyError as e:
+            fail(f"{model_path}: layer '{name}': no key {e}")
+        except (TypeError, ValueError, IndexError, ZeroDivisionError) as e:
+            fail(f"{model_path}: layer '{name}': unusable values ({e})")
+        if key is False:
             fail(f"{model_path}: layer '{name}' is a {kind}, which has no DeepPool profile entry "
                  "(conv2d, relu, maxpool2d, flatten, linear, dropout, softmax_xent only)")
         nodes.append((name, kind, key))
     if not nodes:
         fail(f"{model_path}: no [[layer]] tables")
     return model["name"], nodes
+
+
+def layer_key(layer, shape, relu_inplace):
+    """(the DeepPool key template of one layer given its input shape, its output shape); the key
+    is None for a layer DeepPool does not time and False for one it does not know."""
+    kind = layer["type"]
+    dim = dumps(shape) if len(shape) > 1 else dumps(shape[0])
+    if kind == "conv2d":
+        k, s, p = layer["kernel"], layer.get("stride", 1), layer.get("padding", 0)
+        params = {"in_channels": shape[0], "kernel_size": k, "out_channels": layer["out_channels"],
+                  "padding": p, "stride": s}
+        out = [layer["out_channels"], (shape[1] + 2 * p - k) // s + 1, (shape[2] + 2 * p - k) // s + 1]
+        return "conv2d" + dumps(params) + "[{batch}]" + dim, out
+    if kind == "maxpool2d":
+        k = layer["kernel"]
+        s, p = layer.get("stride", k), layer.get("padding", 0)
+        out = [shape[0], (shape[1] + 2 * p - k) // s + 1, (shape[2] + 2 * p - k) // s + 1]
+        return "maxPool2d" + dumps({"kernel_size": k, "padding": p, "stride": s}) + "[{batch}]" + dim, out
+    if kind == "relu":
+        relu = "ReLU2d" if len(shape) == 3 else "ReLU1d"
+        return [relu + dumps({"inplace": flag, "kernel_size": 1, "padding": 0, "stride": 1}) +
+                "[{batch}]" + dim for flag in relu_inplace], shape
+    if kind == "flatten":
+        return "flatten" + dumps({"kernel_size": 1}) + "[{batch}]" + dim, [math.prod(shape)]
+    if kind == "linear":
+        key = "linear" + dumps({"bias": True, "in_features": shape[0],
+                                "out_features": layer["out_features"]}) + "[{batch}]" + dim
+        return key, [layer["out_features"]]
+    if kind in ("dropout", "softmax_xent"):
+        return None, shape
+    return False, shape
 
 
 def batches_of(table):
@@ -152,11 +188,6 @@ def main():
                     help="a layer key not in the profile: stop, or 1 us as DeepPool's planner")
     ap.add_argument("--device", default="A100 (DeepPool's profile)", help="device text stored")
     a = ap.parse_args()
-    try:
-        import h5py
-        import numpy as np
-    except ImportError as e:
-        fail(f"needs h5py and numpy ({e}); use /usr/bin/python3")
     flags = {"any": [True, False], "true": [True], "false": [False]}[a.relu_inplace]
     table = read_prof(a.prof)
     model_name, nodes = deeppool_layers(a.model, flags)
@@ -176,11 +207,19 @@ def main():
             bw_row.append(avg * (1 - share) * 1e-6)
         fw_at.append(fw_row)
         bw_at.append(bw_row)
-    with h5py.File(a.output, "w") as f:
+    write_profile(a.output, model_name, nodes, batches, fw_at, bw_at, a.device)
+    print(f"{a.output}: {len(nodes)} nodes of {model_name} at batches {batches}")
+
+
+def write_profile(path, model_name, nodes, batches, fw_at, bw_at, device):
+    import h5py
+
+    with Hdf5Output(path) as out:
+        f = out.h5
         f.attrs["format"] = FORMAT
         f.attrs["version"] = np.int64(VERSION)
         f.attrs["model"] = model_name
-        f.attrs["device"] = a.device
+        f.attrs["device"] = device
         f.create_dataset("nodes", data=[n for n, _, _ in nodes], dtype=h5py.string_dtype("utf-8"))
         lines = [fit_line(batches, row) for row in fw_at], [fit_line(batches, row) for row in bw_at]
         f["forward_fixed_s"] = np.array([c for c, _ in lines[0]], dtype="f8")
@@ -190,8 +229,8 @@ def main():
         f["batches"] = np.array(batches, dtype="i8")
         f["forward_at"] = np.array(fw_at, dtype="f8").reshape(-1)
         f["backward_at"] = np.array(bw_at, dtype="f8").reshape(-1)
-    print(f"{a.output}: {len(nodes)} nodes of {model_name} at batches {batches}")
+        out.commit()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_converter(TOOL, main))

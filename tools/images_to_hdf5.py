@@ -21,8 +21,8 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from converter_cli import Progress, print_summary, run_converter  # noqa: E402
-from dataset_output import ConvertError, DatasetFile  # noqa: E402
+from converter_cli import Progress, positive_int, print_summary, run_converter  # noqa: E402
+from dataset_output import ConvertError, DatasetFile, dataset_bytes  # noqa: E402
 
 TOOL = "images_to_hdf5.py"
 EXTENSIONS = (".png", ".jpg", ".jpeg")
@@ -39,7 +39,7 @@ def parse_args():
     p.add_argument("--resize", help="WxH: resize every image to this size (default: all must have one size)")
     p.add_argument("--mode", choices=["L", "RGB"], help="convert every image to grayscale (L) or RGB (default: all must share one of them)")
     p.add_argument("--no-normalise", action="store_true", help="store mean 0, std 1 instead of the training split's")
-    p.add_argument("--block-rows", type=int, default=1024, help="images per written block (default: %(default)s)")
+    p.add_argument("--block-rows", type=positive_int, default=1024, help="images per written block (default: %(default)s)")
     p.add_argument("--source", default="", help="provenance text stored in the file")
     args = p.parse_args()
     if not 0.0 < args.test_ratio < 1.0:
@@ -68,22 +68,25 @@ def class_folders(folder):
     return entries
 
 
+def split_folders(root):
+    """Whether the folder holds train/ and test/ rather than one folder per class."""
+    return class_folders(root) == ["test", "train"]
+
+
 def collect(args):
     """{"train": [(file, class index)], "test": [...]}, the class names."""
     root = args.input
-    classes = class_folders(root)
-    split_folders = classes == ["test", "train"]
-    if split_folders:
-        classes = class_folders(os.path.join(root, "train"))
+    given_splits = split_folders(root)
+    classes = class_folders(os.path.join(root, "train")) if given_splits else class_folders(root)
     files = {}
     for c, name in enumerate(classes):
-        where = os.path.join(root, "train", name) if split_folders else os.path.join(root, name)
+        where = os.path.join(root, "train", name) if given_splits else os.path.join(root, name)
         found = image_files(where)
         if not found:
             raise ConvertError(where, f"class '{name}' has no images")
         files[name] = found
     rng = random.Random(args.seed)
-    if split_folders:
+    if given_splits:
         test_classes = class_folders(os.path.join(root, "test"))
         unknown = sorted(set(test_classes) - set(classes))
         if unknown:
@@ -147,6 +150,9 @@ class ImageDecoder:
                                              f"{self.first[0]} is {self.first[2][0]}x{self.first[2][1]}; "
                                              "pass --resize WxH to resize all")
                 a = np.asarray(img, dtype=np.uint8)
+        except Image.DecompressionBombError as e:
+            raise ConvertError(path, f"too large to decode safely: {str(e).rstrip('.')}; shrink "
+                                     "it first, to about the size you train at") from None
         except (UnidentifiedImageError, OSError, ValueError) as e:
             raise ConvertError(path, f"cannot decode the image ({e})") from None
         out = a[None, :, :] if a.ndim == 2 else a.transpose(2, 0, 1)
@@ -155,17 +161,18 @@ class ImageDecoder:
 
 
 def convert_split(out, name, items, decode, args, progress):
+    folder = os.path.join(args.input, name) if split_folders(args.input) else args.input
     writer = None
     for start in range(0, len(items), args.block_rows):
         block = items[start:start + args.block_rows]
         x = np.stack([decode(f) for f, _ in block])
         y = np.array([c for _, c in block], dtype=np.int32)
         if writer is None:
-            writer = out.split(name, x.shape[1:], np.uint8, expected_rows=len(items))
+            writer = out.split(name, x.shape[1:], np.uint8, expected_rows=len(items), source=folder)
         writer.append(x, y)
         progress.advance(len(block))
     if writer is None:  # an empty test split: the run trains without evaluation
-        writer = out.split(name, decode.shape, np.uint8)
+        writer = out.split(name, decode.shape, np.uint8, source=folder)
     return writer
 
 
@@ -177,10 +184,13 @@ def main():
     first = decode(splits["train"][0][0])
     total = sum(len(v) for v in splits.values())
     progress = Progress("converting", total, "images")
-    with DatasetFile(args.output, total * first.size + total * 4) as out:
+    source = args.source or (f"images from {os.path.abspath(args.input)}, converted by "
+                             "images_to_hdf5.py")
+    estimate = dataset_bytes([(len(items), first.shape, np.uint8) for items in splits.values()],
+                             classes, source)
+    with DatasetFile(args.output, estimate) as out:
         writers = [convert_split(out, s, items, decode, args, progress) for s, items in splits.items()]
         progress.close()
-        source = args.source or f"images from {os.path.abspath(args.input)}, converted by images_to_hdf5.py"
         mean, std = out.finish(len(classes), classes, not args.no_normalise, source)
     print_summary(TOOL, args.output, writers, len(classes), classes, mean, std, started)
 

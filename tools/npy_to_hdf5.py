@@ -17,8 +17,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from converter_cli import Progress, print_summary, run_converter  # noqa: E402
-from dataset_output import ConvertError, DatasetFile  # noqa: E402
+from converter_cli import Progress, positive_int, print_summary, run_converter  # noqa: E402
+from dataset_output import ConvertError, DatasetFile, dataset_bytes  # noqa: E402
 from npy_stream import NpyStream, input_block, label_block  # noqa: E402
 
 TOOL = "npy_to_hdf5.py"
@@ -35,12 +35,12 @@ def parse_args():
     p.add_argument("--shape", help="per-sample shape to store, e.g. 1,28,28 for [N, 28, 28] images (same element count)")
     p.add_argument("--channels-last", action="store_true",
                    help="inputs are [N, H, W, C] (TensorFlow's layout): store them as [N, C, H, W]")
-    p.add_argument("--num-classes", type=int, help="class count (default: largest label + 1)")
+    p.add_argument("--num-classes", type=positive_int, help="class count (default: largest label + 1)")
     p.add_argument("--class-names", help="comma-separated class names, one per class")
     p.add_argument("--no-normalise", action="store_true", help="store mean 0, std 1 instead of the training split's")
     p.add_argument("--compression", choices=["none", "gzip"], default="none",
                    help="gzip: smaller file, slower reads (default: none, the fast layout)")
-    p.add_argument("--block-rows", type=int, default=4096, help="rows per streamed block (default: %(default)s)")
+    p.add_argument("--block-rows", type=positive_int, default=4096, help="rows per streamed block (default: %(default)s)")
     p.add_argument("--token-ids", action="store_true",
                    help="uint8 inputs are token ids (a text model's): read as the ids themselves, not scaled")
     p.add_argument("--source", default="", help="provenance text stored in the file")
@@ -104,12 +104,13 @@ def convert_split(out, name, inputs, labels, args, progress):
     dtype = input_dtype(inputs)
     writer = out.split(name, shape, dtype, tuple(labels.shape[1:]),
                        compression=None if args.compression == "none" else "gzip",
-                       expected_rows=len(inputs))
+                       expected_rows=len(inputs), source=labels.where)
     for (first, x), (_, y) in zip(inputs.blocks(args.block_rows), labels.blocks(args.block_rows)):
         x = input_block(inputs, first, x)
         if args.channels_last:
             x = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
-        writer.append(x.reshape((len(x),) + shape), label_block(labels, first, y))
+        writer.append(x.reshape((len(x),) + shape), label_block(labels, first, y),
+                      rows=np.arange(first, first + len(x)))
         progress.advance(len(x))
     return writer
 
@@ -121,9 +122,10 @@ def main():
     for split, (inputs, labels) in streams.items():
         check_pair(split, inputs, labels)
         input_dtype(inputs)
-    estimate = sum(len(x) * int(np.prod(x.shape[1:])) * np.dtype(input_dtype(x)).itemsize
-                   + len(y) * 4 * int(np.prod(y.shape[1:])) for x, y in streams.values())
     names = args.class_names.split(",") if args.class_names else None
+    source = args.source or f"{args.npz or args.train[0]}, converted by npy_to_hdf5.py"
+    estimate = dataset_bytes([(len(x), (int(np.prod(x.shape[1:])),), input_dtype(x), y.shape[1:])
+                              for x, y in streams.values()], names, source)
     total = sum(len(x) for x, _ in streams.values())
     progress = Progress("converting", total)
     with DatasetFile(args.output, estimate if args.compression == "none" else 0) as out:
@@ -133,7 +135,6 @@ def main():
         classes = args.num_classes or seen
         if names and len(names) != classes:
             raise ConvertError("--class-names", f"{len(names)} names for {classes} classes")
-        source = args.source or f"{args.npz or args.train[0]}, converted by npy_to_hdf5.py"
         mean, std = out.finish(classes, names, not args.no_normalise, source, args.token_ids)
     print_summary(TOOL, args.output, writers, classes, names, mean, std, started)
 

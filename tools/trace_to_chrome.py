@@ -80,11 +80,7 @@ def main():
         "otherData": {k: str(v) for k, v in trace.attrs.items()},
     }
     out = Path(args.output) if args.output else trace_path.parent / "trace.json"
-    try:
-        with open(out, "w") as f:
-            json.dump(document, f, separators=(",", ":"))
-    except OSError as e:
-        raise wtrun.RunError(f"{out}: cannot write: {e.strerror or e}") from None
+    wtrun.write_atomically(out, lambda f: json.dump(document, f, separators=(",", ":")))
     count = sum(1 for e in document["traceEvents"] if e["ph"] == "X")
     print(f"{PROG}: wrote {out} ({count} slices from {len(trace.ranks)} rank(s))")
 

@@ -5,6 +5,8 @@ pin down the interval union, time averages, the step breakdown and the loader's 
 on small hand-made inputs where the right answer is known exactly.
 """
 
+import resource
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -14,6 +16,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "analysis"))
+import background  # noqa: E402
 import summary  # noqa: E402
 import wtrun  # noqa: E402
 
@@ -123,6 +126,54 @@ class LoaderErrorTest(unittest.TestCase):
         (self.dir / "deck.toml").write_text("")
         self.assert_error(r"not a wavetrain run directory \(no metrics.csv\)", wtrun.load_run,
                           self.dir)
+
+    def test_a_deck_that_is_not_text_is_named(self):
+        (self.dir / "metrics.csv").write_text(",".join(wtrun.METRICS_COLUMNS) + "\n")
+        (self.dir / "deck.toml").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x81")
+        self.assert_error(r"deck.toml: not a valid deck: 'utf-8' codec can't decode",
+                          wtrun.load_run, self.dir)
+
+    def test_tasklet_rows_are_checked_with_their_line(self):
+        f = self.dir / "tasklets.csv"
+        header = "kind,fg_step,fg_stream,fg_index,fg_waits_on,begin_s,end_s,planned_ms,bg_step,"
+        f.write_text(header + "bg_instructions\ntasklet,3,0,1,,1.5,1.6,0.4,2,1\ntasklet,x,0\n")
+        self.assert_error(r"tasklets.csv:3: malformed tasklet row 'tasklet,x,0'",
+                          background.read_tasklets, f)
+        f.write_text("kind,step\n")
+        self.assert_error(r"tasklets.csv: not a tasklets.csv \(no column begin_s, ",
+                          background.read_tasklets, f)
+        f.write_text(header + "bg_instructions\ntasklet,3,0,1,,1.5,1.6,0.4,2,1\n")
+        self.assertEqual(background.read_tasklets(f)[0]["fg_step"], 3)
+
+
+class WriteTest(unittest.TestCase):
+    def test_a_write_over_the_file_size_limit_leaves_no_file(self):
+        # A real limit (ulimit -f) in a child process: 100 KB written under a 16 KiB limit.
+        with tempfile.TemporaryDirectory() as tmp:
+            script = ("import sys, wtrun\n"
+                      "try:\n"
+                      "    wtrun.write_atomically(sys.argv[1], lambda f: f.write('x' * 100000))\n"
+                      "except wtrun.RunError as e:\n"
+                      "    print(e)\n")
+            limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))  # noqa: E731
+            # -B: under the limit Python would also write wtrun's byte code cut short (it does
+            # not check those writes), breaking every later import of wtrun.
+            out = subprocess.run([sys.executable, "-B", "-c", script, f"{tmp}/fig.json"], text=True,
+                                 capture_output=True, preexec_fn=limit,
+                                 env={"PYTHONPATH": str(Path(wtrun.__file__).parent)})
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertRegex(out.stdout, r"fig.json: cannot write: File too large")
+            self.assertEqual(list(Path(tmp).iterdir()), [])
+
+    def test_a_figure_in_an_unknown_format_is_refused(self):
+        plt = wtrun.use_agg()
+        fig = plt.figure()
+        with tempfile.TemporaryDirectory() as tmp:
+            with self.assertRaises(wtrun.RunError) as caught:
+                wtrun.save_figure(fig, f"{tmp}/plot.xyz", "test")
+            self.assertRegex(str(caught.exception),
+                             r"plot.xyz: cannot write a .xyz figure \(formats: .*png")
+            self.assertEqual(list(Path(tmp).iterdir()), [])
 
 
 if __name__ == "__main__":

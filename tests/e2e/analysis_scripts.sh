@@ -98,6 +98,20 @@ expect_error "$run/deck.toml: not an HDF5 file" "$PY" "$A/timeline.py" "$run/dec
 echo "step,loss" >"$dir/bad_trace/metrics.csv"
 expect_error "$dir/bad_trace/metrics.csv: not a wavetrain metrics file" "$PY" "$A/curves.py" "$dir/bad_trace"
 expect_error "$dir/missing: no such file or directory" "$PY" "$A/summary.py" "$run" "$dir/missing"
+# An output over the file size limit (ulimit -f, 8 KiB): the error, and no truncated file left.
+# No byte code written: Python would write a module's .pyc cut short by the same limit (it does
+# not check for short writes there) and break every later import of that module.
+for out in limited.json limited.png; do
+  script=$CHROME
+  [[ $out == *.png ]] && script=$A/timeline.py
+  (
+    ulimit -f 8
+    export PYTHONDONTWRITEBYTECODE=1
+    expect_error "$dir/$out: cannot write: File too large" "$PY" "$script" "$run" -o "$dir/$out"
+  )
+  [[ -z $(compgen -G "$dir/limited.*") ]] || fail "a write over the limit left $(ls "$dir"/limited.*)"
+done
+expect_error "$dir/curves.xyz: cannot write a .xyz figure" "$PY" "$A/curves.py" "$run" -o "$dir/curves.xyz"
 for script in timeline memory curves summary; do
   "$PY" "$A/$script.py" --help | grep -q "example" || fail "$script.py --help shows no example"
 done
