@@ -1,8 +1,10 @@
 #pragma once
 // Layer norm over the last dimension of a [rows, dim] matrix (portable.hpp). The forward and the
-// input gradient take one index per row; the weight and bias gradients are a column kernel (each
-// column sums its rows in row order: deterministic, and the same on every device).
+// input gradient take one index per row; the weight and bias gradients are a column kernel on the
+// host (each column sums its rows in row order) and tree_reduce.hpp's column sums on the GPU
+// (fixed chunks and trees): deterministic on both.
 #include "ops/portable/portable.hpp"
+#include "ops/portable/tree_reduce.hpp"
 
 namespace wt::kern {
 
@@ -59,18 +61,37 @@ struct LayerNormInputGrad {
   }
 };
 
-// Column kernel: dw[j] += dy[r, j] * xhat[r, j], db[j] += dy[r, j].
-struct LayerNormParamGrads {
+// (dy[r, j] * xhat[r, j], dy[r, j]): the terms of dw[j] and db[j].
+struct LayerNormParamTerms {
   const float* x;
   const float* dy;
   const float* stats;
   int64_t dim;
+  WT_HD Sum2f operator()(int64_t r, int64_t j) const {
+    const float xhat = (x[r * dim + j] - stats[2 * r]) * stats[2 * r + 1];
+    return Sum2f{dy[r * dim + j] * xhat, dy[r * dim + j]};
+  }
+};
+
+// Column kernel: dw[j] += dy[r, j] * xhat[r, j], db[j] += dy[r, j].
+struct LayerNormParamGrads {
+  LayerNormParamTerms terms;
   float* dw;
   float* db;
   WT_HD void operator()(int64_t r, int64_t j) const {
-    const float xhat = (x[r * dim + j] - stats[2 * r]) * stats[2 * r + 1];
-    dw[j] += dy[r * dim + j] * xhat;
-    db[j] += dy[r * dim + j];
+    const Sum2f t = terms(r, j);
+    dw[j] += t.a;
+    db[j] += t.b;
+  }
+};
+
+// The GPU's column form (tree_reduce.hpp): each column's summed terms added to dw[j] and db[j].
+struct AddLayerNormParamTotals {
+  float* dw;
+  float* db;
+  WT_HD void operator()(int64_t j, const Sum2d& total) const {
+    dw[j] += static_cast<float>(total.a);
+    db[j] += static_cast<float>(total.b);
   }
 };
 
