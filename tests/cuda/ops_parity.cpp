@@ -210,7 +210,9 @@ void rows_and_embeddings(Harness& t) {
     ops.scatter_add_rows(SIDE(x), SIDE(ids), rows, width, SIDE(scattered));
   });
   t.expect("add_row", y, 0);
-  t.expect("add_column_sums (row order)", sums, kSame);
+  // The GPU joins each column's rows in a tree, the host adds them in row order: the host's float
+  // rounding over 300 rows, up to ~5e-6 (numpy, 20 draws of this shape).
+  t.expect("add_column_sums (300 rows)", sums, 1e-5);
   t.expect("gather_rows (after token_ids)", gathered, 0);
   t.expect("scatter_add_rows (row order)", scattered, kSame);
 }
