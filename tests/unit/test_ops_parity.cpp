@@ -31,16 +31,21 @@ class BrokenOps final : public wt::HostOps {
   }
 };
 
-TEST(OpsParity, AWrongKernelFailsItsComparison) {
+// The comparisons a backend fails against the host.
+std::vector<std::string> failed_comparisons(const wt::OpsBackend& device) {
   wt::HostOps host;
-  BrokenOps broken;
   wt::parity::HostMemory memory;
   std::vector<std::string> failed;
-  for (const auto& o : wt::parity::compare_backends(host, broken, memory, 7, nullptr))
+  for (const auto& o : wt::parity::compare_backends(host, device, memory, 7, nullptr))
     if (!o.passed()) failed.push_back(o.op);
+  return failed;
+}
+
+TEST(OpsParity, AWrongKernelFailsItsComparison) {
   // relu_backward reads the broken output as its mask, but y > 0 exactly where x > 0 either way.
-  EXPECT_EQ(failed, (std::vector<std::string>{"relu_forward", "layer_norm_backward db",
-                                              "layer_norm_backward db (4096 x 256)"}));
+  EXPECT_EQ(failed_comparisons(BrokenOps{}),
+            (std::vector<std::string>{"relu_forward", "layer_norm_backward db",
+                                      "layer_norm_backward db (4096 x 256)"}));
 }
 
 // A backend whose batch-norm backward differs by one ulp from call to call (as a sum joined in the
@@ -59,13 +64,8 @@ class FlakyOps final : public wt::HostOps {
 };
 
 TEST(OpsParity, ARunToRunDifferenceFailsTheRepeatCheck) {
-  wt::HostOps host;
-  FlakyOps flaky;
-  wt::parity::HostMemory memory;
-  std::vector<std::string> failed;
-  for (const auto& o : wt::parity::compare_backends(host, flaky, memory, 7, nullptr))
-    if (!o.passed()) failed.push_back(o.op);
-  EXPECT_EQ(failed, (std::vector<std::string>{"batchnorm_backward dx run twice"}));
+  EXPECT_EQ(failed_comparisons(FlakyOps{}),
+            (std::vector<std::string>{"batchnorm_backward dx run twice"}));
 }
 
 }  // namespace

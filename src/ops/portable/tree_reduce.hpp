@@ -54,6 +54,13 @@ struct SegmentPlan {
   WT_HD int64_t grid() const { return segments * blocks; }  // blocks in all: partials needed
 };
 
+// The size of the pieces that cut `count` indices into pieces of about `wanted` each, but into
+// no more than `most` pieces (and at least one).
+inline int64_t piece_size(int64_t count, int64_t wanted, int64_t most) {
+  const int64_t n = max_i64(count, 1);
+  return ceil_div(n, min_i64(ceil_div(n, max_i64(wanted, 1)), max_i64(most, 1)));
+}
+
 // Cuts each segment into blocks of about kTreeThreads * per_thread indices, at most
 // max_partials / segments blocks per segment (the partials' buffer), at least one.
 inline SegmentPlan plan_segments(int64_t segments, int64_t values, int64_t per_thread,
@@ -61,9 +68,7 @@ inline SegmentPlan plan_segments(int64_t segments, int64_t values, int64_t per_t
   SegmentPlan p;
   p.segments = segments;
   p.values = values;
-  const int64_t wanted = ceil_div(max_i64(values, 1), kTreeThreads * max_i64(per_thread, 1));
-  const int64_t room = max_i64(1, max_partials / max_i64(segments, 1));
-  p.chunk = ceil_div(max_i64(values, 1), min_i64(wanted, room));
+  p.chunk = piece_size(values, kTreeThreads * per_thread, max_partials / max_i64(segments, 1));
   p.blocks = ceil_div(max_i64(values, 1), p.chunk);  // no empty trailing blocks
   return p;
 }
@@ -95,9 +100,7 @@ inline ColumnPlan plan_columns(int64_t rows, int64_t cols, int64_t per_lane, int
   ColumnPlan p;
   p.rows = rows;
   p.cols = cols;
-  const int64_t wanted = ceil_div(max_i64(rows, 1), kColumnLanes * max_i64(per_lane, 1));
-  const int64_t room = max_i64(1, max_partials / max_i64(cols, 1));
-  p.chunk = ceil_div(max_i64(rows, 1), min_i64(wanted, room));
+  p.chunk = piece_size(rows, kColumnLanes * per_lane, max_partials / max_i64(cols, 1));
   p.chunks = ceil_div(max_i64(rows, 1), p.chunk);
   return p;
 }
