@@ -249,6 +249,41 @@ TEST(TreeReduce, LayerNormParameterGradientsAgreeWithTheHost) {
   }
 }
 
+// Layer norm's row form (a warp a row, the lanes joined in the tree), run serially, against the
+// host's one-thread-a-row kernels: the same formulas, the row sums in another order.
+TEST(TreeReduce, LayerNormRowFormAgreesWithTheHost) {
+  const int64_t rows = 64, dim = 200;  // 200 columns: lanes take 7 or 6
+  const auto x = random_values(rows * dim, 13, 2.0f, 6.0f),
+             dy = random_values(rows * dim, 14, -1, 1);
+  const auto w = random_values(dim, 15, 0.5f, 1.5f), b = random_values(dim, 16, -1, 1);
+  std::vector<float> host_y(rows * dim), host_stats(2 * rows), host_dx(rows * dim);
+  std::vector<float> y(rows * dim), stats(2 * rows), dx(rows * dim), dw(dim), db(dim);
+  ops::layer_norm_forward(x.data(), w.data(), b.data(), rows, dim, 1e-5, host_y.data(),
+                          host_stats.data());
+  ops::layer_norm_backward(x.data(), dy.data(), w.data(), host_stats.data(), rows, dim, dw.data(),
+                           db.data(), host_dx.data());
+  const LayerNormForward f{x.data(), w.data(), b.data(), dim, 1e-5, y.data(), stats.data()};
+  const LayerNormInputGrad g{x.data(), dy.data(), w.data(), host_stats.data(), dim, dx.data()};
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<double> lanes(kRowLanes);
+    std::vector<Sum2d> grads(kRowLanes);
+    for (int l = 0; l < kRowLanes; ++l) lanes[l] = f.sum<kRowLanes>(r, l);
+    const float mean = f.mean_of(serial_tree(lanes, kOrders[1]));
+    for (int l = 0; l < kRowLanes; ++l) lanes[l] = f.centred_squares<kRowLanes>(r, l, mean);
+    const float rstd = f.rstd_of(serial_tree(lanes, kOrders[2]));
+    for (int l = kRowLanes - 1; l >= 0; --l) f.write<kRowLanes>(r, l, mean, rstd);
+    for (int l = 0; l < kRowLanes; ++l) grads[l] = g.sums<kRowLanes>(r, l);
+    const Sum2d total = serial_tree(grads, kOrders[0]);
+    for (int l = 0; l < kRowLanes; ++l) g.write<kRowLanes>(r, l, total);
+  }
+  for (int64_t i = 0; i < 2 * rows; ++i)
+    EXPECT_NEAR(stats[i], host_stats[i], 1e-6 * std::fabs(host_stats[i]));
+  for (int64_t i = 0; i < rows * dim; ++i) {
+    ASSERT_NEAR(y[i], host_y[i], 1e-5) << i;
+    ASSERT_NEAR(dx[i], host_dx[i], 1e-5) << i;
+  }
+}
+
 // Batch norm's block form, run serially: the statistics, y, and the backward's dgamma, dbeta, dx
 // against the host's channel kernels (ops/host/batchnorm.cpp) and a double-precision reference.
 void check_batchnorm(const ops::BatchNormShape& s, int64_t max_partials, int64_t blocks) {

@@ -164,4 +164,43 @@ void cuda_reduce_columns(cudaStream_t stream, int64_t rows, int64_t cols, const 
   WT_CUDA_CHECK(cudaGetLastError());
 }
 
+// Row sums a warp a row (kern::kRowLanes lanes): the lanes' values joined by shuffles in
+// tree_level's tree (lane t adds lane t + width's value, width 16, 8, ..., 1), then broadcast
+// from lane 0, so every lane holds the same total.
+__device__ inline double shuffle_down(double v, int width) {
+  return __shfl_down_sync(0xffffffffu, v, width);
+}
+__device__ inline double shuffle_from_first(double v) { return __shfl_sync(0xffffffffu, v, 0); }
+__device__ inline kern::Sum2d shuffle_down(const kern::Sum2d& v, int width) {
+  return kern::Sum2d(shuffle_down(v.a, width), shuffle_down(v.b, width));
+}
+__device__ inline kern::Sum2d shuffle_from_first(const kern::Sum2d& v) {
+  return kern::Sum2d(shuffle_from_first(v.a), shuffle_from_first(v.b));
+}
+
+template <class Value>
+__device__ Value lane_tree(Value v) {
+  for (int width = kern::kRowLanes / 2; width > 0; width /= 2) v += shuffle_down(v, width);
+  return shuffle_from_first(v);
+}
+
+// body(r, lane) for every row r, a warp a row (the grid's warps stride over the rows).
+template <class Body>
+__global__ void row_lanes_kernel(int64_t rows, Body body) {
+  const int lane = int(threadIdx.x) % kern::kRowLanes;
+  const int64_t warps = int64_t(gridDim.x) * blockDim.x / kern::kRowLanes;
+  for (int64_t r = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / kern::kRowLanes; r < rows;
+       r += warps)
+    body(r, lane);
+}
+
+template <class Body>
+void cuda_for_row_lanes(cudaStream_t stream, int64_t rows, const Body& body) {
+  if (rows <= 0) return;
+  const int64_t blocks = kern::ceil_div(rows * kern::kRowLanes, kern::kTreeThreads);
+  row_lanes_kernel<<<unsigned(kern::min_i64(blocks, 65535)), kern::kTreeThreads, 0, stream>>>(rows,
+                                                                                              body);
+  WT_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace wt::cuda

@@ -68,9 +68,32 @@ void CudaOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) 
   }
 }
 
+namespace {
+
+// Layer norm's row kernels a warp a row (ops/portable/layer_norm.hpp's row form): coalesced reads,
+// and 32 times the threads of one thread a row.
+struct LayerNormForwardLanes {
+  kern::LayerNormForward f;
+  __device__ void operator()(int64_t r, int lane) const {
+    const float mean = f.mean_of(lane_tree(f.sum<kern::kRowLanes>(r, lane)));
+    const float rstd = f.rstd_of(lane_tree(f.centred_squares<kern::kRowLanes>(r, lane, mean)));
+    f.write<kern::kRowLanes>(r, lane, mean, rstd);
+  }
+};
+
+struct LayerNormInputGradLanes {
+  kern::LayerNormInputGrad f;
+  __device__ void operator()(int64_t r, int lane) const {
+    f.write<kern::kRowLanes>(r, lane, lane_tree(f.sums<kern::kRowLanes>(r, lane)));
+  }
+};
+
+}  // namespace
+
 void CudaOps::layer_norm_forward(const float* x, const float* w, const float* b, int64_t rows,
                                  int64_t dim, double eps, float* y, float* stats) const {
-  cuda_for(impl_->stream, rows, kern::LayerNormForward{x, w, b, dim, eps, y, stats});
+  cuda_for_row_lanes(impl_->stream, rows,
+                     LayerNormForwardLanes{kern::LayerNormForward{x, w, b, dim, eps, y, stats}});
 }
 
 void CudaOps::layer_norm_backward(const float* x, const float* dy, const float* w,
@@ -79,7 +102,9 @@ void CudaOps::layer_norm_backward(const float* x, const float* dy, const float* 
   cuda_reduce_columns<kern::Sum2d, kern::Sum2f>(
       impl_->stream, rows, dim, kern::LayerNormParamTerms{x, dy, stats, dim},
       kern::AddLayerNormParamTotals{dw, db}, impl_->partials, "layer_norm_backward");
-  if (dx) cuda_for(impl_->stream, rows, kern::LayerNormInputGrad{x, dy, w, stats, dim, dx});
+  if (dx)
+    cuda_for_row_lanes(impl_->stream, rows,
+                       LayerNormInputGradLanes{kern::LayerNormInputGrad{x, dy, w, stats, dim, dx}});
 }
 
 void CudaOps::causal_softmax(float* p, int64_t T) const {

@@ -6,12 +6,14 @@
 // atomics. The host runs the same functions serially to test them
 // (tests/unit/test_tree_reduce.cpp).
 //
-// Two shapes of sum:
+// Three shapes of sum:
 //   segments: `segments` independent sums of `values` indices each (batch norm's channels; one
 //     segment for a flat sum). Each segment is cut into `blocks` contiguous chunks, one GPU block
 //     each; thread t of a block takes the chunk's indices begin + t, begin + t + kTreeThreads, ...
 //     in increasing order; the block's threads join in a tree (tree_level); the segment's block
 //     partials are then joined the same way by one block (thread t takes partials t, t + T, ...).
+//   rows (ops/portable/layer_norm.hpp): a warp of kRowLanes lanes a row, lane l taking columns
+//     l, l + kRowLanes, ...; the lanes join in the same tree.
 //   columns: sums down the columns of a [rows, cols] row-major matrix. A block covers
 //     kColumnTile adjacent columns (coalesced reads) by kColumnLanes row lanes over one chunk of
 //     rows; lane l takes rows begin + l, begin + l + kColumnLanes, ...; the lanes join in a tree,
@@ -23,6 +25,7 @@ namespace wt::kern {
 constexpr int kTreeThreads = 256;  // a reduction block's threads: a power of two for the tree
 constexpr int kColumnTile = 32;    // a column block's columns (one warp's coalesced row segment)
 constexpr int kColumnLanes = 8;    // its row lanes: kColumnTile * kColumnLanes = kTreeThreads
+constexpr int kRowLanes = 32;      // a row kernel's lanes (one warp a row): joined by tree_level
 
 WT_HD int64_t min_i64(int64_t a, int64_t b) { return b < a ? b : a; }
 WT_HD int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
