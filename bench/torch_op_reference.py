@@ -294,7 +294,12 @@ def make_op(torch, op, p, device):
 
 # ---- timing ----------------------------------------------------------------------------------
 
-def time_cuda(torch, fn, reps, replays):
+# Ops that read a result back to the host: never captured (a failed capture can leave PyTorch's
+# graph memory pool half set up), timed eagerly as wt_op_bench times its own.
+EAGER_ONLY = {"token_ids"}
+
+
+def time_cuda(torch, fn, reps, replays, capture=True):
     """Per-call microseconds (median replay of a graph of `reps` calls) and the mode."""
     fn()
     torch.cuda.synchronize()
@@ -306,6 +311,8 @@ def time_cuda(torch, fn, reps, replays):
     torch.cuda.current_stream().wait_stream(stream)
     torch.cuda.synchronize()
     try:
+        if not capture:
+            raise RuntimeError("not capturable")
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             for _ in range(reps):
@@ -358,7 +365,7 @@ def time_cases(args, cases):
             continue
         fn = make_op(torch, c["op"], c["params"], args.device)
         if args.device == "cuda":
-            us, mode = time_cuda(torch, fn, args.reps, args.replays)
+            us, mode = time_cuda(torch, fn, args.reps, args.replays, c["op"] not in EAGER_ONLY)
         else:
             us, mode = time_cpu(fn, args.reps, args.replays)
         results[c["id"]] = (us, mode)
