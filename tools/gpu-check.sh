@@ -21,6 +21,8 @@
 #   --train PROOFS also trains on the GPU (tools/gpu-train-check.sh; a bundle made with
 #       make-gpu-bundle.sh --training): "all", or a comma-separated list of parity, schedules,
 #       ticktock, checkpoint, accuracy, throughput. Each proof prints one line, PASS or FAIL.
+#   --ops also times every op of the ops interface at the shipped models' layer shapes, wavetrain
+#       (wt_op_bench) against PyTorch (bench/torch_op_reference.py) in the same run: one table.
 #
 # Exit status: 0 every check passed, 1 a check failed or the run broke, 2 usage, 77 no GPU seen.
 set -uo pipefail
@@ -39,6 +41,7 @@ log=
 runs=1
 torch_modes=
 train_proofs=
+ops=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build_dir="$2"; shift 2 ;;
@@ -49,6 +52,7 @@ while [[ $# -gt 0 ]]; do
     --runs) runs="$2"; shift 2 ;;
     --torch) torch_modes="$2"; shift 2 ;;
     --train) train_proofs="$2"; shift 2 ;;
+    --ops) ops=1; shift ;;
     -h | --help) usage 0 ;;
     *) echo "gpu-check.sh: unknown argument '$1'" >&2; usage 2 >&2 ;;
   esac
@@ -78,7 +82,9 @@ if [[ -z "$bundle" ]]; then
     cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DWAVETRAIN_CUDA=ON >"$build_dir.configure.log" 2>&1 ||
       { cat "$build_dir.configure.log"; echo "gpu-check.sh: configure failed"; exit 1; }
     grep -E 'wavetrain: (CUDA|host GEMM)' "$build_dir.configure.log"
-    cmake --build "$build_dir" -j"$(nproc)" --target wt_cuda_check || { echo "gpu-check.sh: build failed"; exit 1; }
+    targets=(wt_cuda_check)
+    [[ $ops == 1 ]] && targets+=(wt_op_bench)
+    cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]}" || { echo "gpu-check.sh: build failed"; exit 1; }
   fi
   binary="$build_dir/wt_cuda_check"
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -187,6 +193,29 @@ if [[ -n $train_proofs && $status == 0 ]]; then
   fi
 fi
 # ---- end of the training proofs ----
+# ---- per-op timing (--ops; issue 31's kernel work): begin ---------------------------------------
+# wt_op_bench and the PyTorch script time the same case list (torch_op_reference.py --cases, from
+# models/*.toml), each op REPS calls as one CUDA graph, median replay; the script prints the table.
+if [[ $ops == 1 && $status != 77 ]]; then
+  section "per-op timing: wavetrain (wt_op_bench) against PyTorch (bench/torch_op_reference.py)"
+  python=${WT_PYTHON:-python3}
+  op_bench="$(dirname "$binary")/wt_op_bench"
+  op_dir=$(mktemp -d)
+  if [[ ! -x "$op_bench" ]]; then
+    echo "gpu-check.sh: $op_bench not found (bundle it: make-gpu-bundle.sh builds it in by default)"
+    status=1
+  elif ! "$python" "$repo/bench/torch_op_reference.py" --cases >"$op_dir/cases"; then
+    echo "gpu-check.sh: torch_op_reference.py --cases failed"
+    status=1
+  else
+    echo "$(wc -l <"$op_dir/cases") cases; wavetrain first, then PyTorch"
+    "$op_bench" "$op_dir/cases" >"$op_dir/wavetrain" || { grep -v '^id=[0-9]* us=' "$op_dir/wavetrain"; status=1; }
+    "$python" "$repo/bench/torch_op_reference.py" --wavetrain "$op_dir/wavetrain" || status=1
+  fi
+  rm -rf "$op_dir"
+fi
+# ---- per-op timing: end ---------------------------------------------------------------------------
+
 case $status in
   0) echo "gpu-check: PASSED" ;;
   77) echo "gpu-check: no CUDA device seen (is this a GPU machine?)" ;;

@@ -12,7 +12,7 @@
 # files, the King James Bible as xz-compressed text), converted there (about 32 MB in all).
 #
 # What goes in, found with ldd (binaries, then Open MPI's plugins):
-#   bin/            the binaries (default: wt_cuda_check)
+#   bin/            the binaries (default: wt_cuda_check, and wt_op_bench where it was built)
 #   lib/            every shared library they need, except
 #                     glibc's own (libc, libm, libdl, librt, libpthread, libresolv, ld-linux, ...):
 #                     mixing glibc versions breaks, the GPU machine's glibc must serve;
@@ -49,7 +49,10 @@ while [[ $# -gt 0 ]]; do
     *) echo "make-gpu-bundle.sh: unknown argument '$1'" >&2; usage 2 >&2 ;;
   esac
 done
-[[ ${#binaries[@]} -gt 0 ]] || binaries=(wt_cuda_check)
+if [[ ${#binaries[@]} -eq 0 ]]; then
+  binaries=(wt_cuda_check)
+  [[ -x "$build/wt_op_bench" ]] && binaries+=(wt_op_bench)  # gpu-check.sh --ops
+fi
 ((training)) && binaries+=(wavetrain fmnist_to_hdf5 text_to_hdf5)
 [[ -n "$out" ]] || out="$build/gpu-bundle"
 for b in "${binaries[@]}"; do

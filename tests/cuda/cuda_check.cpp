@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <stdexcept>
@@ -103,6 +104,65 @@ void check_relu(const wt::cuda::CudaOps& ops, wt::Rng& rng) {
   expect_close(to_host(d_y, n), y, "ReLU forward");
   expect_close(to_host(d_dx, n), dx, "ReLU backward");
   for (float* p : {d_x, d_y, d_dy, d_dx}) cudaFree(p);
+}
+
+// The multi-block reductions (ops/cuda/cuda_reduce.cuh) captured as a CUDA graph and replayed
+// give bitwise what the same calls give issued one by one; capturing them at all proves that no
+// launch allocates or synchronises. Batch norm, layer norm, column sums and the non-finite count at
+// resnet's and the transformer's sizes, on a stream of its own.
+void check_reductions_in_a_graph(cudaStream_t stream, wt::Rng& rng) {
+  wt::cuda::CudaOps ops(stream);
+  const wt::ops::BatchNormShape s{128, 32, 28 * 28};
+  const int64_t n = s.n * s.c * s.hw, rows = 4096, dim = 256, values = 3'000'017;
+  auto host_x = random_vector(n, rng);
+  host_x[12345] = NAN;  // one non-finite value for the count
+  std::vector<float*> inputs = {to_device(host_x),
+                                to_device(random_vector(n, rng)),
+                                to_device(random_vector(s.c, rng)),
+                                to_device(random_vector(s.c, rng)),
+                                to_device(random_vector(rows * dim, rng)),
+                                to_device(random_vector(rows * dim, rng)),
+                                to_device(random_vector(dim, rng)),
+                                to_device(std::vector<float>(2 * rows, 0.5f))};
+  float *x = inputs[0], *dy = inputs[1], *gamma = inputs[2], *beta = inputs[3];
+  float *lx = inputs[4], *ldy = inputs[5], *lw = inputs[6], *stats = inputs[7];
+  // Outputs: y, dx (n); mean, invstd, running mean/var, dgamma, dbeta (c); dw, db, sums (dim);
+  // the count. Zeroed before each run, since several accumulate.
+  const size_t floats = size_t(2 * n + 6 * s.c + 3 * dim + wt::ops::kCountFloats);
+  auto run = [&](float* out) {
+    float *y = out, *dx = out + n, *per_channel = out + 2 * n, *dw = per_channel + 6 * s.c;
+    float* c = per_channel;
+    ops.batchnorm_forward_train(x, s, gamma, beta, 1e-5f, 0.1f, c + 2 * s.c, c + 3 * s.c, c,
+                                c + s.c, y);
+    ops.batchnorm_backward(x, dy, s, gamma, c, c + s.c, true, dx, c + 4 * s.c, c + 5 * s.c);
+    ops.layer_norm_backward(lx, ldy, lw, stats, rows, dim, dw, dw + dim, nullptr);
+    ops.add_column_sums(ldy, rows, dim, dw + 2 * dim);
+    ops.count_nonfinite_into(x, std::min<int64_t>(n, values), dw + 3 * dim);
+  };
+  float *eager = nullptr, *replayed = nullptr;
+  WT_CUDA_CHECK(cudaMalloc(&eager, floats * sizeof(float)));
+  WT_CUDA_CHECK(cudaMalloc(&replayed, floats * sizeof(float)));
+  WT_CUDA_CHECK(cudaMemsetAsync(eager, 0, floats * sizeof(float), stream));
+  WT_CUDA_CHECK(cudaMemsetAsync(replayed, 0, floats * sizeof(float), stream));
+  run(eager);
+  WT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  WT_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  run(replayed);
+  WT_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  WT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  WT_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  WT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const auto a = to_host(eager, floats), b = to_host(replayed, floats);
+  const bool same = std::memcmp(a.data(), b.data(), floats * sizeof(float)) == 0;
+  std::printf("%-34s %s\n", "reductions: graph replay = eager", same ? "bitwise equal ok" : "FAIL");
+  failures += !same;
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  for (float* p : inputs) cudaFree(p);
+  cudaFree(eager);
+  cudaFree(replayed);
 }
 
 // cuBLAS sgemm GFLOP/s on n^3 (CUDA events, after warm-up), with a sampled check of the product.
@@ -219,6 +279,10 @@ void run_checks() {
   wt::cuda::CudaOps ops;
   check_every_op(ops);
   check_relu(ops, rng);
+  cudaStream_t stream = nullptr;  // outlives the CudaOps made on it
+  WT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  check_reductions_in_a_graph(stream, rng);
+  WT_CUDA_CHECK(cudaStreamDestroy(stream));
   check_nccl_allreduce();
   check_nccl_abort_while_unwinding();
   time_cublas_gemm(ops, rng, 4096);

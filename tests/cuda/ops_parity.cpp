@@ -81,6 +81,24 @@ class Harness {
     outcomes_.push_back(o);
   }
 
+  // Runs `op` on the device side only (the repeat checks).
+  void run_device(const std::function<void(const OpsBackend&)>& op) { op(dev_); }
+
+  // Two device results of the same op on the same inputs must be bitwise equal: the GPU's sums
+  // join in fixed trees, never in the order blocks happen to finish.
+  template <class T>
+  void expect_bitwise_same(const std::string& name, Both<T>& first, Both<T>& second) {
+    std::vector<T> a(first.host.size()), b(second.host.size());
+    memory_.download(a.data(), first.d(), a.size() * sizeof(T));
+    memory_.download(b.data(), second.d(), b.size() * sizeof(T));
+    const bool same =
+        a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+    if (log_)
+      std::fprintf(log_, "%-40s %s\n", (name + " run twice: bitwise equal").c_str(),
+                   same ? "ok" : "FAIL");
+    outcomes_.push_back(Outcome{name + " run twice", same ? 0.0 : 1e30, 0});
+  }
+
   // The host side's current values into the device copy.
   template <class T>
   void upload(Both<T>& b) {
@@ -192,7 +210,9 @@ void rows_and_embeddings(Harness& t) {
     ops.scatter_add_rows(SIDE(x), SIDE(ids), rows, width, SIDE(scattered));
   });
   t.expect("add_row", y, 0);
-  t.expect("add_column_sums (row order)", sums, kSame);
+  // The GPU joins each column's rows in a tree, the host adds them in row order: the host's float
+  // rounding over 300 rows, up to ~5e-6 (numpy, 20 draws of this shape).
+  t.expect("add_column_sums (300 rows)", sums, 1e-5);
   t.expect("gather_rows (after token_ids)", gathered, 0);
   t.expect("scatter_add_rows (row order)", scattered, kSame);
 }
@@ -307,6 +327,102 @@ void attention_and_loss(Harness& t) {
   t.expect("count_nonfinite_into (0 and 2)", counts, 0);
 }
 
+// The GPU's multi-block sums (ops/cuda/cuda_reduce.cuh) at the shipped models' sizes: many blocks
+// a channel, several row chunks a column, thousands of blocks in a flat count. Tolerances: where
+// the host sums in a different order from the GPU's tree, the difference is the host's float
+// rounding: batch norm's statistics differ in their last bits (y within kSame); the host adds each
+// column's 4096 rows one float at a time, so dw, db and the column sums carry an absolute error
+// near sqrt(4096) roundings of partial sums ~40 (~2e-6 each: ~1e-4), against 1e-3; the loss's
+// rows differ by an ulp of expf between the GPU and glibc (~1e-7 relative per row).
+struct LargeCase {
+  ops::BatchNormShape bn{128, 32, 28 * 28};  // resnet's first batch norm at batch 128
+  int64_t rows = 32 * 128, dim = 256;        // a layer norm over 32 sequences of 128 tokens
+  int64_t values = 3'000'017;                // a non-finite count over every gradient
+  int64_t tokens = 32 * 64, vocab = 73;      // transformer_small's loss at batch 32
+};
+
+// What one run of the large case writes (a fresh set per run: accumulating outputs start equal).
+struct LargeOutputs {
+  Both<float> rmean, rvar, mean, invstd, y, dx, dgamma, dbeta, ldw, ldb, ldx, sums, counts, grad,
+      loss;
+  Both<double> totals;
+  LargeOutputs(Harness& t, const LargeCase& c) {
+    const int64_t n = c.bn.n * c.bn.c * c.bn.hw;
+    rmean = t.filled(c.bn.c, 0.25f), rvar = t.filled(c.bn.c, 1.5f);
+    mean = t.filled(c.bn.c, 0), invstd = t.filled(c.bn.c, 0), y = t.filled(n, -1);
+    dx = t.filled(n, -1), dgamma = t.filled(c.bn.c, 0.5f), dbeta = t.filled(c.bn.c, -0.5f);
+    ldw = t.filled(c.dim, 0.5f), ldb = t.filled(c.dim, -0.5f), ldx = t.filled(c.rows * c.dim, -1);
+    sums = t.filled(c.dim, 0.125f), counts = t.filled(ops::kCountFloats, -1);
+    grad = t.filled(c.tokens * c.vocab, -1), loss = t.filled(1, -1);
+    totals = t.copy_of(std::vector<double>{1.5, 2.0});
+  }
+};
+
+void large_reductions(Harness& t) {
+  const LargeCase c;
+  const auto& s = c.bn;
+  const int64_t n = s.n * s.c * s.hw;
+  auto x = t.random(n, -2, 3), dy = t.random(n), gamma = t.random(s.c), beta = t.random(s.c);
+  auto lx = t.random(c.rows * c.dim, -2, 2), ldy = t.random(c.rows * c.dim), lw = t.random(c.dim);
+  auto lb = t.random(c.dim), ly = t.filled(c.rows * c.dim, -1), stats = t.filled(2 * c.rows, 0);
+  auto bad = t.values(c.values);
+  for (int64_t i : {int64_t(0), int64_t(4095), int64_t(4096), int64_t(1'234'567), c.values - 1})
+    bad[size_t(i)] = i % 2 ? NAN : INFINITY;  // the first, both sides of a block edge, the last
+  auto gradients = t.copy_of(bad);
+  std::vector<int32_t> labels(static_cast<size_t>(c.tokens));
+  for (auto& l : labels) l = int32_t(t.rng().below(c.vocab));
+  auto logits = t.random(c.tokens * c.vocab, -5, 5);
+  t.run([&](const OpsBackend& ops, bool device) {
+    ops.layer_norm_forward(SIDE(lx), SIDE(lw), SIDE(lb), c.rows, c.dim, 1e-5, SIDE(ly),
+                           SIDE(stats));
+  });
+  t.expect("layer_norm_forward stats (4096 x 256)", stats, kSame);
+  t.upload(stats);  // both sides' backward from the same statistics
+  auto run_all = [&](const OpsBackend& ops, bool device, LargeOutputs& o) {
+    ops.batchnorm_forward_train(SIDE(x), s, SIDE(gamma), SIDE(beta), 1e-5f, 0.1f, SIDE(o.rmean),
+                                SIDE(o.rvar), SIDE(o.mean), SIDE(o.invstd), SIDE(o.y));
+    ops.batchnorm_backward(SIDE(x), SIDE(dy), s, SIDE(gamma), SIDE(o.mean), SIDE(o.invstd), true,
+                           SIDE(o.dx), SIDE(o.dgamma), SIDE(o.dbeta));
+    ops.layer_norm_backward(SIDE(lx), SIDE(ldy), SIDE(lw), SIDE(stats), c.rows, c.dim, SIDE(o.ldw),
+                            SIDE(o.ldb), SIDE(o.ldx));
+    ops.add_column_sums(SIDE(ldy), c.rows, c.dim, SIDE(o.sums));
+    ops.count_nonfinite_into(SIDE(gradients), c.values, SIDE(o.counts));
+    ops::XentOutputs out;
+    out.per_row = 1.0 / 64;
+    out.loss = SIDE(o.loss);
+    out.totals = SIDE(o.totals);
+    ops.softmax_xent_forward(SIDE(logits), labels.data(), c.tokens, c.vocab, SIDE(o.grad), out);
+  };
+  LargeOutputs o(t, c);
+  t.run([&](const OpsBackend& ops, bool device) { run_all(ops, device, o); });
+  t.expect("batchnorm_forward_train y (128x32x28x28)", o.y, kSame);
+  t.expect("batchnorm_forward_train mean (128x32x28x28)", o.mean, kSame);
+  t.expect("batchnorm_forward_train running_var (large)", o.rvar, kSame);
+  t.expect("batchnorm_backward dx (128x32x28x28)", o.dx, 1e-5);
+  t.expect("batchnorm_backward dgamma (128x32x28x28)", o.dgamma, 1e-5);
+  t.expect("batchnorm_backward dbeta (128x32x28x28)", o.dbeta, 1e-5);
+  t.expect("layer_norm_backward dw (4096 x 256)", o.ldw, 1e-3);
+  t.expect("layer_norm_backward db (4096 x 256)", o.ldb, 1e-3);
+  t.expect("layer_norm_backward dx (4096 x 256)", o.ldx, 1e-5);
+  t.expect("add_column_sums (4096 x 256)", o.sums, 1e-3);
+  t.expect("count_nonfinite_into (3M, 5 in 4 blocks)", o.counts, 0);
+  t.expect("softmax_xent_forward gradient (2048 x 73)", o.grad, kSame);
+  t.expect("softmax_xent_forward loss (2048 x 73)", o.loss, kSame);
+  t.expect("softmax_xent_forward totals (2048 x 73)", o.totals, 1e-7);
+  LargeOutputs again(t, c), twice(t, c);
+  t.run_device([&](const OpsBackend& ops) { run_all(ops, true, again); });
+  t.run_device([&](const OpsBackend& ops) { run_all(ops, true, twice); });
+  t.expect_bitwise_same("batchnorm_forward_train y, statistics", again.y, twice.y);
+  t.expect_bitwise_same("batchnorm_forward_train running_var", again.rvar, twice.rvar);
+  t.expect_bitwise_same("batchnorm_backward dx", again.dx, twice.dx);
+  t.expect_bitwise_same("batchnorm_backward dgamma", again.dgamma, twice.dgamma);
+  t.expect_bitwise_same("layer_norm_backward dw", again.ldw, twice.ldw);
+  t.expect_bitwise_same("layer_norm_backward db", again.ldb, twice.ldb);
+  t.expect_bitwise_same("add_column_sums", again.sums, twice.sums);
+  t.expect_bitwise_same("count_nonfinite_into", again.counts, twice.counts);
+  t.expect_bitwise_same("softmax_xent_forward totals", again.totals, twice.totals);
+}
+
 void optimizers_and_codec(Harness& t) {
   const int64_t n = 20011;
   auto w = t.random(n), g = t.random(n), b = t.random(n), w2 = t.random(n), m = t.random(n);
@@ -360,6 +476,7 @@ std::vector<Outcome> compare_backends(const OpsBackend& reference, const OpsBack
   normalisation(t);
   attention_and_loss(t);
   optimizers_and_codec(t);
+  large_reductions(t);
   return t.outcomes();
 }
 

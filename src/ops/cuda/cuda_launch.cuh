@@ -1,8 +1,7 @@
 #pragma once
 // The GPU launchers of the portable kernels (ops/portable/), the counterparts of
 // ops/host/host_for.hpp: grid-stride loops, so any n fits a bounded grid, queued on the caller's
-// stream. The reductions use one block and a fixed-shape tree, so a sum comes out bitwise the
-// same on every run (CUDA graphs or not) with no atomics and no scratch memory.
+// stream. Sums across many indices are cuda_reduce.cuh's fixed-shape trees.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -12,7 +11,6 @@
 namespace wt::cuda {
 
 constexpr int kThreads = 256;
-constexpr int kReduceThreads = 256;  // one block; a power of two for the tree
 
 inline int blocks_for(int64_t n) {
   const int64_t b = (n + kThreads - 1) / kThreads;
@@ -62,30 +60,6 @@ template <class Body>
 void cuda_for_columns(cudaStream_t stream, int64_t rows, int64_t cols, const Body& body) {
   if (rows <= 0 || cols <= 0) return;
   columns_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(rows, cols, body);
-  WT_CUDA_CHECK(cudaGetLastError());
-}
-
-// Sums value(i) over [0, n) in one block: thread t takes i = t, t + T, ... in order, then a fixed
-// tree joins the threads' partials; finish(total) runs on thread 0. Value: a type with +=.
-template <class Value, class Body, class Finish>
-__global__ void reduce_kernel(int64_t n, Body body, Finish finish) {
-  // Raw storage: __shared__ variables take no constructors.
-  __shared__ alignas(16) unsigned char storage[sizeof(Value) * kReduceThreads];
-  Value* partial = reinterpret_cast<Value*>(storage);
-  Value mine{};
-  for (int64_t i = threadIdx.x; i < n; i += kReduceThreads) mine += body(i);
-  partial[threadIdx.x] = mine;
-  __syncthreads();
-  for (int width = kReduceThreads / 2; width > 0; width /= 2) {
-    if (int(threadIdx.x) < width) partial[threadIdx.x] += partial[threadIdx.x + width];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) finish(partial[0]);
-}
-
-template <class Value, class Body, class Finish>
-void cuda_reduce(cudaStream_t stream, int64_t n, const Body& body, const Finish& finish) {
-  reduce_kernel<Value><<<1, kReduceThreads, 0, stream>>>(n, body, finish);
   WT_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -51,12 +51,15 @@ void CudaOps::softmax_xent_forward(const float* logits, const int32_t* labels, i
       impl_->labels.at_least(sizeof(int32_t) * size_t(n > 0 ? n : 1), impl_->stream));
   WT_CUDA_CHECK(cudaMemcpyAsync(staged, labels, sizeof(int32_t) * size_t(n), cudaMemcpyHostToDevice,
                                 impl_->stream));
-  cuda_reduce<kern::XentRow>(impl_->stream, n, kern::SoftmaxXentRow{logits, staged, k, grad},
-                             StoreXent{out.per_row, out.loss_scale, out.loss, out.totals});
+  // One row a thread, many blocks: the rows' losses join in the fixed tree.
+  cuda_reduce<kern::XentRow>(impl_->stream, n, 1, kern::SoftmaxXentRow{logits, staged, k, grad},
+                             StoreXent{out.per_row, out.loss_scale, out.loss, out.totals},
+                             impl_->partials, "softmax_xent_forward");
 }
 
 void CudaOps::count_nonfinite_into(const float* x, int64_t n, float* count) const {
-  cuda_reduce<int64_t>(impl_->stream, n, kern::NonFinite{x}, StoreCount{count});
+  cuda_reduce<int64_t>(impl_->stream, n, 16, kern::NonFinite{x}, StoreCount{count}, impl_->partials,
+                       "count_nonfinite_into");
 }
 
 void CudaOps::sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g, float* b,

@@ -7,6 +7,8 @@
 
 namespace wt::cuda {
 
+constexpr size_t kPartialsBytes = size_t(1) << 20;
+
 void* GrowingBuffer::at_least(size_t wanted, cudaStream_t stream) {
   if (wanted <= bytes) return data;
   release(stream);
@@ -33,6 +35,10 @@ CudaOps::CudaOps(void* stream, bool tf32) : impl_(std::make_unique<Impl>()) {
       cublasSetMathMode(impl_->cublas, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   WT_CUDNN_CHECK(cudnnCreate(&impl_->cudnn));
   WT_CUDNN_CHECK(cudnnSetStream(impl_->cudnn, impl_->stream));
+  // Allocated here, never in a launch (a cudaMalloc would break a CUDA graph's capture); the
+  // reductions size their grids to fit it (ops/portable/tree_reduce.hpp).
+  WT_CUDA_CHECK(cudaMalloc(&impl_->partials.data, kPartialsBytes));
+  impl_->partials.bytes = kPartialsBytes;
 }
 
 CudaOps::~CudaOps() {
@@ -41,6 +47,8 @@ CudaOps::~CudaOps() {
     impl_->workspace.release(impl_->stream);
     impl_->labels.release(impl_->stream);
     impl_->flag.release(impl_->stream);
+    WT_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+    WT_CUDA_CHECK(cudaFree(impl_->partials.data));
   } catch (...) {
   }
   cudnnDestroy(impl_->cudnn);

@@ -1,6 +1,7 @@
 #pragma once
 // CudaOps's state (CUDA builds' .cu files only): the stream and library handles, the cached
-// convolution algorithms, and small buffers that are grown on demand and then reused.
+// convolution algorithms, small buffers that are grown on demand and then reused, and the
+// reductions' fixed partials buffer.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -9,6 +10,7 @@
 #include <map>
 
 #include "ops/cuda/cuda_ops.hpp"
+#include "ops/cuda/cuda_reduce.cuh"
 #include "util/cuda_check.hpp"
 
 namespace wt::cuda {
@@ -41,6 +43,7 @@ struct CudaOps::Impl {
   GrowingBuffer workspace;  // convolutions called without scratch
   GrowingBuffer labels;     // the loss's labels, staged from host memory
   GrowingBuffer flag;       // a kernel's answer that host code must see (token id checks)
+  Partials partials;        // the reductions' block partials: made with the object, fixed size
 
   const ConvPlan& conv_plan(const ops::Conv2dGeometry& g);
 };

@@ -16,8 +16,11 @@ void CudaOps::add_row(const float* x, const float* row, int64_t rows, int64_t wi
   cuda_for_rows_cols(impl_->stream, rows, width, kern::AddRow{x, row, width, y});
 }
 
+// Many blocks over chunks of rows (cuda_reduce.cuh), not one thread per column over every row.
 void CudaOps::add_column_sums(const float* x, int64_t rows, int64_t width, float* sums) const {
-  cuda_for_columns(impl_->stream, rows, width, kern::AddColumnSums{x, width, sums});
+  cuda_reduce_columns<double, float>(impl_->stream, rows, width, kern::MatrixEntry{x, width},
+                                     kern::AddColumnTotal{sums}, impl_->partials,
+                                     "add_column_sums");
 }
 
 void CudaOps::gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width,
@@ -34,7 +37,7 @@ namespace {
 
 struct TokenIdCheck {
   kern::TokenIds ids;
-  __device__ kern::FirstBad operator()(int64_t r) const {
+  WT_HD kern::FirstBad operator()(int64_t r) const {
     kern::FirstBad bad;
     if (!ids(r)) bad.at = r;
     return bad;
@@ -53,8 +56,8 @@ struct StoreFirstBad {
 void CudaOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const {
   if (n <= 0) return;
   auto* first_bad = static_cast<int64_t*>(impl_->flag.at_least(sizeof(int64_t), impl_->stream));
-  cuda_reduce<kern::FirstBad>(impl_->stream, n, TokenIdCheck{kern::TokenIds{x, vocab, ids}},
-                              StoreFirstBad{first_bad});
+  cuda_reduce<kern::FirstBad>(impl_->stream, n, 4, TokenIdCheck{kern::TokenIds{x, vocab, ids}},
+                              StoreFirstBad{first_bad}, impl_->partials, "token_ids");
   int64_t at = 0;
   WT_CUDA_CHECK(cudaMemcpyAsync(&at, first_bad, sizeof at, cudaMemcpyDeviceToHost, impl_->stream));
   WT_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
@@ -65,16 +68,43 @@ void CudaOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) 
   }
 }
 
+namespace {
+
+// Layer norm's row kernels a warp a row (ops/portable/layer_norm.hpp's row form): coalesced reads,
+// and 32 times the threads of one thread a row.
+struct LayerNormForwardLanes {
+  kern::LayerNormForward f;
+  __device__ void operator()(int64_t r, int lane) const {
+    const float mean = f.mean_of(lane_tree(f.sum<kern::kRowLanes>(r, lane)));
+    const float rstd = f.rstd_of(lane_tree(f.centred_squares<kern::kRowLanes>(r, lane, mean)));
+    f.write<kern::kRowLanes>(r, lane, mean, rstd);
+  }
+};
+
+struct LayerNormInputGradLanes {
+  kern::LayerNormInputGrad f;
+  __device__ void operator()(int64_t r, int lane) const {
+    f.write<kern::kRowLanes>(r, lane, lane_tree(f.sums<kern::kRowLanes>(r, lane)));
+  }
+};
+
+}  // namespace
+
 void CudaOps::layer_norm_forward(const float* x, const float* w, const float* b, int64_t rows,
                                  int64_t dim, double eps, float* y, float* stats) const {
-  cuda_for(impl_->stream, rows, kern::LayerNormForward{x, w, b, dim, eps, y, stats});
+  cuda_for_row_lanes(impl_->stream, rows,
+                     LayerNormForwardLanes{kern::LayerNormForward{x, w, b, dim, eps, y, stats}});
 }
 
 void CudaOps::layer_norm_backward(const float* x, const float* dy, const float* w,
                                   const float* stats, int64_t rows, int64_t dim, float* dw,
                                   float* db, float* dx) const {
-  cuda_for_columns(impl_->stream, rows, dim, kern::LayerNormParamGrads{x, dy, stats, dim, dw, db});
-  if (dx) cuda_for(impl_->stream, rows, kern::LayerNormInputGrad{x, dy, w, stats, dim, dx});
+  cuda_reduce_columns<kern::Sum2d, kern::Sum2f>(
+      impl_->stream, rows, dim, kern::LayerNormParamTerms{x, dy, stats, dim},
+      kern::AddLayerNormParamTotals{dw, db}, impl_->partials, "layer_norm_backward");
+  if (dx)
+    cuda_for_row_lanes(impl_->stream, rows,
+                       LayerNormInputGradLanes{kern::LayerNormInputGrad{x, dy, w, stats, dim, dx}});
 }
 
 void CudaOps::causal_softmax(float* p, int64_t T) const {

@@ -15,7 +15,7 @@ void layer_norm_forward(const float* x, const float* w, const float* b, int64_t 
 void layer_norm_backward(const float* x, const float* dy, const float* w, const float* stats,
                          int64_t rows, int64_t dim, float* dw, float* db, float* dx) {
   host_for_columns("wt::layer_norm_param_grads", rows, dim,
-                   kern::LayerNormParamGrads{x, dy, stats, dim, dw, db});
+                   kern::LayerNormParamGrads{{x, dy, stats, dim}, dw, db});
   if (dx)
     host_for("wt::layer_norm_input_grad", rows, kern::LayerNormInputGrad{x, dy, w, stats, dim, dx});
 }

@@ -80,12 +80,21 @@ struct BatchNormStatistics {
     const float mu = static_cast<float>(total / m);
     double sq = 0.0;  // two-pass variance: no cancellation for large means
     for (int64_t b = 0; b < s.n; ++b) sq += row_sum_sq_dev(x + (b * s.c + c) * s.hw, mu, s.hw);
-    const double var = sq / m;
+    store(c, mu, sq);
+  }
+  // From the channel's mean and sum of squared deviations (the GPU's block form joins these from
+  // its partials): mean, 1/std and the running statistics.
+  WT_HD void store(int64_t c, float mu, double sq) const {
+    const int64_t m = s.n * s.hw;
     mean[c] = mu;
-    invstd[c] = static_cast<float>(1.0 / sqrt(var + eps));
+    invstd[c] = invstd_of(sq);
     running_mean[c] = (1.0f - momentum) * running_mean[c] + momentum * mu;
     running_var[c] = static_cast<float>((1.0 - momentum) * running_var[c] +
                                         momentum * (sq / static_cast<double>(m - 1)));
+  }
+  WT_HD float invstd_of(double sq) const {
+    const double var = sq / (s.n * s.hw);
+    return static_cast<float>(1.0 / sqrt(var + eps));
   }
 };
 
@@ -102,7 +111,17 @@ struct BatchNormRunningStatistics {
   }
 };
 
-// y = gamma * (x - mean) * invstd + beta over one (sample, channel) row, as y = a * x + b.
+// y = gamma * (x - mean) * invstd + beta as y = a * x + b, for channel c.
+struct AffineTerms {
+  float a, b;
+};
+WT_HD AffineTerms batchnorm_affine(const float* gamma, const float* beta, int64_t c, float mean,
+                                   float invstd) {
+  const float a = gamma[c] * invstd;
+  return AffineTerms{a, beta[c] - mean * a};
+}
+
+// y = a * x + b over one (sample, channel) row.
 struct BatchNormNormalise {
   const float* x;
   ops::BatchNormShape s;
@@ -113,11 +132,10 @@ struct BatchNormNormalise {
   float* y;
   WT_HD void operator()(int64_t row) const {
     const int64_t c = row % s.c;
-    const float a = gamma[c] * invstd[c];
-    const float b = beta[c] - mean[c] * a;
+    const AffineTerms t = batchnorm_affine(gamma, beta, c, mean[c], invstd[c]);
     const float* __restrict xr = x + row * s.hw;
     float* __restrict yr = y + row * s.hw;
-    for (int64_t i = 0; i < s.hw; ++i) yr[i] = a * xr[i] + b;
+    for (int64_t i = 0; i < s.hw; ++i) yr[i] = t.a * xr[i] + t.b;
   }
 };
 
@@ -136,7 +154,6 @@ struct BatchNormBackward {
   float* dgamma;
   float* dbeta;
   WT_HD void operator()(int64_t c) const {
-    const double m = static_cast<double>(s.n * s.hw);
     double sdy = 0.0, sdydev = 0.0;
     for (int64_t b = 0; b < s.n; ++b) {
       const int64_t off = (b * s.c + c) * s.hw;
@@ -145,10 +162,26 @@ struct BatchNormBackward {
       sdy += r1;
       sdydev += r2;
     }
-    const float is = invstd[c];
-    dgamma[c] += static_cast<float>(sdydev * is);  // sum(dy * xhat)
-    dbeta[c] += static_cast<float>(sdy);
+    accumulate_param_grads(c, sdy, sdydev);
     if (!dx) return;
+    const DxTerms t = dx_terms(c, sdy, sdydev);
+    for (int64_t b = 0; b < s.n; ++b) {
+      const int64_t off = (b * s.c + c) * s.hw;
+      dx_row(x + off, dy + off, t.a, t.bx, t.cst, dx + off, s.hw);
+    }
+  }
+  // From the channel's sum(dy) and sum(dy * (x - mean)) (the GPU's block form joins these from its
+  // partials): dgamma and dbeta, and the terms of dx.
+  WT_HD void accumulate_param_grads(int64_t c, double sdy, double sdydev) const {
+    dgamma[c] += static_cast<float>(sdydev * invstd[c]);  // sum(dy * xhat)
+    dbeta[c] += static_cast<float>(sdy);
+  }
+  struct DxTerms {
+    float a, bx, cst;
+  };
+  WT_HD DxTerms dx_terms(int64_t c, double sdy, double sdydev) const {
+    const double m = static_cast<double>(s.n * s.hw);
+    const float is = invstd[c];
     const float a = gamma[c] * is;
     float bx = 0.0f, cst = 0.0f;
     if (batch_stats) {
@@ -157,10 +190,7 @@ struct BatchNormBackward {
       bx = -a * is * mean_dy_xhat;
       cst = -a * mean_dy - bx * mean[c];
     }
-    for (int64_t b = 0; b < s.n; ++b) {
-      const int64_t off = (b * s.c + c) * s.hw;
-      dx_row(x + off, dy + off, a, bx, cst, dx + off, s.hw);
-    }
+    return DxTerms{a, bx, cst};
   }
   // dx = a * dy + bx * x + cst over one row (restrict on parameters: GCC ignores it on pointers
   // declared inside a kernel, and then does not vectorise).

@@ -35,6 +35,18 @@ struct AddColumnSums {
   WT_HD void operator()(int64_t r, int64_t j) const { sums[j] += x[r * width + j]; }
 };
 
+// The GPU's column sums (tree_reduce.hpp's column plan): x[r, j] as a value to sum, and each
+// column's total added to sums[j].
+struct MatrixEntry {
+  const float* x;
+  int64_t width;
+  WT_HD float operator()(int64_t r, int64_t j) const { return x[r * width + j]; }
+};
+struct AddColumnTotal {
+  float* sums;
+  WT_HD void operator()(int64_t j, double total) const { sums[j] += static_cast<float>(total); }
+};
+
 // y[r, :] = table[ids[r], :]
 struct GatherRows {
   const float* table;
