@@ -27,19 +27,33 @@ bool on_device(const void* ptr) {
 
 class NcclCommunicator::EventRequest : public CommRequest {
  public:
-  EventRequest(NcclCommunicator& owner, cudaEvent_t event) : owner_(owner), event_(event) {}
+  EventRequest(NcclCommunicator& owner, cudaEvent_t event, ncclComm_t comm)
+      : owner_(owner), event_(event), comm_(comm) {}
   ~EventRequest() override { owner_.free_events_.push_back(event_); }
   bool test() override {
     cudaError_t rc = cudaEventQuery(event_);
-    if (rc == cudaErrorNotReady) return false;
-    WT_CUDA_CHECK(rc);
-    return true;
+    if (rc != cudaErrorNotReady) {
+      WT_CUDA_CHECK(rc);
+      return true;
+    }
+    // Not done yet: a peer that failed (a lost connection, an abort) shows here at once, where
+    // a wait would hang until the stall watchdog's limit.
+    ncclResult_t async = ncclSuccess;
+    if (comm_ && ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess &&
+        async != ncclInProgress)
+      throw std::runtime_error(std::string("NCCL reported an asynchronous error on rank ") +
+                               std::to_string(owner_.rank()) + ": " + ncclGetErrorString(async) +
+                               (ncclGetLastError(comm_)
+                                    ? std::string(" (") + ncclGetLastError(comm_) + ")"
+                                    : std::string()));
+    return false;
   }
   void wait() override { WT_CUDA_CHECK(cudaEventSynchronize(event_)); }
 
  private:
   NcclCommunicator& owner_;
   cudaEvent_t event_;
+  ncclComm_t comm_;  // the operation's (nullptr: none to ask)
 };
 
 NcclCommunicator::NcclCommunicator(MPI_Comm world, int local_device) : mpi_(world) {
@@ -118,10 +132,10 @@ cudaEvent_t NcclCommunicator::take_event() {
   return e;
 }
 
-std::unique_ptr<CommRequest> NcclCommunicator::record() {
+std::unique_ptr<CommRequest> NcclCommunicator::record(ncclComm_t comm) {
   cudaEvent_t e = take_event();
   WT_CUDA_CHECK(cudaEventRecord(e, stream_));
-  return std::make_unique<EventRequest>(*this, e);
+  return std::make_unique<EventRequest>(*this, e, comm);
 }
 
 std::unique_ptr<CommRequest> NcclCommunicator::iallreduce_sum(float* data, int64_t count,
@@ -129,7 +143,7 @@ std::unique_ptr<CommRequest> NcclCommunicator::iallreduce_sum(float* data, int64
   if (!on_device(data)) return mpi_.iallreduce_sum(data, count, group);
   WT_NCCL_CHECK(ncclAllReduce(data, data, static_cast<size_t>(count), ncclFloat, ncclSum,
                               group_comm(group), stream_));
-  return record();
+  return record(group_comm(group));
 }
 
 void NcclCommunicator::allreduce_sum(float* data, int64_t count, int group) {
@@ -149,7 +163,7 @@ std::unique_ptr<CommRequest> NcclCommunicator::ibroadcast(float* data, int64_t c
   if (!on_device(data)) return mpi_.ibroadcast(data, count, root_world_rank, group);
   WT_NCCL_CHECK(ncclBroadcast(data, data, static_cast<size_t>(count), ncclFloat,
                               group_root(group, root_world_rank), group_comm(group), stream_));
-  return record();
+  return record(group_comm(group));
 }
 
 std::unique_ptr<CommRequest> NcclCommunicator::ibroadcast_words(uint32_t* data, int64_t count,
@@ -157,7 +171,7 @@ std::unique_ptr<CommRequest> NcclCommunicator::ibroadcast_words(uint32_t* data, 
   if (!on_device(data)) return mpi_.ibroadcast_words(data, count, root_world_rank, group);
   WT_NCCL_CHECK(ncclBroadcast(data, data, static_cast<size_t>(count), ncclUint32,
                               group_root(group, root_world_rank), group_comm(group), stream_));
-  return record();
+  return record(group_comm(group));
 }
 
 std::unique_ptr<CommRequest> NcclCommunicator::ireduce_sum(float* data, int64_t count,
@@ -166,7 +180,7 @@ std::unique_ptr<CommRequest> NcclCommunicator::ireduce_sum(float* data, int64_t 
   // In place: the root's buffer receives the sum; the others' are left as they were.
   WT_NCCL_CHECK(ncclReduce(data, data, static_cast<size_t>(count), ncclFloat, ncclSum,
                            group_root(group, root_world_rank), group_comm(group), stream_));
-  return record();
+  return record(group_comm(group));
 }
 
 // Host buffers (batches read from the file), over MPI.
@@ -186,7 +200,7 @@ std::unique_ptr<CommRequest> NcclCommunicator::isend(const float* data, int64_t 
   if (!on_device(data)) return mpi_.isend(data, count, peer, tag);
   WT_NCCL_CHECK(
       ncclSend(data, static_cast<size_t>(count), ncclFloat, peer, group_comm(0), stream_));
-  return record();
+  return record(group_comm(0));
 }
 
 std::unique_ptr<CommRequest> NcclCommunicator::irecv(float* data, int64_t count, int peer,
@@ -194,7 +208,7 @@ std::unique_ptr<CommRequest> NcclCommunicator::irecv(float* data, int64_t count,
   if (!on_device(data)) return mpi_.irecv(data, count, peer, tag);
   WT_NCCL_CHECK(
       ncclRecv(data, static_cast<size_t>(count), ncclFloat, peer, group_comm(0), stream_));
-  return record();
+  return record(group_comm(0));
 }
 
 void NcclCommunicator::barrier() { mpi_.barrier(); }

@@ -53,7 +53,8 @@ class NcclCommunicator : public Communicator {
   ncclComm_t init_comm(const std::vector<int>& world_ranks);
   ncclComm_t group_comm(int group) const;
   int group_root(int group, int root_world_rank) const;
-  std::unique_ptr<CommRequest> record();
+  // A request that completes with the operation just enqueued on `comm`.
+  std::unique_ptr<CommRequest> record(ncclComm_t comm);
   cudaEvent_t take_event();
   MpiCommunicator mpi_;            // host buffers and host-side data; the bootstrap
   std::vector<ncclComm_t> comms_;  // by group id; nullptr where not a member

@@ -105,6 +105,9 @@ class CudaProgramEvents final : public ProgramEvents {
     if (e.seen) return true;
     if (!comm_ && e.transfer) return finish_host_driven(event);
     if (!e.recorded) return false;
+    // The operation's own test first: a communicator reports a failed peer there (NCCL's
+    // asynchronous errors), and a watched one publishes the wait to the stall watchdog.
+    if (e.operation && !e.operation->test()) return false;
     const cudaError_t rc = cudaEventQuery(e.done_event);
     if (rc == cudaErrorNotReady) return false;
     WT_CUDA_CHECK(rc);
