@@ -252,7 +252,8 @@ void Executor::execute_allreduce(const Instruction& ins, bool may_block) {
     start(ins.event, [this, grads, count, group](const OpsBackend&) {
       return std::unique_ptr<AsyncOperation>(comm_.iallreduce_sum(grads, count, group));
     });
-    if (planted_ == PlantedBug::HostCopyInAllreduce) clip_on_host(st.grads);  // the bug
+    if (planted_ == PlantedBug::HostCopyInAllreduce) clip_on_host(st.grads);          // the bug
+    if (planted_ == PlantedBug::WriteDuringTransfer) ops().fill(0.0f, grads, count);  // the bug
     return;
   }
   start(ins.event, [this, grads, count, group](const OpsBackend&) {

@@ -19,6 +19,9 @@ const std::pair<const char*, PlantedBug> kNames[] = {
     {"record_done_at_issue", PlantedBug::RecordDoneAtIssue},
     {"completion_after_done", PlantedBug::CompletionAfterDone},
     {"host_copy_in_allreduce", PlantedBug::HostCopyInAllreduce},
+    {"record_before_work", PlantedBug::RecordBeforeWork},
+    {"write_during_transfer", PlantedBug::WriteDuringTransfer},
+    {"wait_on_wrong_event", PlantedBug::WaitOnWrongEvent},
 };
 
 using Stream = std::vector<Instruction>;
@@ -70,6 +73,40 @@ bool move_keep_to_other_stream(RankProgram& rank) {
   return false;
 }
 
+// Moves the last Record of a stream (in ticktock the one after the wave's kept gradient, which the
+// other wave reads) to the front of its stream, before the work it stands for.
+bool move_record_first(Stream& stream) {
+  for (size_t k = stream.size(); k-- > 1;) {
+    if (stream[k].op != OpCode::Record) continue;
+    std::rotate(stream.begin(), stream.begin() + long(k), stream.begin() + long(k) + 1);
+    return true;
+  }
+  return false;
+}
+
+// Points the last stream's last Wait on another stream's Record (in ticktock the tock's, before it
+// adds the tick's kept gradient) at an event its own stream recorded earlier, complete by then:
+// the cross-stream wait is gone.
+bool wait_on_own_event(RankProgram& rank) {
+  for (size_t s = rank.streams.size(); s-- > 0;) {
+    Stream& stream = rank.streams[s];
+    for (size_t k = stream.size(); k-- > 0;) {
+      if (stream[k].op != OpCode::Wait) continue;
+      int own_event = -1;
+      for (size_t j = 0; j < k; ++j)
+        if (stream[j].op == OpCode::Record) own_event = stream[j].event;
+      bool cross = false;
+      for (size_t other = 0; other < rank.streams.size(); ++other)
+        for (const Instruction& rec : rank.streams[other])
+          cross = cross || (other != s && rec.op == OpCode::Record && rec.event == stream[k].event);
+      if (!cross || own_event < 0) continue;
+      stream[k].event = own_event;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 bool is_glue_bug(PlantedBug bug) {
@@ -90,12 +127,25 @@ PlantedBug parse_planted_bug(const std::string& name) {
 
 void plant_in_program(PlantedBug bug, Program& program) {
   if (bug != PlantedBug::WaitAfterRead && bug != PlantedBug::StepBeforeWait &&
-      bug != PlantedBug::KeepOnOtherStream)
+      bug != PlantedBug::KeepOnOtherStream && bug != PlantedBug::RecordBeforeWork &&
+      bug != PlantedBug::WaitOnWrongEvent)
     return;
   bool planted = false;
   for (RankProgram& rank : program.ranks) {
     if (bug == PlantedBug::KeepOnOtherStream) {
       planted = move_keep_to_other_stream(rank) || planted;
+      continue;
+    }
+    if (bug == PlantedBug::WaitOnWrongEvent) {
+      planted = wait_on_own_event(rank) || planted;
+      continue;
+    }
+    if (bug == PlantedBug::RecordBeforeWork) {
+      for (Stream& stream : rank.streams)
+        if (move_record_first(stream)) {
+          planted = true;
+          break;
+        }
       continue;
     }
     for (Stream& stream : rank.streams) {

@@ -4,7 +4,8 @@
 // device catches every one with a clear message while the host device trains on unaware. Three
 // are program bugs (a schedule generator emitting the wrong order, planted after the validator
 // has passed the program), three are bugs in the executor, one in the device's queues and three
-// in the device glue that Record, Wait and transfers run through.
+// in the device glue that Record, Wait and transfers run through, and three more of other
+// classes.
 #include <string>
 
 #include "sched/instruction.hpp"
@@ -28,6 +29,12 @@ enum class PlantedBug {
   // A program bug in host code: a gradient clip through staged copies between an AllReduce's
   // start and its Wait (MPI's in-place sum overwrites the stale write-back; NCCL would not).
   HostCopyInAllreduce,
+  // Three more classes: a Record moved before the work its event stands for (a program bug); a
+  // kernel writing a buffer that a transfer in flight still reads (the gradients zeroed right after
+  // their AllReduce starts); a Wait on the wrong event (one already complete: a program bug).
+  RecordBeforeWork,
+  WriteDuringTransfer,
+  WaitOnWrongEvent,
 };
 // The device glue bug a PlantedBug stands for, if it is one.
 bool is_glue_bug(PlantedBug bug);

@@ -5,9 +5,11 @@
 # within 30 s with exit status 1 and one message naming the instruction, the stream and the
 # memory involved, on each of the strict stream orders 1 to 3. The three program bugs are planted
 # after the validator passed the program. (step_before_wait: the Step's first reader of the
-# gradient is the non-finite count.) The last three are bugs in the device glue that the CUDA
-# backend ports (device/strict_program_events.cpp): a transfer that does not wait for its stream,
-# a Record complete when issued, and completion work (the codec's decode) after its event.
+# gradient is the non-finite count.) comm_not_gated, record_done_at_issue and completion_after_done
+# are bugs in the device glue that the CUDA backend ports (device/strict_program_events.cpp): a
+# transfer that does not wait for its stream, a Record complete when issued, and completion work
+# (the codec's decode) after its event. The last three: a Record moved before the work it stands
+# for and a Wait on the wrong event (program bugs), and a kernel writing a buffer a transfer reads.
 source "$(dirname "$0")/lib/common.bash"
 fashion=$(fashion_mnist_h5)
 
@@ -37,6 +39,9 @@ cases=(
   "comm_not_gated|gang|mlp|the transfer of allreduce .* on stream 0 .*parameter gradients.* started when stream 0 had run"
   "record_done_at_issue|ticktock|mlp|wait event=[0-9]+ on stream 1 .* passed when stream 0 had run .* record event=[0-9]+ on stream 0 covers .*tensor '"
   "completion_after_done|waves|mlp --set compress.weights=scalednn|passed before the transfer of bcast .* on stream [0-9] .*parameter values.* and its completion work had run"
+  "record_before_work|ticktock|mlp|accumulate of add_kept_grad .* on stream 1 .*replica 0's kept gradient.* reads it while copy of keep_grad .* on stream 0"
+  "wait_on_wrong_event|ticktock|mlp|accumulate of add_kept_grad .* on stream 1 .*replica 0's kept gradient.* reads it while copy of keep_grad .* on stream 0"
+  "write_during_transfer|ticktock|mlp|fill of allreduce .* on stream 0 .*parameter gradients.* writes it while the transfer's write of allreduce"
 )
 for c in "${cases[@]}"; do
   IFS='|' read -r bug schedule deck expected <<<"$c"
