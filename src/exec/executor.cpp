@@ -68,7 +68,9 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   may_block_.resize(streams.size());
   for (size_t s = 0; s < streams.size(); ++s) {
     may_block_[s].assign(streams[s].size(), 0);
-    if (streams.size() != 1) continue;
+    // A communicator that enqueues on the device (NCCL) never blocks the host: it has no
+    // blocking fast path to take.
+    if (streams.size() != 1 || comm_.native_stream()) continue;
     for (size_t k = 0; k < streams[s].size(); ++k) {
       if (streams[s][k].op != OpCode::AllReduce) continue;
       bool waited = false;
