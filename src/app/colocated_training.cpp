@@ -93,8 +93,11 @@ TrainResult train_colocated(const RunConfig& cfg, const TrainOptions& options, C
   }
   report_job_failures_to(jobs.front()->run_dir() + "/log.txt");  // whichever rank fails logs it
   for (auto& job : jobs) job->start(comm);
-  PairedRounds pairs(cfg.device.memory_limit, cfg.colocate.split_bytes,
-                     cfg.colocate.pair_order == "alloc_first");
+  RoundOptions round;
+  round.memory_limit = cfg.device.memory_limit;
+  round.partition = partition_named(cfg.colocate.partition);
+  round.pairing = pairing_named(cfg.colocate.pairing);
+  PairedRounds pairs(round, cfg.colocate.split_bytes, cfg.colocate.pair_order == "alloc_first");
   TrainingLoop loop;
   if (cfg.colocate.sharing == "nodegroups") loop.set_paired_rounds(&pairs);
   loop.set_interleaved(cfg.colocate.sharing == "unordered");
