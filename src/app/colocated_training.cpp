@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "app/colocation_fit.hpp"
 #include "app/job_failure.hpp"
 #include "app/job_observers.hpp"
 #include "app/paired_rounds.hpp"
@@ -93,6 +94,11 @@ TrainResult train_colocated(const RunConfig& cfg, const TrainOptions& options, C
   }
   report_job_failures_to(jobs.front()->run_dir() + "/log.txt");  // whichever rank fails logs it
   for (auto& job : jobs) job->start(comm);
+  std::vector<Job*> started;
+  for (auto& job : jobs) started.push_back(job.get());
+  agree_on_failure(comm, [&] {  // a node no pairing can run: exit 3 before any step
+    check_nodes_fit_beside(decks, started, cfg.device.memory_limit, comm.size());
+  });
   RoundOptions round;
   round.memory_limit = cfg.device.memory_limit;
   round.partition = partition_named(cfg.colocate.partition);

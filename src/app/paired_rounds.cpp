@@ -87,26 +87,8 @@ void PairedRounds::plan_rounds(const std::vector<Job*>& jobs, const std::vector<
   round_ids_ = ids;
   std::vector<ProfiledJob> profiled;
   for (Job* job : jobs) profiled.push_back(profiles_.at(job->id()).job);
-  std::string split = "colocate.split_bytes";
-  if (options_.partition != Partition::Split) {
-    round_ = plan_round(profiled, options_, std::max<int64_t>(1, split_bytes_));
-    split = options_.partition == Partition::Peak ? "two groups per job, cut at its memory peak"
-                                                  : "two groups per job, forward and backward";
-  } else if (split_bytes_ > 0) {
-    round_ = plan_round(profiled, options_, split_bytes_);
-    split = "split " + megabytes(split_bytes_) + " (colocate.split_bytes)";
-  } else {
-    const SplitChoice choice = choose_split(profiled, options_);
-    round_ = choice.plan;
-    split =
-        "split " + megabytes(round_.split_bytes) + " (split_bytes = 0: chosen by simulating " +
-        std::to_string(choice.candidates) + " splits" +
-        (options_.memory_limit > 0 ? " against the " + megabytes(options_.memory_limit) +
-                                         " budget; the largest batch predicted to fit is " +
-                                         format_number("%.2f", choice.batch_scale) + "x the decks'"
-                                   : std::string(" (no budget): the smallest round peak")) +
-        ")";
-  }
+  std::string split;
+  round_ = plan_colocated_round(profiled, options_, split_bytes_, &split);
   round_ends_.clear();
   for (Job* job : jobs)
     round_ends_.push_back(

@@ -2,12 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "plan/byte_pairing.hpp"
 
 namespace wt {
 
 namespace {
+
+std::string megabytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MB", double(bytes) / 1e6);
+  return text;
+}
 
 int64_t forward_bytes(const ProfiledJob& job) {
   int64_t bytes = 0;
@@ -85,6 +92,32 @@ SplitChoice choose_split(const std::vector<ProfiledJob>& jobs, const RoundOption
     }
   }
   return best;
+}
+
+RoundPlan plan_colocated_round(const std::vector<ProfiledJob>& jobs, const RoundOptions& options,
+                               int64_t split_bytes, std::string* how) {
+  if (options.partition != Partition::Split) {
+    *how = options.partition == Partition::Peak ? "two groups per job, cut at its memory peak"
+                                                : "two groups per job, forward and backward";
+    return plan_round(jobs, options, std::max<int64_t>(1, split_bytes));
+  }
+  if (split_bytes > 0) {
+    *how = "split " + megabytes(split_bytes) + " (colocate.split_bytes)";
+    return plan_round(jobs, options, split_bytes);
+  }
+  SplitChoice choice = choose_split(jobs, options);
+  char scale[48];
+  std::snprintf(scale, sizeof scale, choice.batch_scale >= 1024 ? "at least %.0f" : "%.2f",
+                choice.batch_scale);
+  *how = "split " + megabytes(choice.plan.split_bytes) +
+         " (split_bytes = 0: chosen by simulating " + std::to_string(choice.candidates) +
+         " splits " +
+         (options.memory_limit > 0
+              ? "against the " + megabytes(options.memory_limit) +
+                    " budget; the largest batch predicted to fit is " + scale + "x the decks'"
+              : std::string("without a budget: the smallest round peak")) +
+         ")";
+  return std::move(choice.plan);
 }
 
 }  // namespace wt

@@ -8,6 +8,7 @@
 // split whose round runs the most groups in pairs, then to the fewest pairs (fewer
 // synchronisations). Without a budget, the smallest predicted peak wins instead.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "plan/colocate_plan.hpp"
@@ -34,5 +35,11 @@ double largest_batch_scale(const std::vector<ProfiledJob>& jobs, const RoundOpti
                            int64_t split_bytes);
 
 SplitChoice choose_split(const std::vector<ProfiledJob>& jobs, const RoundOptions& options);
+
+// The round a deck's keys ask for: the peak and turn partitions (no split), the split partition at
+// split_bytes, or at the split chosen by choose_split when split_bytes is 0. `how` says which, in
+// words, for the log and --show-schedule ("split 24.3 MB (split_bytes = 0: chosen by ...)").
+RoundPlan plan_colocated_round(const std::vector<ProfiledJob>& jobs, const RoundOptions& options,
+                               int64_t split_bytes, std::string* how);
 
 }  // namespace wt
