@@ -152,8 +152,14 @@ class Simulation {
   // A compute instruction occupies the rank's compute engine from when both it and the stream
   // are free.
   // With overlap_launch, a pass's fixed part (launch_s per node) runs before it takes the engine
-  // and leaves the engine to other streams meanwhile.
+  // and leaves the engine to other streams meanwhile; an instruction of no cost (a LoadBatch of a
+  // preloaded batch) then takes no turn on the engine either, so another stream's booking of it
+  // for after a launch does not hold it back.
   double run_compute(int rank, int stream, const Instruction& ins, double t, double cost) {
+    if (opt_.overlap_launch && cost <= 0) {
+      span(rank, stream, ins, t, t);
+      return t;
+    }
     double latency = 0;
     if (opt_.overlap_launch && (ins.op == OpCode::Forward || ins.op == OpCode::Backward))
       latency =
