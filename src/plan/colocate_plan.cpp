@@ -1,5 +1,6 @@
 #include "plan/colocate_plan.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -51,6 +52,15 @@ std::vector<JobBytes> job_bytes(const std::vector<ProfiledJob>& jobs,
   return out;
 }
 
+int64_t pairing_target(const std::vector<ProfiledJob>& jobs, int64_t memory_limit) {
+  if (memory_limit <= 0) return 0;
+  int64_t largest = 0;
+  for (const ProfiledJob& job : jobs)
+    for (const auto* phase : {&job.memory.forward, &job.memory.backward})
+      for (const NodePhaseMemory& node : *phase) largest = std::max(largest, node.peak);
+  return std::max<int64_t>(1, memory_limit - largest);
+}
+
 RoundPlan plan_round(const std::vector<ProfiledJob>& jobs, const RoundOptions& options,
                      int64_t split_bytes) {
   RoundPlan plan;
@@ -59,7 +69,7 @@ RoundPlan plan_round(const std::vector<ProfiledJob>& jobs, const RoundOptions& o
     plan.groups.push_back(node_groups(job.memory, split_bytes, options.partition));
   const std::vector<JobBytes> bytes = job_bytes(jobs, plan.groups);
   if (options.pairing == Pairing::Bytes) {
-    plan.pairing = pair_by_bytes(bytes, options.memory_limit);
+    plan.pairing = pair_by_bytes(bytes, pairing_target(jobs, options.memory_limit));
   } else {
     std::vector<ColocatedJobGroups> shapes;
     for (size_t j = 0; j < jobs.size(); ++j) {

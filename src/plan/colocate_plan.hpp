@@ -48,6 +48,13 @@ struct RoundPlan {
   RoundMemory memory;  // as the round's rules predict it
 };
 
+// What the byte pairing may fill: the budget less the largest allocation any job's node makes
+// (its transient peak). The rules count bytes in use, the budget bounds bytes reserved, and
+// blocks the cache split for other sizes cannot all go back to the system: a round that leaves one
+// node's room fits where one that fills the budget to the byte can fail (mlp at batch 8192 did).
+// 0 without a budget; never below 1 (nothing pairs; the jobs run one group at a time).
+int64_t pairing_target(const std::vector<ProfiledJob>& jobs, int64_t memory_limit);
+
 // The jobs' groups at split_bytes (> 0), paired, and the round's predicted memory.
 RoundPlan plan_round(const std::vector<ProfiledJob>& jobs, const RoundOptions& options,
                      int64_t split_bytes);
