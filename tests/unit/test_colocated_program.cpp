@@ -122,4 +122,19 @@ TEST(SplitChoice, TakesTheSplitAtWhichTheLargestBatchFits) {
     EXPECT_GE(wt::plan_round(jobs, {}, split).memory.peak, free.plan.memory.peak);
 }
 
+TEST(ColocatedProgram, PairingTargetLeavesTheLargestNodesRoom) {
+  wt::Rng rng(5);
+  std::vector<wt::ProfiledJob> jobs{random_job(rng, 4), random_job(rng, 3)};
+  jobs[1].memory.backward[2].peak = 7777;  // the largest transient of any node
+  EXPECT_EQ(wt::pairing_target(jobs, 100'000), 100'000 - 7777);
+  EXPECT_EQ(wt::pairing_target(jobs, 0), 0);     // no budget: the one-at-a-time peak
+  EXPECT_EQ(wt::pairing_target(jobs, 5000), 1);  // no room: nothing pairs
+  // And the plan keeps it: a round paired by bytes never comes within that room of the budget.
+  const wt::RoundPlan plan =
+      wt::plan_round(jobs, {30'000, wt::Partition::Split, wt::Pairing::Bytes}, 2000);
+  const wt::RoundPlan alone =
+      wt::plan_round(jobs, {1, wt::Partition::Split, wt::Pairing::Bytes}, 2000);
+  EXPECT_LE(plan.memory.peak, std::max<int64_t>(30'000 - 7777, alone.memory.peak));
+}
+
 }  // namespace
