@@ -28,6 +28,7 @@ and the ratio waterwave / solo. W/M: the share of the budget that does not grow 
 Environment: WT_BUILD_DIR (default build).
 """
 import argparse
+from fractions import Fraction
 import json
 import os
 import shutil
@@ -196,8 +197,8 @@ def sweep(args):
                 split = max(1, int(limit * fr))
                 row = [largest(lambda b: fits(tmp, [(model, b)] * 2, m, args.steps, limit, split),
                                b0, solo) for m in ("waterwave", "index")]
-                print(f"| 1/{round(1 / fr, 1):g} | {split / 1e6:.1f} | {row[0]} | {row[1]} |",
-                      flush=True)
+                print(f"| {Fraction(fr).limit_denominator(64)} | {split / 1e6:.1f} | {row[0]} | "
+                      f"{row[1]} |", flush=True)
 
 
 def mixed(args):
