@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "app/colocation_fit.hpp"
 #include "app/job_failure.hpp"
 #include "app/job_observers.hpp"
 #include "app/paired_rounds.hpp"
@@ -92,8 +93,16 @@ TrainResult train_colocated(const RunConfig& cfg, const TrainOptions& options, C
   }
   report_job_failures_to(jobs.front()->run_dir() + "/log.txt");  // whichever rank fails logs it
   for (auto& job : jobs) job->start(comm);
-  PairedRounds pairs(cfg.device.memory_limit, cfg.colocate.split_bytes,
-                     cfg.colocate.pair_order == "alloc_first");
+  std::vector<Job*> started;
+  for (auto& job : jobs) started.push_back(job.get());
+  agree_on_failure(comm, [&] {  // a node no pairing can run: exit 3 before any step
+    check_nodes_fit_beside(decks, started, cfg.device.memory_limit, comm.size());
+  });
+  RoundOptions round;
+  round.memory_limit = cfg.device.memory_limit;
+  round.partition = partition_named(cfg.colocate.partition);
+  round.pairing = pairing_named(cfg.colocate.pairing);
+  PairedRounds pairs(round, cfg.colocate.split_bytes, cfg.colocate.pair_order == "alloc_first");
   TrainingLoop loop;
   if (cfg.colocate.sharing == "nodegroups") loop.set_paired_rounds(&pairs);
   loop.set_interleaved(cfg.colocate.sharing == "unordered");

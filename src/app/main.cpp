@@ -14,6 +14,7 @@
 
 #include "app/auto/auto_schedule.hpp"
 #include "app/check_data.hpp"
+#include "app/colocated_inspect.hpp"
 #include "app/command_line.hpp"
 #include "app/exit_status_file.hpp"
 #include "app/gpu_link.hpp"
@@ -47,6 +48,18 @@ int simulate_or_inspect(const wt::CommandLine& cli, const wt::RunConfig& deck, i
   if (world_rank != 0) return 0;
   const int ranks = cli.ranks > 0 ? cli.ranks : world;
   const wt::AutoModelRequest on_model{ranks, cli.device, cli.profile};
+  if (!deck.colocate.decks.empty()) {  // several jobs on one device (app/colocated_inspect)
+    if (cli.simulate)
+      wt::simulate_colocated(deck, {ranks, cli.device, cli.profile, cli.simulate_trace}, std::cout);
+    else if (cli.show_schedule)
+      wt::show_colocated_schedule(deck, ranks, std::cout);
+    else
+      throw wt::InputError(deck.deck_path, 0, "colocate.decks",
+                           "a co-location deck has no model of its own: --show-schedule and "
+                           "--simulate show its round; --show-stages, --show-plan and --show-auto "
+                           "take one of its decks");
+    return 0;
+  }
   if (cli.show_auto) {
     wt::show_auto(deck, on_model, std::cout);
     return 0;

@@ -5,40 +5,28 @@
 #include <string>
 
 #include "app/issue_in_turn.hpp"
+#include "app/text_format.hpp"
 #include "exec/node_memory_recorder.hpp"
 #include "job/job.hpp"
+#include "plan/byte_pairing.hpp"
+#include "plan/colocated_program.hpp"
+#include "plan/split_choice.hpp"
+#include "sched/schedule_registry.hpp"
 
 namespace wt {
 
-PairedRounds::PairedRounds(int64_t memory_limit, int64_t split_bytes, bool alloc_first)
-    : memory_limit_(memory_limit), split_bytes_(split_bytes), alloc_first_(alloc_first) {
+PairedRounds::PairedRounds(const RoundOptions& round, int64_t split_bytes, bool alloc_first)
+    : options_(round), split_bytes_(split_bytes), alloc_first_(alloc_first) {
   if (split_bytes < 0) throw std::invalid_argument("co-location needs split_bytes >= 0");
 }
 
 bool PairedRounds::profiled(const Job& job) const { return profiles_.count(job.id()) > 0; }
 
-int64_t PairedRounds::split_bytes() const {
-  if (split_bytes_ > 0) return split_bytes_;
-  int64_t largest = 0;
-  for (const auto& [id, p] : profiles_) {
-    int64_t forward = 0;
-    for (const NodePhaseMemory& node : p.memory.forward) forward += node.net;
-    largest = std::max(largest, forward);
-  }
-  return std::max<int64_t>(1, largest / 4);
+std::vector<NodeGroup> PairedRounds::groups(int job_id) const {
+  for (size_t j = 0; j < round_ids_.size(); ++j)
+    if (round_ids_[j] == job_id) return round_.groups[j];
+  return {};
 }
-
-ColocatedJob PairedRounds::plan(int job_id) const {
-  const Profile& p = profiles_.at(job_id);
-  ColocatedJob plan;
-  plan.groups = node_groups(p.memory, split_bytes());
-  plan.ends = group_ends(p.stream, plan.groups);
-  plan.peak_bytes = p.peak_bytes;
-  plan.resident_bytes = p.resident_bytes;
-  return plan;
-}
-
-ColocatedJob PairedRounds::plan(const Job& job) const { return plan(job.id()); }
 
 void PairedRounds::profile(Job& job, const std::function<void()>& step) {
   Executor& executor = job.executor();
@@ -68,40 +56,73 @@ void PairedRounds::profile(Job& job, const std::function<void()>& step) {
   }
   executor.set_observer(both.second);
   // A placed job's one stream is its last (sched/job_placement.hpp).
-  profiles_[job.id()] = Profile{recorder.profile(), recorder.step_peak(), recorder.step_start(),
-                                executor.rank_program().streams.back()};
+  Profile& p = profiles_[job.id()];
+  p.job = ProfiledJob{recorder.profile(), recorder.step_peak(), recorder.step_start()};
+  p.stream = executor.rank_program().streams.back();
 }
+
+namespace {
+
+// The combined program of the round passes validate_program under both communication rules
+// (a failure is a bug in the plan, not bad input).
+void validate_round(const std::vector<Job*>& jobs, const RoundPlan& round) {
+  std::vector<Program> programs;
+  std::vector<int> streams;
+  int stages = 1;
+  for (Job* job : jobs) {
+    programs.push_back(job->program());
+    streams.push_back(static_cast<int>(job->program().ranks.at(0).streams.size()) - 1);
+    stages = std::max(stages, static_cast<int>(job->model().stages.size()));
+  }
+  const Program combined = colocated_program(programs, round.groups, round.pairing, streams);
+  validate_program(combined, stages, CommRules::Mpi);
+  validate_program(combined, stages, CommRules::Nccl);
+}
+
+std::string megabytes(int64_t bytes) { return format_number("%.1f MB", double(bytes) / 1e6); }
+
+}  // namespace
 
 void PairedRounds::plan_rounds(const std::vector<Job*>& jobs, const std::vector<int>& ids) {
   round_ids_ = ids;
-  round_plans_.clear();
-  for (Job* job : jobs) round_plans_.push_back(plan(*job));
-  round_pairing_ = pair_jobs(round_plans_, memory_limit_, split_bytes());
-  // What Algorithm 1 made of the profiles, each time the round's jobs change.
+  std::vector<ProfiledJob> profiled;
+  for (Job* job : jobs) profiled.push_back(profiles_.at(job->id()).job);
+  std::string split;
+  round_ = plan_colocated_round(profiled, options_, split_bytes_, &split);
+  round_ends_.clear();
+  for (Job* job : jobs)
+    round_ends_.push_back(
+        group_ends(profiles_.at(job->id()).stream, round_.groups.at(round_ends_.size())));
+  validate_round(jobs, round_);
+  // What the plan made of the profiles, each time the round's jobs change.
   RunLog& log = jobs.front()->log();
   log.line(
-      "co-location: split %lld bytes; %zu jobs' node groups paired (J<job>NG<group>, "
-      "jobs in deck order, p = %d):",
-      (long long)split_bytes(), jobs.size(), round_pairing_.second_job_in_dv);
-  for (size_t j = 0; j < round_plans_.size(); ++j)
-    log.line("  J%zu: %s", j + 1, describe_groups(round_plans_[j].groups).c_str());
-  log.line("  av: %s", describe_stream(round_pairing_.av).c_str());
-  log.line("  dv: %s", describe_stream(round_pairing_.dv).c_str());
+      "co-location: %s; %zu jobs' node groups paired by %s in %d pairs (%.0f%% of groups "
+      "beside another's); round peak predicted %s (%lld bytes) at pair %d. J<job>NG<group>, "
+      "jobs in deck order; ! a node over the split, a group of its own:",
+      split.c_str(), jobs.size(), options_.pairing == Pairing::Bytes ? "bytes" : "index",
+      round_.pairing.pairs(), 100 * paired_fraction(round_.pairing),
+      megabytes(round_.memory.peak).c_str(), (long long)round_.memory.peak,
+      round_.memory.peak_pair + 1);
+  for (size_t j = 0; j < round_.groups.size(); ++j)
+    log.line("  J%zu: %s", j + 1,
+             describe_groups(round_.groups[j], jobs[j]->model().graph.nodes.size()).c_str());
+  log.line("  av: %s", describe_stream(round_.pairing.av).c_str());
+  log.line("  dv: %s", describe_stream(round_.pairing.dv).c_str());
 }
 
 void PairedRounds::issue(const std::vector<Job*>& jobs) {
   std::vector<int> ids;
   for (Job* job : jobs) ids.push_back(job->id());
   if (ids != round_ids_) plan_rounds(jobs, ids);  // the same jobs every step until one finishes
-  const std::vector<ColocatedJob>& plans = round_plans_;
-  const ColocatePairing& pairing = round_pairing_;
+  const ColocatePairing& pairing = round_.pairing;
   for (int k = 0; k < pairing.pairs(); ++k) {
     std::vector<Job*> pair;  // av's group first: alloc_first issues it to its end first
     std::vector<size_t> ends;
     for (const PairSlot& slot : {pairing.av[size_t(k)], pairing.dv[size_t(k)]})
       if (!slot.hole()) {
         pair.push_back(jobs[size_t(slot.job)]);
-        ends.push_back(plans[size_t(slot.job)].ends[size_t(slot.group)]);
+        ends.push_back(round_ends_[size_t(slot.job)][size_t(slot.group)]);
       }
     issue_in_turn(pair, ends, alloc_first_, "in pair " + std::to_string(k));
     jobs.front()->device().allocator().sync_and_coalesce();  // the pair boundary

@@ -106,8 +106,10 @@ struct RunConfig {
 
   // Waterwave's co-location: several decks' jobs on this deck's device (app/colocated_training).
   struct Colocate {
-    std::vector<std::string> decks;  // the jobs' decks, relative to this deck's directory
-    int64_t split_bytes = 0;         // node-group size; 0 = a quarter of the largest job's forward
+    std::vector<std::string> decks;         // the jobs' decks, relative to this deck's directory
+    int64_t split_bytes = 0;                // node-group size; 0 = chosen by simulation
+    std::string partition = "split";        // split | peak | turn (plan/node_groups.hpp)
+    std::string pairing = "bytes";          // bytes | index (plan/colocate_plan.hpp)
     std::string pair_order = "interleave";  // interleave | alloc_first: inside a pair
     std::string sharing = "nodegroups";     // nodegroups | unordered | temporal (baselines)
   } colocate;

@@ -195,9 +195,19 @@ std::vector<KeyDef> schedule_keys() {
           "Waterwave: train these decks' jobs together on this deck's device (relative to this "
           "deck's directory), each into <run dir>/<its run.name>/; [] = this deck's own job"),
       key("colocate", "split_bytes", WT_FIELD(colocate.split_bytes),
-          "node-group size in bytes (the allocation a group adds or frees); 0 = a quarter of the "
-          "largest job's forward allocation, from its profile")
+          "node-group size in bytes (the allocation a group adds or frees); 0 = chosen by "
+          "simulating the paired round at 1/32 .. 1 of the largest job's forward allocation "
+          "against the budget: the split at which the largest batch fits")
           .in(Range::at_least(0)),
+      key("colocate", "partition", WT_FIELD(colocate.partition),
+          "how a job's step is cut into node groups: split = by split_bytes (Waterwave); peak = "
+          "two groups, cut at the step's memory peak; turn = two groups, forward and backward "
+          "(the two Waterwave-s)")
+          .one_of({"split", "peak", "turn"}),
+      key("colocate", "pairing", WT_FIELD(colocate.pairing),
+          "how groups are paired: bytes = a group beside the other job's only where the round's "
+          "memory (the budget, else one job at a time) allows; index = the paper's Algorithm 1")
+          .one_of({"bytes", "index"}),
       key("colocate", "pair_order", WT_FIELD(colocate.pair_order),
           "inside a pair: interleave = the two groups an instruction each in turn (a GPU "
           "host's order); alloc_first = the allocating stream's group first")

@@ -93,6 +93,7 @@ class Job {
   Communicator& comm() { return *comm_; }
   Model& model() { return *model_; }
   Executor& executor() { return *executor_; }
+  const Program& program() const { return program_; }  // every rank's
   DatasetBatchSource& source() { return *source_; }
   Checkpointer& checkpointer() { return *checkpointer_; }
   const NonFiniteGuard& guard() const { return *guard_; }

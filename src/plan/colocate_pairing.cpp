@@ -63,10 +63,9 @@ ColocatePairing pair_node_groups(const std::vector<ColocatedJobGroups>& jobs, in
     if (job.total <= 0 || job.allocating < 0 || job.allocating > job.total)
       throw std::invalid_argument("pair_node_groups: a job needs groups, its ANGs first");
   ColocatePairing out;
-  out.job_order.resize(jobs.size());
-  std::iota(out.job_order.begin(), out.job_order.end(), 0);
-  std::stable_sort(out.job_order.begin(), out.job_order.end(),
-                   [&](int a, int b) { return jobs[size_t(a)].total > jobs[size_t(b)].total; });
+  std::vector<int> counts;
+  for (const auto& job : jobs) counts.push_back(job.total);
+  out.job_order = jobs_by_group_count(counts);
   if (jobs.empty()) return out;
   const int first_angs = jobs[size_t(out.job_order[0])].allocating;
   const int p = second_job_beside_first(jobs, out.job_order, memory_limit, split_bytes);
@@ -92,6 +91,14 @@ ColocatePairing pair_node_groups(const std::vector<ColocatedJobGroups>& jobs, in
   out.av.resize(length);
   out.dv.resize(length);
   return out;
+}
+
+std::vector<int> jobs_by_group_count(const std::vector<int>& group_counts) {
+  std::vector<int> order(group_counts.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return group_counts[size_t(a)] > group_counts[size_t(b)]; });
+  return order;
 }
 
 std::string describe_stream(const std::vector<PairSlot>& stream) {

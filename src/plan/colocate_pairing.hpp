@@ -44,9 +44,14 @@ struct ColocatePairing {
 // bytes fit, after its resident bytes, beside the first job's peak, less one (groups close at a
 // node boundary, so they run over split_bytes: counted as split-sized, a front-heavy CNN's
 // ANGs all went beside the first job's, which is lockstep). memory_limit 0: no budget, p as
-// large as the clamp allows. split_bytes > 0. Jobs with no groups are not allowed (std::invalid_argument).
+// large as the clamp allows. split_bytes > 0. Jobs with no groups are not allowed
+// (std::invalid_argument).
 ColocatePairing pair_node_groups(const std::vector<ColocatedJobGroups>& jobs, int64_t memory_limit,
                                  int64_t split_bytes, bool as_printed = false);
+
+// Algorithm 1's job order: by group count, descending ("to minimize the pipeline bubbles"), ties
+// in the jobs' own order.
+std::vector<int> jobs_by_group_count(const std::vector<int>& group_counts);
 
 // "J1NG1 J1NG2 - J2NG1": a stream as the paper's Figure 5 writes it (jobs and groups 1-based).
 std::string describe_stream(const std::vector<PairSlot>& stream);

@@ -101,7 +101,7 @@ class Checker {
           else if (auto it = slot_batch.find(ins.slot); it != slot_batch.end())
             id = &it->second;
           if (!id) bad("slot used before it is loaded or received");
-          const auto key = std::make_tuple(ins.stage, id->batch, id->part, id->parts);
+          const auto key = std::make_tuple(ins.job, ins.stage, id->batch, id->part, id->parts);
           const int b = ins.node_begin < 0 ? -1 : ins.node_begin;
           const int e = ins.node_end < 0 ? -1 : ins.node_end;
           (ins.op == OpCode::Forward ? forward_ranges_ : backward_ranges_)[key].push_back({b, e});
@@ -173,35 +173,43 @@ class Checker {
              std::to_string(c) + " times");
   }
 
-  // Every part of every global batch goes through every stage forward once and backward once.
+  // "job 1 stage 0 batch 2": the job only where the program holds several.
+  std::string job_stage_batch(int job, int stage, int batch) const {
+    return (p_.jobs > 1 ? "job " + std::to_string(job) + " " : std::string()) + "stage " +
+           std::to_string(stage) + " batch " + std::to_string(batch);
+  }
+
+  // Every part of every global batch goes through every stage of every job forward once and
+  // backward once.
   void check_coverage() const {
-    std::map<std::pair<int, int>, std::map<int, std::set<int>>> parts_seen;  // (stage,batch)->P
+    // (job, stage, batch) -> parts -> the parts seen
+    std::map<std::tuple<int, int, int>, std::map<int, std::set<int>>> parts_seen;
     for (const auto& [key, forward] : forward_ranges_) {
-      const auto [stage, batch, part, parts] = key;
-      const std::string name = "stage " + std::to_string(stage) + " batch " +
-                               std::to_string(batch) + " part " + std::to_string(part) + "/" +
-                               std::to_string(parts);
+      const auto [job, stage, batch, part, parts] = key;
+      const std::string name = job_stage_batch(job, stage, batch) + " part " +
+                               std::to_string(part) + "/" + std::to_string(parts);
       if (batch < 0 || batch >= p_.global_batches || parts < 1 || part < 0 || part >= parts)
         fail(name + ": batch or part out of range");
       check_nodes(name, "forward", forward);
-      parts_seen[{stage, batch}][parts].insert(part);
+      parts_seen[{job, stage, batch}][parts].insert(part);
       auto it = backward_ranges_.find(key);
       if (it == backward_ranges_.end()) fail(name + ": forward without backward");
       check_nodes(name, "backward", it->second);
     }
     for (const auto& [key, ranges] : backward_ranges_)
       if (!forward_ranges_.count(key))
-        fail("stage " + std::to_string(std::get<0>(key)) + ": backward without forward");
-    for (int stage = 0; stage < stages_; ++stage)
-      for (int batch = 0; batch < p_.global_batches; ++batch) {
-        auto it = parts_seen.find({stage, batch});
-        const std::string name =
-            "stage " + std::to_string(stage) + " batch " + std::to_string(batch);
-        if (it == parts_seen.end()) fail(name + ": never computed");
-        if (it->second.size() != 1) fail(name + ": cut into parts in two different ways");
-        const auto& [parts, seen] = *it->second.begin();
-        if (static_cast<int>(seen.size()) != parts) fail(name + ": some parts never computed");
-      }
+        fail(job_stage_batch(std::get<0>(key), std::get<1>(key), std::get<2>(key)) +
+             ": backward without forward");
+    for (int job = 0; job < p_.jobs; ++job)
+      for (int stage = 0; stage < stages_; ++stage)
+        for (int batch = 0; batch < p_.global_batches; ++batch) {
+          auto it = parts_seen.find({job, stage, batch});
+          const std::string name = job_stage_batch(job, stage, batch);
+          if (it == parts_seen.end()) fail(name + ": never computed");
+          if (it->second.size() != 1) fail(name + ": cut into parts in two different ways");
+          const auto& [parts, seen] = *it->second.begin();
+          if (static_cast<int>(seen.size()) != parts) fail(name + ": some parts never computed");
+        }
   }
 
   // MPI matches collectives by order: every member of a group issues the same sequence.
@@ -325,9 +333,9 @@ class Checker {
   const Program& p_;
   int stages_;
   CommRules rules_;
-  // (stage, batch, part, parts) -> node ranges of its passes ({-1, -1}: the whole stage)
-  std::map<std::tuple<int, int, int, int>, std::vector<std::pair<int, int>>> forward_ranges_;
-  std::map<std::tuple<int, int, int, int>, std::vector<std::pair<int, int>>> backward_ranges_;
+  // (job, stage, batch, part, parts) -> node ranges of its passes ({-1, -1}: the whole stage)
+  using PassKey = std::tuple<int, int, int, int, int>;
+  std::map<PassKey, std::vector<std::pair<int, int>>> forward_ranges_, backward_ranges_;
   std::map<std::pair<int, int>, std::vector<const Instruction*>> collectives_;  // (rank, group)
   std::map<Channel, std::vector<Located>> sends_, recvs_;
   using RowsKey = std::tuple<int, int, int, bool>;  // (rank, slot, stage, gradient)

@@ -95,6 +95,12 @@ double CostModel::backward_s(int stage, int node_begin, int node_end, int64_t sa
   return t;
 }
 
+double CostModel::launch_s(int stage, int node_begin, int node_end) const {
+  if (profile_) return 0;
+  range(stage, &node_begin, &node_end);
+  return device_.launch_s * double(node_end - node_begin);
+}
+
 double CostModel::step_s(int stage) const {
   // Reads parameter and gradient and each state float, writes parameter and state.
   const double bytes = double(grad_bytes(stage)) * (3.0 + 2.0 * optimizer_state_floats_);

@@ -27,6 +27,9 @@ class CostModel {
   // Nodes [node_begin, node_end) of the stage; -1 for the whole stage.
   double forward_s(int stage, int node_begin, int node_end, int64_t samples) const;
   double backward_s(int stage, int node_begin, int node_end, int64_t samples) const;
+  // The fixed part of those passes: the device's launch_s per node (0 with a measured profile,
+  // whose fixed times are not split out).
+  double launch_s(int stage, int node_begin, int node_end) const;
   double step_s(int stage) const;             // optimizer update: memory bound
   double gradient_copy_s(int stage) const;    // keep / add a stage's gradient (tick-tock)
   double memory_copy_s(int64_t bytes) const;  // a copy within device memory (burst's CopyRows)

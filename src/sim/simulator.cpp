@@ -61,7 +61,9 @@ class Simulation {
       for (int r = 0; r < world_; ++r) end = std::max(end, run_background(r, result_.step_s));
       result_.step_s = end;
     }
-    result_.samples_per_step = opt_.global_batch * p_.global_batches;
+    result_.samples_per_step = 0;
+    for (int j = 0; j < p_.jobs; ++j)
+      result_.samples_per_step += global_batch(j) * p_.global_batches;
     finish_memory();
     return std::move(result_);
   }
@@ -95,11 +97,14 @@ class Simulation {
           if (ins.op == OpCode::KeepGradient) kept[{ins.replica, ins.stage}] = true;
         }
       int64_t bytes = 0;
-      for (int w = 0; w < p_.replicas; ++w)
-        for (int st = 0; st < costs_.stages(); ++st)
-          if (residency_[r].stages[w][st] == Residency::Held)
-            bytes += costs_.param_bytes(st) + costs_.grad_bytes(st) +
-                     (stepped.count({w, st}) ? costs_.optimizer_bytes(st) : 0);
+      for (int j = 0; j < p_.jobs; ++j) {  // co-located jobs: each one's own stages
+        const CostModel& c = job_costs(j);
+        for (int w = 0; w < p_.replicas; ++w)
+          for (int st = 0; st < std::min(c.stages(), costs_.stages()); ++st)
+            if (residency_[r].stages[w][st] == Residency::Held)
+              bytes += c.param_bytes(st) + c.grad_bytes(st) +
+                       (stepped.count({w, st}) ? c.optimizer_bytes(st) : 0);
+      }
       for (const auto& [key, unused] : kept) bytes += costs_.grad_bytes(key.second);
       memory_delta(r, 0.0, bytes);
     }
@@ -146,13 +151,26 @@ class Simulation {
 
   // A compute instruction occupies the rank's compute engine from when both it and the stream
   // are free.
+  // With overlap_launch, a pass's fixed part (launch_s per node) runs before it takes the engine
+  // and leaves the engine to other streams meanwhile; an instruction of no cost (a LoadBatch of a
+  // preloaded batch) then takes no turn on the engine either, so another stream's booking of it
+  // for after a launch does not hold it back.
   double run_compute(int rank, int stream, const Instruction& ins, double t, double cost) {
-    double begin = std::max(t, compute_free_[rank]);
+    if (opt_.overlap_launch && cost <= 0) {
+      span(rank, stream, ins, t, t);
+      return t;
+    }
+    double latency = 0;
+    if (opt_.overlap_launch && (ins.op == OpCode::Forward || ins.op == OpCode::Backward))
+      latency =
+          std::min(cost, job_costs(ins.job).launch_s(ins.stage, ins.node_begin, ins.node_end));
+    double begin = std::max(t + latency, compute_free_[rank]);
     if (opt_.background_tasklet_s > 0) begin = std::max(begin, run_background(rank, t));
-    compute_free_[rank] = begin + cost;
-    result_.compute_s[rank] += cost;
-    span(rank, stream, ins, begin, begin + cost);
-    return begin + cost;
+    const double work = cost - latency;
+    compute_free_[rank] = begin + work;
+    result_.compute_s[rank] += work;
+    span(rank, stream, ins, begin - latency, begin + work);
+    return begin + work;
   }
 
   // Background tasklets in the rank's idle compute before `t` (when its next foreground compute
@@ -242,7 +260,7 @@ class Simulation {
     for (const Issue& m : members) ready = std::max(ready, m.t);
     double cost = 0;
     if (ins.op == OpCode::AllReduce)
-      cost = bucket_allreduce_s(costs_, ins.stage, ins.node_begin, ins.node_end, group);
+      cost = bucket_allreduce_s(job_costs(ins.job), ins.stage, ins.node_begin, ins.node_end, group);
     else if (ins.op == OpCode::Broadcast)
       cost = broadcast_s(ins.stage, group);
     else  // Reduce: the stage's gradients, or one bucket's
@@ -257,6 +275,14 @@ class Simulation {
       wake(m.rank, m.ins->event, end);
     }
     collectives_.erase({ins.group, sequence});
+  }
+
+  // Co-located jobs (SimOptions::job_costs): each job's own cost model and batch.
+  const CostModel& job_costs(int job) const {
+    return opt_.job_costs.empty() ? costs_ : *opt_.job_costs.at(size_t(job));
+  }
+  int64_t global_batch(int job) const {
+    return opt_.job_batches.empty() ? opt_.global_batch : opt_.job_batches.at(size_t(job));
   }
 
   // Runs stream `id` until it blocks on an event or ends; compute instructions yield after each
@@ -287,7 +313,7 @@ class Simulation {
         if (ins.op == OpCode::RecvRows)
           note_relaid_rows(rank, ins);
         else if (traits.comm == CommPattern::Receive)
-          slot_samples_[rank][ins.slot] = part_samples(opt_.global_batch, ins.part, ins.parts);
+          slot_samples_[rank][ins.slot] = part_samples(global_batch(ins.job), ins.part, ins.parts);
         ++st.pc;
         issue_message(rank, stream, st.time, ins);
         continue;
@@ -303,28 +329,30 @@ class Simulation {
       switch (ins.op) {
         case OpCode::LoadBatch:  // labels alone: the slot's samples arrive from a peer
           if (!ins.labels_only)
-            slot_samples_[rank][ins.slot] = part_samples(opt_.global_batch, ins.part, ins.parts);
+            slot_samples_[rank][ins.slot] =
+                part_samples(global_batch(ins.job), ins.part, ins.parts);
           // Sharded, the preloader has it ready: no cost on the critical path. Scattered, rank
           // 0's link sends each other rank its part, one after another, before that rank goes on.
           if (opt_.scatter_bytes_per_sample > 0 && ins.parts > 1 && rank != 0)
             st.time = run_transfer(
                 {0, rank}, st.time,
                 costs_.message_s(opt_.scatter_bytes_per_sample *
-                                     part_samples(opt_.global_batch, ins.part, ins.parts),
+                                     part_samples(global_batch(ins.job), ins.part, ins.parts),
                                  0, rank));
           break;
         case OpCode::Forward: {
-          cost = costs_.forward_s(ins.stage, ins.node_begin, ins.node_end, n);
-          const int64_t held = costs_.saved_bytes(ins.stage, ins.node_begin, ins.node_end, n);
+          cost = job_costs(ins.job).forward_s(ins.stage, ins.node_begin, ins.node_end, n);
+          const int64_t held =
+              job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n);
           memory_delta(rank, std::max(st.time, compute_free_[rank]), held);
           break;
         }
         case OpCode::Backward:
-          cost = costs_.backward_s(ins.stage, ins.node_begin, ins.node_end, n);
+          cost = job_costs(ins.job).backward_s(ins.stage, ins.node_begin, ins.node_end, n);
           borrow(rank, ins, true, true, std::max(st.time, compute_free_[rank]));
           break;
         case OpCode::Step:
-          cost = costs_.step_s(ins.stage);
+          cost = job_costs(ins.job).step_s(ins.stage);
           break;
         case OpCode::KeepGradient:
         case OpCode::AddKeptGradient:
@@ -340,7 +368,7 @@ class Simulation {
       st.time = run_compute(rank, stream, ins, st.time, cost);
       if (ins.op == OpCode::Backward)  // its part of the saved activations is released
         memory_delta(rank, st.time,
-                     -costs_.saved_bytes(ins.stage, ins.node_begin, ins.node_end, n));
+                     -job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n));
       if (residency_[rank].release_values_after[stream][st.pc])  // a borrowed stage's last read
         borrow(rank, ins, false, false, st.time);
       ++st.pc;

@@ -59,6 +59,16 @@ struct SimOptions {
   // time at the step's end is filled too, a tasklet running over it delaying the step. 0 = none.
   double background_tasklet_s = 0;
   bool background_holds_for_allreduce = true;
+  // Co-located jobs (Program::jobs > 1, plan/colocated_program.hpp): job j's instructions priced
+  // by job_costs[j] on job_batches[j] samples per global batch (empty: `costs` and global_batch
+  // for every job). The memory counted is the cost models' analytic one; a co-located round's
+  // peak by Waterwave's rules is plan/round_memory.hpp's.
+  std::vector<const CostModel*> job_costs = {};
+  std::vector<int64_t> job_batches = {};
+  // Streams share the rank's compute engine only for the work part of each pass: its fixed part
+  // (the device's launch_s per node: kernel launches, dispatch, small kernels' tails) leaves the
+  // engine to another stream's work. The concurrency assumption of co-location's throughput.
+  bool overlap_launch = false;
 };
 
 // Throws std::logic_error if the program deadlocks (validate_program rejects those first).

@@ -81,3 +81,11 @@ bad "$dir/split.toml" $'decks = ["mlp.toml"]\nsplit_bytes = 2000000' 'memory_lim
 expect_status split_over_budget 2 "split.toml:6: colocate.split_bytes: 2000000 bytes is more than" "$dir/split.toml"
 bad "$dir/tiny.toml" 'decks = ["lr_0.01.toml", "mlp.toml"]' 'memory_limit = 2000000'
 expect_status budget_under_weights 3 "cannot allocate the parameter values .* out of device memory: requested 3430952 bytes" "$dir/tiny.toml"
+# A node no pairing of node groups can run (issue 34): lenet's conv1 output at batch 4096 (470 MB)
+# is more than a 100 MB budget leaves beside both jobs' weights: exit 3 before the first step,
+# naming the node, its bytes and the budget.
+job_deck "$dir/huge.toml" lenet_huge lenet.toml 0.01
+sed -i 's/^global_batch = 32$/global_batch = 4096/' "$dir/huge.toml"
+bad "$dir/node.toml" 'decks = ["huge.toml", "mlp.toml"]' 'memory_limit = 100000000'
+expect_status node_over_budget 3 "co-location: node 0 'conv1' of job 'lenet_huge' .* needs [0-9]* bytes for its output at 4096 samples per rank, more than the [0-9]* bytes the budget leaves (device.memory_limit = 100000000 less" "$dir/node.toml"
+! ls "$dir"/runs/bad/*/checkpoints/step_* 2>/dev/null || fail "a step ran before the node was refused"

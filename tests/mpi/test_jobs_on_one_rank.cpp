@@ -254,9 +254,9 @@ TEST(JobsOnOneRank, MemoryProfileOfAStepNodeByNode) {
   EXPECT_EQ(keeping, nodes - 1) << table;
   const auto groups = wt::node_groups(profile, forward / 3);
   int forward_groups = 0;
-  for (const auto& g : groups) forward_groups += g.forward;
-  EXPECT_GE(forward_groups, 2) << wt::describe_groups(groups);
-  EXPECT_LE(forward_groups, 4) << wt::describe_groups(groups);
+  for (const auto& g : groups) forward_groups += g.allocating;
+  EXPECT_GE(forward_groups, 2) << wt::describe_groups(groups, nodes);
+  EXPECT_LE(forward_groups, 4) << wt::describe_groups(groups, nodes);
 }
 
 // Waterwave's rounds (issue 20 proof 3): after each job's two solo steps (warm-up, profile), the
@@ -270,7 +270,7 @@ TEST(JobsOnOneRank, TwoJobsInPairedRoundsTrainAsTheyDoAlone) {
   const auto alone_lenet = train_together({decks.lenet}, "_alone", comm, steps);
   for (const wt::DeviceKind kind : {wt::DeviceKind::Host, wt::DeviceKind::Strict}) {
     SCOPED_TRACE(wt::device_kind_name(kind));
-    wt::PairedRounds pairs(0, 400'000);  // lenet's forward keeps about 2.7 MB: several groups
+    wt::PairedRounds pairs({}, 400'000);  // lenet's forward keeps about 2.7 MB: several groups
     std::vector<std::pair<int, int>> issued;
     Sharing sharing{false, &pairs, kind, 1, &issued};
     const auto together = train_together({decks.mlp, decks.lenet},
@@ -286,12 +286,15 @@ TEST(JobsOnOneRank, TwoJobsInPairedRoundsTrainAsTheyDoAlone) {
       switches += issued[i].first != issued[i - 1].first;
     EXPECT_GT(switches, 4);
     // lenet's step in several groups, mlp's in fewer: real pairs, not one group each.
-    const auto lenet_groups = pairs.plan(1).groups, mlp_groups = pairs.plan(0).groups;
-    EXPECT_GE(lenet_groups.size(), 4u) << wt::describe_groups(lenet_groups);
-    EXPECT_LT(mlp_groups.size(), lenet_groups.size()) << wt::describe_groups(mlp_groups);
+    const auto lenet_groups = pairs.groups(1), mlp_groups = pairs.groups(0);
+    const int lenet_nodes = lenet_groups.back().pass_end / 2,
+              mlp_nodes = mlp_groups.back().pass_end / 2;
+    EXPECT_GE(lenet_groups.size(), 4u) << wt::describe_groups(lenet_groups, lenet_nodes);
+    EXPECT_LT(mlp_groups.size(), lenet_groups.size()) << wt::describe_groups(mlp_groups, mlp_nodes);
     if (kind == wt::DeviceKind::Host && comm.rank() == 0)
-      std::printf("lenet's node groups: %s\nmlp's: %s\n", wt::describe_groups(lenet_groups).c_str(),
-                  wt::describe_groups(mlp_groups).c_str());
+      std::printf("lenet's node groups: %s\nmlp's: %s\n",
+                  wt::describe_groups(lenet_groups, lenet_nodes).c_str(),
+                  wt::describe_groups(mlp_groups, mlp_nodes).c_str());
   }
 }
 

@@ -162,6 +162,17 @@ TEST(ProgramValidation, RejectsJobOrPriorityOutOfRange) {
   p.ranks[1].streams[0][0].job = 1;
   EXPECT_THROW(wt::validate_program(p, 1), std::logic_error);
   p.jobs = 2;
+  // In range; but each job's passes are covered on their own, and job 1 computes nothing.
+  try {
+    wt::validate_program(p, 1);
+    ADD_FAILURE() << "a job that computes nothing passed";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("job 1 stage 0 batch 0: never computed"),
+              std::string::npos)
+        << e.what();
+  }
+  p.ranks[1].streams[0][0].job = 0;
+  p.jobs = 1;
   EXPECT_NO_THROW(wt::validate_program(p, 1));
   p.ranks[0].priority = {1, 0};  // two priorities for one stream
   EXPECT_THROW(wt::validate_program(p, 1), std::logic_error);
