@@ -51,6 +51,7 @@ MpiCommunicator::MpiCommunicator(MPI_Comm world) {
   MPI_Comm_rank(dup, &rank_);
   MPI_Comm_size(dup, &size_);
   comms_.push_back(dup);
+  WT_MPI_CHECK(MPI_Comm_dup(world, &host_bytes_));
   std::vector<int> all(size_);
   std::iota(all.begin(), all.end(), 0);
   group_ranks_.push_back(all);
@@ -65,6 +66,7 @@ MpiCommunicator::~MpiCommunicator() {
   if (finalized || exception_unwinding()) return;  // collective: util/unwinding.hpp
   for (MPI_Comm& c : comms_)
     if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  if (host_bytes_ != MPI_COMM_NULL) MPI_Comm_free(&host_bytes_);
 }
 
 int MpiCommunicator::add_group(const std::vector<int>& world_ranks) {
@@ -125,7 +127,7 @@ void MpiCommunicator::broadcast(float* data, int64_t count, int root_world_rank,
 }
 
 void MpiCommunicator::broadcast_bytes(void* data, int64_t bytes, int root_world_rank) {
-  WT_MPI_CHECK(MPI_Bcast(data, as_int(bytes), MPI_BYTE, root_world_rank, comms_[0]));
+  WT_MPI_CHECK(MPI_Bcast(data, as_int(bytes), MPI_BYTE, root_world_rank, host_bytes_));
 }
 
 std::unique_ptr<CommRequest> MpiCommunicator::isend(const float* data, int64_t count, int peer,
@@ -177,7 +179,7 @@ void scatter_bytes_over(MPI_Comm comm, int rank, const void* send,
 
 void MpiCommunicator::scatter_bytes(const void* send, const std::vector<int64_t>& bytes_per_rank,
                                     void* recv, int root_world_rank) {
-  scatter_bytes_over(comms_[0], rank_, send, bytes_per_rank, recv, root_world_rank);
+  scatter_bytes_over(host_bytes_, rank_, send, bytes_per_rank, recv, root_world_rank);
 }
 
 std::unique_ptr<CommRequest> MpiCommunicator::ireduce_sum(float* data, int64_t count,

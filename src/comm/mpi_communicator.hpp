@@ -49,6 +49,12 @@ class MpiCommunicator : public Communicator {
                                                 int root_world_rank, int group);
   int group_rank_of(int group, int world_rank) const;
   std::vector<MPI_Comm> comms_;                     // by group id; MPI_COMM_NULL where not a member
+  // The host's blocking byte collectives (broadcast_bytes, scatter_bytes) have their own
+  // communicator: a LoadBatch's scatter runs when the host issues it, while a device backend
+  // starts the transfers issued before it only once their stream reaches them, so on one
+  // communicator the ranks could call the two in different orders (MPI matches collectives by
+  // call order) and hang.
+  MPI_Comm host_bytes_ = MPI_COMM_NULL;
   std::vector<std::vector<int>> group_ranks_;       // world ranks of each group
   std::vector<std::unique_ptr<ShmAllreduce>> shm_;  // by group id; null where not used
   bool use_shm_ = true;

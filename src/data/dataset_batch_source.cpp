@@ -124,8 +124,7 @@ Tensor DatasetBatchSource::allocate_inputs(const Shape& shape, int stream) {
   }
 }
 
-void DatasetBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
-                               std::vector<int32_t>& labels, int stream) {
+DatasetBatchSource::Loaded DatasetBatchSource::take(const BatchRequest& request) {
   Loaded l;
   bool hit = false;
   if (preload_) {
@@ -145,11 +144,26 @@ void DatasetBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
   }
   if (l.error) std::rethrow_exception(l.error);  // a planned read failed: this batch's failure
   if (!hit) l = read(request);
+  return l;
+}
+
+void DatasetBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
+                               std::vector<int32_t>& labels, int stream) {
+  Loaded l = take(request);
   if (!l.staged.empty()) {  // the staged copy into device memory, on the stream that reads it
     l.inputs = allocate_inputs(l.shape, stream);
     l.inputs.copy_from_host_async(std::move(l.staged), stream);
   }
   inputs = std::move(l.inputs);
+  labels = std::move(l.labels);
+}
+
+void DatasetBatchSource::fetch_host(const BatchRequest& request, std::vector<float>& inputs,
+                                    Shape& shape, std::vector<int32_t>& labels) {
+  Loaded l = take(request);
+  // Read into host memory already, or (the host device) into a tensor the host addresses.
+  inputs = !l.staged.empty() || !l.inputs.defined() ? std::move(l.staged) : l.inputs.to_host();
+  shape = l.shape;
   labels = std::move(l.labels);
 }
 

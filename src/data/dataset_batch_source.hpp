@@ -32,6 +32,11 @@ class DatasetBatchSource : public BatchSource {
   int64_t batches_per_epoch() const { return sampler_.batches_per_epoch(); }
   void fetch(const BatchRequest& request, Tensor& inputs, std::vector<int32_t>& labels,
              int stream = 1) override;
+  // The same rows in host memory, for a master that sends them on (ScatterBatchSource): no device
+  // round trip, whose synchronisation would wait for transfers the other ranks cannot start while
+  // they wait for the master's scatter.
+  void fetch_host(const BatchRequest& request, std::vector<float>& inputs, Shape& shape,
+                  std::vector<int32_t>& labels);
   void plan(const std::vector<BatchRequest>& next) override;
   PreloadStats preload_stats() const override;
   // Finishes the planned reads (before other code uses HDF5 heavily, e.g. evaluation).
@@ -49,6 +54,7 @@ class DatasetBatchSource : public BatchSource {
     std::exception_ptr error;  // the read failed: the fetch of this request rethrows it
   };
   Loaded read(const BatchRequest& request);
+  Loaded take(const BatchRequest& request);  // the preloaded batch, or read now
   Tensor allocate_inputs(const Shape& shape, int stream = 1);
   void preload_loop();
   bool pending(const BatchRequest& request) const;  // planned and not yet read (mutex_ held)

@@ -5,7 +5,7 @@
 
 namespace wt {
 
-ScatterBatchSource::ScatterBatchSource(BatchSource& whole, Communicator& comm,
+ScatterBatchSource::ScatterBatchSource(DatasetBatchSource& whole, Communicator& comm,
                                        CachingAllocator& memory)
     : whole_(whole), comm_(comm), memory_(memory) {}
 
@@ -20,12 +20,7 @@ void ScatterBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
   std::vector<float> all_inputs;
   std::vector<int32_t> all_labels;
   Shape whole_shape;
-  if (me == 0) {
-    Tensor whole;
-    whole_.fetch({request.sequence, 0, 1}, whole, all_labels);
-    all_inputs = whole.to_host();
-    whole_shape = whole.shape();
-  }
+  if (me == 0) whole_.fetch_host({request.sequence, 0, 1}, all_inputs, whole_shape, all_labels);
   if (labels_per_sample_ < 0) learn_shape(whole_shape, int64_t(all_labels.size()) / batch);
   const Shape& sample = sample_shape_;
   const int64_t per_sample = shape_numel(sample), labels_per_sample = labels_per_sample_;

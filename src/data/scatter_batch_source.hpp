@@ -9,6 +9,7 @@
 
 #include "comm/communicator.hpp"
 #include "data/batch_source.hpp"
+#include "data/dataset_batch_source.hpp"
 #include "mem/caching_allocator.hpp"
 
 namespace wt {
@@ -16,7 +17,7 @@ namespace wt {
 class ScatterBatchSource : public BatchSource {
  public:
   // whole: the file's source, read on rank 0 only (a part 0 of 1 per batch, preloaded as planned).
-  ScatterBatchSource(BatchSource& whole, Communicator& comm, CachingAllocator& memory);
+  ScatterBatchSource(DatasetBatchSource& whole, Communicator& comm, CachingAllocator& memory);
   int64_t global_batch() const override { return whole_.global_batch(); }
   void fetch(const BatchRequest& request, Tensor& inputs, std::vector<int32_t>& labels,
              int stream = 1) override;
@@ -26,7 +27,7 @@ class ScatterBatchSource : public BatchSource {
  private:
   // Collective, on the first fetch: the sample shape and labels per sample, from rank 0.
   void learn_shape(const Shape& whole, int64_t labels_per_sample);
-  BatchSource& whole_;
+  DatasetBatchSource& whole_;
   Communicator& comm_;
   CachingAllocator& memory_;
   Shape sample_shape_;  // learnt from the first batch, broadcast by rank 0

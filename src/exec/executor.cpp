@@ -40,6 +40,14 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   for (int s = 0; s < program_.slots; ++s)
     slots_.push_back(std::make_unique<Slot>(model_.graph.nodes.size(), model_.stages.size()));
   events_ = device_.backend().program_events(program_.events, comm_.native_stream());
+  events_->on_completed([this](int event) {  // a trace's transfer spans end here
+    if (!observer_) return;
+    // One that completes while it is issued (a blocking one) is told after its executed().
+    if (issuing_ && issuing_->event == event && opcode_traits(issuing_->op).completes_event)
+      completed_in_issue_ = steady_seconds();
+    else
+      observer_->completed(event, steady_seconds());
+  });
   check_stage_boundaries();
   slot_batch_.assign(size_t(program_.slots), -1);
   for (const auto& stream : program_.ranks[rank_].streams)
@@ -167,6 +175,8 @@ void Executor::issue(int s, size_t index, int64_t step, double lr) {
   if (device_.backend().checks_ordering())
     device_.backend().describe_issue(ins.str() + " on stream " + std::to_string(s));
   touches_.clear();
+  issuing_ = &ins;
+  completed_in_issue_ = -1;
   try {
     execute(ins, step, lr, may_block_[s][index] != 0);
   } catch (const OutOfMemory& e) {  // exit 3 names the instruction, tensor and bytes
@@ -178,7 +188,9 @@ void Executor::issue(int s, size_t index, int64_t step, double lr) {
   if (residency_.release_values_after[s][index])  // a borrowed stage's last read for now
     replica(ins).stages[ins.stage].release_values();
   device_.backend().raise_deferred();  // a free of this instruction's found unordered
+  issuing_ = nullptr;
   if (observer_) observer_->executed(s, ins, t0, steady_seconds(), bytes_moved(ins));
+  if (observer_ && completed_in_issue_ >= 0) observer_->completed(ins.event, completed_in_issue_);
 }
 
 void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may_block) {
