@@ -24,9 +24,11 @@ namespace wt {
 
 class Checkpointer {
  public:
+  // batches_per_epoch: the job's steps per epoch; dataset_batches: the global batches in one pass
+  // over its training split (a waves step trains one per rank).
   Checkpointer(const RunConfig& config, const std::string& run_dir, const Program& program,
-               Model& model, Optimizer& optimizer, int64_t batches_per_epoch, Communicator& comm,
-               RunLog& log);
+               Model& model, Optimizer& optimizer, int64_t batches_per_epoch,
+               int64_t dataset_batches, Communicator& comm, RunLog& log);
 
   // Collective. Writes and commits the checkpoint after `step` completed steps; returns the
   // seconds it took. A failed write or commit (a full disk) on any rank throws the same
@@ -75,6 +77,7 @@ class Checkpointer {
   CheckpointInfo info_;  // the header every save writes (step filled in per save)
   std::vector<int> stage_owner_;
   int replica_count_ = 1;  // the program's
+  int64_t dataset_batches_ = 1;
   ReplicaState replicas_;  // replicas beyond the first, and kept gradients
 };
 
