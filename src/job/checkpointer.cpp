@@ -77,7 +77,7 @@ Checkpointer::Checkpointer(const RunConfig& config, const std::string& run_dir,
   agree_on_failure(comm, [&] {
     if (comm.rank() != 0) return;
     store_.prepare(config.deck_path);
-    info_.run_id = load_or_create_run_id(run_dir);
+    info_.run_id = load_or_create_run_id(run_dir, &identity_created_);
   });
   broadcast_text(comm, info_.run_id, 0);
 }
@@ -183,6 +183,18 @@ void Checkpointer::set_replicas(const ReplicaState& replicas) {
   replicas_ = replicas;
 }
 
+void Checkpointer::refuse_lost_identity(const std::string& path, const CheckpointInfo& theirs,
+                                        const std::string& then) const {
+  if (!identity_created_ || theirs.run_id.empty() || theirs.run_dir != info_.run_dir) return;
+  const std::string file = (std::filesystem::path(info_.run_dir) / kRunIdFile).string();
+  std::remove(file.c_str());
+  throw InputError(info_.run_dir, 0, "run_id",
+                   file + " is missing: the run directory lost the file that names its run, and " +
+                       path + " was written by run " + theirs.run_id +
+                       " from this same directory: restore it (echo " + theirs.run_id + " > " +
+                       file + ") and resubmit " + then);
+}
+
 void Checkpointer::check_identity(const std::string& path, const CheckpointInfo& info,
                                   bool named) const {
   if (info.run_id == info_.run_id) return;
@@ -193,6 +205,7 @@ void Checkpointer::check_identity(const std::string& path, const CheckpointInfo&
         path.c_str());
     return;
   }
+  if (!named) refuse_lost_identity(path, info, "to resume it");
   if (named) {
     log_.line("wavetrain: %s was written by %s; starting from it as --restart-from asks",
               path.c_str(), describe_run(info).c_str());
@@ -277,6 +290,9 @@ void Checkpointer::refuse_other_runs_checkpoints() const {
       return;  // damaged or locked: resuming would refuse it too; nothing to protect here
     }
     if (theirs.run_id.empty() || theirs.run_id == info_.run_id) return;
+    refuse_lost_identity(path, theirs,
+                         "with --restart to resume that run, or choose another checkpoint.dir "
+                         "to start a new one");
     throw deck_error(config_, "checkpoint.dir",
                      store_.dir() + " holds the checkpoints of " + describe_run(theirs) +
                          ", and this " + describe_run(info_) +

@@ -62,6 +62,12 @@ class Checkpointer {
  private:
   void check_against_deck(const std::string& path, const CheckpointInfo& info) const;
   void check_identity(const std::string& path, const CheckpointInfo& info, bool named) const;
+  // When this start had to make the run's identity, and `theirs` (at `path`) was written by a run
+  // in this very run directory: its run_id file was lost, not another run's checkpoint found.
+  // Throws InputError naming the file and how to restore it (and removes the new identity, so
+  // that restoring the old one is all it takes); returns otherwise.
+  void refuse_lost_identity(const std::string& path, const CheckpointInfo& theirs,
+                            const std::string& then) const;
   // Rank 0: reads, checks and loads `path`; returns its step. Throws InputError.
   int64_t load_on_root(const std::string& path, bool named) const;
   [[noreturn]] void fail_save(int64_t step, const std::string& error) const;
@@ -78,7 +84,8 @@ class Checkpointer {
   std::vector<int> stage_owner_;
   int replica_count_ = 1;  // the program's
   int64_t dataset_batches_ = 1;
-  ReplicaState replicas_;  // replicas beyond the first, and kept gradients
+  bool identity_created_ = false;  // rank 0: this start made <run dir>/run_id
+  ReplicaState replicas_;          // replicas beyond the first, and kept gradients
 };
 
 }  // namespace wt
