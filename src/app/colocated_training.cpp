@@ -60,7 +60,10 @@ TrainResult train_colocated(const RunConfig& cfg, const TrainOptions& options, C
     });
   }
   report_job_failures_to(jobs.front()->run_dir() + "/log.txt");  // whichever rank fails logs it
-  for (auto& job : jobs) job->start(comm);
+  for (auto& job : jobs) {
+    const FailingJobScope failing(*job);  // its out-of-memory, say, names it
+    job->start(comm);
+  }
   PairedRounds pairs(cfg.device.memory_limit, cfg.colocate.split_bytes,
                      cfg.colocate.pair_order == "alloc_first");
   TrainingLoop loop;

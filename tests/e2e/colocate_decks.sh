@@ -6,7 +6,7 @@
 # rank's watchdog's (it used to be the co-location deck's default, 600 s) and must agree; a deck
 # that is no job's (a co-location deck nested, or listing itself, or given where a job deck is
 # expected) and a model-parallel job co-located on several ranks are refused before training, exit
-# 2 naming the file, line and key.
+# 2 naming the file, line and key; a co-located job's failure is named with its job.
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/processes.bash"
 trap 'kill_matching "$dir/runs"; rm -rf "$dir"' EXIT
@@ -91,3 +91,15 @@ for schedule in waves pipeline; do
   [[ ! -e $dir/runs/hpo/job_a/metrics.csv ]] || fail "$schedule: trained before refusing"
 done
 echo "ok: waves and pipeline co-located on 2 ranks refused before training"
+
+# A co-located job's failure is named with its job, on the console and in its own log (job_a
+# steps first, so it is the one to diverge).
+colocation_deck "$dir/div_hpo.toml" '"a.toml", "b.toml"' '[optimizer]\nlr = 1e300\n'
+rc=0
+timeout 120 "$WAVETRAIN" "$dir/div_hpo.toml" --steps 6 >"$dir/div.out" 2>&1 || rc=$?
+[[ $rc == 4 ]] || { cat "$dir/div.out"; fail "a diverging co-located job: exit $rc, expected 4"; }
+grep -q "^\[job_a\] wavetrain: diverged: non-finite loss/gradient at step" "$dir/div.out" ||
+  { cat "$dir/div.out"; fail "the divergence does not name its job"; }
+grep -q "^wavetrain: diverged: non-finite loss/gradient at step" "$dir/runs/hpo/job_a/log.txt" ||
+  fail "the divergence is not in the job's own log"
+echo "ok: a co-located job's failure names the job"
