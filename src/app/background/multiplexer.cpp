@@ -379,10 +379,12 @@ void Multiplexer::finish() {
   if (!totals_.stopped.empty()) return;  // no end checkpoint of a failed job: its last one stays
   // It ends with the foreground: its end checkpoint and summary name the step it reached.
   if (bg_step_ < bg_.total_steps()) bg_.end_after(bg_step_);
-  background_work([&] {
+  try {  // no step left to drop: any failure here (its final evaluation's memory) stops it
     bg_.source().quiesce();
     for (StepObserver* o : bg_observers_) o->finish(bg_);
-  });
+  } catch (const std::exception& e) {
+    stop_background(e);
+  }
 }
 
 }  // namespace wt
