@@ -25,9 +25,16 @@ struct SplitStats {
   float high = -std::numeric_limits<float>::infinity();
 };
 
+// What a non-finite input does to a run, by the split it is in.
+std::string nonfinite_consequence(bool test_split) {
+  return test_split ? "evaluating on it makes the test loss NaN, which stops the run (exit 4) "
+                      "unless failure.on_nonfinite = \"skip\" leaves such samples out"
+                    : "training on it makes the loss NaN";
+}
+
 // Reads every row through the run's own read path, in blocks (bounded memory): a non-finite
-// input, which would turn the first loss into NaN, is named by row and element.
-SplitStats scan(DatasetReader& reader, int64_t classes) {
+// input, which would turn the first loss (or the test loss) into NaN, is named by row and element.
+SplitStats scan(DatasetReader& reader, int64_t classes, bool test_split) {
   SplitStats stats;
   stats.class_counts.assign(size_t(std::max<int64_t>(classes, 0)), 0);
   const int64_t per = reader.sample_numel(), block = std::max<int64_t>(1, (16 << 20) / (4 * per));
@@ -48,7 +55,7 @@ SplitStats scan(DatasetReader& reader, int64_t classes) {
                          std::string("non-finite value (") + (std::isnan(v) ? "NaN" : "Inf") +
                              ") at row " + std::to_string(first + int64_t(i) / per) + ", element " +
                              std::to_string(int64_t(i) % per) +
-                             " (after normalisation): training on it makes the loss NaN");
+                             " (after normalisation): " + nonfinite_consequence(test_split));
       stats.low = std::min(stats.low, v);
       stats.high = std::max(stats.high, v);
     }
@@ -74,8 +81,8 @@ std::string dims(const Shape& shape) {
   return s;
 }
 
-void print_split(DatasetReader& r, int64_t classes, std::ostream& out) {
-  const SplitStats stats = scan(r, classes);
+void print_split(DatasetReader& r, int64_t classes, bool test_split, std::ostream& out) {
+  const SplitStats stats = scan(r, classes, test_split);
   char line[512];
   std::snprintf(line, sizeof line, "/%s: %lld samples, inputs %s %s, labels %s int32%s\n",
                 r.split().c_str(), (long long)r.size(), dims(r.sample_shape()).c_str(),
@@ -154,8 +161,8 @@ void check_data(const std::string& file, const RunConfig* config, std::ostream& 
       << " std " << train.std_dev() << (train.token_ids() ? ", token ids" : "") << "\n";
   if (!train.source().empty()) out << "  source: " << train.source() << "\n";
   const int64_t known = std::max<int64_t>(classes, train.declared_classes());
-  print_split(train, known, out);
-  print_split(test, known, out);
+  print_split(train, known, false, out);
+  print_split(test, known, true, out);
   if (config) {
     out << "ok: matches " << config->deck_path << " (model '" << graph->name << "', input "
         << shape_str(graph->input_shape) << ", " << graph->classes << " classes, global batch "

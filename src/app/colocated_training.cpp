@@ -1,10 +1,9 @@
 #include "app/colocated_training.hpp"
 
-#include <filesystem>
-#include <map>
 #include <memory>
 #include <vector>
 
+#include "app/colocation_decks.hpp"
 #include "app/colocation_fit.hpp"
 #include "app/job_failure.hpp"
 #include "app/job_observers.hpp"
@@ -12,46 +11,13 @@
 #include "app/training_loop.hpp"
 #include "comm/failure_agreement.hpp"
 #include "deck/component_options.hpp"
-#include "deck/deck_parser.hpp"
 #include "device/device_context.hpp"
 #include "job/device_options.hpp"
 #include "job/job.hpp"
 
-namespace fs = std::filesystem;
-
 namespace wt {
 
 namespace {
-
-// The jobs' decks, each validated like any deck (an error names its own file, line and key), and
-// each job's run directory under this deck's; two jobs may not share one.
-std::vector<RunConfig> job_decks(const RunConfig& cfg, const std::string& run_dir,
-                                 std::vector<std::string>& job_dirs) {
-  const fs::path base = fs::path(cfg.deck_path).parent_path();
-  std::vector<RunConfig> decks;
-  std::map<std::string, std::string> deck_of_dir;
-  for (const std::string& path : cfg.colocate.decks) {
-    decks.push_back(parse_deck((base / path).string()));
-    if (decks.back().schedule.kind == "auto")  // auto plans a job alone on its ranks
-      throw deck_error(decks.back(), "schedule.kind",
-                       "\"auto\" chooses a schedule for a job that has its ranks to itself, not "
-                       "for one co-located with others: name the schedule (--show-auto prints "
-                       "auto's choice)");
-    const std::string dir = (fs::path(run_dir) / decks.back().run.name).string();
-    auto [it, fresh] = deck_of_dir.emplace(dir, path);
-    if (!fresh)
-      throw deck_error(cfg, "colocate.decks",
-                       "'" + it->second + "' and '" + path + "' both name run.name = \"" +
-                           decks.back().run.name + "\": each job needs its own run directory");
-    job_dirs.push_back(dir);
-  }
-  if (cfg.device.memory_limit > 0 && cfg.colocate.split_bytes > cfg.device.memory_limit)
-    throw deck_error(cfg, "colocate.split_bytes",
-                     std::to_string(cfg.colocate.split_bytes) +
-                         " bytes is more than the device's budget, device.memory_limit = " +
-                         std::to_string(cfg.device.memory_limit));
-  return decks;
-}
 
 TrainResult combined(std::vector<std::unique_ptr<JobObservers>>& observers) {
   TrainResult all = observers.front()->result();
@@ -68,9 +34,11 @@ TrainResult combined(std::vector<std::unique_ptr<JobObservers>>& observers) {
 
 TrainResult train_colocated(const RunConfig& cfg, const TrainOptions& options, Communicator& comm) {
   const auto t_start = std::chrono::steady_clock::now();
-  std::vector<RunConfig> decks;
-  std::vector<std::string> job_dirs;
-  agree_on_failure(comm, [&] { decks = job_decks(cfg, run_directory(cfg, options), job_dirs); });
+  ColocatedJobDecks resolved;
+  agree_on_failure(
+      comm, [&] { resolved = colocated_job_decks(cfg, run_directory(cfg, options), comm.size()); });
+  const std::vector<RunConfig>& decks = resolved.decks;
+  const std::vector<std::string>& job_dirs = resolved.run_dirs;
   // One device under this deck's budget; Waterwave's allocator: another stream's frees wait for
   // a pair boundary's synchronisation.
   DeviceContext device(device_options(cfg, comm.rank(), options.gpu));
@@ -92,7 +60,10 @@ TrainResult train_colocated(const RunConfig& cfg, const TrainOptions& options, C
     });
   }
   report_job_failures_to(jobs.front()->run_dir() + "/log.txt");  // whichever rank fails logs it
-  for (auto& job : jobs) job->start(comm);
+  for (auto& job : jobs) {
+    const FailingJobScope failing(*job);  // its out-of-memory, say, names it
+    job->start(comm);
+  }
   std::vector<Job*> started;
   for (auto& job : jobs) started.push_back(job.get());
   agree_on_failure(comm, [&] {  // a node no pairing can run: exit 3 before any step

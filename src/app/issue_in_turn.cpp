@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "app/job_failure.hpp"
 #include "exec/executor.hpp"
 #include "job/job.hpp"
 #include "mem/caching_allocator.hpp"
@@ -17,6 +18,7 @@ void issue_in_turn(const std::vector<Job*>& jobs, const std::vector<size_t>& end
       Executor& executor = jobs[i]->executor();
       if (executor.issued_this_step() >= ends[i]) continue;
       reached = false;
+      const FailingJobScope failing(*jobs[i]);
       CachingAllocator::JobScope account(jobs[i]->device().allocator(), jobs[i]->id());
       progressed = executor.issue_ready(true) || progressed;
       if (one_by_one) break;

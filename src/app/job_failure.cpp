@@ -11,6 +11,7 @@
 #include "app/exit_status_file.hpp"
 #include "comm/failure_agreement.hpp"
 #include "comm/heartbeat_board.hpp"
+#include "job/job.hpp"
 
 namespace wt {
 
@@ -20,6 +21,7 @@ struct FailureRecord {
   int world_rank = 0;
   int world_size = 1;
   std::string log_path;
+  std::string prefix;  // the failing job's console prefix (co-location)
   std::string checkpoint_dir;
   HeartbeatBoard* board = nullptr;
 };
@@ -72,8 +74,20 @@ void report_job_failure_resume_point(const std::string& checkpoint_dir) {
 
 void report_job_failures_on(HeartbeatBoard* board) { record.board = board; }
 
+FailingJobScope::FailingJobScope(Job& job)
+    : previous_prefix_(record.prefix), previous_log_(record.log_path) {
+  record.prefix = job.log().prefix();
+  record.log_path = job.run_dir() + "/log.txt";
+}
+
+FailingJobScope::~FailingJobScope() {
+  if (std::uncaught_exceptions() > exceptions_) return;  // this job failed: its report names it
+  record.prefix = previous_prefix_;
+  record.log_path = previous_log_;
+}
+
 void report_agreed_failure(const std::string& line) {
-  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fprintf(stderr, "%s%s\n", record.prefix.c_str(), line.c_str());
   std::fflush(stderr);
   if (!record.log_path.empty())
     if (std::FILE* log = std::fopen(record.log_path.c_str(), "a")) {

@@ -13,11 +13,13 @@
 //
 // The handler can take no argument, so what it needs lives in one record in job_failure.cpp,
 // filled in by main() and the trainer through the functions below.
+#include <exception>
 #include <string>
 
 namespace wt {
 
 class HeartbeatBoard;
+class Job;
 
 // Before anything can throw: world rank and size come from MPI_Init.
 void install_job_failure_handler(int world_rank, int world_size);
@@ -27,6 +29,22 @@ void report_job_failures_to(const std::string& log_path);
 void report_job_failure_resume_point(const std::string& checkpoint_dir);
 // The node's heartbeat board, if the stall watch is on (nullptr: none).
 void report_job_failures_on(HeartbeatBoard* board);
+
+// While one lives, a failure this rank reports is `job`'s: co-located jobs share one console, so
+// the console line starts with the job's prefix ("[lr_0.01] "), and the line goes to the job's own
+// log.txt. Left by an exception it keeps naming the job, which is the one that failed (the agreed
+// errors main() catches unwind through it; any other ends the job before unwinding).
+class FailingJobScope {
+ public:
+  explicit FailingJobScope(Job& job);
+  ~FailingJobScope();
+  FailingJobScope(const FailingJobScope&) = delete;
+  FailingJobScope& operator=(const FailingJobScope&) = delete;
+
+ private:
+  std::string previous_prefix_, previous_log_;
+  int exceptions_ = std::uncaught_exceptions();
+};
 
 // Rank 0's report of an error every rank raised together (AgreedError, Diverged): stderr and
 // the log, if this run owns one. main() then returns the status on every rank.

@@ -15,6 +15,7 @@
 #include "app/auto/auto_schedule.hpp"
 #include "app/check_data.hpp"
 #include "app/colocated_inspect.hpp"
+#include "app/colocation_decks.hpp"
 #include "app/command_line.hpp"
 #include "app/exit_status_file.hpp"
 #include "app/gpu_link.hpp"
@@ -95,9 +96,23 @@ int simulate_or_inspect(const wt::CommandLine& cli, const wt::RunConfig& deck, i
   return 0;
 }
 
-int train(const wt::CommandLine& cli, const wt::RunConfig& config, wt::MpiCommunicator& mpi) {
+// The option that reads `deck` as one job's, or "" when the command line trains it (a co-location
+// deck's jobs are each a deck of their own).
+std::string job_deck_use(const wt::CommandLine& cli) {
+  if (!cli.check_data.empty()) return "--check-data --deck";
+  for (const auto& [set, name] : {std::pair{cli.simulate, "--simulate"},
+                                  {cli.show_plan, "--show-plan"},
+                                  {cli.show_auto, "--show-auto"},
+                                  {cli.show_stages, "--show-stages"},
+                                  {cli.show_schedule, "--show-schedule"}})
+    if (set) return name;
+  return "";
+}
+
+int train(const wt::CommandLine& cli, const wt::RunConfig& config, double stall_seconds,
+          wt::MpiCommunicator& mpi) {
   const wt::GpuLink gpu = wt::open_gpu_link(config, mpi);  // device.kind = "cuda" only
-  wt::StallWatch watch(mpi, gpu.comm ? *gpu.comm : mpi, config.failure.stall_seconds);
+  wt::StallWatch watch(mpi, gpu.comm ? *gpu.comm : mpi, stall_seconds);
   wt::report_job_failures_on(watch.board());
   wt::TrainOptions options;
   options.run_dir = cli.run_dir;
@@ -120,10 +135,14 @@ int run(int argc, char** argv, int world_rank) {
   try {
     wt::CommandLine cli;
     wt::RunConfig config;
+    double stall_seconds = 0;  // the rank's watchdog's (a co-location deck: its jobs')
     wt::agree_on_failure(mpi, [&] {
       cli = wt::parse_command_line(argc, argv);
-      if (!cli.exit_now && !cli.deck.empty())
-        config = wt::parse_deck(cli.deck, wt::check_data_overrides(cli.check_data, cli.overrides));
+      if (cli.exit_now || cli.deck.empty()) return;
+      config = wt::parse_deck(cli.deck, wt::check_data_overrides(cli.check_data, cli.overrides));
+      const std::string use = job_deck_use(cli);
+      if (!use.empty()) wt::require_job_deck(config, use);
+      stall_seconds = wt::watchdog_stall_seconds(config, mpi.size());
     });
     if (cli.exit_now) return 0;
     if (!cli.check_data.empty()) {
@@ -136,7 +155,7 @@ int run(int argc, char** argv, int world_rank) {
     }
     if (cli.simulate || cli.show_plan || cli.show_auto || cli.show_stages || cli.show_schedule)
       return simulate_or_inspect(cli, config, world_rank, mpi.size());
-    return train(cli, config, mpi);
+    return train(cli, config, stall_seconds, mpi);
   } catch (const wt::Diverged& e) {
     // Every rank sees the same summed gradient, so all stop at the same step: report once.
     if (world_rank == 0) wt::report_agreed_failure(std::string("wavetrain: diverged: ") + e.what());

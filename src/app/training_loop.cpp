@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "app/issue_in_turn.hpp"
+#include "app/job_failure.hpp"
 #include "device/device_context.hpp"
 #include "exec/executor.hpp"
 #include "job/job.hpp"
@@ -17,6 +18,7 @@ void TrainingLoop::add_job(Job& job, std::vector<StepObserver*> observers) {
 
 void TrainingLoop::step_once(Entry& entry) {
   Job& job = *entry.job;
+  const FailingJobScope failing(job);
   const int64_t step = entry.next_step;
   for (StepObserver* o : entry.observers) o->before_step(job, step);
   const auto t0 = std::chrono::steady_clock::now();
@@ -41,6 +43,7 @@ void TrainingLoop::settle_memory(DeviceContext& device) {
 }
 
 void TrainingLoop::finish(Entry& entry) {
+  const FailingJobScope failing(*entry.job);
   entry.job->source().quiesce();  // no background read outlives the steps
   for (StepObserver* o : entry.observers) o->finish(*entry.job);
   entry.finished = true;
@@ -57,11 +60,14 @@ void TrainingLoop::step_alone(Entry& entry) {
 }
 
 void TrainingLoop::step_together(const std::vector<Entry*>& round) {
-  for (Entry* entry : round)
+  for (Entry* entry : round) {
+    const FailingJobScope failing(*entry->job);
     for (StepObserver* o : entry->observers) o->before_step(*entry->job, entry->next_step);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<Job*> jobs;
   for (Entry* entry : round) {
+    const FailingJobScope failing(*entry->job);
     entry->job->begin_step(entry->next_step);
     jobs.push_back(entry->job);
   }
@@ -80,6 +86,7 @@ void TrainingLoop::step_together(const std::vector<Entry*>& round) {
     return any;
   });
   for (Entry* entry : round) {
+    const FailingJobScope failing(*entry->job);
     StepRecord record;
     record.step = entry->next_step;
     record.stats = entry->job->finish_step(entry->next_step);

@@ -214,7 +214,8 @@ std::string trimmed(const std::string& s) {
   return s.substr(first, s.find_last_not_of(" \t") - first + 1);
 }
 
-void apply_override(const std::string& text, ParseState& state) {
+// `origin`: where the override was set (file "" = the command line's --set).
+void apply_override(const std::string& text, const Origin& origin, ParseState& state) {
   const size_t eq = text.find('=');
   const std::string name = trimmed(text.substr(0, eq));
   const size_t dot = name.find('.');
@@ -252,8 +253,8 @@ void apply_override(const std::string& text, ParseState& state) {
     throw InputError("", 0, name,
                      "--set: cannot read '" + value + "' as a " + value_type_name(def->type()) +
                          " (" + why + ")");
-  assign(*def, *parsed.get("v"), state.config, "", 0);
-  state.origins[def->dotted()] = {"", 0, fs::current_path()};
+  assign(*def, *parsed.get("v"), state.config, origin.file, origin.line);
+  state.origins[def->dotted()] = origin;
 }
 
 // [background] (its deck file is checked with the paths): a sub-budget inside the device's, not
@@ -381,7 +382,8 @@ void resolve_paths(ParseState& state) {
 }  // namespace
 
 RunConfig parse_deck_text(const std::string& text, const std::string& deck_path,
-                          const std::vector<std::string>& overrides) {
+                          const std::vector<std::string>& overrides,
+                          const std::vector<PlacedOverride>& placed) {
   ParseState state;
   state.deck_file = deck_path;
   state.deck_dir = fs::absolute(fs::path(deck_path)).parent_path();
@@ -395,7 +397,9 @@ RunConfig parse_deck_text(const std::string& text, const std::string& deck_path,
                      "TOML syntax error: " + std::string(e.description()));
   }
   read_document(root, state);
-  for (const std::string& o : overrides) apply_override(o, state);
+  for (const PlacedOverride& o : placed)
+    apply_override(o.text, {o.file, o.line, fs::path(o.file).parent_path()}, state);
+  for (const std::string& o : overrides) apply_override(o, {"", 0, fs::current_path()}, state);
   check_cross_key_rules(state);
   resolve_paths(state);
   for (const auto& [key, origin] : state.origins)
@@ -403,7 +407,8 @@ RunConfig parse_deck_text(const std::string& text, const std::string& deck_path,
   return state.config;
 }
 
-RunConfig parse_deck(const std::string& path, const std::vector<std::string>& overrides) {
+RunConfig parse_deck(const std::string& path, const std::vector<std::string>& overrides,
+                     const std::vector<PlacedOverride>& placed) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(path, 0, "", "deck file not found");
   if (fs::is_directory(path, ec))
@@ -413,7 +418,7 @@ RunConfig parse_deck(const std::string& path, const std::vector<std::string>& ov
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(path, 0, "", "cannot read the deck file");
-  return parse_deck_text(text.str(), path, overrides);
+  return parse_deck_text(text.str(), path, overrides, placed);
 }
 
 std::string to_toml(const RunConfig& config) {

@@ -1,12 +1,18 @@
 // write_checkpoint: the collective parallel-HDF5 write of one checkpoint (format in
 // checkpoint_file.hpp).
 //
-// Why failures are recorded, not thrown: the ranks write with a mix of collective calls (file
-// create and close, datasets, attributes, checksum broadcasts) and independent ones (each owner's
-// data). A rank that threw at its first failed write (a full disk) would leave the others waiting
-// in the next collective for ever. So every rank makes the same sequence of collective calls
-// whatever happened to its own writes, closes the file collectively, and only then do the ranks
-// agree whether the file is good, each failing with the same message if it is not.
+// A full disk: before HDF5 opens the file, rank 0 reserves the blocks the whole file will take (a
+// bound on its size, io/space_reservation.hpp) and the ranks agree on the outcome, so running out
+// of space fails on every rank at that one point, before any collective, with the system's reason.
+// Whatever schedule wrote the checkpoint, the write itself then finds its space.
+//
+// Why failures are still recorded, not thrown: the ranks write with a mix of collective calls
+// (file create and close, datasets, attributes, checksum broadcasts) and independent ones (each
+// owner's data). A rank that threw at its first failed write (an I/O error; or a full disk where
+// the file system cannot reserve) would leave the others waiting in the next collective for ever.
+// So every rank makes the same sequence of collective calls whatever happened to its own writes,
+// closes the file collectively, and only then do the ranks agree whether the file is good, each
+// failing with the same message if it is not.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -18,6 +24,7 @@
 #include <mutex>
 
 #include "io/checkpoint_format.hpp"
+#include "io/space_reservation.hpp"
 #include "util/hdf5_util.hpp"
 
 namespace wt {
@@ -332,19 +339,23 @@ uint64_t payload_bytes(const CheckpointInfo& info, Model& model, Optimizer& opti
   return bytes;
 }
 
+// A bound on the checkpoint file's size: its payload plus the metadata (measured: under 4 KB per
+// dataset, with the header's attributes) with room to spare. The same on every rank.
+uint64_t file_size_bound(const CheckpointInfo& info, Model& model, Optimizer& optimizer,
+                         const ReplicaState& replicas, int world) {
+  uint64_t datasets = 0;
+  const uint64_t payload = payload_bytes(info, model, optimizer, world, replicas, &datasets);
+  return payload + 65536 + 4096 * datasets;
+}
+
 // A checkpoint larger than the file size limit (ulimit -f) of any rank is refused before the
 // file exists: HDF5 cannot close a parallel file it could not extend, and the failed close
-// crashes MPI_Finalize. The estimate adds the metadata (measured: about 4 KB per stage) with room
-// to spare. Collective; the same reason on every rank, or "".
-std::string check_file_size_limit(const CheckpointInfo& info, Model& model, Optimizer& optimizer,
-                                  const ReplicaState& replicas, int world, MPI_Comm comm) {
+// crashes MPI_Finalize. Collective; the same reason on every rank, or "".
+std::string check_file_size_limit(uint64_t needed, MPI_Comm comm) {
   uint64_t limit = file_size_limit();
   if (limit == 0) limit = UINT64_MAX;
   MPI_Allreduce(MPI_IN_PLACE, &limit, 1, MPI_UINT64_T, MPI_MIN, comm);
   if (limit == UINT64_MAX) return "";
-  uint64_t datasets = 0;
-  const uint64_t needed =
-      payload_bytes(info, model, optimizer, world, replicas, &datasets) + 65536 + 4096 * datasets;
   if (needed <= limit) return "";
   return std::string(std::strerror(EFBIG)) + " (the checkpoint needs about " +
          std::to_string(needed) + " bytes, over the file size limit (ulimit -f) of " +
@@ -389,9 +400,17 @@ void write_checkpoint(const std::string& path, const CheckpointInfo& info_in, Mo
   // launch can give ranks different decks (data.path, say): rank 0's is the one recorded.
   broadcast_from_root(info.deck_toml, comm);
   broadcast_from_root(info.run_dir, comm);
-  const std::string too_large =
-      check_file_size_limit(info, model, optimizer, replicas, w.world, comm);
+  const uint64_t bound = file_size_bound(info, model, optimizer, replicas, w.world);
+  const std::string too_large = check_file_size_limit(bound, comm);
   if (!too_large.empty()) throw CheckpointWriteError(path, too_large);
+  // Out of space (or quota) fails here, on every rank alike, before HDF5 has the file.
+  SpaceReservation reservation;
+  if (w.rank == 0) {
+    reservation = reserve_file_space(path, bound);
+    if (!reservation.error.empty()) w.status.fail(reservation.error);
+  }
+  const std::string unreserved = agree(w.status, w.rank, w.world, comm);
+  if (!unreserved.empty()) throw CheckpointWriteError(path, unreserved);
 
   // A raw id, not an H5Handle: closing a parallel file is collective and must happen here, on
   // every rank, never in a destructor while one rank unwinds.
@@ -449,6 +468,7 @@ void write_checkpoint(const std::string& path, const CheckpointInfo& info_in, Mo
   }
   const std::string reason = agree(w.status, w.rank, w.world, comm);
   if (!reason.empty()) throw CheckpointWriteError(path, reason);
+  if (reservation.reserved) release_reserved_tail(path);  // the bound's unused rest
 }
 
 }  // namespace wt

@@ -37,6 +37,7 @@ class RunLog {
   // Console lines start with it ("[lr_0.01] "): co-located jobs share one console. The log file
   // is the job's own and stays unprefixed.
   void set_prefix(std::string prefix) { prefix_ = std::move(prefix); }
+  const std::string& prefix() const { return prefix_; }
 
  private:
   template <typename... Args>

@@ -1,5 +1,6 @@
 #include "job/checkpointer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -35,7 +36,7 @@ std::string describe_run(const CheckpointInfo& info) {
 // run_id, another run's checkpoint, which is never skipped past either.
 bool must_not_skip(const InputError& e) {
   for (const char* key : {"train.global_batch", "run.seed", "optimizer.kind", "data.path", "model",
-                          "stages", "schedule.kind", "run_id"})
+                          "stages", "schedule.kind", "run_id", "world_size"})
     if (e.key() == key) return true;
   return false;
 }
@@ -44,7 +45,8 @@ bool must_not_skip(const InputError& e) {
 
 Checkpointer::Checkpointer(const RunConfig& config, const std::string& run_dir,
                            const Program& program, Model& model, Optimizer& optimizer,
-                           int64_t batches_per_epoch, Communicator& comm, RunLog& log)
+                           int64_t batches_per_epoch, int64_t dataset_batches, Communicator& comm,
+                           RunLog& log)
     : config_(config),
       store_((std::filesystem::path(run_dir) / config.checkpoint.dir).string(),
              config.checkpoint.keep),
@@ -53,7 +55,8 @@ Checkpointer::Checkpointer(const RunConfig& config, const std::string& run_dir,
       comm_(comm),
       log_(log),
       stage_owner_(stage_owners(program, model.stages.size())),
-      replica_count_(program.replicas) {
+      replica_count_(program.replicas),
+      dataset_batches_(dataset_batches) {
   info_.global_batch = config.train.global_batch;
   info_.batches_per_epoch = batches_per_epoch;
   info_.world_size = comm.size();
@@ -74,7 +77,7 @@ Checkpointer::Checkpointer(const RunConfig& config, const std::string& run_dir,
   agree_on_failure(comm, [&] {
     if (comm.rank() != 0) return;
     store_.prepare(config.deck_path);
-    info_.run_id = load_or_create_run_id(run_dir);
+    info_.run_id = load_or_create_run_id(run_dir, &identity_created_);
   });
   broadcast_text(comm, info_.run_id, 0);
 }
@@ -150,6 +153,18 @@ void Checkpointer::check_against_deck(const std::string& path, const CheckpointI
                      "the checkpoint holds " + std::to_string(info.replicas) +
                          " model replica(s) per rank (schedule '" + info.schedule +
                          "'), the deck's schedule needs " + std::to_string(replica_count_));
+  // A schedule whose step trains one global batch per rank (waves): the same dataset, but steps,
+  // and so the data cursor, that do not carry over to another rank count.
+  if (info.batches_per_epoch != info_.batches_per_epoch && info.world_size != comm_.size() &&
+      info.batches_per_epoch == std::max<int64_t>(1, dataset_batches_ / info.world_size))
+    throw InputError(path, 0, "world_size",
+                     "the checkpoint was written by schedule '" + info.schedule + "' on " +
+                         std::to_string(info.world_size) + " ranks, this run has " +
+                         std::to_string(comm_.size()) + ": its step trains one global batch per " +
+                         "rank, so its epoch has " + std::to_string(info.batches_per_epoch) +
+                         " steps there and " + std::to_string(info_.batches_per_epoch) +
+                         " here, and its step (the data cursor) cannot carry over to another " +
+                         "rank count; resume on " + std::to_string(info.world_size) + " ranks");
   if (info.batches_per_epoch != info_.batches_per_epoch)
     throw InputError(path, 0, "data.path",
                      "the checkpoint's epoch has " + std::to_string(info.batches_per_epoch) +
@@ -168,6 +183,18 @@ void Checkpointer::set_replicas(const ReplicaState& replicas) {
   replicas_ = replicas;
 }
 
+void Checkpointer::refuse_lost_identity(const std::string& path, const CheckpointInfo& theirs,
+                                        const std::string& then) const {
+  if (!identity_created_ || theirs.run_id.empty() || theirs.run_dir != info_.run_dir) return;
+  const std::string file = (std::filesystem::path(info_.run_dir) / kRunIdFile).string();
+  std::remove(file.c_str());
+  throw InputError(info_.run_dir, 0, "run_id",
+                   file + " is missing: the run directory lost the file that names its run, and " +
+                       path + " was written by run " + theirs.run_id +
+                       " from this same directory: restore it (echo " + theirs.run_id + " > " +
+                       file + ") and resubmit " + then);
+}
+
 void Checkpointer::check_identity(const std::string& path, const CheckpointInfo& info,
                                   bool named) const {
   if (info.run_id == info_.run_id) return;
@@ -178,6 +205,7 @@ void Checkpointer::check_identity(const std::string& path, const CheckpointInfo&
         path.c_str());
     return;
   }
+  if (!named) refuse_lost_identity(path, info, "to resume it");
   if (named) {
     log_.line("wavetrain: %s was written by %s; starting from it as --restart-from asks",
               path.c_str(), describe_run(info).c_str());
@@ -262,6 +290,9 @@ void Checkpointer::refuse_other_runs_checkpoints() const {
       return;  // damaged or locked: resuming would refuse it too; nothing to protect here
     }
     if (theirs.run_id.empty() || theirs.run_id == info_.run_id) return;
+    refuse_lost_identity(path, theirs,
+                         "with --restart to resume that run, or choose another checkpoint.dir "
+                         "to start a new one");
     throw deck_error(config_, "checkpoint.dir",
                      store_.dir() + " holds the checkpoints of " + describe_run(theirs) +
                          ", and this " + describe_run(info_) +

@@ -24,9 +24,11 @@ namespace wt {
 
 class Checkpointer {
  public:
+  // batches_per_epoch: the job's steps per epoch; dataset_batches: the global batches in one pass
+  // over its training split (a waves step trains one per rank).
   Checkpointer(const RunConfig& config, const std::string& run_dir, const Program& program,
-               Model& model, Optimizer& optimizer, int64_t batches_per_epoch, Communicator& comm,
-               RunLog& log);
+               Model& model, Optimizer& optimizer, int64_t batches_per_epoch,
+               int64_t dataset_batches, Communicator& comm, RunLog& log);
 
   // Collective. Writes and commits the checkpoint after `step` completed steps; returns the
   // seconds it took. A failed write or commit (a full disk) on any rank throws the same
@@ -60,6 +62,12 @@ class Checkpointer {
  private:
   void check_against_deck(const std::string& path, const CheckpointInfo& info) const;
   void check_identity(const std::string& path, const CheckpointInfo& info, bool named) const;
+  // When this start had to make the run's identity, and `theirs` (at `path`) was written by a run
+  // in this very run directory: its run_id file was lost, not another run's checkpoint found.
+  // Throws InputError naming the file and how to restore it (and removes the new identity, so
+  // that restoring the old one is all it takes); returns otherwise.
+  void refuse_lost_identity(const std::string& path, const CheckpointInfo& theirs,
+                            const std::string& then) const;
   // Rank 0: reads, checks and loads `path`; returns its step. Throws InputError.
   int64_t load_on_root(const std::string& path, bool named) const;
   [[noreturn]] void fail_save(int64_t step, const std::string& error) const;
@@ -75,7 +83,9 @@ class Checkpointer {
   CheckpointInfo info_;  // the header every save writes (step filled in per save)
   std::vector<int> stage_owner_;
   int replica_count_ = 1;  // the program's
-  ReplicaState replicas_;  // replicas beyond the first, and kept gradients
+  int64_t dataset_batches_ = 1;
+  bool identity_created_ = false;  // rank 0: this start made <run dir>/run_id
+  ReplicaState replicas_;          // replicas beyond the first, and kept gradients
 };
 
 }  // namespace wt

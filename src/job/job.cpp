@@ -161,8 +161,9 @@ void Job::build_executor(Communicator& comm) {
                                             !every_rank_steps_every_stage(program_, stages));
   executor_->set_weight_codec(config_.compress);
   executor_->set_guard(guard_.get());
-  checkpointer_ = std::make_unique<Checkpointer>(config_, run_dir_, program_, *model_, *optimizer_,
-                                                 per_epoch_, comm, log_);
+  checkpointer_ =
+      std::make_unique<Checkpointer>(config_, run_dir_, program_, *model_, *optimizer_, per_epoch_,
+                                     sampler_->batches_per_epoch(), comm, log_);
   checkpointer_->set_replicas({replicas, &executor_->kept_gradients()});
 }
 

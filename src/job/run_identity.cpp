@@ -33,10 +33,12 @@ bool valid_run_id(const std::string& id) {
   return true;
 }
 
-std::string load_or_create_run_id(const std::string& run_dir) {
+std::string load_or_create_run_id(const std::string& run_dir, bool* created) {
   const std::string path = (std::filesystem::path(run_dir) / kRunIdFile).string();
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
+  const bool missing = !std::filesystem::exists(path, ec);
+  if (created) *created = missing;
+  if (missing) {
     const std::string id = new_run_id();
     try {
       write_file_atomically(path, id + "\n");

@@ -16,7 +16,8 @@ constexpr const char* kRunIdFile = "run_id";
 // Reads <run_dir>/run_id, or creates it when the run directory has none (the run's first start;
 // also a run directory from a build that kept no identity). Local: rank 0, with the run directory
 // locked. Throws InputError naming the file when it cannot be written, or holds no valid id.
-std::string load_or_create_run_id(const std::string& run_dir);
+// *created (when given) says whether this call made it.
+std::string load_or_create_run_id(const std::string& run_dir, bool* created = nullptr);
 
 // A fresh id (exposed for tests).
 std::string new_run_id();

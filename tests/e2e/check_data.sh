@@ -37,6 +37,11 @@ write("good")
 write("label_too_big", labels=lambda rows: np.where(np.arange(rows) == 7, 3, np.arange(rows) % 3))
 write("nan_input", inputs=with_value(np.nan, 5, 17))
 write("inf_input", inputs=with_value(np.inf, 9, 0))
+write("test_nan_input", inputs=lambda rows: rng.random((rows, 1, 16, 16)).astype(np.float32))
+with h5py.File("test_nan_input.h5", "a") as f:  # in the test split only
+    x = f["test/inputs"][...]
+    x[4].flat[3] = np.nan
+    f["test/inputs"][...] = x
 write("wrong_shape", shape=(1, 12, 12))
 write("four_classes", classes=4)
 write("few_samples", n=8)
@@ -91,6 +96,8 @@ bad label_too_big "label_too_big.h5: /train/labels: label 3 at row 7 is outside 
 bad label_too_big "label_too_big.h5: /train/labels: label 3 at row 7 is outside the class range \[0, 3\)"
 bad nan_input "nan_input.h5: /train/inputs: non-finite value \(NaN\) at row 5, element 17"
 bad inf_input "inf_input.h5: /train/inputs: non-finite value \(Inf\) at row 9, element 0"
+# A test value is no training value: what it does is what the evaluation does with it.
+bad test_nan_input "test_nan_input.h5: /test/inputs: non-finite value \(NaN\) at row 4, element 3 \(after normalisation\): evaluating on it makes the test loss NaN, which stops the run \(exit 4\) unless failure.on_nonfinite = \"skip\""
 bad wrong_shape "wrong_shape.h5: /train/inputs: samples have shape \[1, 12, 12\] .* but the model expects \[1, 16, 16\]" deck.toml
 bad four_classes "cnn.toml: model.classes: the model has 3 classes, the dataset .*four_classes.h5 has 4" deck.toml
 bad few_samples "deck.toml.*train.global_batch: 16 is larger than the training split's 8 samples" deck.toml

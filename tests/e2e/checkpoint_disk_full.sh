@@ -6,10 +6,7 @@
 # resuming from it works. Skips (77) where a tmpfs cannot be mounted.
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/processes.bash"
-mnt="$dir/mnt"
-mkdir -p "$mnt"
-mount -t tmpfs -o size=3m tmpfs "$mnt" 2>/dev/null || { echo "cannot mount a tmpfs: skipped"; exit 77; }
-trap 'kill_matching "$dir/run"; umount "$mnt" 2>/dev/null || umount -l "$mnt"; rm -rf "$dir"' EXIT
+small_tmpfs 3m "$dir/run"
 
 data=$(fashion_mnist_h5)
 deck="$WT_SOURCE_DIR/inputs/fashion_mlp.toml"

@@ -10,6 +10,8 @@
 #   4. B --restart with a changed deck (optimizer.lr): its own checkpoint, a legitimate resume.
 #   5. A --restart now finds B's `latest`: refused the same way.
 #   6. A fresh run C (no --restart) into the directory B last wrote: refused, nothing changed.
+#   7. B's run directory without its run_id file: refused as a lost identity (how to restore it),
+#      not as another run's checkpoint; restored, B resumes.
 # A is given more steps than it can finish, and B is started only once A has written a
 # checkpoint: no sleep decides anything.
 source "$(dirname "$0")/lib/common.bash"
@@ -128,3 +130,21 @@ one_message c6.txt
 snapshot >after.txt
 cmp -s before.txt after.txt || fail "the refused fresh run changed $ck"
 echo "ok: a fresh run does not write over another run's checkpoints"
+
+# 7. B's run directory loses its run_id (issue 33): a resume says so, not that another run wrote
+#    the checkpoint, makes no new identity, and resumes once the file is restored.
+latest_b=$(cat "$ck/latest")
+step_b=$(sed 's/^step_0*\([0-9]*\)\.h5$/\1/' <<<"$latest_b")
+rm "$dir/B/run_id"
+status=0
+train 1 "$dir/B" --steps $((step_b + 10)) --restart >b7.txt 2>&1 || status=$?
+cat b7.txt
+echo "case 7: B --restart without its run_id: exit $status"
+[[ $status == 2 ]] || fail "B exited $status, expected 2"
+grep -qF "$dir/B: run_id: $dir/B/run_id is missing: the run directory lost the file that names its run, and $ck/$latest_b was written by run $id_b from this same directory: restore it (echo $id_b > $dir/B/run_id) and resubmit to resume it" \
+  b7.txt || fail "the refusal does not say the run_id file is missing and how to restore it"
+one_message b7.txt
+[[ ! -e $dir/B/run_id ]] || fail "the refused start made a new identity: $(cat "$dir/B/run_id")"
+echo "$id_b" >"$dir/B/run_id"
+train 1 "$dir/B" --steps $((step_b + 10)) --restart --quiet >b7b.txt 2>&1 || { cat b7b.txt; fail "B did not resume once its run_id was restored"; }
+echo "ok: a lost run_id is named as such, and restoring it resumes the run"

@@ -80,7 +80,7 @@ expect_status same_run_dir 2 "colocate.decks: 'lr_0.01.toml' and 'lr_0.01.toml' 
 bad "$dir/split.toml" $'decks = ["mlp.toml"]\nsplit_bytes = 2000000' 'memory_limit = 1000000'
 expect_status split_over_budget 2 "split.toml:6: colocate.split_bytes: 2000000 bytes is more than" "$dir/split.toml"
 bad "$dir/tiny.toml" 'decks = ["lr_0.01.toml", "mlp.toml"]' 'memory_limit = 2000000'
-expect_status budget_under_weights 3 "cannot allocate the parameter values .* out of device memory: requested 3430952 bytes" "$dir/tiny.toml"
+expect_status budget_under_weights 3 "^\[lenet_lr0.01\] wavetrain: rank 0: cannot allocate the parameter values .* out of device memory: requested 3430952 bytes" "$dir/tiny.toml"
 # A node no pairing of node groups can run (issue 34): lenet's conv1 output at batch 4096 (470 MB)
 # is more than a 100 MB budget leaves beside both jobs' weights: exit 3 before the first step,
 # naming the node, its bytes and the budget.

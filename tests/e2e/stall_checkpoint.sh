@@ -3,7 +3,8 @@
 # HDF5's and MPI-IO's, not the communicator's; the checkpointer marks the write on the heartbeat
 # board, so the stall watchdog reports it like a training collective. Two ranks checkpoint every
 # step with failure.stall_seconds = 3; a watcher stops rank 1 (SIGSTOP) the moment a checkpoint's
-# temporary file appears, i.e. after both ranks created it together and before they finish it.
+# temporary file appears, i.e. after both ranks entered the write (rank 0 creates the file to
+# reserve its space after the write's first allreduce) and before they finish it.
 # The MLP is widened (2048 units, 5.8 M parameters: a write of about 50 MB) so that the write
 # lasts far longer than the watcher takes to react on a busy machine (below).
 # Rank 0 must report that rank 1 is not responding in "checkpoint write", and the job must end

@@ -304,6 +304,34 @@ TEST_F(DeckTest, BadOverridesNameTheCommandLine) {
                {"optimizer.momentum=0", "optimizer.nesterov=true"});
 }
 
+// A key placed from another deck (a co-location deck's, over each job's) overrides the deck's own,
+// and a rule it breaks names the line that set it there; the command line still comes last.
+TEST_F(DeckTest, PlacedOverridesNameTheFileThatSetThem) {
+  const std::string d = deck("[optimizer]\nkind = \"sgd\"\nnesterov = true\nmomentum = 0.9\n");
+  const std::string other = (dir / "hpo.toml").string();
+  const RunConfig c = parse_deck(d, {"optimizer.lr=0.3"},
+                                 {{"optimizer.lr=0.2", other, 7}, {"train.epochs=3", other, 9}});
+  EXPECT_EQ(c.optimizer.lr, 0.3);
+  EXPECT_EQ(c.train.epochs, 3);
+  EXPECT_EQ(c.key_origins.at("train.epochs").file, other);
+  EXPECT_EQ(c.key_origins.at("train.epochs").line, 9);
+  try {
+    parse_deck(d, {}, {{"optimizer.momentum=0.0", other, 6}});
+    ADD_FAILURE() << "nesterov without momentum accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), d) << e.what();  // the rule is checked at the key the deck set last
+    EXPECT_EQ(e.key(), "optimizer.nesterov");
+  }
+  try {
+    parse_deck(d, {}, {{"train.epochs=0", other, 9}});
+    ADD_FAILURE() << "epochs = 0 accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), other) << e.what();
+    EXPECT_EQ(e.line(), 9);
+    EXPECT_EQ(e.key(), "train.epochs");
+  }
+}
+
 // Every field, compared one by one (deck_path aside: it names the file parsed).
 void expect_same_settings(const RunConfig& a, const RunConfig& b) {
   EXPECT_EQ(a.run.name, b.run.name);

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "app/run_control.hpp"
 #include "app/step_observer.hpp"
 #include "app/step_time_sample.hpp"
 #include "app/text_format.hpp"
@@ -14,17 +15,36 @@ namespace wt {
 
 namespace {
 
-// The trial's step times after its warm-up step, in the run summary's sample.
+// The stop signal (SIGTERM, SIGUSR1, SIGINT) any rank got, or 0: collective, zero or not alike on
+// every rank (a rank reports its own signal, else the ranks' sum, as RunControl does). The signal
+// stays recorded for the training's own control point to act on.
+int stop_requested(Communicator& comm) {
+  double signal = stop_signal_received();
+  comm.allreduce_sum(&signal, 1, 0);
+  if (signal <= 0) return 0;
+  return stop_signal_received() ? stop_signal_received() : int(signal);
+}
+
+// The trial's step times after its warm-up step, in the run summary's sample. A stop signal ends
+// the trial after the step in hand (a scheduler's grace is short; trials can be long).
 class StepTimes : public StepObserver {
  public:
-  void after_step(Job&, const StepRecord& record) override {
+  explicit StepTimes(Communicator& comm) : comm_(comm) {}
+  void after_step(Job& job, const StepRecord& record) override {
     if (warmed_up_) sample_.add(record.seconds);
     warmed_up_ = true;
+    if (const int signal = stop_requested(comm_)) {
+      signal_ = signal;
+      job.stop_after(record.step + 1);
+    }
   }
-  double median() const { return sample_.median(); }
+  double median() const { return sample_.median(); }  // 0: no step timed
+  int stop_signal() const { return signal_; }         // 0: it ran to its end
 
  private:
+  Communicator& comm_;
   bool warmed_up_ = false;
+  int signal_ = 0;
   StepTimeSample sample_{0};  // no warm-up of its own: the first step is left out above
 };
 
@@ -41,8 +61,9 @@ RunConfig trial_config(RunConfig c) {
   return c;
 }
 
+// The trial's median step time (0 when it timed none); *signal: the stop signal that ended it.
 double measure_one(const RunConfig& config, const std::string& trial_dir, int64_t steps,
-                   Communicator& comm, DeviceContext& device) {
+                   Communicator& comm, DeviceContext& device, int* signal) {
   JobOptions options;
   options.run_dir = trial_dir;
   options.max_steps = steps;
@@ -52,10 +73,11 @@ double measure_one(const RunConfig& config, const std::string& trial_dir, int64_
     job = std::make_unique<Job>(config, options, device, comm.rank(), comm.size());
   });
   job->start(comm);
-  StepTimes times;
+  StepTimes times(comm);
   TrainingLoop loop;
   loop.add_job(*job, {&times});
   loop.run();
+  *signal = times.stop_signal();
   return times.median();
 }
 
@@ -75,8 +97,10 @@ std::vector<double> measure_candidates(const std::vector<AutoCandidate>& list,
                                        DeviceContext& device, RunLog& log) {
   namespace fs = std::filesystem;
   const fs::path trials = fs::path(run_dir) / "auto_measure";
-  std::vector<double> medians;
-  for (int64_t index : indices) {
+  std::vector<double> medians(indices.size(), 0.0);  // 0: not measured
+  int signal = stop_requested(comm);                 // during the profiling that ranked them
+  for (size_t k = 0; k < indices.size() && signal == 0; ++k) {
+    const int64_t index = indices[k];
     const std::string dir = (trials / std::to_string(index)).string();
     agree_on_failure(comm, [&] {  // the profile measured for the ranking serves the trial too
       if (comm.rank() != 0) return;
@@ -87,11 +111,17 @@ std::vector<double> measure_candidates(const std::vector<AutoCandidate>& list,
     });
     log.line("wavetrain: auto.measure: %s for %lld steps", list[size_t(index)].name.c_str(),
              (long long)deck.automatic.measure_steps + 1);
-    medians.push_back(measure_one(trial_config(list[size_t(index)].config), dir,
-                                  deck.automatic.measure_steps + 1, comm, device));
-    log.line("wavetrain: auto.measure: %s: %s per step (median)", list[size_t(index)].name.c_str(),
-             human_seconds(medians.back()).c_str());
+    medians[k] = measure_one(trial_config(list[size_t(index)].config), dir,
+                             deck.automatic.measure_steps + 1, comm, device, &signal);
+    if (medians[k] > 0)
+      log.line("wavetrain: auto.measure: %s: %s per step (median)",
+               list[size_t(index)].name.c_str(), human_seconds(medians[k]).c_str());
   }
+  if (signal != 0)
+    log.line(
+        "wavetrain: auto.measure: stopped by signal %d: choosing on the measurements so far; the "
+        "run stops at its first step with a checkpoint",
+        signal);
   agree_on_failure(comm, [&] {
     if (comm.rank() == 0) fs::remove_all(trials);
   });

@@ -18,7 +18,8 @@ namespace wt {
 std::vector<int64_t> top_candidates(const AutoRanking& ranking, bool lossy_allowed, int n);
 
 // Collective: every rank trains each listed candidate for auto.measure_steps steps after one
-// warm-up step. Returns the median step seconds of each, as rank 0 measured them.
+// warm-up step. Returns the median step seconds of each, as rank 0 measured them (0: not
+// measured). A stop signal on any rank ends the trial in hand after its step and skips the rest.
 std::vector<double> measure_candidates(const std::vector<AutoCandidate>& list,
                                        const std::vector<int64_t>& indices, const RunConfig& deck,
                                        const std::string& run_dir, Communicator& comm,

@@ -115,9 +115,10 @@ void BackgroundTraining::finish() {
   const MultiplexTotals& t = multiplexer_->totals();
   const MemoryStats memory = foreground_.device().allocator().stats();
   foreground_.log().line(
-      "background: %lld steps (%lld dropped), %lld tasklets, %.3f s in tasklets, %lld holds; "
+      "background: %lld steps (%lld dropped%s), %lld tasklets, %.3f s in tasklets, %lld holds; "
       "device memory peak %.1f MB of budget %.1f MB (foreground %.1f MB, background %.1f MB)",
-      (long long)t.background_steps, (long long)t.dropped_steps, (long long)t.tasklets,
+      (long long)t.background_steps, (long long)t.dropped_steps,
+      t.stopped.empty() ? "" : ", then stopped on a failure", (long long)t.tasklets,
       t.background_seconds, (long long)t.holds, memory.peak_in_use / 1e6,
       foreground_.device().allocator().limit() / 1e6,
       foreground_.device().allocator().job_stats(0).peak_in_use / 1e6,

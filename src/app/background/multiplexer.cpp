@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "exec/executor.hpp"
+#include "exec/nonfinite_guard.hpp"
 #include "job/job.hpp"
 #include "sched/opcode_traits.hpp"
 #include "util/steady_seconds.hpp"
@@ -117,16 +118,13 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up) {
 // times (past the first's warm-up allocations) cut its steps into tasklets.
 void Multiplexer::profile_background() {
   bg_times_.set_recording(true);
-  for (int k = 0; k < 2 && background_active(); ++k) {
-    try {
+  for (int k = 0; k < 2 && background_active(); ++k)
+    background_work([&] {
       begin_background_step();
       CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
       bg_.executor().issue_step();
       finish_background_step();
-    } catch (const OutOfMemory& e) {
-      drop_background_step(e);
-    }
-  }
+    });
   bg_times_.set_recording(false);
   warn_long_nodes();
 }
@@ -219,12 +217,10 @@ bool Multiplexer::run_tasklet(const GateResult& why, int64_t step, double idle_l
   double planned_s = 0;
   int count = 0;
   const int64_t bg_step = bg_step_;
-  try {
+  background_work([&] {
     if (!background_begun_) begin_background_step();
     issue_tasklet(planned_s, count, idle_left_s);
-  } catch (const OutOfMemory& e) {
-    drop_background_step(e);
-  }
+  });
   if (count == 0 && background_begun_) return false;  // nothing fitted the idle time left
   const double end = steady_seconds();
   totals_.tasklets++;
@@ -281,6 +277,44 @@ void Multiplexer::finish_background_step() {
   background_done_ = ++bg_step_ >= bg_.total_steps();
 }
 
+bool Multiplexer::background_work(const std::function<void()>& work) {
+  try {
+    work();
+    return true;
+  } catch (const OutOfMemory& e) {
+    try {
+      drop_background_step(e);
+    } catch (const std::exception& again) {  // its observers failed on the dropped step
+      stop_background(again);
+    }
+  } catch (const std::exception& e) {
+    stop_background(e);
+  }
+  return false;
+}
+
+void Multiplexer::stop_background(const std::exception& error) {
+  if (background_begun_) {
+    try {  // it never runs again: only its step's tensors go back
+      CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
+      bg_.executor().abandon_step();
+    } catch (const std::exception&) {
+    }
+    background_begun_ = false;
+  }
+  background_done_ = true;
+  const bool diverged = dynamic_cast<const Diverged*>(&error) != nullptr;
+  totals_.stopped = std::string(diverged ? "diverged: " : "") + error.what();
+  try {
+    bg_.source().quiesce();  // no read of its data outlives it
+    bg_.log().warning("background job stopped at its step %lld: %s; the foreground trains on",
+                      (long long)(bg_step_ + 1), totals_.stopped.c_str());
+  } catch (const std::exception&) {  // its log on a full disk: the foreground's says it too
+  }
+  fg_.log().warning("background job on rank %d stopped at its step %lld: %s", fg_.comm().rank(),
+                    (long long)(bg_step_ + 1), totals_.stopped.c_str());
+}
+
 void Multiplexer::drop_background_step(const OutOfMemory& error) {
   {
     CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
@@ -335,20 +369,22 @@ void Multiplexer::log_row(const char* kind, const GateResult& why, int64_t step,
 }
 
 void Multiplexer::finish() {
-  if (background_begun_ && background_active()) {
-    try {
+  if (background_begun_ && background_active())
+    background_work([&] {
       CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
       bg_.executor().issue_step();
       finish_background_step();
-    } catch (const OutOfMemory& e) {
-      drop_background_step(e);
-    }
-  }
+    });
+  std::fflush(log_);
+  if (!totals_.stopped.empty()) return;  // no end checkpoint of a failed job: its last one stays
   // It ends with the foreground: its end checkpoint and summary name the step it reached.
   if (bg_step_ < bg_.total_steps()) bg_.end_after(bg_step_);
-  bg_.source().quiesce();
-  for (StepObserver* o : bg_observers_) o->finish(bg_);
-  std::fflush(log_);
+  try {  // no step left to drop: any failure here (its final evaluation's memory) stops it
+    bg_.source().quiesce();
+    for (StepObserver* o : bg_observers_) o->finish(bg_);
+  } catch (const std::exception& e) {
+    stop_background(e);
+  }
 }
 
 }  // namespace wt

@@ -13,7 +13,9 @@
 // The background's steps run on and on across foreground steps until its deck's total; the
 // foreground's are untouched (separate model, optimizer, data, generator and memory account).
 // A background out-of-memory drops that background step (three in a row stop the background);
-// it never fails the foreground. Ablations: priority = false makes the background an
+// any other failure of the background (it diverged, its dataset changed, a write of its own
+// failed) stops it, logged with its "[background r]" prefix and in its own log. Neither ever
+// fails the foreground. Ablations: priority = false makes the background an
 // equal-priority stream (a foreground instruction and a background tasklet in turn, no gate);
 // pacing = false runs a whole background step at a time. fit_to_wait (ours, not the paper's):
 // a tasklet also ends before the foreground's wait is expected to (its solo time less the time
@@ -22,6 +24,8 @@
 // Every tasklet (and the first hold of each kind per wait and step) is a row of
 // <background run dir>/tasklets.csv, times in steady_clock seconds (trace.h5's clock_origin_ns).
 #include <cstdio>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +46,7 @@ struct MultiplexTotals {
   int64_t tasklets = 0;
   int64_t holds = 0;              // the gate's holds: the first of each kind per wait and step
   double background_seconds = 0;  // inside tasklets
+  std::string stopped;            // why the background stopped on a failure; "" = it did not
 };
 
 class Multiplexer : public StepDriver {
@@ -77,7 +82,11 @@ class Multiplexer : public StepDriver {
   bool background_active() const { return !background_done_; }
   void begin_background_step();
   void finish_background_step();
+  // Runs background work: an out-of-memory drops the step, any other error stops the background.
+  // False when it failed.
+  bool background_work(const std::function<void()>& work);
   void drop_background_step(const OutOfMemory& error);
+  void stop_background(const std::exception& error);
   void hold(const GateResult& why, int64_t step);
   void apply_slow_hook(int64_t step);
   void log_row(const char* kind, const GateResult& why, int64_t step, double begin, double end,

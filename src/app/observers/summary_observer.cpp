@@ -22,6 +22,7 @@ SummaryObserver::SummaryObserver(Job& job, std::chrono::steady_clock::time_point
 
 void SummaryObserver::after_step(Job&, const StepRecord& record) {
   step_times_.add(record.seconds);
+  ++steps_run_;
   // After the first step, whose first uses allocate (and zero) the step's results and the
   // optimizer's state once.
   if (record.step > result_.start_step)
@@ -51,7 +52,8 @@ void SummaryObserver::write_summary(Job& job, double peak_rss_mb,
     << ",\n  \"steps\": " << result_.steps << ",\n  \"resumed_from_step\": " << result_.start_step
     << ",\n  \"skipped_steps\": " << result_.skipped_steps
     << ",\n  \"global_batch\": " << job.config().train.global_batch
-    << ",\n  \"samples_per_s_median\": " << result_.samples_per_s_median
+    << ",\n  \"samples_per_s_median\": "
+    << (steps_run_ > 0 ? format_number("%g", result_.samples_per_s_median) : "null")
     << ",\n  \"wall_s\": " << result_.wall_s << ",\n  \"test_accuracy\": " << result_.test_accuracy
     << ",\n  \"peak_rss_mb\": " << peak_rss_mb
     << ",\n  \"peak_device_mb\": " << memory.peak_reserved / 1048576.0
@@ -105,6 +107,14 @@ void SummaryObserver::finish(Job& job) {
                                                     : job.no_evaluation_reason()) +
                 ")"
           : "final test accuracy " + format_number("%.4f", result_.test_accuracy);
+  if (steps_run_ == 0) {
+    job.log().result(
+        "wavetrain: done: no step to run, the checkpoint at step %lld already completes the %lld "
+        "steps (in %s); %s",
+        (long long)result_.start_step, (long long)result_.steps,
+        format_duration(result_.wall_s).c_str(), final_eval.c_str());
+    return;
+  }
   job.log().result("wavetrain: done: %lld steps in %s, median %.0f samples/s, %s",
                    (long long)result_.steps, format_duration(result_.wall_s).c_str(),
                    result_.samples_per_s_median, final_eval.c_str());

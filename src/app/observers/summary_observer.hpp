@@ -1,7 +1,8 @@
 #pragma once
 // The run's outcome: the median step rate (app/step_time_sample.hpp), the peak resident set over
-// the ranks and each rank's device memory peaks (a collective), summary.json and the final line: "done" with the test accuracy, or
-// "stopped ... with a checkpoint" when a stop ended the run.
+// the ranks and each rank's device memory peaks (a collective), summary.json and the final line:
+// "done" with the test accuracy (and no rate when this start ran no step: the checkpoint it
+// resumed already completed the run), or "stopped ... with a checkpoint" when a stop ended it.
 #include <chrono>
 #include <vector>
 
@@ -28,6 +29,7 @@ class SummaryObserver : public StepObserver {
   const EvaluationObserver& evaluation_;
   StepTimeSample step_times_;
   int64_t most_synchronizations_ = -1;  // in one step, the strict device only
+  int64_t steps_run_ = 0;               // in this start: none when a resume already completes it
   TrainResult result_;
 };
 

@@ -44,3 +44,13 @@ kill_matching() {  # pattern
     kill -CONT "$p" 2>/dev/null || true
   done
 }
+
+# Mounts a tmpfs of size $1 at $dir/mnt (set as $mnt), a small real file system to fill; when the
+# test exits, the processes whose command line contains $2 are ended, then it is unmounted. Skips
+# the test (77) where a tmpfs cannot be mounted (not root).
+small_tmpfs() {  # size pattern
+  mnt="$dir/mnt"
+  mkdir -p "$mnt"
+  mount -t tmpfs -o size="$1" tmpfs "$mnt" 2>/dev/null || { echo "cannot mount a tmpfs: skipped"; exit 77; }
+  trap "kill_matching '$2'; umount '$mnt' 2>/dev/null || umount -l '$mnt'; rm -rf '$dir'" EXIT
+}
