@@ -8,6 +8,7 @@
 #include "app/job_failure.hpp"
 #include "app/job_observers.hpp"
 #include "app/paired_rounds.hpp"
+#include "app/run_control.hpp"
 #include "app/training_loop.hpp"
 #include "comm/failure_agreement.hpp"
 #include "deck/component_options.hpp"
@@ -77,9 +78,13 @@ TrainResult train_colocated(const RunConfig& cfg, const TrainOptions& options, C
   TrainingLoop loop;
   if (cfg.colocate.sharing == "nodegroups") loop.set_paired_rounds(&pairs);
   loop.set_interleaved(cfg.colocate.sharing == "unordered");
+  // One stop decision per pass for every job (a signal, the walltime): they all stop after the
+  // same round. The first job's checkpoint.every_seconds and walltime margin.
+  RunControl stops(decks.front(), options.walltime_s, comm, t_start);
   std::vector<std::unique_ptr<JobObservers>> observers;
   for (size_t k = 0; k < jobs.size(); ++k) {
-    observers.push_back(std::make_unique<JobObservers>(*jobs[k], decks[k], options, t_start));
+    observers.push_back(
+        std::make_unique<JobObservers>(*jobs[k], decks[k], options, t_start, &stops));
     loop.add_job(*jobs[k], observers.back()->list());
   }
   loop.run();

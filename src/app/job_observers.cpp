@@ -7,19 +7,22 @@
 namespace wt {
 
 JobObservers::JobObservers(Job& job, const RunConfig& config, const TrainOptions& options,
-                           std::chrono::steady_clock::time_point t_start)
+                           std::chrono::steady_clock::time_point t_start,
+                           RunControl* shared_control)
     : callback_(options.on_step),
       trace_(config.trace.enabled ? std::make_unique<TraceObserver>(job) : nullptr),
       metrics_(t_start, config.failure),
       evaluation_(t_start, metrics_),
-      checkpoints_(job, options.walltime_s, t_start),
+      checkpoints_(shared_control
+                       ? std::make_unique<CheckpointObserver>(job, *shared_control)
+                       : std::make_unique<CheckpointObserver>(job, options.walltime_s, t_start)),
       summary_(job, t_start, evaluation_) {}
 
 std::vector<StepObserver*> JobObservers::list() {
   std::vector<StepObserver*> observers{&callback_};
   if (trace_) observers.push_back(trace_.get());
   for (StepObserver* o : std::initializer_list<StepObserver*>{&progress_, &metrics_, &evaluation_,
-                                                              &checkpoints_, &summary_})
+                                                              checkpoints_.get(), &summary_})
     observers.push_back(o);
   return observers;
 }

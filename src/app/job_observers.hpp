@@ -19,8 +19,10 @@ namespace wt {
 
 class JobObservers {
  public:
+  // shared_control: the stop decisions of the jobs co-located with this one (nullptr: its own).
   JobObservers(Job& job, const RunConfig& config, const TrainOptions& options,
-               std::chrono::steady_clock::time_point t_start);
+               std::chrono::steady_clock::time_point t_start,
+               RunControl* shared_control = nullptr);
   std::vector<StepObserver*> list();
   TrainResult result() { return summary_.result(); }
 
@@ -42,7 +44,7 @@ class JobObservers {
   ProgressObserver progress_;
   MetricsObserver metrics_;
   EvaluationObserver evaluation_;
-  CheckpointObserver checkpoints_;
+  std::unique_ptr<CheckpointObserver> checkpoints_;
   SummaryObserver summary_;
 };
 

@@ -52,13 +52,8 @@ int simulate_or_inspect(const wt::CommandLine& cli, const wt::RunConfig& deck, i
   if (!deck.colocate.decks.empty()) {  // several jobs on one device (app/colocated_inspect)
     if (cli.simulate)
       wt::simulate_colocated(deck, {ranks, cli.device, cli.profile, cli.simulate_trace}, std::cout);
-    else if (cli.show_schedule)
+    else  // --show-stages, --show-plan and --show-auto were refused with the deck (job_deck_use)
       wt::show_colocated_schedule(deck, ranks, std::cout);
-    else
-      throw wt::InputError(deck.deck_path, 0, "colocate.decks",
-                           "a co-location deck has no model of its own: --show-schedule and "
-                           "--simulate show its round; --show-stages, --show-plan and --show-auto "
-                           "take one of its decks");
     return 0;
   }
   if (cli.show_auto) {
@@ -96,15 +91,14 @@ int simulate_or_inspect(const wt::CommandLine& cli, const wt::RunConfig& deck, i
   return 0;
 }
 
-// The option that reads `deck` as one job's, or "" when the command line trains it (a co-location
-// deck's jobs are each a deck of their own).
+// The option that reads `deck` as one job's, or "" when the command line trains it or shows a
+// co-location deck's round (a co-location deck's jobs are each a deck of their own).
 std::string job_deck_use(const wt::CommandLine& cli) {
   if (!cli.check_data.empty()) return "--check-data --deck";
-  for (const auto& [set, name] : {std::pair{cli.simulate, "--simulate"},
-                                  {cli.show_plan, "--show-plan"},
+  // --simulate and --show-schedule of a co-location deck show its round (app/colocated_inspect).
+  for (const auto& [set, name] : {std::pair{cli.show_plan, "--show-plan"},
                                   {cli.show_auto, "--show-auto"},
-                                  {cli.show_stages, "--show-stages"},
-                                  {cli.show_schedule, "--show-schedule"}})
+                                  {cli.show_stages, "--show-stages"}})
     if (set) return name;
   return "";
 }

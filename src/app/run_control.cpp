@@ -75,14 +75,15 @@ double RunControl::next_sync_interval(double step_seconds) const {
   return std::clamp(std::floor(kSyncPeriod / typical), 1.0, std::max(ceiling, 1.0));
 }
 
-RunAction RunControl::after_step(int64_t steps_done, double step_seconds) {
+RunAction RunControl::after_step(double step_seconds, int64_t pass) {
+  if (pass >= 0 && pass == last_pass_) return last_action_;
   RunAction action;
   slowest_step_ = std::max(slowest_step_, step_seconds);
   seconds_since_sync_ += step_seconds;
   ++steps_since_sync_;
-  const int64_t every = config_.checkpoint.every_steps;
-  if (every > 0 && steps_done % every == 0) action.checkpoint = true;
-  if (steps_done < next_sync_) return action;
+  last_pass_ = pass;
+  last_action_ = action;
+  if (++decisions_ < next_sync_) return action;
 
   // {signal, time says checkpoint, walltime says stop, next interval}: only rank 0 contributes
   // the last three, so the sum is rank 0's decision.
@@ -104,7 +105,7 @@ RunAction RunControl::after_step(int64_t steps_done, double step_seconds) {
   sync_interval_ = int64_t(v[3]);
   seconds_since_sync_ = 0;
   steps_since_sync_ = 0;
-  next_sync_ = steps_done + sync_interval_;
+  next_sync_ = decisions_ + sync_interval_;
   if (v[0] > 0) {
     action.checkpoint = action.stop = true;
     // The sum of signal numbers is not a signal number; report ours, or the common one.
@@ -112,6 +113,7 @@ RunAction RunControl::after_step(int64_t steps_done, double step_seconds) {
   }
   if (v[1] > 0) action.checkpoint = true;
   if (v[2] > 0) action.checkpoint = action.stop = action.walltime = true;
+  last_action_ = action;
   return action;
 }
 

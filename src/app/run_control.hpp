@@ -1,7 +1,7 @@
 #pragma once
 // Decides, the same way on every rank, when to write a checkpoint and when to stop early:
-// every N steps (known everywhere), every T seconds and before --walltime runs out (rank 0's
-// clock decides), and on SIGTERM/SIGUSR1/SIGINT (whichever rank got it). The time- and
+// every T seconds and before --walltime runs out (rank 0's clock decides), and on
+// SIGTERM/SIGUSR1/SIGINT (whichever rank got it). The time- and
 // signal-driven decisions need one tiny allreduce; it runs every `sync interval` steps, an interval
 // rank 0 picks from the measured step time so that it costs ~nothing however short steps are, and
 // broadcasts inside that same allreduce.
@@ -32,8 +32,11 @@ class RunControl {
   RunControl(const RunConfig& config, double walltime_s, Communicator& comm,
              std::chrono::steady_clock::time_point start);
 
-  // Called after every completed step (steps_done = steps completed so far), collectively.
-  RunAction after_step(int64_t steps_done, double step_seconds);
+  // Called after every completed step, collectively (checkpoint.every_steps, known everywhere, is
+  // the caller's: app/observers/checkpoint_observer.cpp). Jobs co-located on a rank share one controller: the first of a loop's `pass` (>= 0) to finish
+  // decides for all of them (one signal, one sync interval), so they all stop after the same
+  // pass, each at its own step; each job's own checkpoint.every_steps is its observer's.
+  RunAction after_step(double step_seconds, int64_t pass = -1);
   // Tells the controller how long the last checkpoint write took (for the walltime margin).
   void checkpoint_written(double seconds);
 
@@ -50,7 +53,10 @@ class RunControl {
   int64_t steps_since_sync_ = 0;
   double checkpoint_seconds_ = 0;
   int64_t sync_interval_ = 1;
-  int64_t next_sync_ = 1;
+  int64_t decisions_ = 0;  // decisions taken (steps, or passes when shared)
+  int64_t next_sync_ = 1;  // the decision that syncs next
+  int64_t last_pass_ = -1;
+  RunAction last_action_;  // the last pass's decision, for the other jobs of that pass
 };
 
 }  // namespace wt

@@ -17,6 +17,9 @@ struct StepRecord {
   // The strict device: how many times the host waited for the device during the step (a GPU
   // host's blocking copies and synchronisations); -1 on other devices.
   int64_t device_synchronizations = -1;
+  // The training loop's pass that ran it: co-located jobs stepped in one pass share one stop
+  // decision (RunControl); -1 outside a training loop.
+  int64_t pass = -1;
 };
 
 class StepObserver {

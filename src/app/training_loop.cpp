@@ -26,6 +26,7 @@ void TrainingLoop::step_once(Entry& entry) {
   const uint64_t synchronizations = device.synchronizations();
   StepRecord record;
   record.step = step;
+  record.pass = pass_;
   record.stats = driver_ ? driver_->run_step(job, step) : job.run_step(step);
   record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (device.counts_synchronizations())
@@ -89,6 +90,7 @@ void TrainingLoop::step_together(const std::vector<Entry*>& round) {
     const FailingJobScope failing(*entry->job);
     StepRecord record;
     record.step = entry->next_step;
+    record.pass = pass_;
     record.stats = entry->job->finish_step(entry->next_step);
     record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (StepObserver* o : entry->observers) o->after_step(*entry->job, record);
@@ -98,7 +100,7 @@ void TrainingLoop::step_together(const std::vector<Entry*>& round) {
 }
 
 void TrainingLoop::run() {
-  for (bool stepped = true; stepped;) {
+  for (bool stepped = true; stepped; ++pass_) {
     stepped = false;
     std::vector<Entry*> round;
     for (Entry& entry : entries_) {

@@ -43,6 +43,7 @@ class TrainingLoop {
   void finish(Entry& entry);
   static void settle_memory(DeviceContext& device);
   std::vector<Entry> entries_;
+  int64_t pass_ = 0;  // passes over the jobs so far (StepRecord::pass)
   bool interleaved_ = false;
   PairedRounds* pairs_ = nullptr;
   StepDriver* driver_ = nullptr;

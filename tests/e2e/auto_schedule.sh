@@ -146,6 +146,6 @@ set +e
 "$WAVETRAIN" "$dir/co.toml" --steps 1 --run-dir "$dir/co" 2>"$dir/co.err"
 rc=$?
 set -e
-[[ $rc == 2 ]] && grep -q 'job.toml:6: schedule.kind: "auto" chooses a schedule for a job that has its ranks to itself' "$dir/co.err" ||
+[[ $rc == 2 ]] && grep -q "job.toml:6: schedule.kind: job 'auto_job' ('job.toml'): \"auto\" chooses a schedule for a job that has its ranks to itself" "$dir/co.err" ||
   fail "auto in a co-located deck: exit $rc, $(cat "$dir/co.err")"
 echo "ok: all auto checks"

@@ -6,12 +6,20 @@ namespace wt {
 
 CheckpointObserver::CheckpointObserver(Job& job, double walltime_s,
                                        std::chrono::steady_clock::time_point run_start)
-    : control_(job.config(), walltime_s, job.comm(), run_start),
+    : own_(std::make_unique<RunControl>(job.config(), walltime_s, job.comm(), run_start)),
+      control_(*own_),
+      every_steps_(job.config().checkpoint.every_steps),
+      last_checkpoint_(job.start_step() > 0 ? job.start_step() : -1) {}
+
+CheckpointObserver::CheckpointObserver(Job& job, RunControl& shared)
+    : control_(shared),
+      every_steps_(job.config().checkpoint.every_steps),
       last_checkpoint_(job.start_step() > 0 ? job.start_step() : -1) {}
 
 void CheckpointObserver::after_step(Job& job, const StepRecord& record) {
   const int64_t done = record.step + 1;
-  const RunAction action = control_.after_step(done, record.seconds);
+  RunAction action = control_.after_step(record.seconds, record.pass);
+  if (every_steps_ > 0 && done % every_steps_ == 0) action.checkpoint = true;
   if (action.checkpoint) {
     job.source().quiesce();
     control_.checkpoint_written(job.checkpointer().save(done));

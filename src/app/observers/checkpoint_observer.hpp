@@ -15,11 +15,15 @@ class CheckpointObserver : public StepObserver {
  public:
   // walltime_s: --walltime (0 = none), counted from run_start. Collective (every rank).
   CheckpointObserver(Job& job, double walltime_s, std::chrono::steady_clock::time_point run_start);
+  // A job co-located with others: `shared` decides for all of them, once per loop pass.
+  CheckpointObserver(Job& job, RunControl& shared);
   void after_step(Job& job, const StepRecord& record) override;
   void finish(Job& job) override;
 
  private:
-  RunControl control_;
+  std::unique_ptr<RunControl> own_;
+  RunControl& control_;
+  int64_t every_steps_;
   int64_t last_checkpoint_;
 };
 
