@@ -19,11 +19,11 @@
 #include "ops/host/attention.hpp"
 #include "ops/host/batchnorm.hpp"
 #include "ops/host/elementwise.hpp"
-#include "ops/portable/fast_math.hpp"
 #include "ops/host/layer_norm.hpp"
 #include "ops/host/optimizer_updates.hpp"
 #include "ops/host/rows.hpp"
 #include "ops/host/softmax_xent.hpp"
+#include "ops/portable/fast_math.hpp"
 
 // Batch norm and layer norm as they were (kokkos_kernels.sh takes the files from git history).
 namespace wt::ops_loop {

@@ -1,8 +1,8 @@
 #pragma once
 // The tests' device: one device context for the whole test binary (in the product, each rank
 // owns one). WT_TEST_DEVICE=strict makes it the strict device (ctest runs the MPI equivalence
-// tests that way too, under three WT_TEST_STRICT_SEED stream orders); default host. Never destroyed, so a tensor a test keeps in static storage
-// can still give its block back at exit.
+// tests that way too, under three WT_TEST_STRICT_SEED stream orders); default host. Never
+// destroyed, so a tensor a test keeps in static storage can still give its block back at exit.
 #include <cstdlib>
 #include <string>
 #include <vector>

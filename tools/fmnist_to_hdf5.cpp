@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "data/idx_convert.hpp"
-#include "util/input_error.hpp"
 #include "tool_command_line.hpp"
+#include "util/input_error.hpp"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "data/text_convert.hpp"
-#include "util/input_error.hpp"
 #include "tool_command_line.hpp"
+#include "util/input_error.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{

@@ -21,8 +21,7 @@ class JobObservers {
  public:
   // shared_control: the stop decisions of the jobs co-located with this one (nullptr: its own).
   JobObservers(Job& job, const RunConfig& config, const TrainOptions& options,
-               std::chrono::steady_clock::time_point t_start,
-               RunControl* shared_control = nullptr);
+               std::chrono::steady_clock::time_point t_start, RunControl* shared_control = nullptr);
   std::vector<StepObserver*> list();
   TrainResult result() { return summary_.result(); }
 

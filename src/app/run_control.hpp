@@ -33,9 +33,10 @@ class RunControl {
              std::chrono::steady_clock::time_point start);
 
   // Called after every completed step, collectively (checkpoint.every_steps, known everywhere, is
-  // the caller's: app/observers/checkpoint_observer.cpp). Jobs co-located on a rank share one controller: the first of a loop's `pass` (>= 0) to finish
-  // decides for all of them (one signal, one sync interval), so they all stop after the same
-  // pass, each at its own step; each job's own checkpoint.every_steps is its observer's.
+  // the caller's: app/observers/checkpoint_observer.cpp). Jobs co-located on a rank share one
+  // controller: the first of a loop's `pass` (>= 0) to finish decides for all of them (one signal,
+  // one sync interval), so they all stop after the same pass, each at its own step; each job's own
+  // checkpoint.every_steps is its observer's.
   RunAction after_step(double step_seconds, int64_t pass = -1);
   // Tells the controller how long the last checkpoint write took (for the walltime margin).
   void checkpoint_written(double seconds);

@@ -48,7 +48,7 @@ class MpiCommunicator : public Communicator {
   std::unique_ptr<CommRequest> ibroadcast_typed(void* data, int64_t count, MPI_Datatype type,
                                                 int root_world_rank, int group);
   int group_rank_of(int group, int world_rank) const;
-  std::vector<MPI_Comm> comms_;                     // by group id; MPI_COMM_NULL where not a member
+  std::vector<MPI_Comm> comms_;  // by group id; MPI_COMM_NULL where not a member
   // The host's blocking byte collectives (broadcast_bytes, scatter_bytes) have their own
   // communicator: a LoadBatch's scatter runs when the host issues it, while a device backend
   // starts the transfers issued before it only once their stream reaches them, so on one

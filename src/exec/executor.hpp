@@ -233,8 +233,8 @@ class Executor {
   std::vector<double> wait_since_;  // per stream: when an observed Wait first blocked, else -1
   std::vector<int> visit_order_;    // streams by priority (stream_visit_order)
   const Instruction* issuing_ = nullptr;  // the instruction being issued, while it is
-  double completed_in_issue_ = -1;         // when its own event completed during its issue
-  int current_stream_ = 0;          // the running instruction's stream: its allocations' stream
+  double completed_in_issue_ = -1;        // when its own event completed during its issue
+  int current_stream_ = 0;  // the running instruction's stream: its allocations' stream
   std::vector<TransferAccess> touches_;  // the issuing transfer's (comm_touches)
   NonFiniteGuard* guard_ = nullptr;
   WeightCodec codec_;

@@ -17,7 +17,8 @@ MetricsWriter::MetricsWriter(const std::string& path, bool append) {
   if (!has_header)
     file_.write(
         "kind,step,epoch,loss,accuracy,lr,samples_per_s,wall_s,peak_device_mb,rss_mb,"
-        "preload_hits,preload_misses,peak_in_use_mb,forced_syncs,fragmentation,system_allocations\n");
+        "preload_hits,preload_misses,peak_in_use_mb,forced_syncs,fragmentation,system_"
+        "allocations\n");
 }
 
 void MetricsWriter::write(const MetricsRow& r) {

@@ -5,9 +5,9 @@
 #include <map>
 #include <stdexcept>
 
-#include "util/input_error.hpp"
 #include "model/layer_args.hpp"
 #include "model/layer_registry.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 
