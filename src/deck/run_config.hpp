@@ -92,8 +92,8 @@ struct RunConfig {
     bool measure = false;        // run the top three candidates and keep the fastest measured
     int64_t measure_steps = 4;   // timed steps per measured candidate (after one warm-up)
     bool lossy = false;          // a candidate with the lossy weight codec may be chosen
-    double memory_margin = 1.4;  // a candidate fits when its predicted peak x this is within
-                                 // device.memory_limit (the simulator leaves out workspaces)
+    double memory_margin = 1.25;  // a candidate fits when its predicted peak x this is within
+                                  // device.memory_limit (the allocator's fragmentation, workspaces)
   } automatic;
 
   // DeepPool's burst planner (plan/burst_planner.hpp).

@@ -140,6 +140,15 @@ int64_t CostModel::saved_bytes(int stage, int node_begin, int node_end, int64_t 
   return b * samples;
 }
 
+int64_t CostModel::backward_working_bytes(int stage, int node_begin, int node_end,
+                                          int64_t samples) const {
+  range(stage, &node_begin, &node_end);
+  int64_t most = 0;
+  for (int n = node_begin; n < node_end; ++n)
+    most = std::max(most, nodes_[n].out_bytes + (n > 0 ? nodes_[n - 1].out_bytes : 0));
+  return most * samples;
+}
+
 bool CostModel::crosses_nodes(const std::vector<int>& group) const {
   const int per_node = std::max(1, device_.ranks_per_node);
   for (int r : group)

@@ -39,6 +39,10 @@ class CostModel {
   int64_t optimizer_bytes(int stage) const;
   // Activations a forward pass keeps for backward: every node's output.
   int64_t saved_bytes(int stage, int node_begin, int node_end, int64_t samples) const;
+  // What a backward pass holds beside them while it runs: at its largest node, the gradient of
+  // the node's output and the one of its input, both alive at once (the input taken as the
+  // previous node's output; none for the model's first node).
+  int64_t backward_working_bytes(int stage, int node_begin, int node_end, int64_t samples) const;
 
   // One message between two world ranks, and collectives over a group of world ranks.
   double message_s(int64_t bytes, int from, int to) const;

@@ -326,6 +326,7 @@ class Simulation {
       // Compute on this rank's engine.
       double cost = 0;
       const int64_t n = slot_samples(rank, ins);
+      int64_t working = 0;  // a Backward's working set, released with its saved activations
       switch (ins.op) {
         case OpCode::LoadBatch:  // labels alone: the slot's samples arrive from a peer
           if (!ins.labels_only)
@@ -347,10 +348,15 @@ class Simulation {
           memory_delta(rank, std::max(st.time, compute_free_[rank]), held);
           break;
         }
-        case OpCode::Backward:
+        case OpCode::Backward: {
           cost = job_costs(ins.job).backward_s(ins.stage, ins.node_begin, ins.node_end, n);
-          borrow(rank, ins, true, true, std::max(st.time, compute_free_[rank]));
+          const double begins = std::max(st.time, compute_free_[rank]);
+          borrow(rank, ins, true, true, begins);
+          working = job_costs(ins.job).backward_working_bytes(ins.stage, ins.node_begin,
+                                                              ins.node_end, n);
+          memory_delta(rank, begins, working);
           break;
+        }
         case OpCode::Step:
           cost = job_costs(ins.job).step_s(ins.stage);
           break;
@@ -368,7 +374,8 @@ class Simulation {
       st.time = run_compute(rank, stream, ins, st.time, cost);
       if (ins.op == OpCode::Backward)  // its part of the saved activations is released
         memory_delta(rank, st.time,
-                     -job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n));
+                     -job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n) -
+                         working);
       if (residency_[rank].release_values_after[stream][st.pc])  // a borrowed stage's last read
         borrow(rank, ins, false, false, st.time);
       ++st.pc;
