@@ -54,6 +54,9 @@ ${4:-}
 DECK
 }
 with_bg=$'[background]\ndeck = "bg.toml"\nwarmup_steps = 2'
+# Every pipeline run cuts lenet by FLOPs: a cut balanced by profiled time is measured in each run
+# directory, and under load two runs measured different cuts (weights of other shapes).
+pipeline=$'kind = "pipeline"\nmicrobatches = 1\nbalance = "flops"'
 burst='kind = "burst"
 [burst]
 ranks = [2,2,2,2,2,2,2,1,1,1,1]'
@@ -68,7 +71,7 @@ ckpt() { printf '%s/checkpoints/step_%08d.h5' "$1" "$2"; }
 for schedule in gang pipeline burst; do
   case $schedule in
     gang) lines='kind = "gang"' ;;
-    pipeline) lines=$'kind = "pipeline"\nmicrobatches = 1' ;;
+    pipeline) lines=$pipeline ;;
     burst) lines=$burst ;;
   esac
   fg_deck "$dir/$schedule.toml" "$schedule" "$lines"
@@ -127,7 +130,7 @@ echo "ok a resumed foreground resumes each rank's background from its checkpoint
 budget=$'[device]\nmemory_limit = 40000000'
 memory_case() {  # name, background memory_limit, background batch, expected log line
   sed "s/global_batch = 8/global_batch = $3/; s/max_steps = 6/max_steps = 40/" "$dir/bg.toml" >"$dir/bg_$1.toml"
-  fg_deck "$dir/$1.toml" "$1" $'kind = "pipeline"\nmicrobatches = 1' \
+  fg_deck "$dir/$1.toml" "$1" "$pipeline" \
     "$(printf '[background]\ndeck = "bg_%s.toml"\nwarmup_steps = 2\nmemory_limit = %s\n%s' "$1" "$2" "$budget")"
   mpirun -np 2 "$WAVETRAIN" "$dir/$1.toml" --steps $steps >"$dir/$1.out" 2>&1 ||
     { cat "$dir/$1.out"; fail "$1: the foreground failed"; }
