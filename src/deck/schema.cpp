@@ -190,7 +190,12 @@ std::vector<KeyDef> schedule_keys() {
           .one_of({"raw", "paper"}),
       key("compress", "rounding", WT_FIELD(compress.rounding), "truncate (the paper) or nearest")
           .one_of({"truncate", "nearest"}),
-      // [colocate]
+  };
+}
+
+// [colocate]: Waterwave's co-location of several jobs on one device.
+std::vector<KeyDef> colocate_keys() {
+  return {
       key("colocate", "decks", WT_FIELD(colocate.decks),
           "Waterwave: train these decks' jobs together on this deck's device (relative to this "
           "deck's directory), each into <run dir>/<its run.name>/; [] = this deck's own job"),
@@ -394,8 +399,8 @@ std::vector<KeyDef> runtime_keys() {
 const std::vector<KeyDef>& deck_schema() {
   static const std::vector<KeyDef> schema = [] {
     std::vector<KeyDef> all;
-    for (auto part : {run_keys, optimizer_keys, schedule_keys, auto_keys, background_keys,
-                      train_keys, runtime_keys}) {
+    for (auto part : {run_keys, optimizer_keys, schedule_keys, colocate_keys, auto_keys,
+                      background_keys, train_keys, runtime_keys}) {
       std::vector<KeyDef> keys = part();
       all.insert(all.end(), keys.begin(), keys.end());
     }
