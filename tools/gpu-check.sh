@@ -183,7 +183,8 @@ if [[ -n $torch_modes ]]; then
   done
 fi
 # ---- training on the GPU (tools/gpu-train-check.sh) ----
-if [[ -n $train_proofs && $status == 0 ]]; then
+# The training proofs run also after a failed op check (they tell other things), not without a GPU.
+if [[ -n $train_proofs && $status != 77 ]]; then
   section "training proofs ($train_proofs)"
   if [[ -z "$bundle" || ! -x "$bundle/bin/wavetrain" ]]; then
     echo "gpu-check.sh: --train needs a bundle made with make-gpu-bundle.sh --training"

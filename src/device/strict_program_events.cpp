@@ -112,9 +112,13 @@ class StrictProgramEvents final : public ProgramEvents {
   }
 
   bool poll() override {
+    // True while anything was in flight, also when this poll saw the last of it complete.
     bool any = false;
     for (size_t e = 0; e < events_.size(); ++e)
-      if (in_flight(int(e)) && !completed(int(e))) any = true;
+      if (in_flight(int(e))) {
+        any = true;
+        (void)completed(int(e));
+      }
     return any;
   }
 

@@ -125,7 +125,7 @@ void Tensor::throw_host_access() const {
   const std::string name = block_->label.empty() ? "an unnamed tensor" : "'" + block_->label + "'";
   throw HostAccessError("host code accessed device memory of " + name + " " + shape_str(shape_) +
                         " (allocated on stream " + std::to_string(block_->stream) +
-                        ") on the strict device: copy it through a staged copy "
+                        "), which this device keeps from the host: copy it through a staged copy "
                         "(Tensor::to_host / copy_from_host) or run it as device work");
 }
 

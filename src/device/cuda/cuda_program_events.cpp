@@ -121,10 +121,15 @@ class CudaProgramEvents final : public ProgramEvents {
   }
 
   bool poll() override {
+    // True while anything was in flight, also when this very poll saw the last of it complete:
+    // that is progress, and the executor's deadlock check must not read it as none.
     pump();
     bool any = false;
     for (size_t e = 0; e < events_.size(); ++e)
-      if (in_flight(int(e)) && !completed(int(e))) any = true;
+      if (in_flight(int(e))) {
+        any = true;
+        (void)completed(int(e));
+      }
     return any;
   }
 
