@@ -139,6 +139,16 @@ Op matrix_op(const Case& c, const CudaOps& o, Buffers& b) {
     float *a = b.random(m * k), *bm = b.random(k * n), *y = b.random(m * n);
     return [=, &o] { o.OpsBackend::gemm(ta, tb, m, n, k, 1.0f, a, bm, 0.0f, y); };
   }
+  if (c.op == "gemm_batched") {  // contiguous matrices, one after another
+    const bool ta = c["ta"], tb = c["tb"];
+    const int64_t m = c["m"], n = c["n"], k = c["k"], batch = c["batch"];
+    float *a = b.random(batch * m * k), *bm = b.random(batch * k * n);
+    float* y = b.random(batch * m * n);
+    return [=, &o] {
+      o.gemm_batched(ta, tb, m, n, k, 1.0f, a, ta ? m : k, m * k, bm, tb ? k : n, k * n, 0.0f, y, n,
+                     m * n, batch);
+    };
+  }
   const int64_t rows = c["rows"], in = c["inp"], out = c["out"];
   float *x = b.random(rows * in), *w = b.random(out * in), *y = b.random(rows * out);
   float* bias = c["bias"] ? b.random(out) : nullptr;
@@ -215,7 +225,7 @@ Op row_op(const Case& c, const CudaOps& o, Buffers& b) {
     int64_t* ids = b.ids(rows, vocab);
     float *table = b.random(vocab * width), *y = b.random(rows * width);
     if (c.op == "gather_rows") return [=, &o] { o.gather_rows(table, ids, rows, width, y); };
-    return [=, &o] { o.scatter_add_rows(y, ids, rows, width, table); };
+    return [=, &o] { o.scatter_add_rows(y, ids, rows, width, table, vocab); };
   }
   if (c.op == "add_row" || c.op == "add_column_sums") {
     const int64_t rows = c["rows"], width = c["width"];
@@ -224,11 +234,11 @@ Op row_op(const Case& c, const CudaOps& o, Buffers& b) {
     return [=, &o] { o.add_column_sums(x, rows, width, row); };
   }
   if (c.op == "causal_softmax" || c.op == "causal_softmax_backward") {
-    const int64_t t = c["t"];
-    float *p = b.random(t * t), *g = b.random(t * t);
-    o.causal_softmax(p, t);  // probabilities for the backward
-    if (c.op == "causal_softmax") return [=, &o] { o.causal_softmax(g, t); };
-    return [=, &o] { o.causal_softmax_backward(p, g, t); };
+    const int64_t t = c["t"], count = c["count"];
+    float *p = b.random(count * t * t), *g = b.random(count * t * t);
+    o.causal_softmax(p, t, count);  // probabilities for the backward
+    if (c.op == "causal_softmax") return [=, &o] { o.causal_softmax(g, t, count); };
+    return [=, &o] { o.causal_softmax_backward(p, g, t, count); };
   }
   if (c.op == "softmax_xent_forward") {
     const int64_t n = c["n"], k = c["k"];
@@ -256,6 +266,7 @@ Op make_op(const Case& c, const CudaOps& o, Buffers& b) {
       {"sgd_update", elementwise_op},
       {"adamw_update", elementwise_op},
       {"gemm", matrix_op},
+      {"gemm_batched", matrix_op},
       {"linear_forward", matrix_op},
       {"linear_backward", matrix_op},
       {"conv2d_forward", image_op},

@@ -91,14 +91,17 @@ def layer_cases(kind, a, x, y, batch, first):
         dh, heads = d // a["heads"], a["heads"]
         qkv = dict(rows=B * T, inp=d, out=3 * d, bias=1)
         proj = dict(rows=B * T, inp=d, out=d, bias=1)
-        per_head = B * heads
+        # Each head's products batched over the samples; one softmax over every score matrix.
+        def products(ta, tb, m, n, k):
+            return dict(ta=ta, tb=tb, m=m, n=n, k=k, batch=B)
+        softmax = dict(t=T, count=B * heads)
         return [("linear_forward", qkv, 1), ("linear_forward", proj, 1),
-                ("gemm", dict(ta=0, tb=1, m=T, n=T, k=dh), per_head),      # scores
-                ("causal_softmax", dict(t=T), per_head),
-                ("gemm", dict(ta=0, tb=0, m=T, n=dh, k=T), 2 * per_head),  # context; dq
-                ("gemm", dict(ta=0, tb=1, m=T, n=T, k=dh), per_head),      # dprobs
-                ("gemm", dict(ta=1, tb=0, m=T, n=dh, k=T), 2 * per_head),  # dv, dk
-                ("causal_softmax_backward", dict(t=T), per_head),
+                ("gemm_batched", products(0, 1, T, T, dh), heads),      # scores
+                ("causal_softmax", softmax, 1),
+                ("gemm_batched", products(0, 0, T, dh, T), 2 * heads),  # context; dq
+                ("gemm_batched", products(0, 1, T, T, dh), heads),      # dprobs
+                ("gemm_batched", products(1, 0, T, dh, T), 2 * heads),  # dv, dk
+                ("causal_softmax_backward", softmax, 1),
                 ("linear_backward", dict(proj, dx=1), 1), ("linear_backward", dict(qkv, dx=1), 1)]
     if kind in ("softmax_xent", "token_softmax_xent"):
         n = B * (product(x[:-1]) if kind == "token_softmax_xent" else 1)
@@ -150,10 +153,14 @@ def case_line(c):
 
 # ---- PyTorch's equivalent of each op --------------------------------------------------------
 
-def make_op(torch, op, p, device):
-    """A function of no arguments doing one call of `op` in PyTorch, its inputs already made."""
+def make_op(torch, op, p, device, gen=None):
+    """A function of no arguments doing one call of `op` in PyTorch, its inputs already made.
+
+    Inputs come from a CPU generator (`gen`): the CUDA generator is left to the ops that draw
+    inside a captured graph (dropout), so an aborted capture cannot break every later case."""
     F = torch.nn.functional
-    r = lambda *shape: torch.randn(*shape, device=device)  # noqa: E731
+    r = lambda *shape: torch.randn(*shape, generator=gen).to(device)  # noqa: E731
+    ints = lambda high, n: torch.randint(0, high, (n,), generator=gen).to(device)  # noqa: E731
     grad = torch.autograd.grad
 
     def backward_of(fn, inputs, dy_shape):
@@ -234,7 +241,7 @@ def make_op(torch, op, p, device):
             return lambda: ln(xd, wd, bd)
         return backward_of(ln, [x, w, b], x.shape)
     if op == "token_ids":  # float ids to integers, checked (a read-back, as wavetrain's)
-        x = torch.randint(0, p["vocab"], (p["n"],), device=device).float()
+        x = ints(p["vocab"], p["n"]).float()
 
         def token_ids():
             ids = x.long()
@@ -243,7 +250,7 @@ def make_op(torch, op, p, device):
             return ids
         return token_ids
     if op in ("gather_rows", "scatter_add_rows"):
-        ids = torch.randint(0, p["vocab"], (p["rows"],), device=device)
+        ids = ints(p["vocab"], p["rows"])
         table = r(p["vocab"], p["width"]).requires_grad_()
         if op == "gather_rows":
             td = table.detach()
@@ -255,17 +262,21 @@ def make_op(torch, op, p, device):
     if op == "add_column_sums":
         x, sums = r(p["rows"], p["width"]), r(p["width"])
         return lambda: sums.add_(x.sum(0))
+    if op == "gemm_batched":  # torch.bmm on contiguous (batch, rows, cols) operands
+        a = r(p["batch"], p["k"], p["m"]).transpose(1, 2) if p["ta"] else r(p["batch"], p["m"], p["k"])
+        b = r(p["batch"], p["n"], p["k"]).transpose(1, 2) if p["tb"] else r(p["batch"], p["k"], p["n"])
+        return lambda: torch.bmm(a, b)
     if op in ("causal_softmax", "causal_softmax_backward"):
-        t = p["t"]
+        t, count = p["t"], p["count"]
         mask = torch.full((t, t), float("-inf"), device=device).triu(1)
-        scores = r(t, t)
+        scores = r(count, t, t)
         if op == "causal_softmax":
             return lambda: torch.softmax(scores + mask, -1)
-        probs, g = torch.softmax(scores + mask, -1), r(t, t)
+        probs, g = torch.softmax(scores + mask, -1), r(count, t, t)
         return lambda: torch._softmax_backward_data(g, probs, -1, probs.dtype)
     if op == "softmax_xent_forward":  # the loss and its gradient in one op, as wavetrain's
         logits = r(p["n"], p["k"]).requires_grad_()
-        labels = torch.randint(0, p["k"], (p["n"],), device=device)
+        labels = ints(p["k"], p["n"])
         return lambda: grad(F.cross_entropy(logits, labels), [logits])
     if op in ("global_avgpool_forward", "global_avgpool_backward"):
         x = r(p["batch"], p["c"], p["pixels"]).requires_grad_()
@@ -359,15 +370,20 @@ def time_cases(args, cases):
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cudnn.benchmark = True
     torch.manual_seed(1)
+    gen = torch.Generator().manual_seed(1)
     results = {}
     for c in cases:
         if args.only and args.only not in c["op"]:
             continue
-        fn = make_op(torch, c["op"], c["params"], args.device)
-        if args.device == "cuda":
-            us, mode = time_cuda(torch, fn, args.reps, args.replays, c["op"] not in EAGER_ONLY)
-        else:
-            us, mode = time_cpu(fn, args.reps, args.replays)
+        try:
+            fn = make_op(torch, c["op"], c["params"], args.device, gen)
+            if args.device == "cuda":
+                us, mode = time_cuda(torch, fn, args.reps, args.replays, c["op"] not in EAGER_ONLY)
+            else:
+                us, mode = time_cpu(fn, args.reps, args.replays)
+        except Exception as e:  # one case's failure leaves its row "-", not the whole table
+            print(f"torch_op_reference.py: case {c['id']} ({c['op']}) failed: {e}", file=sys.stderr)
+            continue
         results[c["id"]] = (us, mode)
         if not args.wavetrain:
             print(f"id={c['id']} us={us:.2f} mode={mode}", flush=True)

@@ -137,12 +137,12 @@ void StrictOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids
           [=, &o = inner_] { o.token_ids(x, n, vocab, ids); });
 }
 void StrictOps::scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
-                                 float* table) const {
+                                 float* table, int64_t table_rows) const {
   enqueue("scatter_add_rows",
           {{x, rows * width, false},
            {ids, rows, false, sizeof(int64_t)},
-           {table, floats_to_end(table), true}},
-          [=, &o = inner_] { o.scatter_add_rows(x, ids, rows, width, table); });
+           {table, table_rows * width, true}},
+          [=, &o = inner_] { o.scatter_add_rows(x, ids, rows, width, table, table_rows); });
 }
 void StrictOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                                const float* bias, float* y, const Scratch& scratch) const {
@@ -289,12 +289,13 @@ void StrictOps::layer_norm_backward(const float* x, const float* dy, const float
            {dx, rows * dim, true}},
           [=, &o = inner_] { o.layer_norm_backward(x, dy, w, stats, rows, dim, dw, db, dx); });
 }
-void StrictOps::causal_softmax(float* p, int64_t T) const {
-  enqueue("causal_softmax", {{p, T * T, true}}, [=, &o = inner_] { o.causal_softmax(p, T); });
+void StrictOps::causal_softmax(float* p, int64_t T, int64_t count) const {
+  enqueue("causal_softmax", {{p, T * T * count, true}},
+          [=, &o = inner_] { o.causal_softmax(p, T, count); });
 }
-void StrictOps::causal_softmax_backward(const float* p, float* g, int64_t T) const {
-  enqueue("causal_softmax_backward", {{p, T * T, false}, {g, T * T, true}},
-          [=, &o = inner_] { o.causal_softmax_backward(p, g, T); });
+void StrictOps::causal_softmax_backward(const float* p, float* g, int64_t T, int64_t count) const {
+  enqueue("causal_softmax_backward", {{p, T * T * count, false}, {g, T * T * count, true}},
+          [=, &o = inner_] { o.causal_softmax_backward(p, g, T, count); });
 }
 void StrictOps::softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n,
                                      int64_t k, float* grad, const ops::XentOutputs& out) const {

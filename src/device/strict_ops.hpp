@@ -52,7 +52,7 @@ class StrictOps final : public OpsBackend {
                    float* y) const override;
   void token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const override;
   void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
-                        float* table) const override;
+                        float* table, int64_t table_rows) const override;
   void conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                       const float* bias, float* y, const Scratch& scratch) const override;
   void conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
@@ -86,8 +86,8 @@ class StrictOps final : public OpsBackend {
   void layer_norm_backward(const float* x, const float* dy, const float* w, const float* stats,
                            int64_t rows, int64_t dim, float* dw, float* db,
                            float* dx) const override;
-  void causal_softmax(float* p, int64_t T) const override;
-  void causal_softmax_backward(const float* p, float* g, int64_t T) const override;
+  void causal_softmax(float* p, int64_t T, int64_t count) const override;
+  void causal_softmax_backward(const float* p, float* g, int64_t T, int64_t count) const override;
   void softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,
                             float* grad, const ops::XentOutputs& out) const override;
   void count_nonfinite_into(const float* x, int64_t n, float* count) const override;

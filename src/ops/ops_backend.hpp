@@ -56,6 +56,16 @@ class OpsBackend {
             const float* a, const float* b, float beta, float* c) const {
     gemm(trans_a, trans_b, m, n, k, alpha, a, trans_a ? m : k, b, trans_b ? k : n, beta, c, n);
   }
+  // `batch` such GEMMs, the i-th on a + i * stride_a, b + i * stride_b, c + i * stride_c:
+  // attention's per-head products, one launch on a GPU where a loop would be thousands.
+  virtual void gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                            float alpha, const float* a, int64_t lda, int64_t stride_a,
+                            const float* b, int64_t ldb, int64_t stride_b, float beta, float* c,
+                            int64_t ldc, int64_t stride_c, int64_t batch) const {
+    for (int64_t i = 0; i < batch; ++i)
+      gemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda, b + i * stride_b, ldb, beta,
+           c + i * stride_c, ldc);
+  }
   virtual void linear_forward(const float* x, const float* w, const float* b, int64_t rows,
                               int64_t in, int64_t out, float* y) const = 0;
   virtual void linear_backward(const float* x, const float* w, const float* dy, int64_t rows,
@@ -70,8 +80,9 @@ class OpsBackend {
   // Token ids held as floats -> table rows, checked: each an integer in [0, vocab) (throws
   // std::out_of_range naming the first that is not).
   virtual void token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const = 0;
+  // table[ids[r]] += x[r], rows in increasing order, into a table of table_rows x width.
   virtual void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
-                                float* table) const = 0;
+                                float* table, int64_t table_rows) const = 0;
 
   // Convolution and pooling (NCHW). The convolution may take scratch memory.
   virtual void conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
@@ -112,8 +123,10 @@ class OpsBackend {
                                    float* db, float* dx) const = 0;
 
   // Attention: row-wise causal softmax of one [T, T] score matrix, in place.
-  virtual void causal_softmax(float* p, int64_t T) const = 0;
-  virtual void causal_softmax_backward(const float* p, float* g, int64_t T) const = 0;
+  // `count` consecutive T x T matrices, row i of each masked beyond column i.
+  virtual void causal_softmax(float* p, int64_t T, int64_t count) const = 0;
+  virtual void causal_softmax_backward(const float* p, float* g, int64_t T,
+                                       int64_t count) const = 0;
 
   // The loss: softmax cross-entropy of [n, k] logits and its gradient; the loss and the step's
   // totals stay in device memory (ops::XentOutputs).

@@ -176,7 +176,14 @@ void matrices(Harness& t) {
        dy = t.random(rows * out);
   auto y = t.filled(rows * out, -1), dw = t.random(out * in), db = t.random(out);
   auto dx = t.filled(rows * in, -1);
+  // Batched as attention calls it: 3 products whose operands sit in wider rows (ld > width) with
+  // a stride between them, B transposed, beta 0.5. The host loops gemm (OpsBackend's default).
+  const int64_t bm = 19, bn = 23, bk = 11, batch = 3, lda = bk + 3, ldb = bk + 1, ldc = bn + 2;
+  auto ba = t.random(batch * bm * lda), bb = t.random(batch * bn * ldb);
+  auto bc = t.random(batch * bm * ldc);
   t.run([&](const OpsBackend& ops, bool device) {
+    ops.gemm_batched(false, true, bm, bn, bk, 0.75f, SIDE(ba), lda, bm * lda, SIDE(bb), ldb,
+                     bn * ldb, 0.5f, SIDE(bc), ldc, bm * ldc, batch);
     ops.gemm(false, false, m, n, k, 1.0f, SIDE(a), SIDE(b), 0.0f, SIDE(c));
     // Transposed operands with beta = 1, as the linear layers' backward calls them.
     ops.gemm(true, true, m, n, k, 0.5f, SIDE(a), m, SIDE(b), k, 1.0f, SIDE(ct), n);
@@ -185,6 +192,7 @@ void matrices(Harness& t) {
   });
   t.expect("gemm", c, kSummed);
   t.expect("gemm (A^T B^T, beta 1)", ct, kSummed);
+  t.expect("gemm_batched (3, strided, B^T, beta 0.5)", bc, kSummed);
   t.expect("linear_forward", y, kSummed);
   t.expect("linear_backward dw", dw, kSummed);
   t.expect("linear_backward db", db, kSummed);
@@ -207,7 +215,7 @@ void rows_and_embeddings(Harness& t) {
     ops.add_column_sums(SIDE(x), rows, width, SIDE(sums));
     ops.token_ids(SIDE(tokens), rows, vocab, SIDE(ids));
     ops.gather_rows(SIDE(table), SIDE(ids), rows, width, SIDE(gathered));
-    ops.scatter_add_rows(SIDE(x), SIDE(ids), rows, width, SIDE(scattered));
+    ops.scatter_add_rows(SIDE(x), SIDE(ids), rows, width, SIDE(scattered), vocab);
   });
   t.expect("add_row", y, 0);
   // The GPU joins each column's rows in a tree, the host adds them in row order: the host's float
@@ -294,7 +302,8 @@ void normalisation(Harness& t) {
 
 void attention_and_loss(Harness& t) {
   const int64_t T = 33;
-  auto p = t.random(T * T, -3, 3), pb = t.random(T * T), g = t.random(T * T);
+  const int64_t mats = 3;  // stacked, as attention's heads x samples
+  auto p = t.random(mats * T * T, -3, 3), pb = t.random(mats * T * T), g = t.random(mats * T * T);
   const int64_t n = 300, k = 17;
   std::vector<int32_t> labels(static_cast<size_t>(n));
   for (auto& l : labels) l = int32_t(t.rng().below(k));
@@ -307,9 +316,9 @@ void attention_and_loss(Harness& t) {
   bad[4000] = INFINITY;
   auto bad_gradient = t.copy_of(bad);
   t.run([&](const OpsBackend& ops, bool device) {
-    ops.causal_softmax(SIDE(p), T);
-    ops.copy(SIDE(p), SIDE(pb), T * T);
-    ops.causal_softmax_backward(SIDE(pb), SIDE(g), T);
+    ops.causal_softmax(SIDE(p), T, mats);
+    ops.copy(SIDE(p), SIDE(pb), mats * T * T);
+    ops.causal_softmax_backward(SIDE(pb), SIDE(g), T, mats);
     ops::XentOutputs out;
     out.per_row = 0.5;
     out.loss_scale = 2.0f;
@@ -319,11 +328,13 @@ void attention_and_loss(Harness& t) {
     ops.count_nonfinite_into(SIDE(gradient), 5000, SIDE(counts));
     ops.count_nonfinite_into(SIDE(bad_gradient), 5000, SIDE(counts) + ops::kCountFloats);
   });
-  t.expect("causal_softmax", p, kSame);
-  t.expect("causal_softmax_backward", g, kSame);
+  t.expect("causal_softmax (3 matrices)", p, kSame);
+  t.expect("causal_softmax_backward (3 matrices)", g, kSame);
   t.expect("softmax_xent_forward gradient", grad, kSame);
   t.expect("softmax_xent_forward loss", loss, kSame);
-  t.expect("softmax_xent_forward totals", totals, 1e-9);
+  // Doubles summing rows whose losses differ by an ulp of expf (GPU against glibc): up to ~1e-7
+  // relative, as the large case below (1.16e-9 and 9.12e-10 measured on two input draws).
+  t.expect("softmax_xent_forward totals", totals, 1e-7);
   t.expect("count_nonfinite_into (0 and 2)", counts, 0);
 }
 
@@ -399,8 +410,12 @@ void large_reductions(Harness& t) {
   t.expect("batchnorm_forward_train mean (128x32x28x28)", o.mean, kSame);
   t.expect("batchnorm_forward_train running_var (large)", o.rvar, kSame);
   t.expect("batchnorm_backward dx (128x32x28x28)", o.dx, 1e-5);
-  t.expect("batchnorm_backward dgamma (128x32x28x28)", o.dgamma, 1e-5);
-  t.expect("batchnorm_backward dbeta (128x32x28x28)", o.dbeta, 1e-5);
+  // A channel's dgamma and dbeta sum 100,352 values: the host adds each 784-pixel row in float
+  // (~2.5e-5 absolute a row, rows of partial sums near 15) and 128 rows in double, ~3e-4 absolute
+  // in all, against channel totals of a few to a few hundred: up to ~1e-4 relative (measured on
+  // an H200: 3.17e-5 for dbeta).
+  t.expect("batchnorm_backward dgamma (128x32x28x28)", o.dgamma, 2e-4);
+  t.expect("batchnorm_backward dbeta (128x32x28x28)", o.dbeta, 2e-4);
   t.expect("layer_norm_backward dw (4096 x 256)", o.ldw, 1e-3);
   t.expect("layer_norm_backward db (4096 x 256)", o.ldb, 1e-3);
   t.expect("layer_norm_backward dx (4096 x 256)", o.ldx, 1e-5);

@@ -52,22 +52,21 @@ void CausalSelfAttention::forward(const std::vector<const Tensor*>& in, Tensor& 
   Tensor context = ctx.empty({n, T, d});
   ctx.ops->linear_forward(x.device_ptr(), params_[0]->value.device_ptr(),
                           params_[1]->value.device_ptr(), n * T, d, 3 * d, qkv.device_ptr());
-  for (int64_t s = 0; s < n; ++s) {
-    const float* q_rows = qkv.device_ptr() + s * T * ld;
-    for (int64_t h = 0; h < heads_; ++h) {
-      const float* q = q_rows + h * dh;
-      const float* k = q_rows + d + h * dh;
-      const float* v = q_rows + 2 * d + h * dh;
-      float* p = probs.device_ptr() + (s * heads_ + h) * T * T;
-      // scores[T, T] = q k^T / sqrt(dh); the masked upper triangle is computed and discarded,
-      // which is cheaper than T small GEMMs at these sizes.
-      ctx.ops->gemm(false, true, T, T, dh, scale, q, ld, k, ld, 0.0f, p, T);
-      ctx.ops->causal_softmax(p, T);
-      // context[:, h] = probs v
-      ctx.ops->gemm(false, false, T, dh, T, 1.0f, p, T, v, ld, 0.0f,
-                    context.device_ptr() + s * T * d + h * dh, d);
-    }
-  }
+  // Each head's products over every sample at once (a batched GEMM, sample stride T rows):
+  // scores[s, h] = q k^T / sqrt(dh), the masked upper triangle computed and discarded (cheaper
+  // than T small GEMMs at these sizes); then one softmax over all n x heads score matrices; then
+  // context[s, :, h] = probs v.
+  const int64_t rows_stride = T * ld, probs_stride = heads_ * T * T;
+  const float* rows = qkv.device_ptr();
+  for (int64_t h = 0; h < heads_; ++h)
+    ctx.ops->gemm_batched(false, true, T, T, dh, scale, rows + h * dh, ld, rows_stride,
+                          rows + d + h * dh, ld, rows_stride, 0.0f, probs.device_ptr() + h * T * T,
+                          T, probs_stride, n);
+  ctx.ops->causal_softmax(probs.device_ptr(), T, n * heads_);
+  for (int64_t h = 0; h < heads_; ++h)
+    ctx.ops->gemm_batched(false, false, T, dh, T, 1.0f, probs.device_ptr() + h * T * T, T,
+                          probs_stride, rows + 2 * d + h * dh, ld, rows_stride, 0.0f,
+                          context.device_ptr() + h * dh, d, T * d, n);
   out = ctx.empty(x.shape());
   ctx.ops->linear_forward(context.device_ptr(), params_[2]->value.device_ptr(),
                           params_[3]->value.device_ptr(), n * T, d, d, out.device_ptr());
@@ -94,26 +93,29 @@ void CausalSelfAttention::backward(const std::vector<const Tensor*>& in, const T
                            params_[3]->grad.device_ptr(), dcontext.device_ptr());
 
   Tensor dqkv = ctx.empty({n, T, 3 * d});
-  Tensor dp = ctx.empty({T, T});
-  for (int64_t s = 0; s < n; ++s) {
-    const float* rows = qkv.device_ptr() + s * T * ld;
-    float* drows = dqkv.device_ptr() + s * T * ld;
-    for (int64_t h = 0; h < heads_; ++h) {
-      const float* q = rows + h * dh;
-      const float* k = rows + d + h * dh;
-      const float* v = rows + 2 * d + h * dh;
-      const float* p = probs.device_ptr() + (s * heads_ + h) * T * T;
-      const float* dc = dcontext.device_ptr() + s * T * d + h * dh;
-      // dprobs = dcontext v^T; dv = probs^T dcontext
-      ctx.ops->gemm(false, true, T, T, dh, 1.0f, dc, d, v, ld, 0.0f, dp.device_ptr(), T);
-      ctx.ops->gemm(true, false, T, dh, T, 1.0f, p, T, dc, d, 0.0f, drows + 2 * d + h * dh, ld);
-      ctx.ops->causal_softmax_backward(p, dp.device_ptr(), T);  // dprobs -> dscores
-      // dq = dscores k / sqrt(dh); dk = dscores^T q / sqrt(dh)
-      ctx.ops->gemm(false, false, T, dh, T, scale, dp.device_ptr(), T, k, ld, 0.0f, drows + h * dh,
-                    ld);
-      ctx.ops->gemm(true, false, T, dh, T, scale, dp.device_ptr(), T, q, ld, 0.0f,
-                    drows + d + h * dh, ld);
-    }
+  // The forward's batched form backwards: dprobs = dcontext v^T and dv = probs^T dcontext per
+  // head over all samples, one softmax backward over every matrix (dprobs -> dscores), then
+  // dq = dscores k / sqrt(dh) and dk = dscores^T q / sqrt(dh).
+  Tensor dp = ctx.empty({n, heads_, T, T});
+  const int64_t rows_stride = T * ld, probs_stride = heads_ * T * T;
+  const float* rows = qkv.device_ptr();
+  float* drows = dqkv.device_ptr();
+  const float* dc = dcontext.device_ptr();
+  for (int64_t h = 0; h < heads_; ++h) {
+    const float* p = probs.device_ptr() + h * T * T;
+    float* dph = dp.device_ptr() + h * T * T;
+    ctx.ops->gemm_batched(false, true, T, T, dh, 1.0f, dc + h * dh, d, T * d, rows + 2 * d + h * dh,
+                          ld, rows_stride, 0.0f, dph, T, probs_stride, n);
+    ctx.ops->gemm_batched(true, false, T, dh, T, 1.0f, p, T, probs_stride, dc + h * dh, d, T * d,
+                          0.0f, drows + 2 * d + h * dh, ld, rows_stride, n);
+  }
+  ctx.ops->causal_softmax_backward(probs.device_ptr(), dp.device_ptr(), T, n * heads_);
+  for (int64_t h = 0; h < heads_; ++h) {
+    const float* dph = dp.device_ptr() + h * T * T;
+    ctx.ops->gemm_batched(false, false, T, dh, T, scale, dph, T, probs_stride, rows + d + h * dh,
+                          ld, rows_stride, 0.0f, drows + h * dh, ld, rows_stride, n);
+    ctx.ops->gemm_batched(true, false, T, dh, T, scale, dph, T, probs_stride, rows + h * dh, ld,
+                          rows_stride, 0.0f, drows + d + h * dh, ld, rows_stride, n);
   }
   float* dx = nullptr;
   if (din[0]) {

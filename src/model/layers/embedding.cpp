@@ -54,7 +54,7 @@ void Embedding::backward(const std::vector<const Tensor*>& in, const Tensor& out
   const Tensor& ids = *in[0];
   const Tensor table_rows = token_ids(ids, ctx);
   ctx.ops->scatter_add_rows(dout.device_ptr(), row_ids(table_rows), ids.numel(), dim_,
-                            params_[0]->grad.device_ptr());
+                            params_[0]->grad.device_ptr(), vocab_);
   if (din[0]) *din[0] = ctx.zeros(ids.shape());
 }
 

@@ -69,6 +69,18 @@ void CudaOps::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
                               b, int(ldb), a, int(lda), &beta, c, int(ldc)));
 }
 
+void CudaOps::gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                           const float* a, int64_t lda, int64_t stride_a, const float* b,
+                           int64_t ldb, int64_t stride_b, float beta, float* c, int64_t ldc,
+                           int64_t stride_c, int64_t batch) const {
+  if (m == 0 || n == 0 || batch == 0) return;
+  // Row-major as gemm(): the operands swapped for column-major cuBLAS.
+  WT_CUBLAS_CHECK(cublasSgemmStridedBatched(impl_->cublas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                            trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m),
+                                            int(k), &alpha, b, int(ldb), stride_b, a, int(lda),
+                                            stride_a, &beta, c, int(ldc), stride_c, int(batch)));
+}
+
 // As the host (ops/host/linear.cpp): the bias broadcast into y, then the GEMM adds onto it.
 void CudaOps::linear_forward(const float* x, const float* w, const float* b, int64_t rows,
                              int64_t in, int64_t out, float* y) const {

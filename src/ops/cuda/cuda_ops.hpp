@@ -41,6 +41,10 @@ class CudaOps final : public OpsBackend {
   void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
             const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
             int64_t ldc) const override;
+  void gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                    const float* a, int64_t lda, int64_t stride_a, const float* b, int64_t ldb,
+                    int64_t stride_b, float beta, float* c, int64_t ldc, int64_t stride_c,
+                    int64_t batch) const override;
   void linear_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t in,
                       int64_t out, float* y) const override;
   void linear_backward(const float* x, const float* w, const float* dy, int64_t rows, int64_t in,
@@ -52,7 +56,7 @@ class CudaOps final : public OpsBackend {
                    float* y) const override;
   void token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const override;
   void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
-                        float* table) const override;
+                        float* table, int64_t table_rows) const override;
   void conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                       const float* bias, float* y, const Scratch& scratch) const override;
   void conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
@@ -84,8 +88,8 @@ class CudaOps final : public OpsBackend {
   void layer_norm_backward(const float* x, const float* dy, const float* w, const float* stats,
                            int64_t rows, int64_t dim, float* dw, float* db,
                            float* dx) const override;
-  void causal_softmax(float* p, int64_t T) const override;
-  void causal_softmax_backward(const float* p, float* g, int64_t T) const override;
+  void causal_softmax(float* p, int64_t T, int64_t count) const override;
+  void causal_softmax_backward(const float* p, float* g, int64_t T, int64_t count) const override;
   void softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,
                             float* grad, const ops::XentOutputs& out) const override;
   void count_nonfinite_into(const float* x, int64_t n, float* count) const override;

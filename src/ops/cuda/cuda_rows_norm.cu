@@ -28,9 +28,30 @@ void CudaOps::gather_rows(const float* table, const int64_t* ids, int64_t rows, 
   cuda_for_rows_cols(impl_->stream, rows, width, kern::GatherRows{table, ids, width, y});
 }
 
+namespace {
+
+// One thread per table entry (v, j), adding the rows whose id is v in increasing order: the
+// host's order, so the same bits, with vocab x width threads where one per column left the GPU
+// nearly idle (128 threads over 2048 rows: 426 us for transformer_small's embedding on an H200).
+struct ScatterAddRowsByEntry {
+  const float* x;
+  const int64_t* ids;
+  int64_t rows, width;
+  float* table;
+  __device__ void operator()(int64_t v, int64_t j) const {
+    float total = table[v * width + j];
+    for (int64_t r = 0; r < rows; ++r)
+      if (ids[r] == v) total += x[r * width + j];
+    table[v * width + j] = total;
+  }
+};
+
+}  // namespace
+
 void CudaOps::scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
-                               float* table) const {
-  cuda_for_columns(impl_->stream, rows, width, kern::ScatterAddRows{x, ids, width, table});
+                               float* table, int64_t table_rows) const {
+  cuda_for_rows_cols(impl_->stream, table_rows, width,
+                     ScatterAddRowsByEntry{x, ids, rows, width, table});
 }
 
 namespace {
@@ -107,12 +128,12 @@ void CudaOps::layer_norm_backward(const float* x, const float* dy, const float* 
                        LayerNormInputGradLanes{kern::LayerNormInputGrad{x, dy, w, stats, dim, dx}});
 }
 
-void CudaOps::causal_softmax(float* p, int64_t T) const {
-  cuda_for(impl_->stream, T, kern::CausalSoftmax{p, T});
+void CudaOps::causal_softmax(float* p, int64_t T, int64_t count) const {
+  cuda_for(impl_->stream, T * count, kern::CausalSoftmax{p, T});
 }
 
-void CudaOps::causal_softmax_backward(const float* p, float* g, int64_t T) const {
-  cuda_for(impl_->stream, T, kern::CausalSoftmaxBackward{p, g, T});
+void CudaOps::causal_softmax_backward(const float* p, float* g, int64_t T, int64_t count) const {
+  cuda_for(impl_->stream, T * count, kern::CausalSoftmaxBackward{p, g, T});
 }
 
 void CudaOps::global_avgpool_forward(int64_t batch, int64_t channels, int64_t pixels,

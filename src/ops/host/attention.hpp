@@ -6,9 +6,9 @@
 namespace wt::ops {
 
 // p[i, j] = softmax over j <= i of p[i, :], in place; p[i, j > i] = 0.
-void causal_softmax(float* p, int64_t T);
+void causal_softmax(float* p, int64_t T, int64_t count = 1);
 // Softmax backward in place on g (dprobs in, dscores out): g = p * (g - sum_j p g), row by row;
 // masked entries (p = 0) become 0.
-void causal_softmax_backward(const float* p, float* g, int64_t T);
+void causal_softmax_backward(const float* p, float* g, int64_t T, int64_t count = 1);
 
 }  // namespace wt::ops

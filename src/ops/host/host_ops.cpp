@@ -145,7 +145,7 @@ void HostOps::gather_rows(const float* table, const int64_t* ids, int64_t rows, 
 }
 
 void HostOps::scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
-                               float* table) const {
+                               float* table, int64_t) const {
   ops::scatter_add_rows(x, ids, rows, width, table);
 }
 
@@ -208,10 +208,12 @@ void HostOps::layer_norm_backward(const float* x, const float* dy, const float* 
   ops::layer_norm_backward(x, dy, w, stats, rows, dim, dw, db, dx);
 }
 
-void HostOps::causal_softmax(float* p, int64_t T) const { ops::causal_softmax(p, T); }
+void HostOps::causal_softmax(float* p, int64_t T, int64_t count) const {
+  ops::causal_softmax(p, T, count);
+}
 
-void HostOps::causal_softmax_backward(const float* p, float* g, int64_t T) const {
-  ops::causal_softmax_backward(p, g, T);
+void HostOps::causal_softmax_backward(const float* p, float* g, int64_t T, int64_t count) const {
+  ops::causal_softmax_backward(p, g, T, count);
 }
 
 void HostOps::softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,

@@ -8,8 +8,9 @@ namespace wt::kern {
 struct CausalSoftmax {
   float* p;
   int64_t T;
-  WT_HD void operator()(int64_t i) const {
-    float* row = p + i * T;
+  WT_HD void operator()(int64_t r) const {  // row r of the stacked matrices: row i of its own
+    const int64_t i = r % T;
+    float* row = p + r * T;
     float mx = -INFINITY;
     for (int64_t j = 0; j <= i; ++j) mx = max_f(mx, row[j]);
     float sum = 0;
@@ -28,9 +29,10 @@ struct CausalSoftmaxBackward {
   const float* p;
   float* g;
   int64_t T;
-  WT_HD void operator()(int64_t i) const {
-    const float* pr = p + i * T;
-    float* gr = g + i * T;
+  WT_HD void operator()(int64_t r) const {
+    const int64_t i = r % T;
+    const float* pr = p + r * T;
+    float* gr = g + r * T;
     float dot = 0;
     for (int64_t j = 0; j <= i; ++j) dot += pr[j] * gr[j];
     for (int64_t j = 0; j <= i; ++j) gr[j] = pr[j] * (gr[j] - dot);
