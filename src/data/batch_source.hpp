@@ -8,6 +8,7 @@
 // current step's loads are done, so a preloading source reads precisely those while the step
 // computes (ScaleDNN's preloading), with no guessing.
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,8 @@ class BatchSource {
   // source that does not preload ignores it.
   virtual void plan(const std::vector<BatchRequest>& next) { (void)next; }
   virtual PreloadStats preload_stats() const { return {}; }
+  // The data's name in an input error found on the device (a bad token id): its file.
+  virtual std::string name() const { return "the training data"; }
 };
 
 }  // namespace wt

@@ -39,6 +39,7 @@ class DatasetBatchSource : public BatchSource {
                   std::vector<int32_t>& labels);
   void plan(const std::vector<BatchRequest>& next) override;
   PreloadStats preload_stats() const override;
+  std::string name() const override { return reader_.path(); }
   // Finishes the planned reads (before other code uses HDF5 heavily, e.g. evaluation).
   void quiesce();
 

@@ -23,6 +23,7 @@ class ScatterBatchSource : public BatchSource {
              int stream = 1) override;
   void plan(const std::vector<BatchRequest>& next) override;
   PreloadStats preload_stats() const override { return whole_.preload_stats(); }
+  std::string name() const override { return whole_.name(); }
 
  private:
   // Collective, on the first fetch: the sample shape and labels per sample, from rank 0.

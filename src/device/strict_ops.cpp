@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "ops/portable/rows.hpp"
+
 namespace wt {
 
 namespace {
@@ -132,9 +134,14 @@ void StrictOps::gather_rows(const float* table, const int64_t* ids, int64_t rows
            {y, rows * width, true}},
           [=, &o = inner_] { o.gather_rows(table, ids, rows, width, y); });
 }
-void StrictOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const {
-  enqueue("token_ids", {{x, n, false}, {ids, n, true, sizeof(int64_t)}},
-          [=, &o = inner_] { o.token_ids(x, n, vocab, ids); });
+void StrictOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids,
+                          float* check) const {
+  if (!check)  // the synchronous form: the answer is the host's before the call returns
+    throw std::logic_error(
+        "strict device: token_ids without a check slot would read device memory back at issue");
+  enqueue("token_ids",
+          {{x, n, false}, {ids, n, true, sizeof(int64_t)}, {check, kern::kInputCheckFloats, true}},
+          [=, &o = inner_] { o.token_ids(x, n, vocab, ids, check); });
 }
 void StrictOps::scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
                                  float* table, int64_t table_rows) const {

@@ -9,7 +9,10 @@
 
 #include "exec/executor_slot.hpp"
 #include "mem/caching_allocator.hpp"
+#include "ops/input_check.hpp"
+#include "ops/portable/rows.hpp"
 #include "sched/opcode_traits.hpp"
+#include "util/input_error.hpp"
 
 namespace wt {
 
@@ -99,6 +102,8 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   loss_seed_.fill(1.0f);
   loss_seed_.set_label("the loss seed");
   totals_at_ = readback_.reserve(totals_floats(), "the step's loss and accuracy totals");
+  checks_at_ =
+      readback_.reserve(kern::kInputCheckFloats * (totals_floats() / 4), "the step's input checks");
 }
 
 void Executor::set_guard(NonFiniteGuard* guard) {
@@ -110,14 +115,32 @@ double* Executor::device_totals(int stream) {
   return reinterpret_cast<double*>(readback_.device_ptr(totals_at_)) + 2 * stream;
 }
 
+float* Executor::device_input_check(int stream) {
+  return readback_.device_ptr(checks_at_) + kern::kInputCheckFloats * stream;
+}
+
 int64_t Executor::totals_floats() const {
   return 4 * int64_t(std::max<size_t>(1, program_.ranks[rank_].streams.size()));
 }
 
 void Executor::zero_totals(bool each_on_its_stream) {
-  for (int64_t s = 0; s < totals_floats() / 4; ++s)
-    device_.ops(each_on_its_stream ? int(s) : 0)
-        .fill(0.0f, reinterpret_cast<float*>(device_totals(int(s))), 4);  // all bits zero: 0.0
+  for (int64_t s = 0; s < totals_floats() / 4; ++s) {
+    const OpsBackend& ops = device_.ops(each_on_its_stream ? int(s) : 0);
+    ops.fill(0.0f, reinterpret_cast<float*>(device_totals(int(s))), 4);   // all bits zero: 0.0
+    ops.fill(0.0f, device_input_check(int(s)), kern::kInputCheckFloats);  // none found
+  }
+}
+
+void Executor::raise_input_checks(const float* staged, int64_t step) {
+  for (int64_t s = 0; s < totals_floats() / 4; ++s) {
+    kern::InputCheck check;
+    std::memcpy(&check, staged + kern::kInputCheckFloats * s, sizeof check);
+    if (check.position_plus_one == 0) continue;
+    throw InputError(
+        data_.name(), 0, "",
+        (step >= 0 ? "step " + std::to_string(step) : std::string("evaluation")) + ": " +
+            ops::token_id_error(check.value, check.position_plus_one - 1, check.bound));
+  }
 }
 
 StepStats Executor::read_totals(int64_t step) {
@@ -127,6 +150,7 @@ StepStats Executor::read_totals(int64_t step) {
                             : readback_.host(totals_at_, step);
   std::vector<double> sums(floats / 2);
   std::memcpy(sums.data(), staged, sums.size() * sizeof(double));
+  raise_input_checks(staged - totals_at_ + checks_at_, step);  // the same copy
   StepStats totals;
   for (size_t s = 0; s + 1 < sums.size(); s += 2) {  // stream by stream: the same on every device
     totals.loss_sum += sums[s];
@@ -381,6 +405,7 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
     ctx.labels = labels.data();
     ctx.loss_scale = loss_scale;
     ctx.totals = device_totals(current_stream_);
+    ctx.input_check = device_input_check(current_stream_);
     ctx.stream = current_stream_;
     ctx.allocator = &model.allocator();
     ctx.ops = &ops();
@@ -432,6 +457,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       ctx.node = i;
       ctx.labels = slot.loss_labels().data();
       ctx.loss_scale = 1.0f / float(data_.global_batch() * program_.global_batches);
+      ctx.input_check = device_input_check(current_stream_);
       ctx.stream = current_stream_;
       ctx.allocator = &model.allocator();
       ctx.ops = &ops();

@@ -135,6 +135,9 @@ class Executor {
   // stream, so streams never add into the same memory); the loss kernels add to them and the host
   // reads them once per step through a staged copy. The sample count is the host's.
   double* device_totals(int stream);
+  float* device_input_check(int stream);  // ops' record of a bad input on this stream
+  // An InputError naming the first bad input the step's ops found, from the staged readback.
+  void raise_input_checks(const float* staged, int64_t step);
   int64_t totals_floats() const;  // two doubles (four floats) per stream
   // On each stream (a step), or all on stream 0 (an evaluation).
   void zero_totals(bool each_on_its_stream);
@@ -201,6 +204,7 @@ class Executor {
   PlantedBug planted_ = PlantedBug::None;
   StepReadback readback_;         // what the host reads once per step, in one copy
   int64_t totals_at_ = 0;         // in readback_: per stream, loss sum and correct (doubles)
+  int64_t checks_at_ = 0;         // in readback_: per stream, a kern::InputCheck
   std::vector<Model*> replicas_;  // [0] = &model_
   std::vector<std::vector<Tensor>> kept_;  // [replica][stage]: a wave's kept local gradient
   Communicator& comm_;

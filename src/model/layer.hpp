@@ -39,7 +39,10 @@ struct LayerContext {
   const int32_t* labels = nullptr;  // the batch's labels, labels_per_sample() each (loss layers)
   float loss_scale = 1.0f;          // 1 / global batch: per-rank loss sums to the global mean
   double* totals = nullptr;  // loss layers: device memory, += {loss sum, correct} (or nullptr)
-  int stream = 0;            // the instruction's stream: its allocations' stream
+  // Ops' record of a bad input found on the device (a token id), read back with the step's
+  // results (ops/portable/rows.hpp's InputCheck); nullptr: the op checks synchronously.
+  float* input_check = nullptr;
+  int stream = 0;                         // the instruction's stream: its allocations' stream
   CachingAllocator* allocator = nullptr;  // the device's (the executor's model's)
   const OpsBackend* ops = nullptr;        // the device's kernels
 

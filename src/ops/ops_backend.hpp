@@ -77,9 +77,12 @@ class OpsBackend {
   virtual void add_column_sums(const float* x, int64_t rows, int64_t width, float* sums) const = 0;
   virtual void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width,
                            float* y) const = 0;
-  // Token ids held as floats -> table rows, checked: each an integer in [0, vocab) (throws
-  // std::out_of_range naming the first that is not).
-  virtual void token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const = 0;
+  // Token ids held as floats -> table rows, checked: each an integer in [0, vocab) (a bad one
+  // becomes row 0). check: device memory (ops/portable/rows.hpp's InputCheck) where the first
+  // bad one is recorded for the host to read back with the step's results; nullptr: the call
+  // throws std::out_of_range naming it (a GPU synchronises to know).
+  virtual void token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids,
+                         float* check) const = 0;
   // table[ids[r]] += x[r], rows in increasing order, into a table of table_rows x width.
   virtual void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
                                 float* table, int64_t table_rows) const = 0;

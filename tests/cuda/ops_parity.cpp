@@ -210,14 +210,25 @@ void rows_and_embeddings(Harness& t) {
   token_values[5] = token_values[9] = 3.0f;  // a repeated id accumulates
   auto tokens = t.copy_of(token_values);
   auto ids = t.copy_of(std::vector<int64_t>(size_t(rows), -1));
+  // The device-side check (the executor's form): bad ids at 211 and 77, then a clean call that
+  // must not overwrite the record: position 78, the value 40.5 and the bound 40, bit for bit.
+  token_values[211] = -1.0f;
+  token_values[77] = 40.5f;
+  auto bad_tokens = t.copy_of(token_values);
+  auto bad_ids = t.copy_of(std::vector<int64_t>(size_t(rows), -1));
+  auto check = t.copy_of(std::vector<int64_t>{0, 0});  // a kern::InputCheck, none found
   t.run([&](const OpsBackend& ops, bool device) {
     ops.add_row(SIDE(x), SIDE(row), rows, width, SIDE(y));
     ops.add_column_sums(SIDE(x), rows, width, SIDE(sums));
-    ops.token_ids(SIDE(tokens), rows, vocab, SIDE(ids));
+    ops.token_ids(SIDE(tokens), rows, vocab, SIDE(ids), nullptr);
+    float* slot = reinterpret_cast<float*>(SIDE(check));
+    ops.token_ids(SIDE(bad_tokens), rows, vocab, SIDE(bad_ids), slot);
+    ops.token_ids(SIDE(tokens), rows, vocab, SIDE(bad_ids), slot);
     ops.gather_rows(SIDE(table), SIDE(ids), rows, width, SIDE(gathered));
     ops.scatter_add_rows(SIDE(x), SIDE(ids), rows, width, SIDE(scattered), vocab);
   });
   t.expect("add_row", y, 0);
+  t.expect("token_ids into a check slot (first bad, kept)", check, 0);
   // The GPU joins each column's rows in a tree, the host adds them in row order: the host's float
   // rounding over 300 rows, up to ~5e-6 (numpy, 20 draws of this shape).
   t.expect("add_column_sums (300 rows)", sums, 1e-5);

@@ -129,4 +129,29 @@ refused() {  # file pattern: --check-data and the run both exit 2 with the same 
 }
 refused f64_inputs "f64_inputs.h5: /train/inputs: element type must be uint8 or float32"
 refused lzf "lzf.h5: /train/inputs: compressed with filter 32000 \(lzf\), which this HDF5 library cannot decode"
+
+# A token id outside the model's vocabulary (9 in a file whose inputs the model reads as ids in
+# [0, 5)): found on the device and read back with the step's results (no synchronisation per
+# embedding), exit 2 naming the file, the step, the position and the value, on every device.
+"$PY" - <<'PY'
+import h5py, numpy as np
+with h5py.File("bad_token.h5", "w") as f:
+    for split, rows in (("train", 64), ("test", 16)):
+        x = np.zeros((rows, 8), np.uint8)
+        x[3, 5] = 9  # sample 3, position 5: row 29 of a batch's ids
+        f.create_dataset(split + "/inputs", data=x)
+        f.create_dataset(split + "/labels", data=np.zeros((rows, 8), np.int32))
+    f.attrs["num_classes"], f.attrs["token_ids"] = 5, 1
+PY
+for device in host strict; do
+  set +e
+  timeout 120 "$WAVETRAIN" text.toml --set "data.path=\"$dir/bad_token.h5\"" --set data.shuffle=false \
+    --set "device.kind=\"$device\"" --steps 2 --run-dir "run_bad_token_$device" >"bad_token_$device.run" 2>&1
+  status=$?
+  set -e
+  [[ $status == 2 ]] || { cat "bad_token_$device.run"; fail "bad token on $device: exit $status, expected 2"; }
+  grep -q "bad_token.h5: step 0: embedding input 9.000000 at position 29 is not a token id in \[0, 5)" \
+    "bad_token_$device.run" || { cat "bad_token_$device.run"; fail "bad token on $device: message"; }
+  echo "ok bad token on $device: $(grep -m1 'not a token id' "bad_token_$device.run")"
+done
 echo "dataset_variants: every documented variant trains"

@@ -31,7 +31,7 @@ void Embedding::init(Rng& rng) {
 
 Tensor Embedding::token_ids(const Tensor& ids, const LayerContext& ctx) const {
   Tensor rows = ctx.empty({2 * ids.numel()});  // int64 ids, two floats' room each
-  ctx.ops->token_ids(ids.device_ptr(), ids.numel(), vocab_, row_ids(rows));
+  ctx.ops->token_ids(ids.device_ptr(), ids.numel(), vocab_, row_ids(rows), ctx.input_check);
   return rows;
 }
 

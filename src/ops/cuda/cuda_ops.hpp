@@ -54,7 +54,8 @@ class CudaOps final : public OpsBackend {
   void add_column_sums(const float* x, int64_t rows, int64_t width, float* sums) const override;
   void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width,
                    float* y) const override;
-  void token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const override;
+  void token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids,
+                 float* check) const override;
   void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
                         float* table, int64_t table_rows) const override;
   void conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,

@@ -72,10 +72,18 @@ struct StoreFirstBad {
 
 }  // namespace
 
-// The check's answer comes back to the host before the call returns (a synchronisation per
-// embedding forward): a bad id must stop the step with the host's message.
-void CudaOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const {
+// With a check slot the first bad id is recorded there, read back with the step's results; without
+// one the answer comes back before the call returns (a synchronisation: tools and tests).
+void CudaOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids,
+                        float* check) const {
   if (n <= 0) return;
+  if (check) {
+    cuda_reduce<kern::FirstBad>(
+        impl_->stream, n, 4, TokenIdCheck{kern::TokenIds{x, vocab, ids}},
+        kern::RecordFirstBad{reinterpret_cast<kern::InputCheck*>(check), x, vocab}, impl_->partials,
+        "token_ids");
+    return;
+  }
   auto* first_bad = static_cast<int64_t*>(impl_->flag.at_least(sizeof(int64_t), impl_->stream));
   cuda_reduce<kern::FirstBad>(impl_->stream, n, 4, TokenIdCheck{kern::TokenIds{x, vocab, ids}},
                               StoreFirstBad{first_bad}, impl_->partials, "token_ids");

@@ -92,10 +92,15 @@ void HostOps::multiply(const float* a, const float* b, float* y, int64_t n) cons
   ops::multiply(a, b, y, n);
 }
 
-void HostOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids) const {
+void HostOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids,
+                        float* check) const {
   const kern::TokenIds kernel{x, vocab, ids};
+  kern::FirstBad bad;
   for (int64_t r = 0; r < n; ++r)
-    if (!kernel(r)) throw std::out_of_range(ops::token_id_error(x[r], r, vocab));
+    if (!kernel(r) && bad.at > r) bad.at = r;
+  if (bad.at == kern::FirstBad{}.at) return;
+  if (!check) throw std::out_of_range(ops::token_id_error(x[bad.at], bad.at, vocab));
+  kern::RecordFirstBad{reinterpret_cast<kern::InputCheck*>(check), x, vocab}(bad);
 }
 
 void HostOps::fill(float value, float* y, int64_t n) const {

@@ -29,10 +29,4 @@ void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t 
   host_for_columns("wt::scatter_add_rows", rows, width, kern::ScatterAddRows{x, ids, width, table});
 }
 
-std::string token_id_error(float value, int64_t position, int64_t vocab) {
-  return "embedding input " + std::to_string(value) + " at position " + std::to_string(position) +
-         " is not a token id in [0, " + std::to_string(vocab) +
-         ") (is the dataset a token dataset with this vocabulary?)";
-}
-
 }  // namespace wt::ops

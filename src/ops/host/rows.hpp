@@ -2,7 +2,8 @@
 // Row kernels on a [rows, width] float matrix (row-major): a bias or position table broadcast
 // over the rows and its gradient summed back, and embedding-table gathers and scatter-adds.
 #include <cstdint>
-#include <string>
+
+#include "ops/input_check.hpp"  // token_id_error, for the backends
 
 namespace wt::ops {
 
@@ -17,8 +18,5 @@ void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t w
 // table[ids[r], :] += x[r, :] (a repeated id accumulates)
 void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
                       float* table);
-
-// The message for a token id that is not an integer in [0, vocab) (every backend's).
-std::string token_id_error(float value, int64_t position, int64_t vocab);
 
 }  // namespace wt::ops

@@ -92,6 +92,29 @@ struct FirstBad {
   }
 };
 
+// A stream's first bad input found by an op on the device (a token id outside the vocabulary),
+// kept in device memory and read back with the step's results instead of a synchronisation per
+// op: its position + 1 (0: none found), the value and the bound it broke.
+struct InputCheck {
+  int64_t position_plus_one;
+  float value;
+  int32_t bound;
+};
+constexpr int64_t kInputCheckFloats = int64_t(sizeof(InputCheck) / sizeof(float));
+
+// Writes a reduced FirstBad of token ids x into a check, unless it holds an earlier op's.
+struct RecordFirstBad {
+  InputCheck* check;
+  const float* x;
+  int64_t vocab;
+  WT_HD void operator()(const FirstBad& bad) const {
+    if (bad.at == FirstBad{}.at || check->position_plus_one != 0) return;
+    check->position_plus_one = bad.at + 1;
+    check->value = x[bad.at];
+    check->bound = static_cast<int32_t>(vocab);
+  }
+};
+
 // global average pooling: y[p] = mean of x[p, 0 .. pixels) (one index per (sample, channel))
 struct GlobalAvgPoolForward {
   const float* x;
