@@ -20,8 +20,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from converter_cli import (Progress, first_undecodable, positive_int, print_summary,  # noqa: E402
-                           run_converter)
+from converter_cli import (Progress, add_scale_option, first_undecodable,  # noqa: E402
+                           positive_int, print_summary, run_converter, warn_spread)
 from dataset_output import ConvertError, DatasetFile, dataset_bytes  # noqa: E402
 
 TOOL = "csv_to_hdf5.py"
@@ -44,7 +44,7 @@ def parse_args():
     p.add_argument("--encoding", default="utf-8",
                    help="the files' text encoding, e.g. latin1 or cp1252 for a spreadsheet's "
                         "export (default: %(default)s)")
-    p.add_argument("--no-normalise", action="store_true", help="store mean 0, std 1 instead of the training split's")
+    add_scale_option(p, "per-feature", "column")
     p.add_argument("--block-rows", type=positive_int, help="rows per written block (default: about a million cells)")
     p.add_argument("--source", default="", help="provenance text stored in the file")
     args = p.parse_args()
@@ -235,8 +235,10 @@ def main():
         classes = args.num_classes or max(len(train_w.class_counts), len(test_w.class_counts))
         if names and len(names) != classes:
             raise ConvertError("--class-names", f"{len(names)} names for {classes} classes")
-        mean, std = out.finish(classes, names, not args.no_normalise, source)
+        mean, std = out.finish(classes, names, args.scale, source)
     print_summary(TOOL, args.output, [train_w, test_w], classes, names, mean, std, started)
+    if not args.shape:
+        warn_spread(TOOL, train_w, args.scale, [train.header[c] for c in train.features])
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from converter_cli import Progress, positive_int, print_summary, run_converter  # noqa: E402
+from converter_cli import (Progress, add_scale_option, positive_int, print_summary,  # noqa: E402
+                           run_converter)
 from dataset_output import ConvertError, DatasetFile, dataset_bytes  # noqa: E402
 
 TOOL = "images_to_hdf5.py"
@@ -38,7 +39,7 @@ def parse_args():
     p.add_argument("--seed", type=int, default=1, help="seed of the train/test split and row order (default: %(default)s)")
     p.add_argument("--resize", help="WxH: resize every image to this size (default: all must have one size)")
     p.add_argument("--mode", choices=["L", "RGB"], help="convert every image to grayscale (L) or RGB (default: all must share one of them)")
-    p.add_argument("--no-normalise", action="store_true", help="store mean 0, std 1 instead of the training split's")
+    add_scale_option(p, "global", "channel: R, G and B apart")
     p.add_argument("--block-rows", type=positive_int, default=1024, help="images per written block (default: %(default)s)")
     p.add_argument("--source", default="", help="provenance text stored in the file")
     args = p.parse_args()
@@ -191,7 +192,7 @@ def main():
     with DatasetFile(args.output, estimate) as out:
         writers = [convert_split(out, s, items, decode, args, progress) for s, items in splits.items()]
         progress.close()
-        mean, std = out.finish(len(classes), classes, not args.no_normalise, source)
+        mean, std = out.finish(len(classes), classes, args.scale, source)
     print_summary(TOOL, args.output, writers, len(classes), classes, mean, std, started)
 
 

@@ -17,7 +17,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from converter_cli import Progress, positive_int, print_summary, run_converter  # noqa: E402
+from converter_cli import (Progress, add_scale_option, positive_int, print_summary,  # noqa: E402
+                           run_converter, warn_spread)
 from dataset_output import ConvertError, DatasetFile, dataset_bytes  # noqa: E402
 from npy_stream import NpyStream, input_block, label_block  # noqa: E402
 
@@ -37,7 +38,8 @@ def parse_args():
                    help="inputs are [N, H, W, C] (TensorFlow's layout): store them as [N, C, H, W]")
     p.add_argument("--num-classes", type=positive_int, help="class count (default: largest label + 1)")
     p.add_argument("--class-names", help="comma-separated class names, one per class")
-    p.add_argument("--no-normalise", action="store_true", help="store mean 0, std 1 instead of the training split's")
+    add_scale_option(p, None, "feature of [N, F] inputs, one per channel of [N, C, H, W] ones; "
+                              "default: per-feature for float [N, F] inputs, else global")
     p.add_argument("--compression", choices=["none", "gzip"], default="none",
                    help="gzip: smaller file, slower reads (default: none, the fast layout)")
     p.add_argument("--block-rows", type=positive_int, default=4096, help="rows per streamed block (default: %(default)s)")
@@ -135,8 +137,17 @@ def main():
         classes = args.num_classes or seen
         if names and len(names) != classes:
             raise ConvertError("--class-names", f"{len(names)} names for {classes} classes")
-        mean, std = out.finish(classes, names, not args.no_normalise, source, args.token_ids)
+        scale = args.scale or default_scale(writers[0])
+        mean, std = out.finish(classes, names, scale, source, args.token_ids)
     print_summary(TOOL, args.output, writers, classes, names, mean, std, started)
+    if len(writers[0].sample_shape) == 1 and not args.token_ids:
+        warn_spread(TOOL, writers[0], scale)
+
+
+def default_scale(train):
+    """per-feature for a table (float [N, F] inputs), global for the rest (images, tokens)."""
+    tabular = len(train.sample_shape) == 1 and train.dtype == np.float32
+    return "per-feature" if tabular else "global"
 
 
 if __name__ == "__main__":
