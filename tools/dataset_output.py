@@ -213,6 +213,8 @@ class DatasetFile(Hdf5Output):
     def __init__(self, path, estimated_bytes=0):
         super().__init__(path, estimated_bytes)
         self.splits = {}
+        # How a converter's user renumbers labels that count from 1.
+        self.one_based_fix = "subtract 1 from every label (NumPy: y - 1)"
 
     def split(self, name, sample_shape, dtype, label_shape=(), compression=None, expected_rows=None,
               source="", row_word="row"):
@@ -235,6 +237,10 @@ class DatasetFile(Hdf5Output):
         counts = np.zeros(num_classes, dtype=np.int64)
         counts[:len(train.class_counts)] = train.class_counts
         empty = [int(c) for c in np.flatnonzero(counts == 0)]
+        if empty == [0] and num_classes > 1:
+            raise ConvertError(train.source, f"no label 0: labels run from 1 to {num_classes - 1}, "
+                                             "but class indices count from 0; "
+                                             f"{self.one_based_fix}")
         if empty:
             raise ConvertError(train.source, f"class(es) {name_classes(empty, class_names)} of "
                                              f"{num_classes} have no training samples: every "

@@ -5,7 +5,8 @@
   npy_to_hdf5.py --train x_train.npy y_train.npy --test x_test.npy y_test.npy --output d.h5
 
 Inputs are [N, ...] arrays: integers 0..255 are stored as uint8, floats as float32. Labels are
-[N] class indices (or [N, T] per-token labels). An .npz holds x_train, y_train, x_test, y_test
+[N] class indices (or [N, T] per-token labels), or class names (strings, numbered in sorted
+order or in --class-names' order). An .npz holds x_train, y_train, x_test, y_test
 (Keras' names; --keys picks others). Rows stream through in blocks: memory stays bounded.
 Exit status: 0 written, 2 bad input (named), 1 other.
 """
@@ -20,7 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from converter_cli import (Progress, add_scale_option, positive_int, print_summary,  # noqa: E402
                            run_converter, warn_spread)
 from dataset_output import ConvertError, DatasetFile, dataset_bytes  # noqa: E402
-from npy_stream import NpyStream, input_block, label_block  # noqa: E402
+from npy_stream import (NpyStream, all_labels, input_block, label_block,  # noqa: E402
+                        text_labels)
 
 TOOL = "npy_to_hdf5.py"
 
@@ -37,7 +39,8 @@ def parse_args():
     p.add_argument("--channels-last", action="store_true",
                    help="inputs are [N, H, W, C] (TensorFlow's layout): store them as [N, C, H, W]")
     p.add_argument("--num-classes", type=positive_int, help="class count (default: largest label + 1)")
-    p.add_argument("--class-names", help="comma-separated class names, one per class")
+    p.add_argument("--class-names", help="comma-separated class names, one per class (string "
+                                         "labels are numbered in this order)")
     add_scale_option(p, None, "feature of [N, F] inputs, one per channel of [N, C, H, W] ones; "
                               "default: per-feature for float [N, F] inputs, else global")
     p.add_argument("--compression", choices=["none", "gzip"], default="none",
@@ -63,6 +66,21 @@ def open_streams(args):
                 "test": (NpyStream(args.npz, keys[2]), NpyStream(args.npz, keys[3]))}
     return {"train": (NpyStream(args.train[0]), NpyStream(args.train[1])),
             "test": (NpyStream(args.test[0]), NpyStream(args.test[1]))}
+
+
+def number_labels(streams, names):
+    """Class names of string labels: --class-names' order, else sorted (a pass over the labels).
+    Returns (names, label_map); label_map is None for numeric labels."""
+    labels = [y for _, y in streams.values()]
+    kinds = {text_labels(y) for y in labels}
+    if kinds == {False}:
+        return names, None
+    if len(kinds) > 1:
+        raise ConvertError(labels[1].where, f"labels are {'strings' if text_labels(labels[1]) else 'numbers'}"
+                                            f", those of {labels[0].where} are not")
+    if not names:
+        names = sorted({str(v) for y in labels for v in np.unique(all_labels(y))})
+    return names, {n: i for i, n in enumerate(names)}
 
 
 def sample_shape(args, inputs):
@@ -101,7 +119,7 @@ def input_dtype(stream):
                                      "(0..255, stored as uint8) or floats (stored as float32)")
 
 
-def convert_split(out, name, inputs, labels, args, progress):
+def convert_split(out, name, inputs, labels, args, progress, label_map=None):
     shape = sample_shape(args, inputs)
     dtype = input_dtype(inputs)
     writer = out.split(name, shape, dtype, tuple(labels.shape[1:]),
@@ -111,7 +129,7 @@ def convert_split(out, name, inputs, labels, args, progress):
         x = input_block(inputs, first, x)
         if args.channels_last:
             x = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
-        writer.append(x.reshape((len(x),) + shape), label_block(labels, first, y),
+        writer.append(x.reshape((len(x),) + shape), label_block(labels, first, y, label_map),
                       rows=np.arange(first, first + len(x)))
         progress.advance(len(x))
     return writer
@@ -124,14 +142,15 @@ def main():
     for split, (inputs, labels) in streams.items():
         check_pair(split, inputs, labels)
         input_dtype(inputs)
-    names = args.class_names.split(",") if args.class_names else None
+    names = [n.strip() for n in args.class_names.split(",")] if args.class_names else None
+    names, label_map = number_labels(streams, names)
     source = args.source or f"{args.npz or args.train[0]}, converted by npy_to_hdf5.py"
     estimate = dataset_bytes([(len(x), (int(np.prod(x.shape[1:])),), input_dtype(x), y.shape[1:])
                               for x, y in streams.values()], names, source)
     total = sum(len(x) for x, _ in streams.values())
     progress = Progress("converting", total)
     with DatasetFile(args.output, estimate if args.compression == "none" else 0) as out:
-        writers = [convert_split(out, s, x, y, args, progress) for s, (x, y) in streams.items()]
+        writers = [convert_split(out, s, x, y, args, progress, label_map) for s, (x, y) in streams.items()]
         progress.close()
         seen = max(len(w.class_counts) for w in writers)
         classes = args.num_classes or seen
