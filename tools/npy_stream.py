@@ -94,6 +94,15 @@ def input_block(stream, first, block):
                                      "(0..255, stored as uint8) or floats (stored as float32)")
 
 
+def npz_members(path):
+    """The array names in an .npz (without .npy), [] if it cannot be read as one."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return [n[:-4] if n.endswith(".npy") else n for n in z.namelist()]
+    except (OSError, zipfile.BadZipFile):
+        return []
+
+
 def all_labels(stream, rows=65536):
     """Every row of a label array, read through a fresh stream (the given one stays unread)."""
     again = NpyStream(stream.path, stream.member)
