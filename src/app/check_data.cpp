@@ -80,7 +80,7 @@ SplitStats scan(DatasetReader& reader, int64_t classes, bool test_split) {
   return stats;
 }
 
-// "values a..b" of a list, or the one value.
+// The range of a list of values, "low..high", or its one value.
 std::string value_range(const std::vector<double>& values) {
   const auto [low, high] = std::minmax_element(values.begin(), values.end());
   char text[96];
