@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <numeric>
@@ -305,8 +306,11 @@ void DatasetReader::check_scaling(const char* key, const std::vector<double>& va
     if (!std::isfinite(v))
       fail(key, std::string("normalisation ") + key + which + " is not finite (" +
                     (std::isnan(v) ? "NaN" : "Inf") + ")");
-    if (is_std && !(v > 0.0))
-      fail(key, "normalisation std" + which + " must be > 0, found " + std::to_string(v));
+    if (is_std && !(v > 0.0)) {
+      char found[32];
+      std::snprintf(found, sizeof found, "%g", v);
+      fail(key, "normalisation std" + which + " must be > 0, found " + found);
+    }
   }
 }
 

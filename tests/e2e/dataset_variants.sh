@@ -146,7 +146,7 @@ refused() {  # file pattern: --check-data and the run both exit 2 with the same 
   diff "$1.check" "$1.run" || fail "$1: --check-data and the run say different things"
   echo "ok $1 refused: $(cat "$1.check")"
 }
-refused std_array_zero "std_array_zero.h5: std: normalisation std \(value 7\) must be > 0, found 0"
+refused std_array_zero "std_array_zero.h5: std: normalisation std \(value 7\) must be > 0, found 0$"
 refused mean_wrong_length "mean_wrong_length.h5: mean: 16 values for samples of shape \[1, 16, 16\]: give one number, one per channel \(1\) or one per element \(256\)"
 refused f64_inputs "f64_inputs.h5: /train/inputs: element type must be uint8 or float32"
 refused lzf "lzf.h5: /train/inputs: compressed with filter 32000 \(lzf\), which this HDF5 library cannot decode"
