@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from dataset_output import name_classes
+from dataset_output import SCALES, name_classes, scaling_text
 from hdf5_output import ConvertError
 
 
@@ -75,6 +75,27 @@ def positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got '{text}'")
     return value
+
+
+def add_scale_option(parser, default, per_feature):
+    """--scale, and --no-normalise (the older spelling of --scale none)."""
+    parser.add_argument("--scale", choices=SCALES, default=default,
+                        help="normalisation stored in the file, from the training split: none "
+                             "(mean 0, std 1), global (one mean and std) or per-feature (one "
+                             f"per {per_feature})" + (" (default: %(default)s)" if default else ""))
+    parser.add_argument("--no-normalise", action="store_const", const="none", dest="scale",
+                        help="the same as --scale none")
+
+
+def warn_spread(tool, writer, scale, names=None):
+    """A warning on stderr when one mean and std serves features of very different spreads."""
+    if scale == "per-feature":
+        return
+    text = writer.features.spread_warning(names)
+    if text:
+        where = f"{writer.source}: " if writer.source else ""
+        print(f"{tool}: warning: {where}{text}; with --scale {scale} the small ones barely reach "
+              "the model: use --scale per-feature", file=sys.stderr)
 
 
 def first_undecodable(path, encoding):
@@ -149,7 +170,8 @@ def print_summary(tool, output, splits, num_classes, class_names, mean, std, sta
         print(f"  /{w.name}: {w.count} samples of {shape} {w.dtype.name}, labels int32 {labels}, "
               f"{values}")
         print(f"    classes: {balance(counts, class_names)}")
-    print(f"  num_classes {num_classes}, normalisation mean {mean:.6f} std {std:.6f}")
+    shape = splits[0].sample_shape if splits else ()
+    print(f"  num_classes {num_classes}, {scaling_text(mean, std, shape)}")
     warn_untested_classes(tool, splits, num_classes, class_names)
 
 

@@ -62,6 +62,81 @@ def name_classes(classes, class_names, most=10):
     return ", ".join(named) + more
 
 
+SCALES = ("none", "global", "per-feature")
+SPREAD_WARNING_RATIO = 100.0  # feature spreads this far apart train badly under one scale
+
+
+class FeatureStats:
+    """Per-feature sums of a split's inputs as the reader scales them (uint8 / 255): one feature
+    per element of 1-D samples (a table's columns), one per channel (the first dimension) of
+    samples with more dimensions (images). Sums are shifted by the first row's values, so a
+    column of large values with a small spread keeps its precision."""
+
+    def __init__(self, sample_shape):
+        self.features = sample_shape[0] if sample_shape else 1
+        self.count = 0
+        self.shift = self.sum = self.sq_sum = None
+        self.low = self.high = None
+
+    def add(self, inputs, factor=1.0):
+        rows = max(1, (1 << 22) // max(1, inputs[0].size)) if len(inputs) else 1
+        for start in range(0, len(inputs), rows):  # float64 copies of at most 32 MiB
+            self.add_rows(inputs[start:start + rows], factor)
+
+    def add_rows(self, inputs, factor):
+        x = np.asarray(inputs, dtype=np.float64).reshape(len(inputs), self.features, -1) * factor
+        if self.shift is None:
+            self.shift = x[0].mean(axis=1)
+            self.sum = np.zeros(self.features)
+            self.sq_sum = np.zeros(self.features)
+            self.low = np.full(self.features, np.inf)
+            self.high = np.full(self.features, -np.inf)
+        d = x - self.shift[None, :, None]
+        self.sum += d.sum(axis=(0, 2))
+        self.sq_sum += np.square(d).sum(axis=(0, 2))
+        self.count += x.shape[0] * x.shape[2]
+        self.low = np.minimum(self.low, x.min(axis=(0, 2)))
+        self.high = np.maximum(self.high, x.max(axis=(0, 2)))
+
+    def mean_std(self):
+        """Per-feature mean and std (std 1 where a feature is constant)."""
+        if not self.count:
+            return np.zeros(self.features), np.ones(self.features)
+        d = self.sum / self.count
+        std = np.sqrt(np.maximum(0.0, self.sq_sum / self.count - d * d))
+        return self.shift + d, np.where(std > 1e-12, std, 1.0)
+
+    def spread_warning(self, names=None):
+        """A sentence when the features' spreads differ by SPREAD_WARNING_RATIO or more, else
+        None: under one mean and std the small ones barely move the model."""
+        if not self.count or self.features < 2:
+            return None
+        _, std = self.mean_std()
+        spread = np.where(std == 1.0, self.high - self.low, std)  # constant: std was set to 1
+        live = np.flatnonzero(spread > 0)
+        if len(live) < 2:
+            return None
+        small, large = live[np.argmin(spread[live])], live[np.argmax(spread[live])]
+        ratio = spread[large] / spread[small]
+        if ratio < SPREAD_WARNING_RATIO:
+            return None
+
+        def name(i):
+            return f"'{names[i]}'" if names else f"feature {i}"
+        return (f"the features' spreads differ by a factor of {ratio:.3g} (std {spread[small]:.3g} "
+                f"of {name(small)} .. {spread[large]:.3g} of {name(large)})")
+
+
+def scaling_text(mean, std, sample_shape=()):
+    """How the summary states the normalisation (as wavetrain --check-data does)."""
+    mean, std = np.atleast_1d(mean), np.atleast_1d(std)
+    if len(mean) == 1:
+        return f"normalisation mean {float(mean[0]):.6f} std {float(std[0]):.6f}"
+    per = "channel" if len(sample_shape) > 1 else "feature"
+    return (f"normalisation per {per} ({len(mean)} {per}s): mean {mean.min():.6g}.."
+            f"{mean.max():.6g}, std {std.min():.6g}..{std.max():.6g}")
+
+
 class SplitWriter:
     """One split, /<name>/inputs and /<name>/labels, grown block by block. `source` names the
     input its rows come from and `row_word` how that input counts them ("row", "line"), for the
@@ -91,6 +166,7 @@ class SplitWriter:
         self.value_sq_sum = 0.0
         self.value_min = np.inf
         self.value_max = -np.inf
+        self.features = FeatureStats(self.sample_shape)
 
     def append(self, inputs, labels, rows=None):
         """Appends a block of rows: inputs [n, *sample_shape], labels [n, *label_shape]; `rows`
@@ -117,6 +193,7 @@ class SplitWriter:
         else:
             self.value_sum += float(inputs.sum(dtype=np.float64))
             self.value_sq_sum += float(np.square(inputs, dtype=np.float64).sum())
+        self.features.add(inputs, 1.0 if self.dtype == np.float32 else 1 / 255.0)
         self.value_min = min(self.value_min, float(inputs.min()))
         self.value_max = max(self.value_max, float(inputs.max()))
 
@@ -136,6 +213,8 @@ class DatasetFile(Hdf5Output):
     def __init__(self, path, estimated_bytes=0):
         super().__init__(path, estimated_bytes)
         self.splits = {}
+        # How a converter's user renumbers labels that count from 1.
+        self.one_based_fix = "subtract 1 from every label (NumPy: y - 1)"
 
     def split(self, name, sample_shape, dtype, label_shape=(), compression=None, expected_rows=None,
               source="", row_word="row"):
@@ -158,23 +237,42 @@ class DatasetFile(Hdf5Output):
         counts = np.zeros(num_classes, dtype=np.int64)
         counts[:len(train.class_counts)] = train.class_counts
         empty = [int(c) for c in np.flatnonzero(counts == 0)]
+        if empty == [0] and num_classes > 1:
+            raise ConvertError(train.source, f"no label 0: labels run from 1 to {num_classes - 1}, "
+                                             "but class indices count from 0; "
+                                             f"{self.one_based_fix}")
         if empty:
             raise ConvertError(train.source, f"class(es) {name_classes(empty, class_names)} of "
                                              f"{num_classes} have no training samples: every "
                                              "class needs some")
 
-    def finish(self, num_classes, class_names=None, normalise=True, source="", token_ids=False):
-        """Checks the labels, writes the attributes and renames the file into place."""
+    def finish(self, num_classes, class_names=None, scale="global", source="", token_ids=False):
+        """Checks the labels, writes the attributes and renames the file into place. `scale`:
+        "none" (mean 0, std 1), "global" (one mean and std, the training split's) or
+        "per-feature" (arrays: one per feature, see FeatureStats); True and False mean "global"
+        and "none". Returns the mean and std written (numbers, or arrays)."""
+        scale = {True: "global", False: "none"}.get(scale, scale)
+        if scale not in SCALES:
+            raise ValueError(f"scale must be one of {SCALES}, not {scale!r}")
         self.check_labels(num_classes, class_names)
         train = self.splits["train"]
-        mean, std = train.mean_std() if normalise and not token_ids else (0.0, 1.0)
+        if token_ids or scale == "none":
+            mean, std = 0.0, 1.0
+        elif scale == "per-feature" and train.features.features > 1:
+            mean, std = train.features.mean_std()
+        else:
+            mean, std = train.mean_std()
         if token_ids:
             self.h5.attrs["token_ids"] = np.int64(1)
         self.h5.attrs["num_classes"] = np.int64(num_classes)
         if class_names:
             self.h5.attrs["class_names"] = np.array(class_names, dtype=h5py.string_dtype())
-        self.h5.attrs["mean"] = float(mean)
-        self.h5.attrs["std"] = float(std)
+        if np.ndim(mean):
+            self.h5.attrs["mean"] = np.asarray(mean, dtype=np.float64)
+            self.h5.attrs["std"] = np.asarray(std, dtype=np.float64)
+        else:
+            self.h5.attrs["mean"] = float(mean)
+            self.h5.attrs["std"] = float(std)
         self.h5.attrs["source"] = source
         self.commit()
         return mean, std

@@ -4,12 +4,12 @@
   images_to_hdf5.py --input photos/ --output data/photos.h5 --test-ratio 0.2
   images_to_hdf5.py --input photos/ --output data/photos.h5 --resize 32x32 --mode RGB
 
-FOLDER/<class>/*.png|jpg, classes in sorted order (their names are stored in the file), split
-into train/test by --test-ratio per class (seeded); or FOLDER/train/<class>/ and
-FOLDER/test/<class>/ as given. Images must all have one size (or pass --resize WxH) and one mode,
-L (grayscale, stored [1, H, W]) or RGB ([3, H, W]) (or pass --mode to convert). Stored as uint8.
-Images are decoded and written in blocks: memory stays bounded. Exit status: 0 written, 2 bad
-input (the file named), 1 other.
+FOLDER/<class>/*.png|jpg (other files are skipped and counted), classes in sorted order (their
+names are stored in the file), split into train/test by --test-ratio per class (seeded); or
+FOLDER/train/<class>/ and FOLDER/test/<class>/ as given. Images must all have one size (or pass
+--resize WxH) and one mode, L (grayscale, stored [1, H, W]) or RGB ([3, H, W]) (or pass --mode
+to convert). Stored as uint8. Images are decoded and written in blocks: memory stays bounded.
+Exit status: 0 written, 2 bad input (the file named), 1 other.
 """
 import argparse
 import os
@@ -21,7 +21,8 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from converter_cli import Progress, positive_int, print_summary, run_converter  # noqa: E402
+from converter_cli import (Progress, add_scale_option, positive_int, print_summary,  # noqa: E402
+                           run_converter)
 from dataset_output import ConvertError, DatasetFile, dataset_bytes  # noqa: E402
 
 TOOL = "images_to_hdf5.py"
@@ -38,7 +39,7 @@ def parse_args():
     p.add_argument("--seed", type=int, default=1, help="seed of the train/test split and row order (default: %(default)s)")
     p.add_argument("--resize", help="WxH: resize every image to this size (default: all must have one size)")
     p.add_argument("--mode", choices=["L", "RGB"], help="convert every image to grayscale (L) or RGB (default: all must share one of them)")
-    p.add_argument("--no-normalise", action="store_true", help="store mean 0, std 1 instead of the training split's")
+    add_scale_option(p, "global", "channel: R, G and B apart")
     p.add_argument("--block-rows", type=positive_int, default=1024, help="images per written block (default: %(default)s)")
     p.add_argument("--source", default="", help="provenance text stored in the file")
     args = p.parse_args()
@@ -47,12 +48,18 @@ def parse_args():
     return args
 
 
+SKIPPED = []  # files found where images or class folders are expected that are neither
+
+
+def is_image(path):
+    return os.path.isfile(path) and path.lower().endswith(EXTENSIONS)
+
+
 def image_files(folder):
+    """The PNG and JPEG files in a class folder; anything else is skipped (and counted)."""
     files = sorted(os.path.join(folder, n) for n in os.listdir(folder) if not n.startswith("."))
-    other = [f for f in files if not (os.path.isfile(f) and f.lower().endswith(EXTENSIONS))]
-    if other:
-        raise ConvertError(other[0], "not a PNG or JPEG image (class folders hold only images)")
-    return files
+    SKIPPED.extend(f for f in files if not is_image(f))
+    return [f for f in files if is_image(f)]
 
 
 def class_folders(folder):
@@ -62,6 +69,12 @@ def class_folders(folder):
     stray = [n for n in entries if not os.path.isdir(os.path.join(folder, n))]
     if not entries:
         raise ConvertError(folder, "empty folder: expected one subfolder of images per class")
+    other = [n for n in stray if not is_image(os.path.join(folder, n))]  # a README, notes
+    SKIPPED.extend(os.path.join(folder, n) for n in other if os.path.join(folder, n) not in SKIPPED)
+    stray = [n for n in stray if n not in other]
+    entries = [n for n in entries if n not in other]
+    if not entries:
+        raise ConvertError(folder, "no class subfolders: expected one subfolder of images per class")
     if stray:
         raise ConvertError(os.path.join(folder, stray[0]), "a file where class subfolders are expected "
                                                            "(FOLDER/<class>/<image>)")
@@ -191,8 +204,11 @@ def main():
     with DatasetFile(args.output, estimate) as out:
         writers = [convert_split(out, s, items, decode, args, progress) for s, items in splits.items()]
         progress.close()
-        mean, std = out.finish(len(classes), classes, not args.no_normalise, source)
+        mean, std = out.finish(len(classes), classes, args.scale, source)
     print_summary(TOOL, args.output, writers, len(classes), classes, mean, std, started)
+    if SKIPPED:
+        print(f"{TOOL}: note: skipped {len(SKIPPED)} file(s) that are not PNG or JPEG images "
+              f"(by their names), e.g. {SKIPPED[0]}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ class NpyStream:
 
     def __init__(self, path, member=None):
         self.where = f"{path}[{member}]" if member else path
+        self.path, self.member = path, member
         try:
             if member is None:
                 self.file = open(path, "rb")
@@ -93,9 +94,56 @@ def input_block(stream, first, block):
                                      "(0..255, stored as uint8) or floats (stored as float32)")
 
 
-def label_block(stream, first, block):
-    """Labels of one block as int32: integers >= 0 (or floats holding whole numbers)."""
+def npz_members(path):
+    """The array names in an .npz (without .npy), [] if it cannot be read as one."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return [n[:-4] if n.endswith(".npy") else n for n in z.namelist()]
+    except (OSError, zipfile.BadZipFile):
+        return []
+
+
+def all_labels(stream, rows=65536):
+    """Every row of a label array, read through a fresh stream (the given one stays unread)."""
+    again = NpyStream(stream.path, stream.member)
+    try:
+        return np.concatenate([b for _, b in again.blocks(rows)] or
+                              [np.zeros((0,) + tuple(stream.shape[1:]), stream.dtype)])
+    finally:
+        again.close()
+
+
+def text_labels(stream):
+    """Whether a label array holds strings (class names)."""
+    return stream.dtype.kind in "US"
+
+
+def check_one_hot(stream, block):
+    """Refuses [N, K] labels of 0s and 1s, one 1 per row: one-hot rows, not class indices."""
+    if block.ndim != 2 or block.shape[1] < 2 or not len(block) or block.dtype.kind not in "iubf":
+        return
+    if np.isin(block, (0, 1)).all() and (block.sum(axis=1) == 1).all():
+        raise ConvertError(stream.where, f"labels of shape {list(stream.shape)} are one-hot rows "
+                                         "(one 1 per row): store class indices instead, "
+                                         "np.save(path, y.argmax(axis=1))")
+
+
+def label_block(stream, first, block, label_map=None):
+    """Labels of one block as int32: integers >= 0 (or floats holding whole numbers), or class
+    names numbered by label_map."""
     kind = block.dtype.kind
+    if first == 0:
+        check_one_hot(stream, block)
+    if kind in "US":
+        flat = block.reshape(-1)
+        numbers = np.array([label_map.get(str(v), -1) for v in flat], dtype=np.int64)
+        if (numbers < 0).any():
+            at = int(np.flatnonzero(numbers < 0)[0])
+            per = max(1, flat.size // max(1, len(block)))
+            raise ConvertError(stream.where, f"row {first + at // per}: label '{flat[at]}' is not "
+                                             f"one of the class names ({', '.join(label_map)}) "
+                                             "(--class-names)")
+        return numbers.reshape(block.shape).astype(np.int32)
     if kind == "f":
         flat = block.reshape(len(block), -1)
         whole = np.isfinite(flat) & (flat == np.round(flat))

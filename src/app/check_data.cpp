@@ -21,9 +21,19 @@ namespace {
 // What one pass over a split's rows found.
 struct SplitStats {
   std::vector<int64_t> class_counts;
-  float low = std::numeric_limits<float>::infinity();
+  float low = std::numeric_limits<float>::infinity();  // normalised
   float high = -std::numeric_limits<float>::infinity();
+  double stored_low = std::numeric_limits<double>::infinity();  // in the file's units
+  double stored_high = -std::numeric_limits<double>::infinity();
 };
+
+// A normalised value of element `e` back in the file's units: uint8 x = 255 (v std + mean),
+// float x = v std + mean.
+double stored_value(const DatasetReader& r, int64_t e, float normalised) {
+  if (r.token_ids()) return normalised;
+  const double x = double(normalised) * r.std_of(e) + r.mean_of(e);
+  return r.inputs_are_float() ? x : std::round(x * 255.0) + 0.0;  // + 0.0: no "-0"
+}
 
 // What a non-finite input does to a run, by the split it is in.
 std::string nonfinite_consequence(bool test_split) {
@@ -58,6 +68,9 @@ SplitStats scan(DatasetReader& reader, int64_t classes, bool test_split) {
                              " (after normalisation): " + nonfinite_consequence(test_split));
       stats.low = std::min(stats.low, v);
       stats.high = std::max(stats.high, v);
+      const double x = stored_value(reader, int64_t(i) % per, v);
+      stats.stored_low = std::min(stats.stored_low, x);
+      stats.stored_high = std::max(stats.stored_high, x);
     }
     for (int32_t y : labels) {
       if (size_t(y) >= stats.class_counts.size()) stats.class_counts.resize(size_t(y) + 1, 0);
@@ -67,12 +80,28 @@ SplitStats scan(DatasetReader& reader, int64_t classes, bool test_split) {
   return stats;
 }
 
-// A normalised value back in the file's units: uint8 x = 255 (v std + mean), float x = v std +
-// mean.
-double stored_value(const DatasetReader& r, float normalised) {
-  if (r.token_ids()) return normalised;
-  const double x = double(normalised) * r.std_dev() + r.mean();
-  return r.inputs_are_float() ? x : std::round(x * 255.0) + 0.0;  // + 0.0: no "-0"
+// The range of a list of values, "low..high", or its one value.
+std::string value_range(const std::vector<double>& values) {
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  char text[96];
+  if (*low == *high)
+    std::snprintf(text, sizeof text, "%g", *low);
+  else
+    std::snprintf(text, sizeof text, "%g..%g", *low, *high);
+  return text;
+}
+
+// How the reader scales the inputs: "normalisation mean M std S" (global), or per channel / per
+// feature with the count and the range of the values.
+std::string describe_scaling(const DatasetReader& r) {
+  if (r.token_ids()) return "token ids (not scaled)";
+  if (!r.per_feature_scaling())
+    return "normalisation mean " + value_range(r.means()) + " std " + value_range(r.stds());
+  const size_t n = std::max(r.means().size(), r.stds().size());
+  const bool per_element = int64_t(n) == r.sample_numel();
+  return std::string("normalisation per ") + (per_element ? "feature" : "channel") + " (" +
+         std::to_string(n) + (per_element ? " features" : " channels") + "): mean " +
+         value_range(r.means()) + ", std " + value_range(r.stds());
 }
 
 std::string dims(const Shape& shape) {
@@ -91,9 +120,8 @@ void print_split(DatasetReader& r, int64_t classes, bool test_split, std::ostrea
                 r.label_shape().empty() ? " (one per sample)" : " (per token)");
   out << line;
   if (r.size() > 0) {
-    std::snprintf(line, sizeof line, "  values %g..%g (normalised %.4g..%.4g)\n",
-                  stored_value(r, stats.low), stored_value(r, stats.high), double(stats.low),
-                  double(stats.high));
+    std::snprintf(line, sizeof line, "  values %g..%g (normalised %.4g..%.4g)\n", stats.stored_low,
+                  stats.stored_high, double(stats.low), double(stats.high));
     out << line;
   }
   out << "  classes:";
@@ -157,8 +185,7 @@ void check_data(const std::string& file, const RunConfig* config, std::ostream& 
   } else if (train.size() == 0) {
     throw InputError(file, 0, "/" + train_split + "/inputs", "the training split has no samples");
   }
-  out << file << ": " << describe_classes(train) << ", normalisation mean " << train.mean()
-      << " std " << train.std_dev() << (train.token_ids() ? ", token ids" : "") << "\n";
+  out << file << ": " << describe_classes(train) << ", " << describe_scaling(train) << "\n";
   if (!train.source().empty()) out << "  source: " << train.source() << "\n";
   const int64_t known = std::max<int64_t>(classes, train.declared_classes());
   print_split(train, known, false, out);

@@ -62,8 +62,8 @@ SplitDigest split_digest(const DatasetReader& r) {
 }
 
 void add_attributes(const DatasetReader& r, Checksum& sum) {
-  sum.add(r.mean());
-  sum.add(r.std_dev());
+  for (double m : r.means()) sum.add(m);  // one value each under global scaling, as before
+  for (double s : r.stds()) sum.add(s);
   sum.add(r.declared_classes());
   sum.add(int64_t(r.token_ids()));
   sum.add(int64_t(r.class_names().size()));

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <numeric>
@@ -110,7 +112,7 @@ DatasetReader::DatasetReader(const std::string& path, const std::string& split,
     throw;
   }
   for (int v = 0; v < 256; ++v)
-    lut_[v] = token_ids_ ? float(v) : static_cast<float>((v / 255.0 - mean_) / std_);
+    lut_[v] = token_ids_ ? float(v) : static_cast<float>((v / 255.0 - mean()) / std_dev());
   open_direct();
 }
 
@@ -251,8 +253,6 @@ void DatasetReader::check_filters_available(const std::string& key, hid_t dcpl) 
 
 void DatasetReader::read_attributes() {
   try {
-    h5_read_attr_double(file_.get(), "mean", &mean_);
-    h5_read_attr_double(file_.get(), "std", &std_);
     h5_read_attr_strings(file_.get(), "class_names", &class_names_);
     h5_read_attr_string(file_.get(), "source", &source_);
     int64_t tokens = 0;
@@ -260,7 +260,7 @@ void DatasetReader::read_attributes() {
   } catch (const std::exception& e) {
     fail("attributes", e.what());
   }
-  if (!(std_ > 0.0)) fail("std", "normalisation std must be > 0, found " + std::to_string(std_));
+  read_scaling();
   int64_t declared = 0;
   if (h5_read_attr_int(file_.get(), "num_classes", &declared) && !class_names_.empty() &&
       int64_t(class_names_.size()) != declared)
@@ -268,6 +268,58 @@ void DatasetReader::read_attributes() {
                             std::to_string(declared) + ": give one name per class");
   if (token_ids_ && inputs_are_float_)
     fail("token_ids", "token ids must be stored as uint8 inputs, found float32");
+}
+
+// `mean` and `std`: a number, or one value per channel or per element of a sample (per-feature
+// scaling, expanded here to one value per element for convert_row).
+void DatasetReader::read_scaling() {
+  for (const char* key : {"mean", "std"}) {
+    std::vector<double>& values = key[0] == 'm' ? means_ : stds_;
+    try {
+      h5_read_attr_doubles(file_.get(), key, &values);
+    } catch (const std::exception& e) {
+      fail(key, e.what());
+    }
+    check_scaling(key, values, key[0] == 's');
+  }
+  if (!per_feature_scaling() || token_ids_) return;
+  element_mean_.resize(size_t(sample_numel_));
+  element_inv_std_.resize(size_t(sample_numel_));
+  for (int64_t e = 0; e < sample_numel_; ++e) {
+    element_mean_[size_t(e)] = float(mean_of(e));
+    element_inv_std_[size_t(e)] = float(1.0 / std_of(e));
+  }
+}
+
+void DatasetReader::check_scaling(const char* key, const std::vector<double>& values,
+                                  bool is_std) const {
+  const int64_t n = int64_t(values.size());
+  const bool per_channel = sample_shape_.size() >= 2 && n == sample_shape_[0];
+  if (n != 1 && n != sample_numel_ && !per_channel)
+    fail(key, std::to_string(n) + " values for samples of shape " + shape_str(sample_shape_) +
+                  ": give one number, one per channel" +
+                  (sample_shape_.size() >= 2 ? " (" + std::to_string(sample_shape_[0]) + ")" : "") +
+                  " or one per element (" + std::to_string(sample_numel_) + ")");
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = values[size_t(i)];
+    const std::string which = n == 1 ? "" : " (value " + std::to_string(i) + ")";
+    if (!std::isfinite(v))
+      fail(key, std::string("normalisation ") + key + which + " is not finite (" +
+                    (std::isnan(v) ? "NaN" : "Inf") + ")");
+    if (is_std && !(v > 0.0)) {
+      char found[32];
+      std::snprintf(found, sizeof found, "%g", v);
+      fail(key, "normalisation std" + which + " must be > 0, found " + found);
+    }
+  }
+}
+
+// Which of `values` applies to element e: the one value, e's channel's, or e's own.
+size_t DatasetReader::scale_index(const std::vector<double>& values, int64_t e) const {
+  const int64_t n = int64_t(values.size());
+  if (n == 1) return 0;
+  if (n == sample_numel_) return size_t(e);
+  return size_t(e / (sample_numel_ / n));
 }
 
 void DatasetReader::load_labels(int classes) {
@@ -369,11 +421,23 @@ void DatasetReader::read_mapped(const std::vector<int64_t>& rows, float* inputs)
   check_unchanged(read ? "" : "reading its mapped rows failed with SIGBUS (an I/O error?)");
 }
 
-// Normalises one raw row: uint8 through the lookup table, float32 as (x - mean) / std.
+// Normalises one raw row: uint8 through the lookup table, float32 as (x - mean) / std; under
+// per-feature scaling, each element with its own mean and std.
 void DatasetReader::convert_row(const uint8_t* raw, float* out) const {
   const size_t per_row = size_t(sample_numel_);
-  if (inputs_are_float_) {
-    const float mean = float(mean_), inv_std = float(1.0 / std_);
+  if (!element_mean_.empty()) {
+    const float* mean = element_mean_.data();
+    const float* inv_std = element_inv_std_.data();
+    float value;
+    for (size_t e = 0; e < per_row; ++e) {
+      if (inputs_are_float_)
+        std::memcpy(&value, raw + e * sizeof(float), sizeof(float));  // may be unaligned
+      else
+        value = float(raw[e]) * (1.0f / 255.0f);
+      out[e] = (value - mean[e]) * inv_std[e];
+    }
+  } else if (inputs_are_float_) {
+    const float mean = float(this->mean()), inv_std = float(1.0 / std_dev());
     float value;
     for (size_t e = 0; e < per_row; ++e) {
       std::memcpy(&value, raw + e * sizeof(float), sizeof(float));  // mapped rows may be unaligned

@@ -43,15 +43,26 @@ class DatasetReader {
   const std::string& split() const { return split_; }
 
   // File attributes (defaults when absent: mean 0, std 1, no names, empty source).
-  double mean() const { return mean_; }
-  double std_dev() const { return std_; }
+  // `mean` and `std` are each a number (global scaling) or a 1-D array: one value per channel
+  // (the sample's first dimension, for samples of 2 or more dimensions) or one per element of a
+  // sample (per feature); means() and stds() hold them as stored. mean() and std_dev() are the
+  // first values (the only ones under global scaling).
+  double mean() const { return means_[0]; }
+  double std_dev() const { return stds_[0]; }
+  const std::vector<double>& means() const { return means_; }
+  const std::vector<double>& stds() const { return stds_; }
+  bool per_feature_scaling() const { return means_.size() > 1 || stds_.size() > 1; }
+  // The mean and std applied to element `e` of a sample (e in [0, sample_numel())).
+  double mean_of(int64_t e) const { return means_[scale_index(means_, e)]; }
+  double std_of(int64_t e) const { return stds_[scale_index(stds_, e)]; }
   const std::vector<std::string>& class_names() const { return class_names_; }
   const std::string& source() const { return source_; }
 
   // Reads the given rows (any order, repeats allowed) and writes normalised floats
   // [rows.size(), sample_shape...] to `inputs` and their labels, labels_per_sample() per row, to
   // `labels` (either may be null).
-  // uint8 inputs become (x/255 - mean)/std, float32 inputs (x - mean)/std.
+  // uint8 inputs become (x/255 - mean)/std, float32 inputs (x - mean)/std, with each element's
+  // own mean and std under per-feature scaling.
   // Rows outside [0, size()) throw std::out_of_range. Not safe to call concurrently on one
   // reader; HDF5 calls take hdf5_mutex(), so different readers may run on different threads.
   void read(const std::vector<int64_t>& rows, float* inputs, int32_t* labels);
@@ -89,6 +100,9 @@ class DatasetReader {
   void check_declared_size(const std::string& key, int64_t declared_bytes, bool compressed) const;
   void load_labels(int classes);
   void read_attributes();
+  void read_scaling();
+  void check_scaling(const char* key, const std::vector<double>& values, bool is_std) const;
+  size_t scale_index(const std::vector<double>& values, int64_t e) const;
   void open_direct();
   // Fill staging_ with the raw bytes of the requested rows; staged_at_[i] is rows[i]'s position.
   void stage_direct(const std::vector<int64_t>& rows);
@@ -106,7 +120,8 @@ class DatasetReader {
   Shape label_shape_;
   int64_t labels_per_sample_ = 1;
   bool token_ids_ = false;
-  double mean_ = 0.0, std_ = 1.0;
+  std::vector<double> means_{0.0}, stds_{1.0};
+  std::vector<float> element_mean_, element_inv_std_;  // per element, under per-feature scaling
   std::vector<std::string> class_names_;
   std::string source_;
   float lut_[256];                // uint8 -> normalised float

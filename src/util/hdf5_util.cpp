@@ -81,6 +81,21 @@ bool h5_read_attr_double(hid_t obj, const char* name, double* value) {
   return true;
 }
 
+bool h5_read_attr_doubles(hid_t obj, const char* name, std::vector<double>* values) {
+  H5Handle attr = open_attr(obj, name);
+  if (!attr.valid()) return false;
+  H5Handle type(H5Aget_type(attr.get()), H5Tclose);
+  const H5T_class_t cls = H5Tget_class(type.get());
+  H5Handle space(H5Aget_space(attr.get()), H5Sclose);
+  if ((cls != H5T_INTEGER && cls != H5T_FLOAT) || H5Sget_simple_extent_ndims(space.get()) > 1)
+    throw std::runtime_error(std::string("attribute ") + name +
+                             " is not a number or a 1-D array of numbers");
+  values->assign(size_t(attr_element_count(attr.get())), 0.0);
+  if (!values->empty() && H5Aread(attr.get(), H5T_NATIVE_DOUBLE, values->data()) < 0)
+    throw std::runtime_error(std::string("cannot read attribute ") + name);
+  return true;
+}
+
 bool h5_read_attr_int(hid_t obj, const char* name, int64_t* value) {
   if (H5Aexists(obj, name) <= 0) return false;
   read_scalar(obj, name, H5T_NATIVE_INT64, value, H5T_INTEGER);

@@ -44,6 +44,8 @@ class H5Handle {
 // Attribute helpers (caller holds hdf5_mutex()). Readers return false when the attribute is
 // absent and throw std::runtime_error when it exists but cannot be read as the requested type.
 bool h5_read_attr_double(hid_t obj, const char* name, double* value);
+// A number or a 1-D array of numbers (a scalar gives one value).
+bool h5_read_attr_doubles(hid_t obj, const char* name, std::vector<double>* values);
 bool h5_read_attr_int(hid_t obj, const char* name, int64_t* value);
 bool h5_read_attr_string(hid_t obj, const char* name, std::string* value);
 bool h5_read_attr_strings(hid_t obj, const char* name, std::vector<std::string>* values);

@@ -106,8 +106,12 @@ cp -r img mixed && "$PY" -c "from PIL import Image; Image.new('RGB', (14, 10)).s
 refuses img_modes "mixed/ant/3.png: mixed modes: this image is RGB, .* is L" images_to_hdf5.py --input mixed
 cp -r img noclass && mkdir noclass/cat
 refuses img_no_samples "noclass/cat: class 'cat' has no images" images_to_hdf5.py --input noclass
-cp -r img notimage && echo text >notimage/bee/notes.txt
-refuses img_not_image "notimage/bee/notes.txt: not a PNG or JPEG" images_to_hdf5.py --input notimage
+# Files that are not images (by their names) are skipped and counted, not fatal (issue 36).
+cp -r img notimage && echo text >notimage/bee/notes.txt && echo text >notimage/README
+converts img_not_image images_to_hdf5.py --input notimage --output notimage.h5
+grep -q "^images_to_hdf5.py: note: skipped 2 file(s) that are not PNG or JPEG images (by their names), e.g. notimage/README" img_not_image.err ||
+  { cat img_not_image.err; fail "img_not_image: no count of the skipped files"; }
+check notimage.h5 "^/train: 32 samples"
 cp -r img broken && echo garbage >broken/ant/5.png
 refuses img_broken "broken/ant/5.png: cannot decode the image" images_to_hdf5.py --input broken
 # The same folder converts once told what to do.

@@ -75,7 +75,23 @@ write("no_attributes", attrs=False)
 write("empty_test_split", n=(64, 0))
 write("per_token_labels", shape=(8,), token=True)
 write("per_token_labels_chunked", shape=(8,), token=True, chunks=(16, 8))
+# Normalisation arrays: one mean and std per element (float32) or per channel (uint8, [C] = [1]),
+# and arrays of mean with a single std.
+def scaling(name, mean, std):
+    with h5py.File(name + ".h5", "a") as f:
+        f.attrs["mean"], f.attrs["std"] = np.asarray(mean), np.asarray(std)
+
+write("per_element_scaling", inputs=np.float32)
+scaling("per_element_scaling", rng.random(256), 0.2 + rng.random(256))
+write("per_channel_scaling")
+scaling("per_channel_scaling", [0.5], [0.29])
+write("per_element_mean_one_std")
+scaling("per_element_mean_one_std", rng.random(256), 0.3)
 # Refused variants.
+write("std_array_zero", inputs=np.float32)
+scaling("std_array_zero", np.zeros(256), np.r_[np.ones(7), 0.0, np.ones(248)])
+write("mean_wrong_length")
+scaling("mean_wrong_length", np.zeros(16), 1.0)
 write("f64_inputs", inputs=np.float64)
 write("lzf", chunks=(8, 1, 16, 16), compression="lzf")
 PY
@@ -103,6 +119,9 @@ variant labels_uint8 images.toml "reads: direct"
 variant fixed_length_strings images.toml "3 classes: circle, square, cross"
 variant no_attributes images.toml "reads: direct"
 variant empty_test_split images.toml "^/test: 0 samples"
+variant per_element_scaling images.toml "normalisation per feature \(256 features\)"
+variant per_channel_scaling images.toml "normalisation mean 0.5 std 0.29"
+variant per_element_mean_one_std images.toml "normalisation per feature \(256 features\): mean [0-9.e-]+\.\.[0-9.]+, std 0.3$"
 variant per_token_labels text.toml "labels \[N, 8\] int32 \(per token\)"
 variant per_token_labels_chunked text.toml "reads: direct"
 # The ten-line example of docs/dataset-format.md, run as printed there.
@@ -127,6 +146,8 @@ refused() {  # file pattern: --check-data and the run both exit 2 with the same 
   diff "$1.check" "$1.run" || fail "$1: --check-data and the run say different things"
   echo "ok $1 refused: $(cat "$1.check")"
 }
+refused std_array_zero "std_array_zero.h5: std: normalisation std \(value 7\) must be > 0, found 0$"
+refused mean_wrong_length "mean_wrong_length.h5: mean: 16 values for samples of shape \[1, 16, 16\]: give one number, one per channel \(1\) or one per element \(256\)"
 refused f64_inputs "f64_inputs.h5: /train/inputs: element type must be uint8 or float32"
 refused lzf "lzf.h5: /train/inputs: compressed with filter 32000 \(lzf\), which this HDF5 library cannot decode"
 
