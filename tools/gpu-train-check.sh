@@ -20,6 +20,7 @@
 #   checkpoint  a GPU checkpoint resumed on a CPU rank and a CPU checkpoint resumed on the GPU
 #   accuracy    inputs/fashion_lenet_gpu.toml trained for its 10 epochs: test accuracy >= 92%
 #   throughput  samples/s of mlp 64, lenet 64, resnet 128, transformer_small 32 (median step)
+#   auto        a CPU deck (device.kind = "auto", the default) runs on the GPU and says so
 # WT_TRAIN_TIMEOUT (seconds, default 600) bounds each run; after two runs time out the remaining
 # runs are skipped (their proofs FAIL), so a hang cannot spend a lent GPU's whole time.
 # Exit status: 0 every proof run passed, 1 one failed, 2 usage.
@@ -225,6 +226,18 @@ if wanted accuracy; then
     fi
   else
     report "lenet accuracy" FAIL "the run failed"
+  fi
+fi
+
+if wanted auto; then
+  if [[ $gpu != cuda ]]; then
+    report "auto picks the GPU" SKIP "the rehearsal's device is $gpu"
+  elif train auto-pick 1 fashion_mlp.toml --steps 5 --set checkpoint.every_steps=0; then
+    line=$(grep -m1 'device.kind = "auto"' "$work/auto-pick.txt")
+    if [[ $line == *'"auto": cuda'* ]]; then report "auto picks the GPU" PASS "$line"
+    else report "auto picks the GPU" FAIL "no 'auto: cuda' line (${line:-none})"; fi
+  else
+    report "auto picks the GPU" FAIL "the run failed"
   fi
 fi
 

@@ -31,6 +31,7 @@
 #include "comm/open_mpi_defaults.hpp"
 #include "deck/deck_parser.hpp"
 #include "exec/nonfinite_guard.hpp"
+#include "job/run_preflight.hpp"
 #include "util/agreed_error.hpp"
 #include "util/input_error.hpp"
 
@@ -103,8 +104,15 @@ std::string job_deck_use(const wt::CommandLine& cli) {
   return "";
 }
 
-int train(const wt::CommandLine& cli, const wt::RunConfig& config, double stall_seconds,
+int train(const wt::CommandLine& cli, wt::RunConfig config, double stall_seconds,
           wt::MpiCommunicator& mpi) {
+  std::string why;
+  const std::string kind = wt::resolve_device_kind(config, &why);  // "auto": cuda or host
+  // Said where a GPU was chosen, or seen and not taken; a machine without one stays quiet.
+  if (kind != config.device.kind && mpi.rank() == 0 &&
+      (kind == "cuda" || why.find("more ranks") != std::string::npos))
+    std::cout << "wavetrain: device.kind = \"auto\": " << kind << ", " << why << std::endl;
+  config.device.kind = kind;
   const wt::GpuLink gpu = wt::open_gpu_link(config, mpi);  // device.kind = "cuda" only
   wt::StallWatch watch(mpi, gpu.comm ? *gpu.comm : mpi, stall_seconds);
   wt::report_job_failures_on(watch.board());

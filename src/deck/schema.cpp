@@ -365,7 +365,8 @@ std::vector<KeyDef> runtime_keys() {
           .in(Range::at_least(0)),
       // [device]
       key("device", "kind", WT_FIELD(device.kind),
-          "device per rank: auto, cpu or host = a CPU core; strict = the host's kernels under a "
+          "device per rank: auto = cuda where every rank has a GPU of its own, else the host; cpu "
+          "or host = a CPU core; strict = the host's kernels under a "
           "GPU's rules (finds ordering bugs); cuda = an NVIDIA GPU per rank (needs a build with "
           "CUDA; rank i of a node drives its visible GPU i modulo their number)")
           .one_of({"auto", "cpu", "host", "strict", "cuda"}),

@@ -1,5 +1,6 @@
 #include "job/run_preflight.hpp"
 
+#include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -154,6 +155,29 @@ GpuPlacement place_on_gpu(const RunConfig& cfg) {
                    "'cuda' needs wavetrain built with CUDA (cmake -DWAVETRAIN_CUDA=ON, with the "
                    "CUDA toolkit, cuBLAS, cuDNN and NCCL), which this build is not: " +
                        instead);
+#endif
+}
+
+std::string resolve_device_kind(const RunConfig& cfg, std::string* why) {
+  if (cfg.device.kind != "auto") return cfg.device.kind;
+#ifdef WAVETRAIN_HAVE_CUDA
+  const cuda::GpuProbe gpus = cuda::probe_gpus();
+  const NodeRanks node = gpus_on_node(gpus);
+  const int mine = gpus.count > 0 && !find_sharing(node.gathered).any() ? 1 : 0;
+  int all = mine, initialized = 0;
+  MPI_Initialized(&initialized);  // tools and tests without MPI: this process is the job
+  if (initialized) MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (all) {
+    *why = "one GPU per rank (" + gpus.first_name + ")";
+    return "cuda";
+  }
+  *why = gpus.count == 0 ? "no GPU visible: " + gpus.why_none
+                         : "a node has more ranks than GPUs (device.kind = \"cuda\" with "
+                           "device.share_gpus = true shares them)";
+  return "host";
+#else
+  *why = "a build without CUDA";
+  return "host";
 #endif
 }
 

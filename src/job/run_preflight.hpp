@@ -44,6 +44,10 @@ struct GpuPlacement {
   std::string name;     // the GPU's name, for the log
 };
 GpuPlacement place_on_gpu(const RunConfig& cfg);
+// device.kind = "auto" resolved (collective in CUDA builds): "cuda" where this build has CUDA and
+// every rank of every node sees a GPU of its own (no two ranks of a node on one GPU), else
+// "host"; `why` says which, for the log. Other kinds are returned as they are.
+std::string resolve_device_kind(const RunConfig& cfg, std::string* why);
 // device.kind is one this build can run (place_on_gpu's refusals for "cuda"; collective then).
 void check_device_kind(const RunConfig& cfg);
 
