@@ -117,6 +117,50 @@ struct LayerNormInputGradLanes {
   }
 };
 
+// The row's maximum over the warp's lanes, in the same fixed tree as lane_tree, on every lane.
+__device__ float lane_max(float v) {
+  for (int width = kern::kRowLanes / 2; width > 0; width /= 2)
+    v = fmaxf(v, __shfl_down_sync(0xffffffffu, v, width));
+  return __shfl_sync(0xffffffffu, v, 0);
+}
+
+// Causal softmax a warp a row (the portable CausalSoftmax's formulas; row r is row r % T of its
+// T x T matrix): lane l takes columns l, l + 32, ..., coalesced, where one thread a row read its
+// row alone (36.7 us against PyTorch's 6.0 for transformer_small's 8,192 rows of 64 on an H200).
+// The sum joins in double in lane_tree's fixed tree: the same bits run to run.
+struct CausalSoftmaxLanes {
+  float* p;
+  int64_t T;
+  __device__ void operator()(int64_t r, int lane) const {
+    const int64_t i = r % T;
+    float* row = p + r * T;
+    float mx = -INFINITY;
+    for (int64_t j = lane; j <= i; j += kern::kRowLanes) mx = fmaxf(mx, row[j]);
+    mx = lane_max(mx);
+    double sum = 0.0;
+    for (int64_t j = lane; j <= i; j += kern::kRowLanes) sum += double(expf(row[j] - mx));
+    const float inv = 1.0f / float(lane_tree(sum));
+    for (int64_t j = lane; j < T; j += kern::kRowLanes)
+      row[j] = j <= i ? expf(row[j] - mx) * inv : 0.0f;
+  }
+};
+
+// Its backward, g = p * (g - sum_j p_j g_j), a warp a row likewise.
+struct CausalSoftmaxBackwardLanes {
+  const float* p;
+  float* g;
+  int64_t T;
+  __device__ void operator()(int64_t r, int lane) const {
+    const int64_t i = r % T;
+    const float* pr = p + r * T;
+    float* gr = g + r * T;
+    double dot = 0.0;
+    for (int64_t j = lane; j <= i; j += kern::kRowLanes) dot += double(pr[j] * gr[j]);
+    const float d = float(lane_tree(dot));
+    for (int64_t j = lane; j < T; j += kern::kRowLanes) gr[j] = j <= i ? pr[j] * (gr[j] - d) : 0.0f;
+  }
+};
+
 }  // namespace
 
 void CudaOps::layer_norm_forward(const float* x, const float* w, const float* b, int64_t rows,
@@ -137,11 +181,11 @@ void CudaOps::layer_norm_backward(const float* x, const float* dy, const float* 
 }
 
 void CudaOps::causal_softmax(float* p, int64_t T, int64_t count) const {
-  cuda_for(impl_->stream, T * count, kern::CausalSoftmax{p, T});
+  cuda_for_row_lanes(impl_->stream, T * count, CausalSoftmaxLanes{p, T});
 }
 
 void CudaOps::causal_softmax_backward(const float* p, float* g, int64_t T, int64_t count) const {
-  cuda_for(impl_->stream, T * count, kern::CausalSoftmaxBackward{p, g, T});
+  cuda_for_row_lanes(impl_->stream, T * count, CausalSoftmaxBackwardLanes{p, g, T});
 }
 
 void CudaOps::global_avgpool_forward(int64_t batch, int64_t channels, int64_t pixels,
