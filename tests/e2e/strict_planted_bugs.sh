@@ -31,7 +31,7 @@ run() {  # bug device schedule deck [seed] -> exit status; output in $dir/<bug>-
 cases=(
   "wait_after_read|waves|mlp|relu_forward of fwd stage=1.* reads it while the transfer's write of recv_act"
   "free_sent_gradient|pipeline|mlp|poisoning of freed memory of .* writes it while the transfer's read of send_grad"
-  "read_totals_unsynced|gang|mlp|host code accessed device memory of 'the step's loss and accuracy totals and the non-finite gradient counts'"
+  "read_totals_unsynced|gang|mlp|host code accessed device memory of 'the step's loss and accuracy totals and the step's input checks and the non-finite gradient counts'"
   "step_before_wait|gang|mlp|count_nonfinite_into of step stage=0 on stream 0 .*parameter gradients.* reads it while the transfer's write of allreduce"
   "keep_on_other_stream|ticktock|mlp|copy of keep_grad stage=0 on stream 1 .* reads it while"
   "completed_always|ticktock|lenet|the copy from host of load .* on stream 1 writes it while the poisoning of freed memory .* on stream 0"
