@@ -73,6 +73,12 @@ void refuse_earlier_run(const std::string& run_dir, const std::string& earlier) 
                        "--run-dir DIR (or run.name / run.output_dir in the deck)");
 }
 
+std::string check_earlier_run(const std::string& run_dir, bool overwrite, bool resuming) {
+  const std::string earlier = describe_earlier_run(run_dir);
+  if (!earlier.empty() && !overwrite && !resuming) refuse_earlier_run(run_dir, earlier);
+  return earlier;
+}
+
 void clear_earlier_run(const std::string& run_dir, const std::string& checkpoint_dir) {
   const fs::path dir(run_dir);
   for (const char* file : {"metrics.csv", "summary.json", "log.txt", "deck.toml", "tasklets.csv",

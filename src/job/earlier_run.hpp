@@ -15,6 +15,10 @@ std::string describe_earlier_run(const std::string& run_dir);
 // The refusal: an InputError naming the directory, what it holds and every way on.
 [[noreturn]] void refuse_earlier_run(const std::string& run_dir, const std::string& earlier);
 
+// What a new run does first: describe_earlier_run, and refuse_earlier_run unless the run
+// replaces it (`overwrite`) or resumes it (`resuming`). Returns the description ("" none).
+std::string check_earlier_run(const std::string& run_dir, bool overwrite, bool resuming);
+
 // --overwrite: removes the earlier run's files from run_dir (metrics.csv, summary.json, log.txt,
 // deck.toml, tasklets.csv, auto.csv, background/) and, from checkpoint_dir, the checkpoints that
 // run wrote (every one when checkpoint_dir lies inside run_dir; in a checkpoint.dir outside it,

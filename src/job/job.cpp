@@ -79,12 +79,8 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
 // refused; never silently written over.
 void Job::settle_earlier_run(const std::string& checkpoint_dir) {
   if (!options_.guard_earlier_run) return;
-  earlier_run_ = describe_earlier_run(run_dir_);
-  if (earlier_run_.empty()) return;
-  if (options_.overwrite)
-    clear_earlier_run(run_dir_, checkpoint_dir);
-  else if (!resume_request().wanted)
-    refuse_earlier_run(run_dir_, earlier_run_);
+  earlier_run_ = check_earlier_run(run_dir_, options_.overwrite, resume_request().wanted);
+  if (!earlier_run_.empty() && options_.overwrite) clear_earlier_run(run_dir_, checkpoint_dir);
 }
 
 Job::~Job() = default;

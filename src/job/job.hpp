@@ -42,8 +42,8 @@ struct JobOptions {
   bool skip_locked = false;  // a checkpoint locked by another process is skipped, not an error
   bool overwrite = false;    // an earlier run in the run directory is removed, not refused
   // Whether an earlier run in the run directory is refused unless resumed or overwritten
-  // (job/earlier_run.hpp). Off for a background job: its directory lies inside its foreground's,
-  // whose run has already been resumed, replaced or refused.
+  // (job/earlier_run.hpp). Off for a background job and auto.measure's trials: their
+  // directories lie inside their run's, which has already been resumed, replaced or refused.
   bool guard_earlier_run = true;
   int id = 0;  // the job's index on its rank: its account in the device's memory
   // Co-location (Waterwave): the device stream the job's one-stream schedule runs on, and its

@@ -3,7 +3,8 @@
 #   1. A deck without [run] name writes runs/<deck file stem>, not runs/run.
 #   2. Running it again into the same directory is refused, exit 2, with one message naming the
 #      directory, --restart, --overwrite and --run-dir; the earlier run's files are untouched,
-#      also when the refusal comes on 2 ranks (every rank ends, none hangs).
+#      also when the refusal comes on 2 ranks (every rank ends, none hangs) and for
+#      schedule.kind = "auto" (before its trials write anything).
 #   3. --restart resumes the earlier run (and says so): its first steps' metrics stay.
 #   4. checkpoint.restart = "auto" (what a requeued batch job has) resumes too.
 #   5. --overwrite replaces it: its metrics, summary and checkpoints go, the new run's come.
@@ -52,6 +53,9 @@ refused() {  # name command...
   echo "ok 2 ($name): $(grep "^wavetrain: " "$dir/$name.err")"
 }
 refused again run --steps 4 --set optimizer.lr=0.2
+# schedule.kind = "auto" is refused before its ranking and trials write into the directory.
+refused auto run --steps 4 --set schedule.kind=auto
+[[ ! -e $runs/auto.csv && ! -e $runs/auto_measure ]] || fail "auto: refused, but wrote auto.csv or trials"
 refused two_ranks bash -c "cd '$dir' && timeout 120 mpiexec -n 2 '$WAVETRAIN' decks/lr_sweep.toml --quiet --steps 4"
 
 # 3. --restart resumes it from its end checkpoint and says so; the first 4 steps' rows stay.
