@@ -89,9 +89,9 @@ struct RunConfig {
 
   // schedule.kind = "auto": how the schedule is chosen (app/auto/auto_schedule.hpp).
   struct Auto {
-    bool measure = false;         // run the top three candidates and keep the fastest measured
-    int64_t measure_steps = 4;    // timed steps per measured candidate (after one warm-up)
-    bool lossy = false;           // a candidate with the lossy weight codec may be chosen
+    bool measure = false;        // run the top three candidates and keep the fastest measured
+    int64_t measure_steps = 4;   // timed steps per measured candidate (after one warm-up)
+    bool lossy = false;          // a candidate with the lossy weight codec may be chosen
     double memory_margin = 1.25;  // a candidate fits when its predicted peak x this is within
                                   // device.memory_limit (the allocator's fragmentation, workspaces)
   } automatic;
