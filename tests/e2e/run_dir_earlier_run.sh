@@ -7,7 +7,8 @@
 #      schedule.kind = "auto" (before its trials write anything).
 #   3. --restart resumes the earlier run (and says so): its first steps' metrics stay.
 #   4. checkpoint.restart = "auto" (what a requeued batch job has) resumes too.
-#   5. --overwrite replaces it: its metrics, summary and checkpoints go, the new run's come.
+#   5. --overwrite replaces it: its metrics, summary and checkpoints go, the new run's come
+#      (also its checkpoints in a checkpoint.dir outside the run directory).
 #   6. --overwrite with --restart is a command-line error.
 source "$(dirname "$0")/lib/common.bash"
 data=$(fashion_mnist_h5)
@@ -84,6 +85,17 @@ ls "$runs/checkpoints" >"$dir/ckpts.txt"
 grep -q "step_00000003.h5" "$dir/ckpts.txt" || fail "--overwrite: no checkpoint of the new run"
 ! grep -qE "step_0000000[4-8].h5" "$dir/ckpts.txt" || fail "--overwrite: the earlier run's checkpoints stayed: $(cat "$dir/ckpts.txt")"
 echo "ok 5: --overwrite replaced the 8-step run with a 3-step one"
+
+# 5b. A checkpoint.dir outside the run directory: --overwrite removes the earlier run's
+#     checkpoints there too (they carry its run_id), so that none of them is resumed later.
+ck=(--set "checkpoint.dir=\"$dir/shared_ck\"" --run-dir "$dir/outside")
+run --steps 4 "${ck[@]}" >/dev/null
+[[ -f $dir/shared_ck/step_00000004.h5 ]] || fail "outside: no step-4 checkpoint in $dir/shared_ck"
+run --steps 2 "${ck[@]}" --overwrite >/dev/null
+[[ -f $dir/shared_ck/step_00000002.h5 && ! -e $dir/shared_ck/step_00000004.h5 ]] ||
+  fail "outside: --overwrite left the earlier run's checkpoints: $(ls "$dir/shared_ck")"
+[[ $(cat "$dir/shared_ck/latest") == step_00000002.h5 ]] || fail "outside: latest is $(cat "$dir/shared_ck/latest")"
+echo "ok 5b: --overwrite removed the earlier run's checkpoints from a checkpoint.dir outside it"
 
 # 6. --overwrite and --restart contradict each other.
 set +e
