@@ -53,6 +53,7 @@ TrainResult train_colocated(const RunConfig& cfg, const TrainOptions& options, C
     o.quiet = options.quiet;
     o.restart = options.restart;
     o.skip_locked = options.skip_locked;
+    o.overwrite = options.overwrite;
     o.id = static_cast<int>(k);
     o.colocated_stream = static_cast<int>(k % 2);  // Waterwave's two streams
     o.log_prefix = "[" + decks[k].run.name + "] ";

@@ -22,8 +22,10 @@ const char* kDescription =
     "CPU core where there is none). The input deck (TOML) names the dataset (HDF5), the model\n"
     "description, the optimizer and the parallel schedule that decides which rank runs which\n"
     "part of the model on which batch; `wavetrain --help-deck` lists every deck key. Each run\n"
-    "writes a run directory with the resolved deck, the metrics (metrics.csv), the log and a\n"
-    "summary (summary.json).\n";
+    "writes a run directory (default runs/<deck file name without .toml>) with the resolved deck,\n"
+    "the metrics (metrics.csv), the log and a summary (summary.json). A run directory that\n"
+    "holds an earlier run is never written over: resume it (--restart), replace it\n"
+    "(--overwrite) or choose another (--run-dir); otherwise the run is refused (exit 2).\n";
 
 const char* kFooter =
     "Example:\n"
@@ -153,6 +155,9 @@ void check_option_combinations(const CommandLine& cl) {
   if (cl.restart && !cl.restart_from.empty())
     throw InputError("", 0, "--restart-from",
                      "names the checkpoint to resume from: leave out --restart");
+  if (cl.overwrite && cl.restart)
+    throw InputError("", 0, "--overwrite",
+                     "removes the earlier run that --restart would resume: give one of them");
   if (cl.skip_locked && !cl.restart_from.empty())
     throw InputError("", 0, "--skip-locked",
                      "only applies when resuming from the run's checkpoint directory, not with "
@@ -171,7 +176,8 @@ void add_run_options(CLI::App& app, CommandLine& cl, std::string& walltime) {
       ->type_name("SECTION.KEY=VALUE")
       ->allow_extra_args(false);
   app.add_option("--run-dir", cl.run_dir,
-                 "Run directory (default: <run.output_dir>/<run.name> from the deck)")
+                 "Run directory (default: <run.output_dir>/<run.name> from the deck; run.name "
+                 "defaults to the deck's file name without .toml)")
       ->type_name("DIR");
   app.add_flag("--restart", cl.restart,
                "Resume from the newest usable checkpoint in the run directory (one must exist; "
@@ -181,6 +187,10 @@ void add_run_options(CLI::App& app, CommandLine& cl, std::string& walltime) {
                  "another run's weights on purpose); its step, weights and optimizer state carry "
                  "on in this run directory")
       ->type_name("FILE");
+  app.add_flag("--overwrite", cl.overwrite,
+               "Replace an earlier run in the run directory: remove its metrics, summary, log and "
+               "checkpoints first (without it, a run directory holding a started or finished run "
+               "is refused, exit 2, unless resumed)");
   app.add_flag("--skip-locked", cl.skip_locked,
                "When resuming, skip a checkpoint that another process holds locked (open for "
                "writing) and fall back to the newest one before it, instead of stopping (exit 2)");

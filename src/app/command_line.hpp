@@ -1,7 +1,7 @@
 #pragma once
 // The wavetrain command line:
 //   wavetrain DECK [--set section.key=value]... [--run-dir DIR] [--restart | --restart-from FILE]
-//             [--skip-locked] [--walltime T] [--steps N] [--quiet]
+//             [--overwrite] [--skip-locked] [--walltime T] [--steps N] [--quiet]
 //             [--show-stages] [--show-schedule] [--help-deck] [--version]
 //   wavetrain --check-data FILE [--deck DECK]
 //   wavetrain DECK --simulate --ranks R --device v100|a100|h100|FILE [--profile FILE]
@@ -20,6 +20,7 @@ struct CommandLine {
   bool restart = false;                // --restart: resume from the run directory's checkpoint
   std::string restart_from;            // --restart-from FILE: resume from this checkpoint
   bool skip_locked = false;            // --skip-locked: resume past a locked checkpoint
+  bool overwrite = false;              // --overwrite: replace an earlier run in the run directory
   int64_t steps = 0;                   // --steps N; 0 = as the deck says
   double walltime_s = 0;               // --walltime; 0 = none
   bool quiet = false;                  // --quiet: no progress lines

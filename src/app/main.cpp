@@ -123,6 +123,7 @@ int train(const wt::CommandLine& cli, wt::RunConfig config, double stall_seconds
   options.restart = cli.restart;
   options.restart_from = cli.restart_from;
   options.skip_locked = cli.skip_locked;
+  options.overwrite = cli.overwrite;
   options.walltime_s = cli.walltime_s;
   options.gpu = gpu.placement.gpu;
   options.on_step = [&watch](int64_t step) { watch.set_step(step); };

@@ -28,6 +28,7 @@ JobOptions job_options(const TrainOptions& options) {
   job.restart = options.restart;
   job.restart_from = options.restart_from;
   job.skip_locked = options.skip_locked;
+  job.overwrite = options.overwrite;
   return job;
 }
 

@@ -17,6 +17,7 @@ struct TrainOptions {
   bool restart = false;      // --restart: resume from the newest checkpoint (one must exist)
   std::string restart_from;  // --restart-from FILE
   bool skip_locked = false;  // --skip-locked
+  bool overwrite = false;    // --overwrite: an earlier run in the run directory is removed
   double walltime_s = 0;     // --walltime: checkpoint and stop before this many seconds pass
   int gpu = 0;               // device.kind = "cuda": the GPU this rank drives (place_on_gpu)
   std::function<void(int64_t step)> on_step;  // called before each step (the stall detector)

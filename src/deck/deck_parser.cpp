@@ -379,6 +379,17 @@ void resolve_paths(ParseState& state) {
   }
 }
 
+// run.name not given: the deck's file name without its extension (runs/fashion_lenet for
+// inputs/fashion_lenet.toml), so that two decks never share a run directory by default. A deck
+// without a file, or one whose stem is no valid name, keeps the schema's default.
+void name_run_after_deck(ParseState& state) {
+  if (state.origins.count("run.name") || state.deck_file.empty()) return;
+  const std::string stem = fs::path(state.deck_file).stem().string();
+  bool valid = !stem.empty();
+  check_run_name(stem, [&](const std::string&) { valid = false; });
+  if (valid) state.config.run.name = stem;
+}
+
 }  // namespace
 
 RunConfig parse_deck_text(const std::string& text, const std::string& deck_path,
@@ -400,6 +411,7 @@ RunConfig parse_deck_text(const std::string& text, const std::string& deck_path,
   for (const PlacedOverride& o : placed)
     apply_override(o.text, {o.file, o.line, fs::path(o.file).parent_path()}, state);
   for (const std::string& o : overrides) apply_override(o, {"", 0, fs::current_path()}, state);
+  name_run_after_deck(state);
   check_cross_key_rules(state);
   resolve_paths(state);
   for (const auto& [key, origin] : state.origins)

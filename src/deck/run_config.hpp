@@ -25,7 +25,7 @@ struct RunConfig {
   std::map<std::string, KeyOrigin> key_origins;
 
   struct Run {
-    std::string name = "run";
+    std::string name = "run";  // parse_deck: the deck's file name without .toml, when not given
     std::string output_dir = "runs";  // the run directory is <output_dir>/<name>
     uint64_t seed = 1;
     bool deterministic = true;

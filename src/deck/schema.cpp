@@ -55,7 +55,8 @@ std::vector<KeyDef> run_keys() {
       // [run]
       key("run", "name", WT_FIELD(run.name),
           "run name, one file name (no '/', at most 255 bytes); the run directory is "
-          "<output_dir>/<name>"),
+          "<output_dir>/<name>; not given: the deck's file name without .toml (\"run\" only for a "
+          "deck read from no file)"),
       key("run", "output_dir", WT_FIELD(run.output_dir),
           "directory holding run directories (relative to the launch directory)"),
       key("run", "seed", WT_FIELD(run.seed), "seed for initialisation, shuffling and dropout")

@@ -11,6 +11,7 @@
 #include "exec/schedule_input.hpp"
 #include "job/burst_choice.hpp"
 #include "job/dataset_agreement.hpp"
+#include "job/earlier_run.hpp"
 #include "job/run_preflight.hpp"
 #include "job/stage_choice.hpp"
 #include "mem/caching_allocator.hpp"
@@ -64,10 +65,22 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
   checkpoints.prepare(config_.deck_path);
   checkpoint_lock_ = std::make_unique<RunDirLock>(RunDirLock::checkpoint_dir(
       checkpoints.dir(), std::filesystem::absolute(run_dir_).lexically_normal().string()));
+  settle_earlier_run(checkpoints.dir());  // before anything of this run is written
   write_file_checked(run_dir_ + "/deck.toml", to_toml(config_));
   for (const char* file : {"metrics.csv", "summary.json", "log.txt"})
     check_writable_file(run_dir_ + "/" + file);
   log_.open(run_dir_ + "/log.txt");
+  if (!earlier_run_.empty())
+    log_.line("wavetrain: %s held %s: %s", run_dir_.c_str(), earlier_run_.c_str(),
+              options_.overwrite ? "removed it (--overwrite)" : "resuming it");
+}
+
+// Rank 0, both directories locked: an earlier run here is resumed, removed (--overwrite) or
+// refused; never silently written over.
+void Job::settle_earlier_run(const std::string& checkpoint_dir) {
+  if (!options_.guard_earlier_run) return;
+  earlier_run_ = check_earlier_run(run_dir_, options_.overwrite, resume_request().wanted);
+  if (!earlier_run_.empty() && options_.overwrite) clear_earlier_run(run_dir_, checkpoint_dir);
 }
 
 Job::~Job() = default;
@@ -202,6 +215,8 @@ void Job::resume() {
       log_.line("wavetrain: the checkpoint at step %lld already completes the %lld steps",
                 (long long)start_step_, (long long)total_steps_);
   }
+  if (root_ && start_step_ == 0 && request.wanted && !earlier_run_.empty() && !options_.overwrite)
+    log_.line("wavetrain: no checkpoint of the earlier run to resume: it starts over from step 0");
   if (start_step_ == 0 && request.from.empty()) checkpointer_->refuse_other_runs_checkpoints();
   // A resumed run's wall clock and metrics continue where its predecessor stopped.
   if (root_ && start_step_ > 0)

@@ -40,7 +40,12 @@ struct JobOptions {
   bool restart = false;      // resume from the newest checkpoint (one must exist)
   std::string restart_from;  // resume from this checkpoint, whichever run wrote it
   bool skip_locked = false;  // a checkpoint locked by another process is skipped, not an error
-  int id = 0;                // the job's index on its rank: its account in the device's memory
+  bool overwrite = false;    // an earlier run in the run directory is removed, not refused
+  // Whether an earlier run in the run directory is refused unless resumed or overwritten
+  // (job/earlier_run.hpp). Off for a background job and auto.measure's trials: their
+  // directories lie inside their run's, which has already been resumed, replaced or refused.
+  bool guard_earlier_run = true;
+  int id = 0;  // the job's index on its rank: its account in the device's memory
   // Co-location (Waterwave): the device stream the job's one-stream schedule runs on, and its
   // Forward and Backward split node by node, so that a driver interleaves the rank's jobs inside
   // a step (exec/colocated_step.hpp). -1: the schedule as generated.
@@ -116,6 +121,7 @@ class Job {
   void build_executor(Communicator& comm);
   void resume();
   ResumeRequest resume_request() const;
+  void settle_earlier_run(const std::string& checkpoint_dir);
 
   RunConfig config_;
   JobOptions options_;
@@ -123,6 +129,7 @@ class Job {
   bool root_;
   RunLog log_;
   std::string run_dir_;
+  std::string earlier_run_;           // what the run directory held of an earlier run ("" nothing)
   std::unique_ptr<RunDirLock> lock_;  // rank 0 owns the run directory while the job lives
   std::unique_ptr<RunDirLock> checkpoint_lock_;  // and the checkpoint directory
   std::unique_ptr<Graph> graph_;                 // until the model takes it

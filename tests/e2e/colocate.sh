@@ -51,7 +51,9 @@ for job in lenet_lr0.01 lenet_lr0.03 mlp; do
   "$WAVETRAIN" "$dir/${job/lenet_lr/lr_}.toml" --steps 20 --quiet >/dev/null 2>&1 ||
     [[ $job == mlp ]] || fail "$job alone failed"
 done
-"$WAVETRAIN" "$dir/mlp.toml" --steps 20 --quiet >/dev/null || fail "mlp alone failed"
+# mlp again, its errors shown this time: into the directory the loop's mlp run wrote, so it says
+# --overwrite (an earlier run is never written over silently).
+"$WAVETRAIN" "$dir/mlp.toml" --steps 20 --quiet --overwrite >/dev/null || fail "mlp alone failed"
 "$python" - "$dir" <<'PY' || fail "a co-located job's weights differ from its deck trained alone"
 import sys, h5py, numpy as np
 d = sys.argv[1]

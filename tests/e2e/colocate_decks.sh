@@ -47,7 +47,8 @@ expect_status stall_differs 2 "b_stall.toml:14: failure.stall_seconds: 'b_stall.
 job_deck "$dir/a3.toml" job_a '[failure]\nstall_seconds = 3\n'
 job_deck "$dir/b3.toml" job_b '[failure]\nstall_seconds = 3\n'
 colocation_deck "$dir/stall.toml" '"a3.toml", "b3.toml"' '[train]\nlog_every_steps = 1\n'
-mpiexec -n 2 "$WAVETRAIN" "$dir/stall.toml" --steps $ENDLESS_STEPS >"$dir/stall.out" 2>&1 &
+# Into runs/hpo, where the run above finished: --overwrite (each job's directory is replaced).
+mpiexec -n 2 "$WAVETRAIN" "$dir/stall.toml" --steps $ENDLESS_STEPS --overwrite >"$dir/stall.out" 2>&1 &
 job=$!
 wait_lines "$dir/runs/hpo/job_a/metrics.csv" 3 60
 victim=$(rank_pid "$dir/stall.toml" 1)

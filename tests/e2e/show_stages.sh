@@ -65,7 +65,9 @@ PY
 first_cut=$(cut_of "$dir/first.txt")
 [[ -n "$first_cut" ]] || fail "first run: no cut logged"
 
-run "$dir/run" --steps 3 > "$dir/second.txt"
+# A new run into the same directory: --overwrite (the first run's metrics and checkpoints go,
+# its profile.h5 stays and is reused).
+run "$dir/run" --steps 3 --overwrite > "$dir/second.txt"
 grep -q "stage cut balanced by profiled time (profile.h5, cached" "$dir/second.txt" ||
   fail "second run did not reuse profile.h5"
 [[ $(cut_of "$dir/second.txt") == "$first_cut" ]] || fail "second run: another cut"

@@ -121,6 +121,19 @@ TEST(CommandLine, WalltimeClockFieldsAreAtMost59) {
   }
 }
 
+TEST(CommandLine, Overwrite) {
+  EXPECT_TRUE(parse({"d.toml", "--overwrite"}).overwrite);
+  EXPECT_FALSE(parse({"d.toml"}).overwrite);
+  EXPECT_TRUE(parse({"d.toml", "--overwrite", "--restart-from", "x.h5"}).overwrite);
+  std::string message;
+  EXPECT_EQ(error_key({"d.toml", "--overwrite", "--restart"}, &message), "--overwrite");
+  EXPECT_NE(message.find("give one of them"), std::string::npos) << message;
+  std::string help;
+  parse({"--help"}, &help);
+  for (const char* said : {"--overwrite", "never written over", "runs/<deck file name"})
+    EXPECT_NE(help.find(said), std::string::npos) << said;
+}
+
 TEST(CommandLine, RestartFromAndSkipLocked) {
   const CommandLine from = parse({"d.toml", "--restart-from", "other/checkpoints/step_10.h5"});
   EXPECT_EQ(from.restart_from, "other/checkpoints/step_10.h5");

@@ -66,6 +66,16 @@ class DeckTest : public ::testing::Test {
   fs::path dir;
 };
 
+// Without run.name the run directory names the deck: two decks never share runs/run by default.
+TEST_F(DeckTest, RunNameDefaultsToTheDeckFileStem) {
+  const std::string body = "[data]\npath = \"data.h5\"\n[model]\nfile = \"model.toml\"\n";
+  EXPECT_EQ(parse_deck(write("lenet_sweep.toml", body)).run.name, "lenet_sweep");
+  EXPECT_EQ(parse_deck(write("v2.lenet.toml", body)).run.name, "v2.lenet");
+  EXPECT_EQ(parse_deck(write("lenet_sweep.toml", body + "[run]\nname = \"mine\"\n")).run.name,
+            "mine");
+  EXPECT_EQ(parse_deck(write("lenet_sweep.toml", body), {"run.name=lr03"}).run.name, "lr03");
+}
+
 TEST_F(DeckTest, MinimalDeckGetsDefaultsAndAbsolutePaths) {
   const RunConfig c = parse_deck(deck(""));
   const RunConfig defaults;

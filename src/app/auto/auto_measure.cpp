@@ -68,6 +68,9 @@ double measure_one(const RunConfig& config, const std::string& trial_dir, int64_
   options.run_dir = trial_dir;
   options.max_steps = steps;
   options.quiet = true;
+  // A scratch directory inside the run's, removed after the trials: one a killed run left behind
+  // holds nothing to keep, so it is written over rather than refused (job/earlier_run.hpp).
+  options.guard_earlier_run = false;
   std::unique_ptr<Job> job;
   agree_on_failure(comm, [&] {
     job = std::make_unique<Job>(config, options, device, comm.rank(), comm.size());

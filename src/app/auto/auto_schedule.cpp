@@ -1,6 +1,7 @@
 #include "app/auto/auto_schedule.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "comm/link_probe.hpp"
 #include "deck/component_options.hpp"
 #include "io/run_log.hpp"
+#include "job/earlier_run.hpp"
 #include "job/run_dir_lock.hpp"
 #include "job/run_preflight.hpp"
 #include "job/stage_choice.hpp"
@@ -164,8 +166,17 @@ RunConfig resolve_auto_schedule(const RunConfig& deck, const JobOptions& options
     if (comm.rank() != 0) return;
     create_run_directory(run_dir);
     lock = std::make_unique<RunDirLock>(run_dir);
-    log.open(run_dir + "/log.txt");
     const ResumeRequest resume = resume_request(deck, options);
+    // An earlier run here: refused, or removed (--overwrite), before the trials and auto.csv are
+    // written, so that the job finds only this run's.
+    const std::string earlier = options.guard_earlier_run
+                                    ? check_earlier_run(run_dir, options.overwrite, resume.wanted)
+                                    : "";
+    if (!earlier.empty() && options.overwrite)
+      clear_earlier_run(run_dir, (std::filesystem::path(run_dir) / deck.checkpoint.dir).string());
+    log.open(run_dir + "/log.txt");
+    if (!earlier.empty() && options.overwrite)
+      log.line("wavetrain: %s held %s: removed it (--overwrite)", run_dir.c_str(), earlier.c_str());
     const CheckpointInfo resumed = resumed_checkpoint_info(deck, run_dir, resume);
     if (!resumed.deck_toml.empty()) {
       choice = schedule_choice_in(resumed.deck_toml, run_dir);

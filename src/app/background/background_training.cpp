@@ -86,7 +86,8 @@ void BackgroundTraining::start(const RunConfig& foreground_config, Job& foregrou
       (fs::path(foreground.run_dir()) / "background" / ("rank_" + std::to_string(world.rank())))
           .string();
   o.quiet = true;
-  o.id = 1;  // its memory account on the shared device
+  o.guard_earlier_run = false;  // inside the foreground's directory, whose run decided already
+  o.id = 1;                     // its memory account on the shared device
   // Its own stream after the foreground's, and its passes node by node: tasklets are node ranges.
   o.colocated_stream = int(foreground.executor().rank_program().streams.size());
   o.log_prefix = "[background " + std::to_string(world.rank()) + "] ";
