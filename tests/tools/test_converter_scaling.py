@@ -5,8 +5,6 @@ spreads differ by orders of magnitude and scaling is off. Each converter runs as
 """
 
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -15,14 +13,7 @@ import h5py
 import numpy as np
 from PIL import Image
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
-
-
-def run(tool, *args):
-    """(exit status, stdout, stderr) of a converter."""
-    p = subprocess.run([sys.executable, str(TOOLS / tool), *map(str, args)],
-                       capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
+from converter_testing import load, run
 
 
 def badly_scaled_table(path, n=300, seed=0):
@@ -36,14 +27,6 @@ def badly_scaled_table(path, n=300, seed=0):
         f.write("acidity,proline,hue,class\n")
         for i in range(n):
             f.write(f"{a[i]:.5f},{b[i]:.1f},{c[i]:.3f},{y[i]}\n")
-
-
-def load(path):
-    """The file's datasets and attributes, read whole (the file closed again)."""
-    with h5py.File(path, "r") as f:
-        data = {f"{s}/{k}": f[s][k][:] for s in f for k in f[s]}
-        data["attrs"] = dict(f.attrs)
-    return data
 
 
 class CsvScaling(unittest.TestCase):
