@@ -1,6 +1,7 @@
 #include "data/dataset_batch_source.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -17,17 +18,36 @@ DatasetBatchSource::DatasetBatchSource(DatasetReader& reader, CachingAllocator& 
       sampler_(sampler),
       global_batch_(global_batch),
       preload_(preload) {
+  if (memory_.device_only()) staging_ = std::make_unique<PinnedStaging>(memory_.device());
   if (preload_) thread_ = std::thread([this] { preload_loop(); });
 }
 
+void DatasetBatchSource::dequantize_on(DeviceContext& device) {
+  if (!memory_.device_only() || !reader_.has_u8_table() || reader_.inputs_are_float()) return;
+  quiesce();  // batches read ahead so far hold floats; later ones will not
+  const std::vector<float>& table = reader_.u8_table();
+  u8_table_ = Tensor::empty({int64_t(table.size())}, memory_);
+  u8_table_.set_label("the dataset's uint8 lookup table");
+  u8_table_.copy_from_host(table.data());
+  std::lock_guard<std::mutex> lock(mutex_);
+  device_ = &device;
+}
+
 DatasetBatchSource::~DatasetBatchSource() {
-  if (!thread_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
+  if (thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
   }
-  changed_.notify_all();
-  thread_.join();
+  for (Loaded& l : ready_) drop(l);
+}
+
+void DatasetBatchSource::drop(Loaded& l) {
+  if (l.pinned.ptr) staging_->release(l.pinned);
+  l.pinned = PinnedStaging::Buffer();
 }
 
 void DatasetBatchSource::quiesce() {
@@ -45,11 +65,11 @@ void DatasetBatchSource::plan(const std::vector<BatchRequest>& next) {
   std::lock_guard<std::mutex> lock(mutex_);
   planned_.assign(next.begin(), next.end());
   // Batches read for an earlier plan and never fetched are not coming back: free them.
-  ready_.erase(std::remove_if(ready_.begin(), ready_.end(),
-                              [&](const Loaded& l) {
-                                return std::find(next.begin(), next.end(), l.request) == next.end();
-                              }),
-               ready_.end());
+  const auto unplanned = std::stable_partition(ready_.begin(), ready_.end(), [&](const Loaded& l) {
+    return std::find(next.begin(), next.end(), l.request) != next.end();
+  });
+  for (auto it = unplanned; it != ready_.end(); ++it) drop(*it);
+  ready_.erase(unplanned, ready_.end());
   changed_.notify_all();
 }
 
@@ -100,9 +120,24 @@ DatasetBatchSource::Loaded DatasetBatchSource::read(const BatchRequest& request)
   }
   l.shape = {static_cast<int64_t>(rows.size())};
   for (int64_t d : reader_.sample_shape()) l.shape.push_back(d);
-  if (memory_.device_only()) {
-    l.staged.resize(size_t(shape_numel(l.shape)));
-    reader_.read(rows, l.staged.data(), l.labels.data());
+  if (staging_) {
+    bool raw = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      raw = device_ != nullptr;
+    }
+    const size_t numel = size_t(shape_numel(l.shape));
+    l.pinned = staging_->acquire(raw ? numel : numel * sizeof(float));
+    l.raw_u8 = raw;
+    try {
+      if (raw)
+        reader_.read_raw(rows, static_cast<uint8_t*>(l.pinned.ptr), l.labels.data());
+      else
+        reader_.read(rows, static_cast<float*>(l.pinned.ptr), l.labels.data());
+    } catch (...) {
+      drop(l);
+      throw;
+    }
     return l;
   }
   l.inputs = allocate_inputs(l.shape);
@@ -149,20 +184,52 @@ DatasetBatchSource::Loaded DatasetBatchSource::take(const BatchRequest& request)
 
 void DatasetBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
                                std::vector<int32_t>& labels, int stream) {
+  if (staging_) staging_->reclaim();  // buffers whose copies have run take the next batches
   Loaded l = take(request);
-  if (!l.staged.empty()) {  // the staged copy into device memory, on the stream that reads it
-    l.inputs = allocate_inputs(l.shape, stream);
-    l.inputs.copy_from_host_async(std::move(l.staged), stream);
-  }
+  if (l.pinned.ptr) copy_in(l, stream);
   inputs = std::move(l.inputs);
   labels = std::move(l.labels);
+}
+
+void DatasetBatchSource::copy_in(Loaded& l, int stream) {
+  DeviceStreams& device = memory_.device();
+  const int64_t numel = shape_numel(l.shape);
+  try {
+    l.inputs = allocate_inputs(l.shape, stream);
+    if (!l.raw_u8) {
+      device.copy_from_pinned_async(stream, l.inputs.device_ptr(), l.pinned.ptr, l.inputs.bytes(),
+                                    "a batch of inputs");
+    } else {
+      Tensor raw = Tensor::empty({(numel + 3) / 4}, memory_, stream);
+      raw.set_label("a batch of raw uint8 inputs");
+      device.copy_from_pinned_async(stream, raw.device_ptr(), l.pinned.ptr, size_t(numel),
+                                    "a batch of raw uint8 inputs");
+      device_->ops(stream).dequantize_u8(reinterpret_cast<const uint8_t*>(raw.device_ptr()), numel,
+                                         reader_.sample_numel(), reader_.u8_group(),
+                                         u8_table_.device_ptr(), l.inputs.device_ptr());
+    }  // raw goes back to the pool after the kernel, in stream order
+  } catch (...) {
+    drop(l);
+    throw;
+  }
+  staging_->release_after_copy(l.pinned, stream);
+  l.pinned = PinnedStaging::Buffer();
 }
 
 void DatasetBatchSource::fetch_host(const BatchRequest& request, std::vector<float>& inputs,
                                     Shape& shape, std::vector<int32_t>& labels) {
   Loaded l = take(request);
-  // Read into host memory already, or (the host device) into a tensor the host addresses.
-  inputs = !l.staged.empty() || !l.inputs.defined() ? std::move(l.staged) : l.inputs.to_host();
+  if (l.pinned.ptr) {  // the rows in host memory already
+    const int64_t numel = shape_numel(l.shape);
+    inputs.resize(size_t(numel));
+    if (l.raw_u8)
+      reader_.dequantize(static_cast<const uint8_t*>(l.pinned.ptr), l.shape[0], inputs.data());
+    else
+      std::memcpy(inputs.data(), l.pinned.ptr, size_t(numel) * sizeof(float));
+    drop(l);
+  } else {  // the host device: a tensor the host addresses (or labels only: nothing)
+    inputs = l.inputs.defined() ? l.inputs.to_host() : std::vector<float>();
+  }
   shape = l.shape;
   labels = std::move(l.labels);
 }

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -17,6 +18,8 @@
 #include "data/batch_sampler.hpp"
 #include "data/batch_source.hpp"
 #include "data/dataset_reader.hpp"
+#include "data/pinned_staging.hpp"
+#include "device/device_context.hpp"
 
 namespace wt {
 
@@ -42,14 +45,22 @@ class DatasetBatchSource : public BatchSource {
   std::string name() const override { return reader_.path(); }
   // Finishes the planned reads (before other code uses HDF5 heavily, e.g. evaluation).
   void quiesce();
+  // Where host code cannot write device memory (strict, cuda): uint8 batches travel as their
+  // raw bytes, a quarter of the floats, through pinned buffers, and `device`'s kernels normalise
+  // them on the loading stream (the reader's table, the host's floats bit for bit). Without it
+  // the host normalises and the floats travel (pinned all the same).
+  void dequantize_on(DeviceContext& device);
+  const PinnedStaging* staging() const { return staging_.get(); }  // tests
+  PinnedStaging* staging() { return staging_.get(); }
 
  private:
   struct Loaded {
     BatchRequest request;
     Tensor inputs;
-    // A device that host code cannot write (the strict device): the rows in host memory, staged
-    // into `inputs` by fetch() (device work), as a GPU stages a pinned buffer.
-    std::vector<float> staged;
+    // A device that host code cannot write (strict, cuda): the rows in a pinned buffer, copied
+    // into `inputs` by fetch() on the loading stream; raw uint8 bytes when `raw_u8`, else floats.
+    PinnedStaging::Buffer pinned;
+    bool raw_u8 = false;
     Shape shape;
     std::vector<int32_t> labels;
     std::exception_ptr error;  // the read failed: the fetch of this request rethrows it
@@ -57,6 +68,9 @@ class DatasetBatchSource : public BatchSource {
   Loaded read(const BatchRequest& request);
   Loaded take(const BatchRequest& request);  // the preloaded batch, or read now
   Tensor allocate_inputs(const Shape& shape, int stream = 1);
+  // Issues the copy of `l`'s pinned rows into l.inputs (and their normalisation) on `stream`.
+  void copy_in(Loaded& l, int stream);
+  void drop(Loaded& l);  // gives back its pinned buffer, if any (a batch never fetched)
   void preload_loop();
   bool pending(const BatchRequest& request) const;  // planned and not yet read (mutex_ held)
 
@@ -66,6 +80,9 @@ class DatasetBatchSource : public BatchSource {
   const BatchSampler& sampler_;
   int64_t global_batch_;
   bool preload_;
+  std::unique_ptr<PinnedStaging> staging_;  // device-only memory: the rows' way in
+  DeviceContext* device_ = nullptr;         // dequantize_on()
+  Tensor u8_table_;                         // the reader's table, on the device
 
   // Guarded by mutex_: the plan's unread requests, the one being read, the ones read.
   mutable std::mutex mutex_;

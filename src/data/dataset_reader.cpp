@@ -111,8 +111,7 @@ DatasetReader::DatasetReader(const std::string& path, const std::string& split,
     if (fd_ >= 0) ::close(fd_);
     throw;
   }
-  for (int v = 0; v < 256; ++v)
-    lut_[v] = token_ids_ ? float(v) : static_cast<float>((v / 255.0 - mean()) / std_dev());
+  build_u8_table();
   open_direct();
 }
 
@@ -373,6 +372,31 @@ void DatasetReader::load_labels(int classes) {
 }
 
 void DatasetReader::read(const std::vector<int64_t>& rows, float* inputs, int32_t* labels) {
+  const size_t per_row = size_t(sample_numel_);
+  read_rows(
+      rows, labels, !inputs ? RowSink() : [&](size_t i, const uint8_t* raw) {
+        convert_row(raw, inputs + i * per_row);
+      });
+}
+
+void DatasetReader::read_raw(const std::vector<int64_t>& rows, uint8_t* raw, int32_t* labels) {
+  if (inputs_are_float_ || u8_group_ == 0)
+    throw std::logic_error("read_raw: " + path_ + " has no uint8 table (float32 inputs, or " +
+                           "per-element scaling too large for one)");
+  const size_t row_bytes = size_t(sample_numel_);
+  read_rows(
+      rows, labels, !raw ? RowSink() : [&](size_t i, const uint8_t* row) {
+        std::memcpy(raw + i * row_bytes, row, row_bytes);
+      });
+}
+
+void DatasetReader::dequantize(const uint8_t* raw, int64_t rows, float* out) const {
+  const size_t per_row = size_t(sample_numel_);
+  for (size_t i = 0; i < size_t(rows); ++i) convert_row(raw + i * per_row, out + i * per_row);
+}
+
+void DatasetReader::read_rows(const std::vector<int64_t>& rows, int32_t* labels,
+                              const RowSink& each) {
   const size_t n = rows.size();
   for (int64_t r : rows)
     if (r < 0 || r >= size_)
@@ -383,11 +407,11 @@ void DatasetReader::read(const std::vector<int64_t>& rows, float* inputs, int32_
     for (size_t i = 0; i < n; ++i)
       std::copy_n(labels_.data() + size_t(rows[i]) * per, per, labels + i * per);
   }
-  if (!inputs || n == 0) return;
+  if (!each || n == 0) return;
 
   const size_t per_row = size_t(sample_numel_);
   if (path_in_use_ == ReadPath::Mapped) {
-    read_mapped(rows, inputs);
+    read_mapped(rows, each);
     return;
   }
   // The staging buffers are shared by every caller of this reader (the preload thread and the
@@ -405,18 +429,15 @@ void DatasetReader::read(const std::vector<int64_t>& rows, float* inputs, int32_
   }
   check_unchanged();  // HDF5 reads zeros past the end of a truncated file, without an error
   const size_t row_bytes = per_row * (inputs_are_float_ ? 4 : 1);
-  for (size_t i = 0; i < n; ++i)
-    convert_row(staging_.data() + staged_at_[i] * row_bytes, inputs + i * per_row);
+  for (size_t i = 0; i < n; ++i) each(i, staging_.data() + staged_at_[i] * row_bytes);
 }
 
 // Straight from the mapped file, no staging copy. Truncation makes the map fault (SIGBUS) at the
 // first page past the new end; a rewrite in place changes the bytes under it: either way the
 // file's stamp differs afterwards, and the read throws.
-void DatasetReader::read_mapped(const std::vector<int64_t>& rows, float* inputs) {
-  const size_t per_row = size_t(sample_numel_);
+void DatasetReader::read_mapped(const std::vector<int64_t>& rows, const RowSink& each) {
   const bool read = guarded_mapped_read(map_, map_bytes_, [&] {
-    for (size_t i = 0; i < rows.size(); ++i)
-      convert_row(map_ + locator_.offset(rows[i]), inputs + i * per_row);
+    for (size_t i = 0; i < rows.size(); ++i) each(i, map_ + locator_.offset(rows[i]));
   });
   check_unchanged(read ? "" : "reading its mapped rows failed with SIGBUS (an I/O error?)");
 }
@@ -425,7 +446,10 @@ void DatasetReader::read_mapped(const std::vector<int64_t>& rows, float* inputs)
 // per-feature scaling, each element with its own mean and std.
 void DatasetReader::convert_row(const uint8_t* raw, float* out) const {
   const size_t per_row = size_t(sample_numel_);
-  if (!element_mean_.empty()) {
+  if (!inputs_are_float_ && u8_group_ > 0) {
+    const size_t group = size_t(u8_group_);
+    for (size_t e = 0; e < per_row; ++e) out[e] = u8_table_[e / group * 256 + raw[e]];
+  } else if (!element_mean_.empty()) {
     const float* mean = element_mean_.data();
     const float* inv_std = element_inv_std_.data();
     float value;
@@ -443,8 +467,43 @@ void DatasetReader::convert_row(const uint8_t* raw, float* out) const {
       std::memcpy(&value, raw + e * sizeof(float), sizeof(float));  // mapped rows may be unaligned
       out[e] = (value - mean) * inv_std;
     }
-  } else {
-    for (size_t e = 0; e < per_row; ++e) out[e] = lut_[raw[e]];
+  }
+}
+
+// uint8 inputs through one lookup per element: a table of 256 floats per scaling group (the
+// sample under global scaling, a channel, or an element), made here with convert_row's own
+// arithmetic, so a device that dequantises through it (read_raw) gets the host's floats.
+void DatasetReader::build_u8_table() {
+  u8_group_ = 0;
+  u8_table_.clear();
+  if (inputs_are_float_) return;
+  if (element_mean_.empty()) {  // global scaling, or token ids (their values)
+    u8_group_ = std::max<int64_t>(1, sample_numel_);
+    u8_table_.resize(256);
+    for (int v = 0; v < 256; ++v)
+      u8_table_[size_t(v)] =
+          token_ids_ ? float(v) : static_cast<float>((v / 255.0 - mean()) / std_dev());
+    return;
+  }
+  const int64_t channels = sample_shape_.size() >= 2 ? sample_shape_[0] : 1;
+  int64_t group = channels > 0 && sample_numel_ % channels == 0 ? sample_numel_ / channels : 1;
+  for (int64_t e = 0; e < sample_numel_ && group > 1; ++e) {
+    const size_t first = size_t(e / group * group);
+    if (element_mean_[size_t(e)] != element_mean_[first] ||
+        element_inv_std_[size_t(e)] != element_inv_std_[first])
+      group = 1;  // per element
+  }
+  const int64_t groups = sample_numel_ / group;
+  if (groups * 256 * int64_t(sizeof(float)) > (int64_t(64) << 20)) return;  // too large: no table
+  u8_group_ = group;
+  u8_table_.resize(size_t(groups) * 256);
+  for (int64_t g = 0; g < groups; ++g) {
+    const float mean = element_mean_[size_t(g * group)];
+    const float inv_std = element_inv_std_[size_t(g * group)];
+    for (int v = 0; v < 256; ++v) {
+      const float value = float(v) * (1.0f / 255.0f);
+      u8_table_[size_t(g * 256 + v)] = (value - mean) * inv_std;
+    }
   }
 }
 

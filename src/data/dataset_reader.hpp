@@ -3,6 +3,7 @@
 // Each read fetches only the requested rows (hyperslab selections), never the whole dataset,
 // so every rank reads its own shard straight from the file (ScaleDNN).
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -66,6 +67,15 @@ class DatasetReader {
   // Rows outside [0, size()) throw std::out_of_range. Not safe to call concurrently on one
   // reader; HDF5 calls take hdf5_mutex(), so different readers may run on different threads.
   void read(const std::vector<int64_t>& rows, float* inputs, int32_t* labels);
+  // The same rows as stored, sample_numel() bytes each, for a device that normalises them
+  // (uint8 inputs with a table only: has_u8_table()): element e of a row becomes
+  // u8_table()[(e / u8_group()) * 256 + byte], read()'s float bit for bit.
+  void read_raw(const std::vector<int64_t>& rows, uint8_t* raw, int32_t* labels);
+  bool has_u8_table() const { return u8_group_ > 0; }
+  const std::vector<float>& u8_table() const { return u8_table_; }
+  int64_t u8_group() const { return u8_group_; }
+  // read_raw's rows as read() gives them: `rows` samples.
+  void dequantize(const uint8_t* raw, int64_t rows, float* out) const;
 
   // Uncompressed datasets are read straight from the file at the addresses RowLocator finds:
   // through a read-only memory map (no system call per row; only the pages of rows actually read
@@ -93,7 +103,11 @@ class DatasetReader {
   // failed because of the change); `failed`: a read already failed for a reason of its own: it
   // throws that in any case.
   void check_unchanged(const std::string& failed = "") const;
-  void read_mapped(const std::vector<int64_t>& rows, float* inputs);
+  // Calls `each(i, raw row)` for rows[i], i in order, after the labels are copied.
+  using RowSink = std::function<void(size_t, const uint8_t*)>;
+  void read_rows(const std::vector<int64_t>& rows, int32_t* labels, const RowSink& each);
+  void read_mapped(const std::vector<int64_t>& rows, const RowSink& each);
+  void build_u8_table();
   void open(const Shape& expected_sample_shape, int classes);
   void open_inputs(const Shape& expected_sample_shape);
   void check_filters_available(const std::string& key, hid_t dcpl) const;
@@ -124,7 +138,8 @@ class DatasetReader {
   std::vector<float> element_mean_, element_inv_std_;  // per element, under per-feature scaling
   std::vector<std::string> class_names_;
   std::string source_;
-  float lut_[256];                // uint8 -> normalised float
+  std::vector<float> u8_table_;   // uint8 -> normalised float, 256 per scaling group
+  int64_t u8_group_ = 0;          // elements per group; 0: no table
   std::vector<uint8_t> staging_;  // raw rows of the last read
   std::vector<size_t> staged_at_;
   std::mutex staging_mutex_;  // guards staging_ and staged_at_

@@ -63,6 +63,12 @@ void StrictOps::sum_arrays(const float* const* xs, int count, float* y, int64_t 
     o.sum_arrays(inputs.data(), count, y, n);
   });
 }
+void StrictOps::dequantize_u8(const uint8_t* x, int64_t n, int64_t row, int64_t group,
+                              const float* table, float* y) const {
+  const int64_t groups = group > 0 ? (row + group - 1) / group : 0;
+  enqueue("dequantize_u8", {{x, n, false, 1}, {table, groups * 256, false}, {y, n, true}},
+          [=, &o = inner_] { o.dequantize_u8(x, n, row, group, table, y); });
+}
 void StrictOps::scale(const float* x, float s, float* y, int64_t n) const {
   enqueue("scale", {{x, n, false}, {y, n, true}}, [=, &o = inner_] { o.scale(x, s, y, n); });
 }

@@ -171,6 +171,31 @@ void StrictStreams::copy_to_device_async(int stream, void* dst, const void* src,
   });
 }
 
+namespace {
+uint64_t fnv1a(const void* data, size_t bytes) {
+  uint64_t h = 1469598103934665603ull;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+}  // namespace
+
+void StrictStreams::copy_from_pinned_async(int stream, void* dst, const void* src, size_t bytes,
+                                           const char* what) {
+  if (in_device_work()) return (void)std::memcpy(dst, src, bytes);
+  // What the host wrote before issuing the copy is what the copy must read.
+  const uint64_t issued = fnv1a(src, bytes);
+  const std::string name = what;
+  write_on_stream(stream, dst, bytes, what, [this, dst, src, bytes, issued, name] {
+    if (fnv1a(src, bytes) != issued)
+      races_.defer(OrderingError(
+          "the host rewrote the pinned source of " + name +
+          " after issuing the copy and before it ran: a staging buffer may be reused only once "
+          "an event recorded after its copy has completed"));
+    std::memcpy(dst, src, bytes);
+  });
+}
+
 void StrictStreams::fill_async(int stream, float* dst, size_t count, float value,
                                const char* what) {
   if (in_device_work()) return std::fill(dst, dst + count, value);

@@ -98,6 +98,10 @@ class StrictStreams final : public DeviceStreams {
   bool host_addressable() const override { return false; }
   void copy_to_device_async(int stream, void* dst, const void* src, size_t bytes,
                             const char* what) override;
+  // Reads `src` when the copy runs, as a GPU's DMA does, and refuses (an OrderingError, raised at
+  // the next instruction boundary) a copy whose source the host changed after issuing it.
+  void copy_from_pinned_async(int stream, void* dst, const void* src, size_t bytes,
+                              const char* what) override;
   void fill_async(int stream, float* dst, size_t count, float value, const char* what) override;
   void copy_to_host(void* dst, const void* src, size_t bytes) override;
   void copy_to_device(void* dst, const void* src, size_t bytes) override;

@@ -145,6 +145,7 @@ void Job::build_executor(Communicator& comm) {
                                             config_.run.seed, config_.data.shuffle);
   source_ = std::make_unique<DatasetBatchSource>(*train_reader_, device_.allocator(), *sampler_,
                                                  config_.train.global_batch, config_.data.preload);
+  source_->dequantize_on(device_);  // a GPU's batches travel as their uint8 bytes
   // A step consumes program.global_batches global batches (waves: one per rank).
   per_epoch_ = std::max<int64_t>(1, sampler_->batches_per_epoch() / program_.global_batches);
   optimizer_ = make_optimizer(config_.optimizer, device_);

@@ -74,6 +74,19 @@ class DeviceStreams {
     (void)what;
     std::memcpy(dst, src, bytes);
   }
+  // Pinned host memory (cudaMallocHost on a GPU): a buffer the device copies from without the
+  // driver staging it, so copy_from_pinned_async returns at once. nullptr when the system refuses.
+  virtual void* allocate_pinned(size_t bytes) {
+    return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  }
+  virtual void free_pinned(void* ptr) { std::free(ptr); }
+  // copy_to_device_async from a pinned buffer: the device reads `src` when the copy runs, not
+  // when it is issued, so the host must leave it unchanged until an event recorded on `stream`
+  // after the copy has completed.
+  virtual void copy_from_pinned_async(int stream, void* dst, const void* src, size_t bytes,
+                                      const char* what) {
+    copy_to_device_async(stream, dst, src, bytes, what);
+  }
   virtual void fill_async(int stream, float* dst, size_t count, float value, const char* what) {
     (void)stream;
     (void)what;

@@ -44,6 +44,10 @@ class OpsBackend {
   // y = x * s[0] * factor, with s a device scalar (the loss gradient seed).
   virtual void scale_by(const float* x, const float* s, float factor, float* y,
                         int64_t n) const = 0;
+  // Bytes to floats through a table of groups x 256 entries (kern::DequantizeU8): a batch of
+  // uint8 samples of `row` elements, element e in scaling group e / group.
+  virtual void dequantize_u8(const uint8_t* x, int64_t n, int64_t row, int64_t group,
+                             const float* table, float* y) const = 0;
   // Inverted-dropout mask: 0 with probability p, else 1 / (1 - p); counter based, entry i a
   // function of (seed, i) alone (ops/host/elementwise.hpp).
   virtual void dropout_mask(float p, uint64_t seed, float* mask, int64_t n) const = 0;

@@ -137,7 +137,17 @@ void elementwise(Harness& t) {
   auto acc = t.random(n), in_place = t.random(n), product = t.filled(n, -1);
   auto fill = t.filled(n, -1), copy = t.filled(n, -1), seeded = t.filled(n, -1);
   auto mask = t.filled(n, -1);
+  // A batch's uint8 rows (6 elements, 2 scaling groups of 3) through a 2 x 256 table.
+  std::vector<uint8_t> bytes(size_t(n));
+  for (int64_t i = 0; i < n; ++i) bytes[size_t(i)] = uint8_t((i * 37 + i / 7) & 255);
+  std::vector<float> packed(size_t((n + 3) / 4));
+  std::memcpy(packed.data(), bytes.data(), bytes.size());
+  std::vector<float> table_values(2 * 256);
+  for (size_t v = 0; v < table_values.size(); ++v) table_values[v] = float(v) * 0.37f - 20.0f;
+  auto raw = t.copy_of(packed), table = t.copy_of(table_values), dequantized = t.filled(n, -1);
   t.run([&](const OpsBackend& ops, bool device) {
+    ops.dequantize_u8(reinterpret_cast<const uint8_t*>(SIDE(raw)), n, 6, 3, SIDE(table),
+                      SIDE(dequantized));
     ops.relu_forward(SIDE(x), SIDE(relu), n);
     ops.relu_backward(SIDE(relu), SIDE(dy), SIDE(relu_grad), n);
     ops.gelu_forward(SIDE(x), SIDE(gelu), n);
@@ -166,6 +176,7 @@ void elementwise(Harness& t) {
   t.expect("copy", copy, 0);
   t.expect("scale_by", seeded, kSame);
   t.expect("dropout_mask (bitwise: integer draws)", mask, 0);
+  t.expect("dequantize_u8 (a table lookup)", dequantized, 0);
 }
 
 void matrices(Harness& t) {

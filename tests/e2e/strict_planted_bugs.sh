@@ -34,7 +34,7 @@ cases=(
   "read_totals_unsynced|gang|mlp|host code accessed device memory of 'the step's loss and accuracy totals and the step's input checks and the non-finite gradient counts'"
   "step_before_wait|gang|mlp|count_nonfinite_into of step stage=0 on stream 0 .*parameter gradients.* reads it while the transfer's write of allreduce"
   "keep_on_other_stream|ticktock|mlp|copy of keep_grad stage=0 on stream 1 .* reads it while"
-  "completed_always|ticktock|lenet|the copy from host of load .* on stream 1 writes it while the poisoning of freed memory .* on stream 0"
+  "completed_always|ticktock|lenet|(a batch of raw uint8 inputs|a batch of inputs) of load .* on stream 1 writes it while the poisoning of freed memory .* on stream 0"
   "host_copy_in_allreduce|ticktock|mlp|a staged copy to the host .*parameter gradients.* reads it while the transfer's write of allreduce"
   "comm_not_gated|gang|mlp|the transfer of allreduce .* on stream 0 .*parameter gradients.* started when stream 0 had run"
   "record_done_at_issue|ticktock|mlp|wait event=[0-9]+ on stream 1 .* passed when stream 0 had run .* record event=[0-9]+ on stream 0 covers .*tensor '"

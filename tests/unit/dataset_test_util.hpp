@@ -1,12 +1,16 @@
 #pragma once
 // Helpers for the dataset tests: a self-deleting temporary directory and small synthetic splits
 // whose pixel values encode their row, so any mix-up of rows is visible.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "data/dataset_writer.hpp"
+#include "util/hdf5_util.hpp"
 
 namespace wt::testutil {
 
@@ -63,6 +67,21 @@ inline void write_synthetic_dataset(const std::string& path, int64_t n_train, in
                 {synthetic_split("train", n_train, sample_shape, 10, chunk_samples),
                  synthetic_split("test", n_test, sample_shape, 10, chunk_samples)},
                 info);
+}
+
+// Replaces attribute `name` of the file's root with a 1-D float64 array.
+inline void set_array_attr(const std::string& path, const char* name,
+                           const std::vector<double>& values) {
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  H5Handle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+  ASSERT_TRUE(file.valid());
+  if (H5Aexists(file.get(), name) > 0) H5Adelete(file.get(), name);
+  const hsize_t n = values.size();
+  H5Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  H5Handle attr(H5Acreate2(file.get(), name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                H5Aclose);
+  ASSERT_TRUE(attr.valid());
+  ASSERT_GE(H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, values.data()), 0);
 }
 
 }  // namespace wt::testutil

@@ -15,21 +15,8 @@
 namespace wt {
 namespace {
 
+using testutil::set_array_attr;
 using testutil::TempDir;
-
-// Replaces attribute `name` of the file's root with a 1-D float64 array.
-void set_array_attr(const std::string& path, const char* name, const std::vector<double>& values) {
-  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
-  H5Handle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
-  ASSERT_TRUE(file.valid());
-  if (H5Aexists(file.get(), name) > 0) H5Adelete(file.get(), name);
-  const hsize_t n = values.size();
-  H5Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  H5Handle attr(H5Acreate2(file.get(), name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                H5Aclose);
-  ASSERT_TRUE(attr.valid());
-  ASSERT_GE(H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, values.data()), 0);
-}
 
 // Two float32 rows of three features: 1, 10, 1000 and 3, 30, 3000.
 void write_table(const std::string& path) {

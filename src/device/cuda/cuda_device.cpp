@@ -175,6 +175,25 @@ void CudaDevice::copy_to_device_async(int stream, void* dst, const void* src, si
   WT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, slot(stream).handle));
 }
 
+void* CudaDevice::allocate_pinned(size_t bytes) {
+  void* ptr = nullptr;
+  const cudaError_t rc = cudaMallocHost(&ptr, bytes);
+  if (rc == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  WT_CUDA_CHECK(rc);
+  return ptr;
+}
+
+void CudaDevice::free_pinned(void* ptr) { WT_CUDA_CHECK(cudaFreeHost(ptr)); }
+
+void CudaDevice::copy_from_pinned_async(int stream, void* dst, const void* src, size_t bytes,
+                                        const char*) {
+  // From pinned memory the DMA reads `src` later: the caller keeps it until the copy's event.
+  WT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, slot(stream).handle));
+}
+
 void CudaDevice::fill_async(int stream, float* dst, size_t count, float value, const char*) {
   ops(stream).fill(value, dst, int64_t(count));
 }

@@ -47,6 +47,10 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   bool host_addressable() const override { return false; }
   void copy_to_device_async(int stream, void* dst, const void* src, size_t bytes,
                             const char* what) override;
+  void* allocate_pinned(size_t bytes) override;
+  void free_pinned(void* ptr) override;
+  void copy_from_pinned_async(int stream, void* dst, const void* src, size_t bytes,
+                              const char* what) override;
   void fill_async(int stream, float* dst, size_t count, float value, const char* what) override;
   void copy_to_host(void* dst, const void* src, size_t bytes) override;
   void copy_to_device(void* dst, const void* src, size_t bytes) override;

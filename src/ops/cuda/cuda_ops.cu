@@ -143,6 +143,11 @@ void CudaOps::copy(const float* x, float* y, int64_t n) const {
         cudaMemcpyAsync(y, x, size_t(n) * sizeof(float), cudaMemcpyDeviceToDevice, impl_->stream));
 }
 
+void CudaOps::dequantize_u8(const uint8_t* x, int64_t n, int64_t row, int64_t group,
+                            const float* table, float* y) const {
+  cuda_for(impl_->stream, n, kern::DequantizeU8{x, row, group, table, y});
+}
+
 void CudaOps::scale_by(const float* x, const float* s, float factor, float* y, int64_t n) const {
   cuda_for(impl_->stream, n, kern::ScaleByDeviceScalar{x, s, factor, y});
 }

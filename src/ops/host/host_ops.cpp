@@ -111,6 +111,11 @@ void HostOps::copy(const float* x, float* y, int64_t n) const {
   if (n > 0 && x != y) std::memcpy(y, x, size_t(n) * sizeof(float));
 }
 
+void HostOps::dequantize_u8(const uint8_t* x, int64_t n, int64_t row, int64_t group,
+                            const float* table, float* y) const {
+  ops::host_for("wt::dequantize_u8", n, kern::DequantizeU8{x, row, group, table, y});
+}
+
 void HostOps::scale_by(const float* x, const float* s, float factor, float* y, int64_t n) const {
   ops::host_for("wt::scale_by", n, kern::ScaleByDeviceScalar{x, s, factor, y});
 }

@@ -65,6 +65,17 @@ struct ScaleByDeviceScalar {
   WT_HD void operator()(int64_t i) const { y[i] = (s[0] * factor) * x[i]; }
 };
 
+// A batch of uint8 samples normalised on the device: y[i] = table[g * 256 + x[i]], g the element's
+// scaling group ((i mod row) / group: one group for global scaling, a channel, or each element).
+// The table is the reader's (data/dataset_reader.hpp), so the device's floats are the host's.
+struct DequantizeU8 {
+  const uint8_t* x;
+  int64_t row, group;
+  const float* table;
+  float* y;
+  WT_HD void operator()(int64_t i) const { y[i] = table[((i % row) / group) * 256 + x[i]]; }
+};
+
 struct Accumulate {
   const float* x;
   float* y;
