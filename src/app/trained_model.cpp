@@ -67,6 +67,8 @@ int32_t ModelAnswers::predicted(int64_t sample) const {
 
 ModelAnswers answer_test_split(const TrainedModelRequest& request) {
   ModelAnswers a;
+  if (!std::filesystem::exists(request.checkpoint))
+    throw InputError(request.checkpoint, 0, "", "no such checkpoint file");
   a.checkpoint = read_checkpoint_info(request.checkpoint);
   const RunConfig config = deck_of(request, a.checkpoint);
   DeviceContext device(size_t(config.device.memory_limit));
