@@ -25,34 +25,10 @@ table_h5="$dir/table.h5"
   >convert.out 2>convert.err || { cat convert.err; fail "csv_to_hdf5.py"; }
 grep -q "column 'id' dropped" convert.err || { cat convert.err; fail "the id column was not dropped"; }
 grep -q "classes: barbera=" convert.out || { cat convert.out; fail "the string labels are not classes"; }
-cat >mlp.toml <<'TOML'
-[model]
-name = "table_mlp"
-input = [4]
-classes = 3
-
-[[layer]]
-name = "fc1"
-type = "linear"
-out_features = 16
-
-[[layer]]
-name = "relu1"
-type = "relu"
-
-[[layer]]
-name = "fc2"
-type = "linear"
-out_features = 3
-
-[[layer]]
-name = "loss"
-type = "softmax_xent"
-TOML
+source "$(dirname "${BASH_SOURCE[0]}")/table_mlp.bash"
+table_mlp_model mlp.toml table_mlp 4 3 16
 deck="$dir/deck.toml"
-sed -e 's|^file = .*|file = "mlp.toml"|' -e 's|^path = .*|path = "table.h5"|' \
-  -e 's|^global_batch = .*|global_batch = 32|' -e 's|^epochs = .*|epochs = 10|' \
-  -e 's|^warmup_steps = .*|warmup_steps = 20|' "$WT_SOURCE_DIR/inputs/own_data_example.toml" >"$deck"
+table_mlp_deck "$deck" mlp.toml 10 table.h5
 run="$dir/run"
 "$WAVETRAIN" "$deck" --run-dir "$run" --quiet >train.out 2>&1 || { cat train.out; fail "training"; }
 checkpoint="$run/checkpoints/$(cat "$run/checkpoints/latest")"
