@@ -34,6 +34,9 @@ const char* kFooter =
     "  wavetrain inputs/text_transformer.toml --simulate --ranks 8 --device v100 --set "
     "schedule.kind=waves\n"
     "  wavetrain inputs/fashion_lenet.toml --show-auto --ranks 64 --device a100\n"
+    "  wavetrain --evaluate runs/fashion_lenet/checkpoints/step_00000010.h5\n"
+    "  wavetrain --predict runs/fashion_lenet/checkpoints/step_00000010.h5 --data new.h5 "
+    "--output p.csv\n"
     "\n"
     "Batch jobs: checkpoints go to <run dir>/checkpoints. SIGTERM or SIGUSR1 (what schedulers\n"
     "send before the wall time), SIGINT, or --walltime running out saves a checkpoint and exits\n"
@@ -204,16 +207,61 @@ void add_run_options(CLI::App& app, CommandLine& cl, std::string& walltime) {
   app.add_flag("--quiet", cl.quiet, "No progress lines (errors and the final summary only)");
 }
 
+// The options that use a trained model: --evaluate, --predict and what they read and write.
+void add_after_training_options(CLI::App& app, CommandLine& cl) {
+  app.add_option("--evaluate", cl.evaluate,
+                 "Run a checkpoint's model on the test split of its deck's dataset (or --data's; "
+                 "the deck stored in the checkpoint unless DECK is given): print test loss, "
+                 "accuracy, per-class precision and recall and the confusion matrix, and write "
+                 "them as evaluation_<checkpoint>.csv into the run directory (--run-dir, else the "
+                 "checkpoint's); analysis/confusion.py draws it")
+      ->type_name("CHECKPOINT");
+  app.add_option("--predict", cl.predict,
+                 "Write the class probabilities of every sample of --data's test split, as the "
+                 "checkpoint's model gives them, to --output (CSV: row, label, predicted, "
+                 "p_<class>...)")
+      ->type_name("CHECKPOINT");
+  app.add_option("--data", cl.data, "The dataset (HDF5) for --evaluate or --predict")
+      ->type_name("FILE");
+  app.add_option("--output", cl.output, "The CSV file --predict writes")->type_name("FILE");
+}
+
+// --evaluate and --predict: one at a time, with what each needs.
+void check_after_training_options(const CommandLine& cl) {
+  const bool evaluate = !cl.evaluate.empty(), predict = !cl.predict.empty();
+  if (evaluate && predict)
+    throw InputError("", 0, "--predict", "give --evaluate or --predict, not both");
+  if (!evaluate && !predict && !cl.data.empty())
+    throw InputError("", 0, "--data",
+                     "only applies with --evaluate or --predict (a training run reads the deck's "
+                     "data.path)");
+  if (!predict && !cl.output.empty())
+    throw InputError("", 0, "--output", "only applies with --predict");
+  if (predict && cl.data.empty())
+    throw InputError("", 0, "--data",
+                     "--predict needs the dataset to predict: --data FILE (an HDF5 dataset)");
+  if (predict && cl.output.empty())
+    throw InputError("", 0, "--output", "--predict needs the file to write: --output FILE");
+  if (predict && !cl.run_dir.empty())
+    throw InputError("", 0, "--run-dir", "does not apply with --predict: it writes --output");
+  if ((evaluate || predict) && !cl.check_data.empty())
+    throw InputError("", 0, "--check-data",
+                     "give one command: --check-data, --evaluate or --predict");
+}
+
 // DECK, or --deck with --check-data: one deck at most, and one of a deck or --check-data.
 void resolve_deck_argument(CommandLine& cl, const std::string& deck_option) {
+  const bool after_training = !cl.evaluate.empty() || !cl.predict.empty();
   if (!deck_option.empty()) {
-    if (cl.check_data.empty())
-      throw InputError("", 0, "--deck", "only applies with --check-data (else give DECK alone)");
+    if (cl.check_data.empty() && !after_training)
+      throw InputError("", 0, "--deck",
+                       "only applies with --check-data, --evaluate or --predict (else give DECK "
+                       "alone)");
     if (!cl.deck.empty() && cl.deck != deck_option)
       throw InputError("", 0, "--deck", "two decks given: " + cl.deck + " and " + deck_option);
     cl.deck = deck_option;
   }
-  if (cl.deck.empty() && cl.check_data.empty())
+  if (cl.deck.empty() && cl.check_data.empty() && !after_training)
     throw InputError("", 0, "DECK",
                      "missing the input deck: wavetrain DECK [options] (wavetrain --help)");
 }
@@ -235,7 +283,9 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
                  "class balance and value ranges; with --deck, check it against the deck's model "
                  "too; exit 0 if a run would accept it, 2 with the run's message if not")
       ->type_name("FILE");
-  app.add_option("--deck", deck_option, "The deck for --check-data (or give it as DECK)")
+  add_after_training_options(app, cl);
+  app.add_option("--deck", deck_option,
+                 "The deck for --check-data, --evaluate or --predict (or give it as DECK)")
       ->type_name("DECK");
   app.add_flag("--help-deck", help_deck, "List every deck key with type, default and meaning");
   app.add_flag("--version", version, "Print the version and exit");
@@ -265,6 +315,7 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
     cl.exit_now = true;
     return cl;
   }
+  check_after_training_options(cl);
   resolve_deck_argument(cl, deck_option);
   for (const std::string& o : cl.overrides) check_override_shape(o);
   check_option_combinations(cl);

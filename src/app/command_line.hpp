@@ -4,6 +4,8 @@
 //             [--overwrite] [--skip-locked] [--walltime T] [--steps N] [--quiet]
 //             [--show-stages] [--show-schedule] [--help-deck] [--version]
 //   wavetrain --check-data FILE [--deck DECK]
+//   wavetrain --evaluate CHECKPOINT [DECK] [--data FILE] [--run-dir DIR] [--set ...]
+//   wavetrain --predict CHECKPOINT [DECK] --data FILE --output FILE [--set ...]
 //   wavetrain DECK --simulate --ranks R --device v100|a100|h100|FILE [--profile FILE]
 //   wavetrain DECK --show-auto --ranks R --device v100|a100|h100|FILE [--profile FILE]
 #include <cstdint>
@@ -35,6 +37,10 @@ struct CommandLine {
   std::string simulate_trace;
   std::string check_data;  // --check-data FILE: check a dataset (against --deck), exit          //
                            // --simulate-trace FILE: the simulated run as a trace.h5
+  std::string evaluate;    // --evaluate CHECKPOINT: test metrics of a trained model, exit
+  std::string predict;     // --predict CHECKPOINT: class probabilities of --data, to --output
+  std::string data;        // --data FILE for --evaluate and --predict
+  std::string output;      // --output FILE for --predict
   // --help, --help-deck or --version was printed to `out`: main should return 0 right away.
   bool exit_now = false;
 };

@@ -17,6 +17,7 @@
 #include "app/colocated_inspect.hpp"
 #include "app/colocation_decks.hpp"
 #include "app/command_line.hpp"
+#include "app/evaluate_command.hpp"
 #include "app/exit_status_file.hpp"
 #include "app/gpu_link.hpp"
 #include "app/inspect.hpp"
@@ -104,6 +105,23 @@ std::string job_deck_use(const wt::CommandLine& cli) {
   return "";
 }
 
+bool using_trained_model(const wt::CommandLine& cli) {
+  return !cli.evaluate.empty() || !cli.predict.empty();
+}
+
+// --evaluate or --predict, with the deck given or (none) the one stored in the checkpoint.
+void use_trained_model(const wt::CommandLine& cli) {
+  wt::TrainedModelRequest request;
+  request.checkpoint = cli.evaluate.empty() ? cli.predict : cli.evaluate;
+  request.deck = cli.deck;
+  request.overrides = cli.overrides;
+  request.data = cli.data;
+  if (!cli.evaluate.empty())
+    wt::evaluate_command(request, cli.run_dir, std::cout);
+  else
+    wt::predict_command(request, cli.output, std::cout);
+}
+
 int train(const wt::CommandLine& cli, wt::RunConfig config, double stall_seconds,
           wt::MpiCommunicator& mpi) {
   std::string why;
@@ -141,7 +159,7 @@ int run(int argc, char** argv, int world_rank) {
     double stall_seconds = 0;  // the rank's watchdog's (a co-location deck: its jobs')
     wt::agree_on_failure(mpi, [&] {
       cli = wt::parse_command_line(argc, argv);
-      if (cli.exit_now || cli.deck.empty()) return;
+      if (cli.exit_now || cli.deck.empty() || using_trained_model(cli)) return;
       config = wt::parse_deck(cli.deck, wt::check_data_overrides(cli.check_data, cli.overrides));
       const std::string use = job_deck_use(cli);
       if (!use.empty()) wt::require_job_deck(config, use);
@@ -153,6 +171,12 @@ int run(int argc, char** argv, int world_rank) {
       wt::agree_on_failure(mpi, [&] {
         if (world_rank == 0)
           wt::check_data(cli.check_data, cli.deck.empty() ? nullptr : &config, std::cout);
+      });
+      return 0;
+    }
+    if (using_trained_model(cli)) {  // rank 0's work alone, like --check-data
+      wt::agree_on_failure(mpi, [&] {
+        if (world_rank == 0) use_trained_model(cli);
       });
       return 0;
     }

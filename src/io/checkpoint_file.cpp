@@ -198,7 +198,7 @@ namespace {
 
 // Loads one replica's stages from `prefix` ("" or "/replicas/<w>"); optimizer key key_base + s.
 void load_stages(const Reader& r, const CheckpointInfo& info, const std::string& prefix,
-                 Model& model, Optimizer& optimizer, int key_base, int rank) {
+                 Model& model, Optimizer* optimizer, int key_base, int rank) {
   std::vector<float> scratch;
   for (size_t s = 0; s < model.stages.size(); ++s) {
     Stage& st = model.stages[s];
@@ -221,9 +221,10 @@ void load_stages(const Reader& r, const CheckpointInfo& info, const std::string&
     if (nb)  // a rank of the new world takes the row of the old rank it stands in for
       st.buffer_values.copy_from_host(scratch.data() + (rank % info.world_size) * nb);
 
+    if (!optimizer) continue;  // the weights alone (evaluation)
     H5Handle og(H5Gopen2(r.file.get(), (base + "/optimizer").c_str(), H5P_DEFAULT), H5Gclose);
     if (!og.valid()) r.fail(base + "/optimizer", "missing group");
-    const std::vector<std::string> names = optimizer.state_names();
+    const std::vector<std::string> names = optimizer->state_names();
     for (const std::string& name : names) {
       const std::string name_key = base + "/optimizer/" + name;
       if (H5Lexists(r.file.get(), name_key.c_str(), H5P_DEFAULT) <= 0)
@@ -232,13 +233,13 @@ void load_stages(const Reader& r, const CheckpointInfo& info, const std::string&
     }
     // The optimizer state of a stage this rank does not hold stays with its owner.
     if (!st.values.defined() && st.param_count() > 0) continue;
-    optimizer.prepare(key, st.param_count());
+    optimizer->prepare(key, st.param_count());
     const int64_t steps = r.int_attr(og.get(), "step_count");
     if (info.header_verified && uint64_t(r.int_attr(og.get(), "step_count_checksum")) !=
                                     checkpoint_format::step_count_checksum(steps))
       r.fail(base + "/optimizer/step_count", "checksum mismatch: changed or damaged");
-    optimizer.set_step_count(key, steps);
-    for (auto& [name, tensor] : optimizer.state(key)) {
+    optimizer->set_step_count(key, steps);
+    for (auto& [name, tensor] : optimizer->state(key)) {
       r.read_floats(base + "/optimizer/" + name, scratch, tensor->numel());
       tensor->copy_from_host(scratch.data());
     }
@@ -284,11 +285,11 @@ void load_kept(const Reader& r, const CheckpointInfo& info, const Model& model,
 
 }  // namespace
 
-void load_checkpoint(const std::string& path, Model& model, Optimizer& optimizer, int rank,
-                     const ReplicaState& replicas, int world) {
-  CheckpointInfo info = read_checkpoint_info(path);
-  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
-  Reader r = open_reader(path);
+namespace {
+
+// The checkpoint's stages and model name against `model`'s; `replicas`: what the caller holds.
+void check_same_model(const Reader& r, const CheckpointInfo& info, const Model& model,
+                      int replicas) {
   if (info.stage_params.size() != model.stages.size())
     r.fail("stages", "the checkpoint has " + std::to_string(info.stage_params.size()) +
                          " stages, the deck's model and schedule.cuts give " +
@@ -296,17 +297,34 @@ void load_checkpoint(const std::string& path, Model& model, Optimizer& optimizer
   if (info.model != model.graph.name)
     r.fail("model", "the checkpoint is of model '" + info.model + "', the deck's model is '" +
                         model.graph.name + "'");
-  const int want = int(replicas.more.size()) + 1;
-  if (info.replicas != want)
+  if (replicas > 0 && info.replicas != replicas)
     r.fail("schedule.kind", "the checkpoint holds " + std::to_string(info.replicas) +
                                 " model replica(s) per rank (schedule '" + info.schedule +
-                                "'), the deck's schedule needs " + std::to_string(want));
-  load_stages(r, info, "", model, optimizer, 0, rank);
+                                "'), the deck's schedule needs " + std::to_string(replicas));
+}
+
+}  // namespace
+
+void load_checkpoint(const std::string& path, Model& model, Optimizer& optimizer, int rank,
+                     const ReplicaState& replicas, int world) {
+  CheckpointInfo info = read_checkpoint_info(path);
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  Reader r = open_reader(path);
+  check_same_model(r, info, model, int(replicas.more.size()) + 1);
+  load_stages(r, info, "", model, &optimizer, 0, rank);
   const int stage_count = int(model.stages.size());
   for (size_t w = 1; w <= replicas.more.size(); ++w)
-    load_stages(r, info, "/replicas/" + std::to_string(w), *replicas.more[w - 1], optimizer,
+    load_stages(r, info, "/replicas/" + std::to_string(w), *replicas.more[w - 1], &optimizer,
                 int(w) * stage_count, rank);
   if (replicas.kept) load_kept(r, info, model, *replicas.kept, rank, world);
+}
+
+void load_checkpoint_weights(const std::string& path, Model& model) {
+  const CheckpointInfo info = read_checkpoint_info(path);
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  Reader r = open_reader(path);
+  check_same_model(r, info, model, 0);
+  load_stages(r, info, "", model, nullptr, 0, 0);
 }
 
 }  // namespace wt

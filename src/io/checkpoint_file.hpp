@@ -7,6 +7,9 @@
 //                run_id and run_dir (the writing run's identity and directory; version >= 3)
 //   /deck        uint8[]: the resolved deck (TOML text) the run was started with
 //   /stages/<s>/values            float[n]       parameters (written by the stage's owner)
+//   /stages/<s>/param_layout      uint8[]        JSON: each parameter's and buffer's name, offset
+//                                                and shape (model/param_layout.hpp; absent in
+//                                                files written before it; read by tools only)
 //   /stages/<s>/buffers           float[W, nb]   non-trained state (batchnorm running stats),
 //                                                one row per rank: ranks see different samples
 //   /stages/<s>/optimizer/<name>  float[n]       optimizer state; attr step_count
@@ -116,5 +119,10 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 // or checksum failure; the model may then be partly overwritten. Not collective.
 void load_checkpoint(const std::string& path, Model& model, Optimizer& optimizer, int rank,
                      const ReplicaState& replicas = {}, int world = 1);
+
+// The trained state alone, for using the model after training (--evaluate, --predict): replica
+// 0's parameters and rank 0's buffers, checked as load_checkpoint checks them; no optimizer state.
+// `model`: built with the checkpoint's cuts, every stage held. Not collective.
+void load_checkpoint_weights(const std::string& path, Model& model);
 
 }  // namespace wt

@@ -25,6 +25,7 @@
 
 #include "io/checkpoint_format.hpp"
 #include "io/space_reservation.hpp"
+#include "model/param_layout.hpp"
 #include "util/hdf5_util.hpp"
 
 namespace wt {
@@ -240,6 +241,14 @@ struct Writer {
     int_attr(ds.get(), "checksum", int64_t(fnv1a(sums.data(), sums.size() * 8)));
   }
 
+  // A uint8 dataset of `text`, the same on every rank, written by rank 0, with its checksum.
+  void text(hid_t parent, const char* name, const std::string& text) {
+    H5Handle ds = dataset(parent, name, H5T_STD_U8LE, {hsize_t(text.size())});
+    if (rank == 0 && !text.empty())
+      write(ds.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, text.data(), name);
+    int_attr(ds.get(), "checksum", int64_t(fnv1a(text.data(), text.size())));
+  }
+
   void stages(hid_t parent, Model& model, Optimizer& optimizer, int key_base,
               const std::vector<int>& stage_owner);
   void header(hid_t f, const CheckpointInfo& info, int64_t stages);
@@ -256,6 +265,7 @@ void Writer::stages(hid_t parent, Model& model, Optimizer& optimizer, int key_ba
     const int key = key_base + int(s);
     H5Handle g = group(stages.get(), std::to_string(s));
     owned(g.get(), "values", HostReadable(st.values).data(), st.param_count(), owner);
+    text(g.get(), "param_layout", stage_layout_json(st));
     const int64_t nb = st.buffer_values.defined() ? st.buffer_values.numel() : 0;
     rows(g.get(), "buffers", HostReadable(st.buffer_values).data(), nb);
 
@@ -326,7 +336,8 @@ uint64_t payload_bytes(const CheckpointInfo& info, Model& model, Optimizer& opti
     for (Stage& st : m.stages) {
       const uint64_t nb = st.buffer_values.defined() ? uint64_t(st.buffer_values.numel()) : 0;
       bytes += 4 * (uint64_t(st.param_count()) * (1 + states) + uint64_t(world) * nb);
-      *datasets += 2 + states;
+      bytes += stage_layout_json(st).size();
+      *datasets += 3 + states;
     }
   }
   if (replicas.kept)
@@ -427,13 +438,7 @@ void write_checkpoint(const std::string& path, const CheckpointInfo& info_in, Mo
   if (f >= 0) {
     const int64_t stage_count = int64_t(model.stages.size());
     w.header(f, info, stage_count);
-    {
-      H5Handle ds = w.dataset(f, "deck", H5T_STD_U8LE, {hsize_t(info.deck_toml.size())});
-      if (w.rank == 0 && !info.deck_toml.empty())
-        w.write(ds.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, info.deck_toml.data(), "deck");
-      w.int_attr(ds.get(), "checksum",
-                 int64_t(fnv1a(info.deck_toml.data(), info.deck_toml.size())));
-    }
+    w.text(f, "deck", info.deck_toml);
     w.stages(f, model, optimizer, 0, stage_owner);
     if (!replicas.more.empty()) {
       H5Handle rg = w.group(f, "replicas");

@@ -23,4 +23,8 @@ double run_graph_pass(Model& model, const OpsBackend& ops, const Tensor& x,
                       const std::vector<int32_t>& labels, bool backward, Mode mode = Mode::Train,
                       uint64_t rng_seed = 1, NodeSeconds* times = nullptr);
 
+// Forward in evaluation mode up to the loss layer, which is not run: returns its input (a
+// classifier's logits, [N, classes]). What --evaluate and --predict read the model's answer from.
+Tensor forward_to_loss_input(Model& model, const OpsBackend& ops, const Tensor& x);
+
 }  // namespace wt

@@ -21,33 +21,9 @@ with open("table.csv", "w") as f:
     for i in range(n):
         f.write(",".join(f"{c[i]:.6g}" for c in cols) + f",{y[i]}\n")
 PY
-cat >mlp.toml <<'TOML'
-[model]
-name = "table_mlp"
-input = [4]
-classes = 3
-
-[[layer]]
-name = "fc1"
-type = "linear"
-out_features = 32
-
-[[layer]]
-name = "relu1"
-type = "relu"
-
-[[layer]]
-name = "fc2"
-type = "linear"
-out_features = 3
-
-[[layer]]
-name = "loss"
-type = "softmax_xent"
-TOML
-sed -e 's|^file = .*|file = "mlp.toml"|' -e 's|^global_batch = .*|global_batch = 32|' \
-  -e 's|^epochs = .*|epochs = 15|' -e 's|^warmup_steps = .*|warmup_steps = 20|' \
-  "$WT_SOURCE_DIR/inputs/own_data_example.toml" >deck.toml
+source "$(dirname "$0")/lib/table_mlp.bash"
+table_mlp_model mlp.toml table_mlp 4 3 32
+table_mlp_deck deck.toml mlp.toml 15
 
 tools="$WT_SOURCE_DIR/tools"
 "$PY" "$tools/csv_to_hdf5.py" --train table.csv --label cultivar --output per_feature.h5 \

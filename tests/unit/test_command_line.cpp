@@ -167,5 +167,29 @@ TEST(CommandLine, CheckDataTakesAnOptionalDeck) {
   EXPECT_EQ(error_key({"--deck", "inputs/a.toml"}), "--deck");
 }
 
+// --evaluate and --predict need no deck (the checkpoint has one); each takes what it needs only.
+TEST(CommandLine, EvaluateAndPredict) {
+  CommandLine cl = parse({"--evaluate", "c.h5"});
+  EXPECT_EQ(cl.evaluate, "c.h5");
+  EXPECT_EQ(cl.deck, "");
+  cl = parse({"--evaluate", "c.h5", "--data", "d.h5", "--run-dir", "r", "--deck", "a.toml"});
+  EXPECT_EQ(cl.data, "d.h5");
+  EXPECT_EQ(cl.deck, "a.toml");
+  cl = parse({"a.toml", "--predict", "c.h5", "--data", "d.h5", "--output", "p.csv"});
+  EXPECT_EQ(cl.predict, "c.h5");
+  EXPECT_EQ(cl.output, "p.csv");
+  EXPECT_EQ(cl.deck, "a.toml");
+  std::string message;
+  EXPECT_EQ(error_key({"--predict", "c.h5", "--output", "p.csv"}, &message), "--data");
+  EXPECT_NE(message.find("--predict needs the dataset"), std::string::npos) << message;
+  EXPECT_EQ(error_key({"--predict", "c.h5", "--data", "d.h5"}), "--output");
+  EXPECT_EQ(error_key({"--predict", "c.h5", "--data", "d.h5", "--output", "p", "--run-dir", "r"}),
+            "--run-dir");
+  EXPECT_EQ(error_key({"--evaluate", "c.h5", "--output", "p.csv"}), "--output");
+  EXPECT_EQ(error_key({"--evaluate", "c.h5", "--predict", "c.h5"}), "--predict");
+  EXPECT_EQ(error_key({"a.toml", "--data", "d.h5"}), "--data");
+  EXPECT_EQ(error_key({"--evaluate", "c.h5", "--check-data", "d.h5"}), "--check-data");
+}
+
 }  // namespace
 }  // namespace wt
