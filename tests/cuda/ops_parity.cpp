@@ -138,7 +138,7 @@ void elementwise(Harness& t) {
   auto fill = t.filled(n, -1), copy = t.filled(n, -1), seeded = t.filled(n, -1);
   auto mask = t.filled(n, -1);
   // A batch's uint8 rows (6 elements, 2 scaling groups of 3) through a 2 x 256 table.
-  std::vector<uint8_t> bytes(size_t(n));
+  std::vector<uint8_t> bytes(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) bytes[size_t(i)] = uint8_t((i * 37 + i / 7) & 255);
   std::vector<float> packed(size_t((n + 3) / 4));
   std::memcpy(packed.data(), bytes.data(), bytes.size());
