@@ -61,11 +61,31 @@ def lanes(trace, first, last):
     return result
 
 
-def draw(trace, first, last, out):
+def device_clock(rows):
+    """The lanes with each instruction at its device times, where it has them."""
+    timed = []
+    for label, ev in rows:
+        ev = dict(ev)
+        has = wtrun.np.isfinite(ev["device_begin"]) & wtrun.np.isfinite(ev["device_end"])
+        ev["begin"] = wtrun.np.where(has, ev["device_begin"], ev["begin"])
+        ev["end"] = wtrun.np.where(has, ev["device_end"], ev["end"])
+        timed.append((label, ev))
+    return timed
+
+
+def uses_device_clock(trace, clock):
+    """--clock auto: a GPU's device times (host times there say when work was issued)."""
+    return clock == "device" or (clock == "auto" and trace.attrs.get("device_clock") == "cuda")
+
+
+def draw(trace, first, last, out, clock="auto"):
     plt = wtrun.use_agg()
     from matplotlib.patches import Patch
 
     rows = lanes(trace, first, last)
+    on_device = uses_device_clock(trace, clock)
+    if on_device:
+        rows = device_clock(rows)
     if not rows:
         raise wtrun.RunError(f"{trace.path}: no events in steps [{first}, {last}) "
                              f"(traced steps are [{trace.attrs['start_step']}, "
@@ -99,7 +119,9 @@ def draw(trace, first, last, out):
     ax.set_yticklabels([label for label, _ in rows])
     ax.invert_yaxis()
     ax.set_xlim(0, span_ms)
-    ax.set_xlabel("time (ms) from the first event shown")
+    ax.set_xlabel("time (ms) from the first event shown, "
+                  + (f"when the device ran it ({trace.attrs.get('device_clock')})" if on_device
+                     else "when the host issued it"))
     attrs = trace.attrs
     ax.set_title(f"{attrs.get('model', '?')}, schedule {attrs.get('schedule', '?')} on "
                  f"{trace.world_size} rank(s), steps {first}-{last - 1}")
@@ -121,6 +143,10 @@ def main():
                         help="figure to write (default: timeline.png beside trace.h5)")
     parser.add_argument("--steps", metavar="A:B", type=parse_steps, default=(None, None),
                         help="show steps A <= step < B (default: every traced step)")
+    parser.add_argument("--clock", choices=("auto", "issue", "device"), default="auto",
+                        help="place instructions when the host issued them or when the device "
+                             "ran them (a GPU's or the strict device's times); auto: the device's "
+                             "on a GPU (default: auto)")
     args = parser.parse_args()
 
     trace_path, _ = wtrun.trace_argument(args.run)
@@ -130,7 +156,7 @@ def main():
     if last <= first:
         raise wtrun.RunError(f"--steps {first}:{last}: empty range")
     out = args.output or trace_path.parent / "timeline.png"
-    draw(trace, first, last, out)
+    draw(trace, first, last, out, args.clock)
 
 
 if __name__ == "__main__":

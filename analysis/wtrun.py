@@ -39,6 +39,9 @@ METRICS_COLUMNS = ("kind", "step", "epoch", "loss", "accuracy", "lr", "samples_p
 METRICS_HEADERS = (METRICS_COLUMNS, METRICS_COLUMNS[:15], METRICS_COLUMNS[:12],
                    METRICS_COLUMNS[:10])
 EVENT_COLUMNS = ("name", "stage", "batch", "wave", "stream", "step", "begin", "end", "bytes")
+# When the device ran each instruction's work (NaN on the host device); traces written before
+# device times have none: read as NaN.
+DEVICE_EVENT_COLUMNS = ("device_begin", "device_end")
 STEP_COLUMNS = ("step", "begin", "end")
 MEMORY_COLUMNS = ("time", "in_use", "reserved")
 
@@ -241,7 +244,8 @@ def load_trace(path):
             if m:
                 group = f[name]
                 ranks[int(m.group(1))] = RankTrace(
-                    int(m.group(1)), _columns(path, group, "events", EVENT_COLUMNS),
+                    int(m.group(1)),
+                    _columns(path, group, "events", EVENT_COLUMNS, DEVICE_EVENT_COLUMNS),
                     _columns(path, group, "steps", STEP_COLUMNS),
                     _columns(path, group, "memory", MEMORY_COLUMNS))
         if not ranks:
@@ -270,18 +274,21 @@ def _scalar(value):
     return value
 
 
-def _columns(path, group, table, names):
+def _columns(path, group, table, names, optional=()):
     where = f"{group.name}/{table}"
     if table not in group:
         raise RunError(f"{path}: {where} missing")
     columns = {}
-    for name in names:
+    for name in names + tuple(n for n in optional if n in group[table]):
         if name not in group[table]:
             raise RunError(f"{path}: {where}/{name} missing")
         data = group[table][name][()]
         if name == "name":
             data = np.array([_decode(v) for v in data], dtype=object)
         columns[name] = np.asarray(data)
+    for name in optional:
+        if name not in columns:
+            columns[name] = np.full(len(columns[names[0]]), np.nan)
     lengths = {len(v) for v in columns.values()}
     if len(lengths) > 1:
         raise RunError(f"{path}: {where}: columns differ in length "

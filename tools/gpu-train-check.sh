@@ -21,6 +21,10 @@
 #   accuracy    inputs/fashion_lenet_gpu.toml trained for its 10 epochs: test accuracy >= 92%
 #   throughput  samples/s of mlp 64, lenet 64, resnet 128, transformer_small 32 (median step)
 #   auto        a CPU deck (device.kind = "auto", the default) runs on the GPU and says so
+#   input       lenet at batch 1024, traced: the device's time in LoadBatch (the uint8 batch's
+#               pinned copy and its normalisation, and any wait for the reading thread) as a
+#               share of the step, from trace.h5's device times (goal: under 2%); needs h5py,
+#               else the trace is left in WT_TRACE_OUT (default: the work directory)
 # WT_TRAIN_TIMEOUT (seconds, default 600) bounds each run; after two runs time out the remaining
 # runs are skipped (their proofs FAIL), so a hang cannot spend a lent GPU's whole time.
 # Exit status: 0 every proof run passed, 1 one failed, 2 usage.
@@ -252,6 +256,39 @@ if wanted throughput; then
       report "throughput $model ($batch)" FAIL "the run failed"
     fi
   done
+fi
+
+if wanted input; then
+  if train input-lenet 1 fashion_lenet.toml --steps 40 --set train.global_batch=1024 \
+    --set checkpoint.every_steps=0 --set "device.kind=\"$gpu\"" --set trace.enabled=true \
+    --set trace.start_step=20 --set trace.end_step=40; then
+    trace=$work/input-lenet/trace.h5
+    [[ -z ${WT_TRACE_OUT:-} ]] || cp "$trace" "$WT_TRACE_OUT/input-lenet-trace.h5"
+    share=$(python3 - "$trace" 2>&1 <<'EOF'
+import sys
+try:
+    import h5py
+    import numpy as np
+except ImportError:
+    print("no h5py"); sys.exit(0)
+with h5py.File(sys.argv[1], "r") as f:
+    ev, st = f["rank_0/events"], f["rank_0/steps"]
+    load = ev["name"][()] == b"LoadBatch"
+    spans = ev["device_end"][()] - ev["device_begin"][()]
+    step = (st["end"][()] - st["begin"][()]).sum()
+    print(f"{100 * np.nansum(spans[load]) / step:.2f}")
+EOF
+)
+    if [[ $share == "no h5py" ]]; then
+      report "input share of the step" SKIP "no h5py here: analyse ${WT_TRACE_OUT:-$work}'s trace"
+    elif awk -v s="$share" 'BEGIN { exit !(s + 0 < 2) }'; then
+      report "input share of the step" PASS "LoadBatch ${share}% of lenet's step at batch 1024 on the device"
+    else
+      report "input share of the step" FAIL "LoadBatch ${share}% of the step (goal: under 2%)"
+    fi
+  else
+    report "input share of the step" FAIL "the run failed"
+  fi
 fi
 
 echo

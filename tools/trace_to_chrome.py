@@ -8,6 +8,9 @@ stage, batch, wave, step and bytes as arguments; a "steps" thread per rank shows
 traced step, and the allocator's bytes in use and reserved are a counter track
 ("ph": "C"). Asynchronous communication is shown from issue to observed completion, so it
 overlaps the compute on its stream; Perfetto draws such overlaps as nested or stacked slices.
+Where the trace has device times (a GPU, the strict device), each stream also gets a
+"device stream N" thread (tid = DEVICE_TID + stream) with the instructions when the device ran
+them.
 """
 
 import argparse
@@ -20,6 +23,7 @@ import wtrun  # noqa: E402
 
 PROG = "trace_to_chrome.py"
 STEPS_TID = 1000  # a thread id no stream uses, for the step bars
+DEVICE_TID = 2000  # + stream: the stream's instructions on the device's clock
 
 
 def us(seconds):
@@ -37,15 +41,23 @@ def chrome_events(trace):
         for stream in sorted(set(int(s) for s in ev["stream"])):
             events.append({"ph": "M", "name": "thread_name", "pid": rank, "tid": stream,
                            "args": {"name": f"stream {stream}"}})
+        timed = wtrun.np.isfinite(ev["device_begin"]) & wtrun.np.isfinite(ev["device_end"])
+        for stream in sorted(set(int(s) for s in ev["stream"][timed])):
+            events.append({"ph": "M", "name": "thread_name", "pid": rank,
+                           "tid": DEVICE_TID + stream, "args": {"name": f"device stream {stream}"}})
         for i in range(ev["name"].size):
-            events.append({
-                "ph": "X", "name": ev["name"][i], "cat": wtrun.op_class(ev["name"][i]),
-                "pid": rank, "tid": int(ev["stream"][i]), "ts": us(ev["begin"][i]),
-                "dur": max(us(ev["end"][i] - ev["begin"][i]), 0.0),
-                "args": {"stage": int(ev["stage"][i]), "batch": int(ev["batch"][i]),
-                         "wave": int(ev["wave"][i]), "step": int(ev["step"][i]),
-                         "bytes": int(ev["bytes"][i])},
-            })
+            spans = [(int(ev["stream"][i]), ev["begin"][i], ev["end"][i])]
+            if timed[i]:
+                spans.append((DEVICE_TID + int(ev["stream"][i]), ev["device_begin"][i],
+                              ev["device_end"][i]))
+            for tid, begin, end in spans:
+                events.append({
+                    "ph": "X", "name": ev["name"][i], "cat": wtrun.op_class(ev["name"][i]),
+                    "pid": rank, "tid": tid, "ts": us(begin), "dur": max(us(end - begin), 0.0),
+                    "args": {"stage": int(ev["stage"][i]), "batch": int(ev["batch"][i]),
+                             "wave": int(ev["wave"][i]), "step": int(ev["step"][i]),
+                             "bytes": int(ev["bytes"][i])},
+                })
         if rt.steps["step"].size:
             events.append({"ph": "M", "name": "thread_name", "pid": rank, "tid": STEPS_TID,
                            "args": {"name": "steps"}})

@@ -76,6 +76,21 @@ class DeviceBackend {
   virtual bool checks_ordering() const { return false; }
   virtual void describe_issue(const std::string& what) { (void)what; }
   virtual void raise_deferred() {}
+  // Device-side times for traces, where work runs later than it is issued (a GPU, the strict
+  // device's lazy queues): a marker recorded on `stream` after its work so far, -1 where the
+  // device has no clock of its own (the host device: issue times are run times). Once a
+  // synchronisation has passed two markers, the seconds between them on the device's clock;
+  // then each marker is released.
+  virtual int64_t time_marker(int stream) {
+    (void)stream;
+    return -1;
+  }
+  virtual double seconds_between(int64_t from, int64_t to) {
+    (void)from;
+    (void)to;
+    return 0;
+  }
+  virtual void release_time_marker(int64_t marker) { (void)marker; }
   // The native handle of `stream` (a cudaStream_t), nullptr where there is none.
   virtual void* native_stream(int stream) {
     (void)stream;

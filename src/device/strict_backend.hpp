@@ -40,12 +40,18 @@ class StrictBackend final : public DeviceBackend {
   void describe_issue(const std::string& what) override { queues_.races().set_instruction(what); }
   void raise_deferred() override { queues_.races().raise_deferred(); }
   StrictStreams& queues() { return queues_; }
+  // A marker is work on its stream that reads the host's clock when the queues run it.
+  int64_t time_marker(int stream) override;
+  double seconds_between(int64_t from, int64_t to) override;
+  void release_time_marker(int64_t marker) override;
 
  private:
   StrictStreams queues_;
   HostOps kernels_;
   CachingAllocator* memory_ = nullptr;
   std::vector<std::unique_ptr<StrictOps>> stream_ops_;  // by stream, made on first use
+  std::vector<double> marker_times_;   // by marker: when its work ran, NaN until then
+  std::vector<int64_t> free_markers_;  // released slots of marker_times_
   int next_event_id_ = 0;  // the race detector's event ids: unique over the device's programs
 };
 

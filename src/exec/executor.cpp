@@ -201,6 +201,7 @@ void Executor::issue(int s, size_t index, int64_t step, double lr) {
   touches_.clear();
   issuing_ = &ins;
   completed_in_issue_ = -1;
+  if (observer_) observer_->issuing(s, ins);
   try {
     execute(ins, step, lr, may_block_[s][index] != 0);
   } catch (const OutOfMemory& e) {  // exit 3 names the instruction, tensor and bytes

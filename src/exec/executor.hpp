@@ -34,6 +34,11 @@ class InstructionObserver {
   // payload bytes, else 0.
   virtual void executed(int stream, const Instruction& ins, double t_begin, double t_end,
                         int64_t bytes) = 0;
+  // Just before the instruction's host code runs (its device work is issued after this).
+  virtual void issuing(int stream, const Instruction& ins) {
+    (void)stream;
+    (void)ins;
+  }
   // When the executor sees the asynchronous communication that completes `event` finish.
   virtual void completed(int event, double t) = 0;
 };
@@ -113,6 +118,7 @@ class Executor {
   // nullptr detaches; unobserved execution reads no clock.
   void set_observer(InstructionObserver* observer) { observer_ = observer; }
   InstructionObserver* observer() const { return observer_; }
+  DeviceContext& device() { return device_; }  // the rank's (traces read its clock)
   // Each Step counts its gradient's NaN/Inf values into the guard's device memory, and its update
   // skips on that count (nullptr: unguarded). The guard's end_step() follows run_step().
   void set_guard(NonFiniteGuard* guard);

@@ -27,10 +27,15 @@ TraceRecorder::TraceRecorder(Communicator& comm, Executor& executor, CachingAllo
       allocator_(allocator),
       job_(job),
       info_(std::move(info)),
-      path_(std::move(path)) {
+      path_(std::move(path)),
+      device_(executor.device().backend()) {
   if (info_.end_step <= info_.start_step)
     throw std::logic_error("trace window is empty: end_step <= start_step");
   trace_.rank = comm_.rank();
+  const DeviceKind kind = executor_.device().kind();
+  info_.device_clock = kind == DeviceKind::Cuda     ? "cuda"
+                       : kind == DeviceKind::Strict ? "strict"
+                                                    : "none";
   event_row_.assign(std::max(executor_.program().events, 0), -1);
   slot_batch_.assign(std::max(executor_.program().slots, 0), -1);
   comm_.barrier();
@@ -48,10 +53,14 @@ void TraceRecorder::begin_step(int64_t step) {
   if (!recording_) return;
   step_ = step;
   step_begin_ = since_origin(steady_seconds());
+  step_marker_ = device_.time_marker(0);
+  spans_.clear();
+  before_.assign(executor_.rank_program().streams.size(), -1);
 }
 
 void TraceRecorder::end_step(int64_t step) {
   if (!recording_) return;
+  resolve_device_times();
   trace_.steps.push_back({step, step_begin_, since_origin(steady_seconds())});
   if (step + 1 >= info_.end_step) write();
 }
@@ -138,11 +147,43 @@ void TraceRecorder::executed(int stream, const Instruction& ins, double t_begin,
   e.begin = since_origin(t_begin);
   e.end = since_origin(t_end);
   e.bytes = bytes;
+  if (size_t(stream) < before_.size() && before_[size_t(stream)] >= 0) {
+    spans_.push_back({trace_.events.size(), before_[size_t(stream)], device_.time_marker(stream)});
+    before_[size_t(stream)] = -1;
+  }
   // Communication that completes an event ends when the executor sees it complete.
   if (opcode_traits(ins.op).completes_event && ins.event >= 0 &&
       size_t(ins.event) < event_row_.size())
     event_row_[ins.event] = static_cast<int64_t>(trace_.events.size());
   trace_.events.push_back(e);
+}
+
+void TraceRecorder::issuing(int stream, const Instruction& ins) {
+  if (previous_) previous_->issuing(stream, ins);
+  if (step_marker_ >= 0 && size_t(stream) < before_.size())
+    before_[size_t(stream)] = device_.time_marker(stream);
+}
+
+void TraceRecorder::resolve_device_times() {
+  if (step_marker_ < 0) return;
+  // The step's earliest marker sits at the step's begin: on a GPU that is the step marker (the
+  // device idle when it is recorded); the strict device may run another stream's work first.
+  double earliest = 0;
+  for (const DeviceSpan& span : spans_) {
+    TraceEvent& e = trace_.events[span.row];
+    e.device_begin = device_.seconds_between(step_marker_, span.before);
+    e.device_end = device_.seconds_between(step_marker_, span.after);
+    earliest = std::min(earliest, e.device_begin);
+    device_.release_time_marker(span.before);
+    device_.release_time_marker(span.after);
+  }
+  for (const DeviceSpan& span : spans_) {
+    trace_.events[span.row].device_begin += step_begin_ - earliest;
+    trace_.events[span.row].device_end += step_begin_ - earliest;
+  }
+  spans_.clear();
+  device_.release_time_marker(step_marker_);
+  step_marker_ = -1;
 }
 
 void TraceRecorder::completed(int event, double t) {

@@ -15,6 +15,14 @@
 // The file keeps each rank's reading (/rank_<r> attribute clock_origin_ns), to line the trace up
 // with other records of the rank (a background job's tasklets). An observer the executor had before
 // the window opens is told of every instruction too.
+//
+// On a device whose work runs after it is issued (a GPU, the strict device), host times say when
+// an instruction was issued, not when it ran: each instruction also gets device times, from a
+// time marker its stream passes before its work and one after (CUDA timing events; the strict
+// device's queued clock readings), read once the step's synchronisation has passed them. They sit
+// on the run's clock by placing the step's earliest marker at the step's begin (on a GPU the one
+// recorded on stream 0 as the step begins, the device idle after the last step's
+// synchronisation).
 #include <array>
 #include <cstdint>
 #include <string>
@@ -49,6 +57,7 @@ class TraceRecorder : public InstructionObserver {
   const std::string& path() const { return path_; }
 
   // InstructionObserver
+  void issuing(int stream, const Instruction& ins) override;
   void executed(int stream, const Instruction& ins, double t_begin, double t_end,
                 int64_t bytes) override;
   void completed(int event, double t) override;
@@ -60,6 +69,8 @@ class TraceRecorder : public InstructionObserver {
   double since_origin(double steady_seconds) const { return steady_seconds - origin_; }
   TraceMemorySample memory_sample(const MemoryStats& stats, size_t job_in_use) const;
   const char* name_of(OpCode op);
+  // The step's device times into its rows (after the step's synchronisation); frees the markers.
+  void resolve_device_times();
 
   Communicator& comm_;
   Executor& executor_;
@@ -78,6 +89,14 @@ class TraceRecorder : public InstructionObserver {
   std::vector<int64_t> event_row_;   // per event id: the row of the instruction it completes
   std::vector<int32_t> slot_batch_;  // per batch slot: the global batch last loaded into it
   std::vector<std::array<char, kTraceNameBytes>> names_;  // per opcode, filled on first use
+  DeviceBackend& device_;                                 // the executor's: its time markers
+  int64_t step_marker_ = -1;     // the step's first marker, -1: the device has no clock of its own
+  std::vector<int64_t> before_;  // per stream: the marker before the instruction being issued
+  struct DeviceSpan {
+    size_t row;  // in trace_.events
+    int64_t before, after;
+  };
+  std::vector<DeviceSpan> spans_;  // this step's
 };
 
 }  // namespace wt

@@ -3,6 +3,7 @@
 // Plain fixed-size records, so the recorder appends them without allocating strings and the
 // gather to rank 0 moves them as raw bytes.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ struct TraceEvent {
   double begin;   // issue time for asynchronous communication
   double end;     // when the executor saw it complete
   int64_t bytes;  // LoadBatch: input bytes; communication: payload bytes; else 0
+  // When the device ran the instruction's work, on the same clock (TraceRecorder): from the
+  // point its stream reached the instruction to the point it passed it. NaN on a device whose
+  // work runs when issued (the host), where begin and end say it.
+  double device_begin = std::numeric_limits<double>::quiet_NaN();
+  double device_end = std::numeric_limits<double>::quiet_NaN();
 };
 
 // One whole run_step call.
@@ -55,6 +61,9 @@ struct TraceInfo {
   std::string model;
   int64_t start_step = 0;
   int64_t end_step = 0;
+  // Whose clock device_begin/device_end read: "cuda" (CUDA events), "strict" (when the strict
+  // device's queues ran the work) or "none" (NaN: the host device, a simulation).
+  std::string device_clock = "none";
 };
 
 }  // namespace wt

@@ -61,6 +61,8 @@ void write_events(hid_t rank_group, const std::vector<TraceEvent>& events) {
   write_field(g, "begin", H5T_NATIVE_DOUBLE, events, &TraceEvent::begin);
   write_field(g, "end", H5T_NATIVE_DOUBLE, events, &TraceEvent::end);
   write_field(g, "bytes", H5T_NATIVE_INT64, events, &TraceEvent::bytes);
+  write_field(g, "device_begin", H5T_NATIVE_DOUBLE, events, &TraceEvent::device_begin);
+  write_field(g, "device_end", H5T_NATIVE_DOUBLE, events, &TraceEvent::device_end);
 }
 
 void write_steps(hid_t rank_group, const std::vector<TraceStep>& steps) {
@@ -94,6 +96,7 @@ void write_contents(const std::string& path, const TraceInfo& info,
   h5_write_attr_string(root, "model", info.model);
   h5_write_attr_int(root, "start_step", info.start_step);
   h5_write_attr_int(root, "end_step", info.end_step);
+  h5_write_attr_string(root, "device_clock", info.device_clock);
   for (const RankTrace& r : ranks) {
     H5Handle group = create_group(root, "rank_" + std::to_string(r.rank));
     h5_write_attr_int(group.get(), "rank", r.rank);

@@ -30,6 +30,7 @@ CudaDevice::~CudaDevice() {
     if (s.handle) cudaStreamDestroy(s.handle);
   }
   for (cudaEvent_t e : free_events_) cudaEventDestroy(e);
+  for (cudaEvent_t e : markers_) cudaEventDestroy(e);
 }
 
 int CudaDevice::cuda_priority(int priority) const {
@@ -90,6 +91,30 @@ cudaEvent_t CudaDevice::take_event() {
 }
 
 void CudaDevice::give_event(cudaEvent_t event) { free_events_.push_back(event); }
+
+int64_t CudaDevice::time_marker(int stream) {
+  int64_t marker = int64_t(markers_.size());
+  if (!free_markers_.empty()) {
+    marker = free_markers_.back();
+    free_markers_.pop_back();
+  } else {
+    cudaEvent_t e = nullptr;
+    WT_CUDA_CHECK(cudaEventCreate(&e));  // with timing
+    markers_.push_back(e);
+  }
+  WT_CUDA_CHECK(cudaEventRecord(markers_[size_t(marker)], slot(stream).handle));
+  return marker;
+}
+
+double CudaDevice::seconds_between(int64_t from, int64_t to) {
+  float ms = 0;
+  WT_CUDA_CHECK(cudaEventElapsedTime(&ms, markers_.at(size_t(from)), markers_.at(size_t(to))));
+  return double(ms) * 1e-3;
+}
+
+void CudaDevice::release_time_marker(int64_t marker) {
+  if (marker >= 0 && size_t(marker) < markers_.size()) free_markers_.push_back(marker);
+}
 
 void CudaDevice::launch(int stream, DeviceWork work) {
   // Issuing is launching: the work is host code that launches its kernels on the stream now. A

@@ -36,6 +36,10 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   bool counts_synchronizations() const override { return true; }
   uint64_t synchronizations() const override { return synchronizations_; }
   void* native_stream(int stream) override { return slot(stream).handle; }
+  // Markers are timing events (cudaEventElapsedTime), apart from the ordering events' pool.
+  int64_t time_marker(int stream) override;
+  double seconds_between(int64_t from, int64_t to) override;
+  void release_time_marker(int64_t marker) override;
 
   // DeviceStreams.
   StreamEvent record(int stream) override;
@@ -83,6 +87,8 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   std::map<int, Slot> slots_;
   std::map<cudaStream_t, std::unique_ptr<CudaOps>> foreign_;  // ops_on()
   std::vector<cudaEvent_t> free_events_;
+  std::vector<cudaEvent_t> markers_;   // by marker id: timing events
+  std::vector<int64_t> free_markers_;  // released ids
   uint64_t synchronizations_ = 0;
 };
 
