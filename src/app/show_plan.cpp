@@ -4,9 +4,9 @@
 
 #include "app/text_format.hpp"
 #include "job/burst_choice.hpp"
-#include "plan/burst_costs.hpp"
 #include "plan/layer_profile_file.hpp"
-#include "sim/device_model.hpp"
+#include "pricing/burst_costs.hpp"
+#include "pricing/device_model.hpp"
 #include "util/input_error.hpp"
 
 namespace wt {

@@ -10,7 +10,7 @@
 #include "deck/run_config.hpp"
 #include "model/graph.hpp"
 #include "plan/burst_planner.hpp"
-#include "sim/cost_model.hpp"
+#include "pricing/cost_model.hpp"
 
 namespace wt {
 

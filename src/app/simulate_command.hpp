@@ -8,8 +8,8 @@
 
 #include "deck/run_config.hpp"
 #include "model/graph.hpp"
+#include "pricing/cost_model.hpp"
 #include "sched/instruction.hpp"
-#include "sim/cost_model.hpp"
 #include "sim/simulator.hpp"
 
 namespace wt {

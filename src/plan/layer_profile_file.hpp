@@ -11,7 +11,7 @@
 #include <string>
 
 #include "model/graph.hpp"
-#include "plan/layer_profile.hpp"
+#include "pricing/layer_profile.hpp"
 
 namespace wt {
 

@@ -23,6 +23,7 @@ TIERS = [
     {"ops", "device"},                 # kernels and their backends
     {"model", "comm", "data", "io"},
     {"sched"},                         # instructions and generators: pure data
+    {"pricing"},                       # device model, node and sync costs, DeepPool's cost table
     {"exec", "plan", "sim"},           # run, plan and price the instruction lists
     {"deck"},                          # the input deck: fills in the components' options
     {"job"},

@@ -2,8 +2,9 @@
 // fused, residual blocks whole), candidate counts, and the cost table's terms.
 #include <gtest/gtest.h>
 
-#include "plan/burst_costs.hpp"
-#include "sim/device_model.hpp"
+#include "plan/burst_planner.hpp"
+#include "pricing/burst_costs.hpp"
+#include "pricing/device_model.hpp"
 
 namespace {
 

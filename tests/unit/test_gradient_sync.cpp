@@ -5,8 +5,8 @@
 
 #include "deck/run_config.hpp"
 #include "exec/schedule_input.hpp"
+#include "pricing/gradient_sync.hpp"
 #include "sched/schedule_registry.hpp"
-#include "sim/gradient_sync.hpp"
 #include "sim/simulator.hpp"
 
 namespace {

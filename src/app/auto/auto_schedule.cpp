@@ -20,8 +20,8 @@
 #include "job/run_preflight.hpp"
 #include "job/stage_choice.hpp"
 #include "mem/caching_allocator.hpp"
-#include "plan/burst_costs.hpp"
 #include "plan/stage_planner.hpp"
+#include "pricing/burst_costs.hpp"
 #include "util/input_error.hpp"
 
 namespace wt {

@@ -1,46 +1,38 @@
 #pragma once
-// From a model to the burst planner's inputs (burst_planner.hpp): the planning units and their
-// cost table under a cost model (a measured profile or a device's roofline).
-//
-// Units: graph nodes, with followers fused into their producer (relu, gelu, batchnorm2d,
-// layernorm, dropout, flatten and the loss: DeepPool prices a transition into them x1000, i.e.
-// they always run where their producer runs), and a unit boundary only where a single tensor is
-// live (so a residual block, from its branching node to its join, is one unit with one count;
-// the paper's parallel branches on disjoint ranks are not planned).
+// DeepPool's pricing: the burst planner's cost table (plan/burst_planner.hpp) of a model's planning
+// units (pricing/planning_units.hpp) under a cost model (a measured profile or a device's
+// roofline).
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "model/graph.hpp"
-#include "plan/burst_planner.hpp"
-#include "sim/cost_model.hpp"
+#include "pricing/cost_model.hpp"
+#include "pricing/planning_units.hpp"
 
 namespace wt {
 
-struct PlanningUnit {
-  int node_begin = 0, node_end = 0;  // nodes [begin, end)
-  std::string name;                  // "conv1" or "conv1..relu1"
-  // Its layers for the amplification test, [begin, end) node ranges: every node, except that
-  // dropout and the loss (DeepPool has no planner layer for them) join the layer before them.
-  std::vector<std::pair<int, int>> layers = {};
+// Costs in seconds. counts: candidate rank counts, ascending. Indexed [unit][count index]; comm
+// is [unit][predecessor's count index][this unit's count index] (unit 0's is ignored: the data
+// arrives where the first unit runs).
+struct BurstCosts {
+  std::vector<int> counts;
+  std::vector<std::vector<double>> comp;
+  std::vector<std::vector<double>> sync;
+  std::vector<std::vector<std::vector<double>>> comm;
+  // Optional: [unit][layer][count index], each layer's own time (compute, and its sync where the
+  // table prices sync per unit); the unit's incoming comm and its segment sync count for its
+  // first layer. Empty: every unit is one layer.
+  std::vector<std::vector<std::vector<double>>> layer_own = {};
+  // Optional: the sync of units [unit_begin, unit_end) run as one segment on counts[k] ranks.
+  std::function<double(int unit_begin, int unit_end, size_t k)> segment_sync = {};
+  // The optimizer step after the sync, the same in every plan (rank 0 runs every segment and
+  // steps the whole model): reported beside a plan's predicted step, not in it.
+  double optimizer_step_s = 0;
+  int units() const { return static_cast<int>(comp.size()); }
 };
-
-std::vector<PlanningUnit> burst_units(const Graph& graph);
-
-// One count per unit from one count per node (burst.ranks): every node of a unit must have the
-// unit's count. Throws std::invalid_argument naming the node that breaks it or a wrong length.
-std::vector<int> unit_counts_from_nodes(const Graph& graph, const std::vector<PlanningUnit>& units,
-                                        const std::vector<int64_t>& node_counts);
-
-// A plan as the burst schedule runs it: segments (maximal runs of units with equal counts) as
-// stages, each on ranks 0..count-1.
-struct BurstStages {
-  std::vector<int> cuts;         // first node of every stage after the first
-  std::vector<int> stage_ranks;  // per stage
-};
-BurstStages burst_stages(const std::vector<PlanningUnit>& units,
-                         const std::vector<int>& unit_counts);
 
 // Candidate rank counts: powers of two up to `ranks`, and `ranks` itself when it is not one,
 // keeping those that divide `global_batch`.
@@ -59,7 +51,7 @@ BurstCosts burst_cost_table(const CostModel& costs, const std::vector<PlanningUn
                             const std::vector<int>& counts, int64_t global_batch);
 
 // burst.cost_model: how the table prices sync, and the planner's admission rule with it.
-//   executor (default): sync as the executor runs it (sim/gradient_sync.hpp): per segment, in
+//   executor (default): sync as the executor runs it (pricing/gradient_sync.hpp): per segment, in
 //     buckets of bucket_bytes, a ring allreduce each, overlapped with the segment's backward;
 //     the table's segment_sync, with `sync` holding each unit alone as a segment (for show);
 //     and the optimizer step as the simulator prices it, reported beside every plan.
@@ -79,8 +71,5 @@ struct BurstCostOptions {
 BurstCosts burst_cost_table(const CostModel& costs, const std::vector<PlanningUnit>& units,
                             const std::vector<int>& counts, int64_t global_batch,
                             const BurstCostOptions& options);
-
-// The planner's admission rule that goes with a cost model.
-BurstOptions::Admission burst_admission(const std::string& cost_model);
 
 }  // namespace wt
