@@ -27,4 +27,7 @@ LayerProfile load_layer_profile(const std::string& path);
 // otherwise why not, in words.
 std::string profile_mismatch(const LayerProfile& profile, const Graph& graph);
 
+// The profile.h5 at `path` (--profile), checked against the graph. Throws InputError.
+LayerProfile load_checked_profile(const std::string& path, const Graph& graph);
+
 }  // namespace wt
