@@ -1,4 +1,4 @@
-// The burst planner's pricing refinements (plan/burst_planner.hpp, plan/burst_costs.hpp): the
+// The burst planner's pricing refinements (plan/burst_planner.hpp, pricing/burst_costs.hpp): the
 // amplification test per layer, sync priced per segment along the path, DeepPool's code's
 // admission rule, and the deeppool cost model's terms. Figures worked out by hand in comments.
 #include <gtest/gtest.h>
