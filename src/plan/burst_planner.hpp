@@ -2,8 +2,8 @@
 // DeepPool's burst-parallel planner (seeds/deeppool.txt §4.1, Alg. 1 "Search Linear"): for a
 // chain of planning units, how many ranks run each unit so the step is fastest, within a
 // tolerance for wasted device time (the GPU-second amplification limit). A pure function of a
-// cost table: the costs come from a profile or a device model (pricing/burst_costs.hpp), the tests
-// build them by hand.
+// cost table (pricing/burst_cost_table.hpp): the costs come from a profile or a device model
+// (pricing/burst_costs.hpp), the tests build them by hand.
 //
 // The dynamic program, literally as the paper writes it (research notes §1.2):
 //   S[0][g] = 0; Amp(0, h) = 1                      (unit 0 is the data)
@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "pricing/burst_costs.hpp"
+#include "pricing/burst_cost_table.hpp"
 
 namespace wt {
 
