@@ -1,5 +1,5 @@
 // Measures this machine as the simulator's device model needs it and prints a device file
-// (TOML, see src/sim/device_model.hpp): GEMM FLOP/s and memory bandwidth per rank while every
+// (TOML, see src/pricing/device_model.hpp): GEMM FLOP/s and memory bandwidth per rank while every
 // rank runs at once (ranks share caches and memory), and the message latency and bandwidth
 // between two ranks by ping-pong. Run it with the rank count the runs will use:
 //   mpiexec -n 2 build/probe_device > bench/devices/this_machine.toml

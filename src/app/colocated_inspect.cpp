@@ -20,10 +20,10 @@
 #include "plan/byte_pairing.hpp"
 #include "plan/colocated_program.hpp"
 #include "plan/split_choice.hpp"
+#include "pricing/cost_model.hpp"
+#include "pricing/device_model.hpp"
 #include "sched/job_placement.hpp"
 #include "sched/schedule_registry.hpp"
-#include "sim/cost_model.hpp"
-#include "sim/device_model.hpp"
 #include "sim/simulator.hpp"
 #include "util/input_error.hpp"
 

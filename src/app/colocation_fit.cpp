@@ -4,7 +4,7 @@
 
 #include "job/job.hpp"
 #include "mem/caching_allocator.hpp"
-#include "sim/cost_model.hpp"
+#include "pricing/cost_model.hpp"
 
 namespace wt {
 

@@ -8,9 +8,6 @@
 #include <string>
 
 #include "deck/run_config.hpp"
-#include "model/graph.hpp"
-#include "plan/burst_planner.hpp"
-#include "sim/cost_model.hpp"
 
 namespace wt {
 
@@ -19,12 +16,6 @@ struct ShowPlanRequest {
   std::string device;   // built-in name or device file
   std::string profile;  // measured layer times (profile.h5); empty = the device's roofline
 };
-
-// The plan the deck asks for on `ranks` ranks, priced by `costs` (built for the whole model, no
-// cuts): the forced one (burst.ranks, checked as the trainer checks it) or the planner's.
-// Throws InputError.
-BurstPlan deck_burst_plan(const RunConfig& config, const Graph& graph, const CostModel& costs,
-                          int ranks);
 
 // Throws InputError for a bad device or profile, or a global batch no candidate count divides.
 void show_burst_plan(const RunConfig& config, const ShowPlanRequest& request, std::ostream& out);

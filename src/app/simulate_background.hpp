@@ -8,7 +8,8 @@
 #include <functional>
 #include <ostream>
 
-#include "app/simulate_command.hpp"
+#include "deck/run_config.hpp"
+#include "job/simulated_run.hpp"
 
 namespace wt {
 

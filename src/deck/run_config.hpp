@@ -101,7 +101,7 @@ struct RunConfig {
     double amp_limit = 2.0;        // GPU-second amplification a unit may reach (99 = no limit)
     double amp_exempt_s = 300e-6;  // units faster than this on one rank are never limited
     std::vector<int64_t> ranks;    // a forced plan: the rank count of every node; [] = planned
-    std::string cost_model = "executor";  // executor | deeppool (plan/burst_costs.hpp)
+    std::string cost_model = "executor";  // executor | deeppool (pricing/burst_costs.hpp)
   } burst;
 
   // Waterwave's co-location: several decks' jobs on this deck's device (app/colocated_training).

@@ -8,8 +8,8 @@
 #include "comm/link_probe.hpp"
 #include "deck/component_options.hpp"
 #include "job/stage_choice.hpp"
-#include "plan/burst_costs.hpp"
 #include "plan/stage_planner.hpp"
+#include "pricing/burst_costs.hpp"
 #include "util/input_error.hpp"
 
 namespace wt {

@@ -12,7 +12,9 @@
 #include "io/run_log.hpp"
 #include "job/resume_request.hpp"
 #include "model/graph.hpp"
-#include "plan/burst_costs.hpp"
+#include "plan/burst_planner.hpp"
+#include "plan/burst_stages.hpp"
+#include "pricing/burst_costs.hpp"
 
 namespace wt {
 

@@ -172,6 +172,11 @@ BurstPlan price_plan(const BurstCosts& costs, const BurstOptions& options,
 
 }  // namespace
 
+BurstOptions::Admission burst_admission(const std::string& cost_model) {
+  return cost_model == "deeppool" ? BurstOptions::Admission::DeepPoolCode
+                                  : BurstOptions::Admission::Paper;
+}
+
 BurstPlan plan_burst(const BurstCosts& costs, const BurstOptions& options) {
   check_costs(costs);
   const Tables t = search_linear(costs, options);

@@ -2,8 +2,8 @@
 // DeepPool's burst-parallel planner (seeds/deeppool.txt §4.1, Alg. 1 "Search Linear"): for a
 // chain of planning units, how many ranks run each unit so the step is fastest, within a
 // tolerance for wasted device time (the GPU-second amplification limit). A pure function of a
-// cost table: the costs come from a profile or a device model (burst_costs.hpp), the tests build
-// them by hand.
+// cost table (pricing/burst_cost_table.hpp): the costs come from a profile or a device model
+// (pricing/burst_costs.hpp), the tests build them by hand.
 //
 // The dynamic program, literally as the paper writes it (research notes §1.2):
 //   S[0][g] = 0; Amp(0, h) = 1                      (unit 0 is the data)
@@ -29,31 +29,12 @@
 //   with the unit minus without it), so a plan's sync sums to its segments' and `sync` is
 //   ignored. The DP stays over units; the segment a path is in is carried along it.
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
-namespace wt {
+#include "pricing/burst_cost_table.hpp"
 
-// Costs in seconds. counts: candidate rank counts, ascending. Indexed [unit][count index]; comm
-// is [unit][predecessor's count index][this unit's count index] (unit 0's is ignored: the data
-// arrives where the first unit runs).
-struct BurstCosts {
-  std::vector<int> counts;
-  std::vector<std::vector<double>> comp;
-  std::vector<std::vector<double>> sync;
-  std::vector<std::vector<std::vector<double>>> comm;
-  // Optional: [unit][layer][count index], each layer's own time (compute, and its sync where the
-  // table prices sync per unit); the unit's incoming comm and its segment sync count for its
-  // first layer. Empty: every unit is one layer.
-  std::vector<std::vector<std::vector<double>>> layer_own = {};
-  // Optional: the sync of units [unit_begin, unit_end) run as one segment on counts[k] ranks.
-  std::function<double(int unit_begin, int unit_end, size_t k)> segment_sync = {};
-  // The optimizer step after the sync, the same in every plan (rank 0 runs every segment and
-  // steps the whole model): reported beside a plan's predicted step, not in it.
-  double optimizer_step_s = 0;
-  int units() const { return static_cast<int>(comp.size()); }
-};
+namespace wt {
 
 struct BurstOptions {
   double amp_limit = 2.0;        // burst.amp_limit (DeepPool's code's default)
@@ -63,6 +44,9 @@ struct BurstOptions {
   enum class Admission { Paper, DeepPoolCode };
   Admission admission = Admission::Paper;
 };
+
+// The planner's admission rule that goes with a cost model (burst.cost_model).
+BurstOptions::Admission burst_admission(const std::string& cost_model);
 
 // One unit of the chosen plan, as DeepPool prints it.
 struct BurstUnitPlan {

@@ -220,4 +220,11 @@ std::string profile_mismatch(const LayerProfile& profile, const Graph& graph) {
   return "";
 }
 
+LayerProfile load_checked_profile(const std::string& path, const Graph& graph) {
+  LayerProfile profile = load_layer_profile(path);
+  const std::string mismatch = profile_mismatch(profile, graph);
+  if (!mismatch.empty()) throw InputError(path, 0, "--profile", mismatch);
+  return profile;
+}
+
 }  // namespace wt

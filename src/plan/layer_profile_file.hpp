@@ -11,7 +11,7 @@
 #include <string>
 
 #include "model/graph.hpp"
-#include "plan/layer_profile.hpp"
+#include "pricing/layer_profile.hpp"
 
 namespace wt {
 
@@ -26,5 +26,8 @@ LayerProfile load_layer_profile(const std::string& path);
 // Empty when `profile` was measured on `graph` (same model name, same node names in order);
 // otherwise why not, in words.
 std::string profile_mismatch(const LayerProfile& profile, const Graph& graph);
+
+// The profile.h5 at `path` (--profile), checked against the graph. Throws InputError.
+LayerProfile load_checked_profile(const std::string& path, const Graph& graph);
 
 }  // namespace wt

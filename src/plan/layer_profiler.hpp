@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/model.hpp"
-#include "plan/layer_profile.hpp"
+#include "pricing/layer_profile.hpp"
 
 namespace wt {
 

@@ -10,7 +10,7 @@
 #include "device/device_context.hpp"
 #include "model/graph.hpp"
 #include "model/stage_cuts.hpp"
-#include "plan/layer_profile.hpp"
+#include "pricing/layer_profile.hpp"
 
 namespace wt {
 

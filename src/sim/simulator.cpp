@@ -6,10 +6,10 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "pricing/gradient_sync.hpp"
 #include "sched/opcode_traits.hpp"
 #include "sched/schedule_registry.hpp"
 #include "sched/stage_residency.hpp"
-#include "sim/gradient_sync.hpp"
 
 namespace wt {
 
@@ -352,8 +352,8 @@ class Simulation {
           cost = job_costs(ins.job).backward_s(ins.stage, ins.node_begin, ins.node_end, n);
           const double begins = std::max(st.time, compute_free_[rank]);
           borrow(rank, ins, true, true, begins);
-          working = job_costs(ins.job).backward_working_bytes(ins.stage, ins.node_begin,
-                                                              ins.node_end, n);
+          working =
+              job_costs(ins.job).backward_working_bytes(ins.stage, ins.node_begin, ins.node_end, n);
           memory_delta(rank, begins, working);
           break;
         }
@@ -373,9 +373,9 @@ class Simulation {
       }
       st.time = run_compute(rank, stream, ins, st.time, cost);
       if (ins.op == OpCode::Backward)  // its part of the saved activations is released
-        memory_delta(rank, st.time,
-                     -job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n) -
-                         working);
+        memory_delta(
+            rank, st.time,
+            -job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n) - working);
       if (residency_[rank].release_values_after[stream][st.pc])  // a borrowed stage's last read
         borrow(rank, ins, false, false, st.time);
       ++st.pc;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "compress/weight_codec.hpp"
+#include "pricing/cost_model.hpp"
 #include "sched/instruction.hpp"
-#include "sim/cost_model.hpp"
 
 namespace wt {
 

@@ -1,13 +1,16 @@
 """The layering rules of ARCHITECTURE.md, checked on the source tree:
 - dependencies point one way: a file in src/<dir>/ may include headers of its own directory, of a
   directory on the same tier, or of a lower tier, never of a higher one;
+- the planner and the simulator price through the floor beneath them (pricing/) and never read
+  each other: plan/ and sim/ share a tier but neither includes the other;
 - kernels live behind the ops interface: nothing outside src/ops/ includes or calls a BLAS, and
   nothing but src/ops/ and src/device/ (which picks the backend) includes a backend's folder
   (ops/host/, ops/cuda/): layers, the executor, optimizers and the guard call OpsBackend.
 Fails naming every violation.
 
     layering.py SRC_DIR      check the tree
-    layering.py --self-test  the checks catch an upward include and a BLAS call (and only those)
+    layering.py --self-test  the checks catch an upward include, plan/ and sim/ reading each other
+                             and a BLAS call (and only those)
 """
 import re
 import sys
@@ -23,12 +26,15 @@ TIERS = [
     {"ops", "device"},                 # kernels and their backends
     {"model", "comm", "data", "io"},
     {"sched"},                         # instructions and generators: pure data
+    {"pricing"},                       # device model, node and sync costs, DeepPool's cost table
     {"exec", "plan", "sim"},           # run, plan and price the instruction lists
     {"deck"},                          # the input deck: fills in the components' options
     {"job"},
     {"app"},
 ]
 TIER = {d: i for i, tier in enumerate(TIERS) for d in tier}
+# Directories on one tier that must not include each other: both read the tier below instead.
+APART = [{"plan", "sim"}]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.M)
 BLAS = re.compile(r'#\s*include\s*<cblas\.h>|\bcblas_[a-z]+\s*\(')
 BACKEND = re.compile(r'^\s*#\s*include\s+"ops/(host|cuda)/', re.M)
@@ -49,6 +55,9 @@ def violations(src):
             elif TIER[target] > TIER[where]:
                 found.append(f"{path}: includes {target}/ (higher than {where}/): "
                              f"the dependency must point down")
+            elif {where, target} in APART:
+                found.append(f"{path}: includes {target}/, which {where}/ must not read: "
+                             f"both price through pricing/, never each other")
         if where != "ops" and BLAS.search(path.read_text(errors="replace")):
             found.append(f"{path}: uses a BLAS outside src/ops/: call an ops/ kernel instead")
         if where not in ("ops", "device") and BACKEND.search(path.read_text(errors="replace")):
@@ -79,8 +88,25 @@ def self_test():
         (src / "device").mkdir()
         (src / "device" / "ok.cpp").write_text('#include "ops/host/host_ops.hpp"\n')
         assert len(violations(src)) == 1
-    print("self-test: an upward include, a BLAS call outside ops/ and a backend included past the "
-          "ops interface are caught; the rest passes")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp)
+        for d in ("pricing", "plan", "sim"):
+            (src / d).mkdir()
+        (src / "pricing" / "costs.hpp").write_text('#include "sched/instruction.hpp"\n')
+        (src / "plan" / "ok.cpp").write_text('#include "pricing/costs.hpp"\n#include "plan/x.hpp"\n')
+        (src / "sim" / "ok.cpp").write_text('#include "pricing/costs.hpp"\n')
+        assert violations(src) == [], violations(src)
+        (src / "plan" / "bad.cpp").write_text('#include "sim/simulator.hpp"\n')
+        (src / "sim" / "bad.cpp").write_text('#include "plan/layer_profile.hpp"\n')
+        found = violations(src)
+        assert len(found) == 2 and all("must not read" in f for f in found), found
+        (src / "plan" / "bad.cpp").unlink()
+        (src / "sim" / "bad.cpp").unlink()
+        (src / "pricing" / "bad.cpp").write_text('#include "plan/burst_planner.hpp"\n')
+        found = violations(src)
+        assert len(found) == 1 and "includes plan/ (higher than pricing/)" in found[0], found
+    print("self-test: an upward include, plan/ and sim/ reading each other, a BLAS call outside "
+          "ops/ and a backend included past the ops interface are caught; the rest passes")
 
 
 def main():

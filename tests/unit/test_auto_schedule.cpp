@@ -8,7 +8,7 @@
 #include "app/auto/auto_ranking.hpp"
 #include "deck/deck_parser.hpp"
 #include "model/graph.hpp"
-#include "sim/device_model.hpp"
+#include "pricing/device_model.hpp"
 #include "util/input_error.hpp"
 
 namespace {

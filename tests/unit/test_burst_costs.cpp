@@ -1,9 +1,11 @@
-// From a model to the burst planner's inputs (plan/burst_costs.hpp): planning units (followers
-// fused, residual blocks whole), candidate counts, and the cost table's terms.
+// From a model to the burst planner's inputs (pricing/planning_units.hpp, pricing/burst_costs.hpp):
+// planning units (followers fused, residual blocks whole), candidate counts, and the cost table's
+// terms.
 #include <gtest/gtest.h>
 
-#include "plan/burst_costs.hpp"
-#include "sim/device_model.hpp"
+#include "plan/burst_planner.hpp"
+#include "pricing/burst_costs.hpp"
+#include "pricing/device_model.hpp"
 
 namespace {
 

@@ -1,11 +1,12 @@
-// The burst planner's pricing refinements (plan/burst_planner.hpp, plan/burst_costs.hpp): the
+// The burst planner's pricing refinements (plan/burst_planner.hpp, pricing/burst_costs.hpp): the
 // amplification test per layer, sync priced per segment along the path, DeepPool's code's
 // admission rule, and the deeppool cost model's terms. Figures worked out by hand in comments.
 #include <gtest/gtest.h>
 
-#include "plan/burst_costs.hpp"
-#include "sim/device_model.hpp"
-#include "sim/gradient_sync.hpp"
+#include "plan/burst_planner.hpp"
+#include "pricing/burst_costs.hpp"
+#include "pricing/device_model.hpp"
+#include "pricing/gradient_sync.hpp"
 
 namespace {
 

@@ -1,12 +1,12 @@
-// Gradient sync as the executor runs it (sim/gradient_sync.hpp), against figures worked out by
+// Gradient sync as the executor runs it (pricing/gradient_sync.hpp), against figures worked out by
 // hand, and against the simulator running the gang program the same buckets come from: the
 // burst planner's segment pricing and the simulator's AllReduce pricing are one function.
 #include <gtest/gtest.h>
 
 #include "deck/run_config.hpp"
 #include "exec/schedule_input.hpp"
+#include "pricing/gradient_sync.hpp"
 #include "sched/schedule_registry.hpp"
-#include "sim/gradient_sync.hpp"
 #include "sim/simulator.hpp"
 
 namespace {

@@ -4,10 +4,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "app/simulate_command.hpp"
 #include "app/text_format.hpp"
 #include "io/checked_file.hpp"
 #include "job/run_preflight.hpp"
+#include "job/simulated_run.hpp"
 #include "util/input_error.hpp"
 
 namespace wt {

@@ -9,8 +9,8 @@
 
 #include "app/auto/auto_candidates.hpp"
 #include "model/graph.hpp"
-#include "plan/layer_profile.hpp"
-#include "sim/device_model.hpp"
+#include "pricing/device_model.hpp"
+#include "pricing/layer_profile.hpp"
 
 namespace wt {
 

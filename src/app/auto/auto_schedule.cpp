@@ -9,7 +9,6 @@
 #include "app/auto/auto_candidates.hpp"
 #include "app/auto/auto_measure.hpp"
 #include "app/auto/auto_ranking.hpp"
-#include "app/simulate_command.hpp"
 #include "app/text_format.hpp"
 #include "comm/failure_agreement.hpp"
 #include "comm/link_probe.hpp"
@@ -20,8 +19,9 @@
 #include "job/run_preflight.hpp"
 #include "job/stage_choice.hpp"
 #include "mem/caching_allocator.hpp"
-#include "plan/burst_costs.hpp"
+#include "plan/layer_profile_file.hpp"
 #include "plan/stage_planner.hpp"
+#include "pricing/burst_costs.hpp"
 #include "util/input_error.hpp"
 
 namespace wt {

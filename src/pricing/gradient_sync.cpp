@@ -1,4 +1,4 @@
-#include "sim/gradient_sync.hpp"
+#include "pricing/gradient_sync.hpp"
 
 #include <algorithm>
 

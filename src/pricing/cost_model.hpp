@@ -1,15 +1,15 @@
 #pragma once
-// Prices the simulator's instructions: compute per stage and batch size, optimizer steps, bytes
-// held, and messages and collectives over the device's links. Layer times come from a measured
-// LayerProfile when one is given (the profiling step), else from the device's roofline: a pass
-// takes the longer of its FLOPs at peak * efficiency and its bytes at memory bandwidth, plus a
-// launch cost. Backward is priced at twice forward's FLOPs and bytes.
+// Prices the simulator's instructions and the planners' steps: compute per stage and batch size,
+// optimizer steps, bytes held, and messages and collectives over the device's links. Layer times
+// come from a measured LayerProfile when one is given (the profiling step), else from the device's
+// roofline: a pass takes the longer of its FLOPs at peak * efficiency and its bytes at memory
+// bandwidth, plus a launch cost. Backward is priced at twice forward's FLOPs and bytes.
 #include <cstdint>
 #include <vector>
 
 #include "model/graph.hpp"
-#include "plan/layer_profile.hpp"
-#include "sim/device_model.hpp"
+#include "pricing/device_model.hpp"
+#include "pricing/layer_profile.hpp"
 
 namespace wt {
 

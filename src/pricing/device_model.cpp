@@ -1,4 +1,4 @@
-#include "sim/device_model.hpp"
+#include "pricing/device_model.hpp"
 
 #include <toml++/toml.h>
 

@@ -1,46 +1,17 @@
 #pragma once
-// From a model to the burst planner's inputs (burst_planner.hpp): the planning units and their
-// cost table under a cost model (a measured profile or a device's roofline).
-//
-// Units: graph nodes, with followers fused into their producer (relu, gelu, batchnorm2d,
-// layernorm, dropout, flatten and the loss: DeepPool prices a transition into them x1000, i.e.
-// they always run where their producer runs), and a unit boundary only where a single tensor is
-// live (so a residual block, from its branching node to its join, is one unit with one count;
-// the paper's parallel branches on disjoint ranks are not planned).
+// DeepPool's pricing: the burst planner's cost table (plan/burst_planner.hpp) of a model's planning
+// units (pricing/planning_units.hpp) under a cost model (a measured profile or a device's
+// roofline).
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "model/graph.hpp"
-#include "plan/burst_planner.hpp"
-#include "sim/cost_model.hpp"
+#include "pricing/burst_cost_table.hpp"
+#include "pricing/cost_model.hpp"
+#include "pricing/planning_units.hpp"
 
 namespace wt {
-
-struct PlanningUnit {
-  int node_begin = 0, node_end = 0;  // nodes [begin, end)
-  std::string name;                  // "conv1" or "conv1..relu1"
-  // Its layers for the amplification test, [begin, end) node ranges: every node, except that
-  // dropout and the loss (DeepPool has no planner layer for them) join the layer before them.
-  std::vector<std::pair<int, int>> layers = {};
-};
-
-std::vector<PlanningUnit> burst_units(const Graph& graph);
-
-// One count per unit from one count per node (burst.ranks): every node of a unit must have the
-// unit's count. Throws std::invalid_argument naming the node that breaks it or a wrong length.
-std::vector<int> unit_counts_from_nodes(const Graph& graph, const std::vector<PlanningUnit>& units,
-                                        const std::vector<int64_t>& node_counts);
-
-// A plan as the burst schedule runs it: segments (maximal runs of units with equal counts) as
-// stages, each on ranks 0..count-1.
-struct BurstStages {
-  std::vector<int> cuts;         // first node of every stage after the first
-  std::vector<int> stage_ranks;  // per stage
-};
-BurstStages burst_stages(const std::vector<PlanningUnit>& units,
-                         const std::vector<int>& unit_counts);
 
 // Candidate rank counts: powers of two up to `ranks`, and `ranks` itself when it is not one,
 // keeping those that divide `global_batch`.
@@ -59,7 +30,7 @@ BurstCosts burst_cost_table(const CostModel& costs, const std::vector<PlanningUn
                             const std::vector<int>& counts, int64_t global_batch);
 
 // burst.cost_model: how the table prices sync, and the planner's admission rule with it.
-//   executor (default): sync as the executor runs it (sim/gradient_sync.hpp): per segment, in
+//   executor (default): sync as the executor runs it (pricing/gradient_sync.hpp): per segment, in
 //     buckets of bucket_bytes, a ring allreduce each, overlapped with the segment's backward;
 //     the table's segment_sync, with `sync` holding each unit alone as a segment (for show);
 //     and the optimizer step as the simulator prices it, reported beside every plan.
@@ -79,8 +50,5 @@ struct BurstCostOptions {
 BurstCosts burst_cost_table(const CostModel& costs, const std::vector<PlanningUnit>& units,
                             const std::vector<int>& counts, int64_t global_batch,
                             const BurstCostOptions& options);
-
-// The planner's admission rule that goes with a cost model.
-BurstOptions::Admission burst_admission(const std::string& cost_model);
 
 }  // namespace wt

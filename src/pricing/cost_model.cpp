@@ -1,4 +1,4 @@
-#include "sim/cost_model.hpp"
+#include "pricing/cost_model.hpp"
 
 #include <algorithm>
 #include <cmath>

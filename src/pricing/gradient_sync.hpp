@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/cost_model.hpp"
+#include "pricing/cost_model.hpp"
 
 namespace wt {
 
