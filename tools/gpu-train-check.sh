@@ -264,7 +264,9 @@ if wanted input; then
     --set trace.start_step=20 --set trace.end_step=40; then
     trace=$work/input-lenet/trace.h5
     [[ -z ${WT_TRACE_OUT:-} ]] || cp "$trace" "$WT_TRACE_OUT/input-lenet-trace.h5"
-    share=$(python3 - "$trace" 2>&1 <<'EOF'
+    py=python3  # the first interpreter with h5py: the PATH's, else the system's
+    python3 -c 'import h5py' 2>/dev/null || py=/usr/bin/python3
+    share=$("$py" - "$trace" 2>&1 <<'EOF'
 import sys
 try:
     import h5py
