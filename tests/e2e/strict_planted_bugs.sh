@@ -17,7 +17,9 @@ run() {  # bug device schedule deck [seed] -> exit status; output in $dir/<bug>-
   local out="$dir/$1-$2${5:-}.txt" status=0
   local deck=${4%% *} more=()
   [[ $4 == *" "* ]] && read -ra more <<<"${4#* }"
-  WAVETRAIN_TEST_PLANT_BUG=$1 timeout -k 5 60 mpiexec -n 2 --oversubscribe "$WAVETRAIN" \
+  # 180 s: a hang still ends, and a strict run of 10 steps (seconds when quiet) does not run out
+  # of time beside a loaded machine's other tests (60 s did once, under six compilers).
+  WAVETRAIN_TEST_PLANT_BUG=$1 timeout -k 5 180 mpiexec -n 2 --oversubscribe "$WAVETRAIN" \
     "$WT_SOURCE_DIR/inputs/fashion_$deck.toml" --quiet --set "data.path=\"$fashion\"" \
     --set "schedule.kind=\"$3\"" --set "device.kind=\"$2\"" --steps 10 \
     --set "device.strict_seed=${5:-1}" "${more[@]}" --run-dir "$dir/$1-$2${5:-}" >"$out" 2>&1 ||
