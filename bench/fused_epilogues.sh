@@ -4,6 +4,8 @@
 #
 #   bench/fused_epilogues.sh [--rounds R] [--steps N] [--warmup W] [--models "lenet mlp"] [--out DIR]
 #
+# Steps per run: lenet 300 (+30 warmup), mlp 2000 (+100), compare_torch.sh's figures, unless
+# --steps/--warmup set one count for both.
 # Each round runs every model with fusion on and off, alternating which goes first so that drift
 # in machine load hits both alike, and prints a markdown table of medians over rounds of each run's
 # samples_per_s_median (<run-dir>/summary.json) and the ratio on/off. Environment as
@@ -12,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO=$PWD
 
-ROUNDS=5 STEPS=300 WARMUP=30 MODELS="lenet mlp" OUT=""
+ROUNDS=5 STEPS="" WARMUP="" MODELS="lenet mlp" OUT=""
 while (($#)); do
   case "$1" in
     --rounds) ROUNDS=$2; shift 2 ;;
@@ -20,7 +22,7 @@ while (($#)); do
     --warmup) WARMUP=$2; shift 2 ;;
     --models) MODELS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -49,10 +51,11 @@ RESULTS=$OUT/results.jsonl
 # run MODEL FUSE ROUND: one 1-rank run, its summary appended as a JSON line.
 run() {
   local model=$1 fuse=$2 round=$3
-  local dir=$OUT/$model-fuse-$fuse-$round
+  local dir=$OUT/$model-fuse-$fuse-$round steps=${STEPS:-300} warmup=${WARMUP:-30}
+  [[ $model == mlp ]] && steps=${STEPS:-2000} warmup=${WARMUP:-100}
   rm -rf "$dir"
   if ! "$WAVETRAIN" "$REPO/bench/decks/${model}_bench.toml" --set "model.fuse_epilogues=$fuse" \
-      --set "train.max_steps=$((STEPS + WARMUP))" --run-dir "$dir" >"$dir.log" 2>&1; then
+      --set "train.max_steps=$((steps + warmup))" --run-dir "$dir" >"$dir.log" 2>&1; then
     echo "error: $model fuse=$fuse failed (log: $dir.log):" >&2
     tail -5 "$dir.log" | sed 's/^/   /' >&2
     exit 1
@@ -61,7 +64,7 @@ run() {
     "$dir/summary.json" "$model" "$fuse" >>"$RESULTS"
 }
 
-echo "==> $ROUNDS round(s), $STEPS timed steps (+$WARMUP warmup), batch 64, 1 rank; results in $OUT"
+echo "==> $ROUNDS round(s), batch 64, 1 rank, OPENBLAS_NUM_THREADS=1; results in $OUT"
 for ((round = 1; round <= ROUNDS; round++)); do
   for model in $MODELS; do
     if ((round % 2)); then order="true false"; else order="false true"; fi
