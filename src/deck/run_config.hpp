@@ -43,6 +43,8 @@ struct RunConfig {
 
   struct ModelSection {
     std::string file;  // models/<name>.toml; relative paths resolve against the deck
+    // Fold ReLUs into the passes of the layers around them (model/fuse_epilogues.hpp).
+    bool fuse_epilogues = true;
   } model;
 
   using Optimizer = OptimizerOptions;

@@ -78,6 +78,10 @@ std::vector<KeyDef> run_keys() {
       key("model", "file", WT_FIELD(model.file),
           "model description TOML (relative paths resolve against the deck's directory)")
           .required_file(),
+      key("model", "fuse_epilogues", WT_FIELD(model.fuse_epilogues),
+          "apply each ReLU in the output pass of the conv2d/linear before it and its mask in a "
+          "neighbour's backward pass (same arithmetic, bitwise the same losses); false: run them "
+          "as the model file's separate layers (the ablation)"),
   };
 }
 

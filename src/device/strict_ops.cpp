@@ -159,19 +159,32 @@ void StrictOps::scatter_add_rows(const float* x, const int64_t* ids, int64_t row
 }
 void StrictOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                                const float* bias, float* y, const Scratch& scratch) const {
+  (void)scratch;
+  conv_forward("conv2d_forward", g, x, w, bias, y, /*relu=*/false);
+}
+void StrictOps::conv2d_relu_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                                    const float* bias, float* y, const Scratch& scratch) const {
+  (void)scratch;
+  conv_forward("conv2d_relu_forward", g, x, w, bias, y, /*relu=*/true);
+}
+void StrictOps::conv_forward(const char* kernel, const ops::Conv2dGeometry& g, const float* x,
+                             const float* w, const float* bias, float* y, bool relu) const {
   // The workspace is taken now and given back at once: stream order keeps it the kernel's.
   const int64_t need = inner_.conv2d_scratch_floats(g, bias != nullptr);
   Tensor workspace = need > 0 ? Tensor::empty({need}, memory_, stream_) : Tensor();
   float* ws = workspace.device_ptr();
-  (void)scratch;
-  enqueue("conv2d_forward",
+  enqueue(kernel,
           {{x, g.batch * g.in_channels * g.in_h * g.in_w, false},
            {w, g.out_channels * g.col_rows(), false},
            {bias, g.out_channels, false},
            {ws, need, true},
            {y, g.batch * g.out_channels * g.out_pixels(), true}},
           [=, &o = inner_, &memory = memory_, stream = stream_] {
-            o.conv2d_forward(g, x, w, bias, y, Scratch{&memory, stream, ws});
+            const Scratch scratch{&memory, stream, ws};
+            if (relu)
+              o.conv2d_relu_forward(g, x, w, bias, y, scratch);
+            else
+              o.conv2d_forward(g, x, w, bias, y, scratch);
           });
 }
 void StrictOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
@@ -193,6 +206,25 @@ void StrictOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, co
           [=, &o = inner_, &memory = memory_, stream = stream_] {
             o.conv2d_backward(g, x, w, dy, dx, dw, dbias, Scratch{&memory, stream, ws});
           });
+}
+void StrictOps::linear_relu_forward(const float* x, const float* w, const float* b, int64_t rows,
+                                    int64_t in, int64_t out, float* y) const {
+  enqueue("linear_relu_forward",
+          {{x, rows * in, false}, {w, out * in, false}, {b, out, false}, {y, rows * out, true}},
+          [=, &o = inner_] { o.linear_relu_forward(x, w, b, rows, in, out, y); });
+}
+void StrictOps::relu_backward_column_sums(const float* y, const float* dy, int64_t rows,
+                                          int64_t width, float* dx, float* sums) const {
+  const int64_t n = rows * width;
+  enqueue("relu_backward_column_sums",
+          {{y, n, false}, {dy, n, false}, {dx, n, true}, {sums, width, true}},
+          [=, &o = inner_] { o.relu_backward_column_sums(y, dy, rows, width, dx, sums); });
+}
+void StrictOps::maxpool2d_relu_backward(const ops::Pool2dGeometry& g, const float* x,
+                                        const float* dy, float* dx) const {
+  enqueue("maxpool2d_relu_backward",
+          {{x, image(g), false}, {dy, pooled(g), false}, {dx, image(g), true}},
+          [=, &o = inner_] { o.maxpool2d_relu_backward(g, x, dy, dx); });
 }
 void StrictOps::maxpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const {
   enqueue("maxpool2d_forward", {{x, image(g), false}, {y, pooled(g), true}},

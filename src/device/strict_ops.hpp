@@ -64,6 +64,14 @@ class StrictOps final : public OpsBackend {
   int64_t conv2d_scratch_floats(const ops::Conv2dGeometry& g, bool bias) const override {
     return inner_.conv2d_scratch_floats(g, bias);
   }
+  void linear_relu_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t in,
+                           int64_t out, float* y) const override;
+  void conv2d_relu_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                           const float* bias, float* y, const Scratch& scratch) const override;
+  void relu_backward_column_sums(const float* y, const float* dy, int64_t rows, int64_t width,
+                                 float* dx, float* sums) const override;
+  void maxpool2d_relu_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
+                               float* dx) const override;
   void maxpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const override;
   void maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
                           float* dx) const override;
@@ -114,6 +122,9 @@ class StrictOps final : public OpsBackend {
   // Declares one range `kernel` touches to the race detector (at the kernel's place in the
   // stream: the running work's, or the next queued).
   void declare(const char* kernel, const Use& use) const;
+  // conv2d_forward or, with `relu`, conv2d_relu_forward: the same uses and workspace.
+  void conv_forward(const char* kernel, const ops::Conv2dGeometry& g, const float* x,
+                    const float* w, const float* bias, float* y, bool relu) const;
   // Declares `uses` to the race detector under `kernel`'s name, then queues `work`.
   void enqueue(const char* kernel, std::initializer_list<Use> uses,
                std::function<void()> work) const;

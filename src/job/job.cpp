@@ -15,6 +15,7 @@
 #include "job/run_preflight.hpp"
 #include "job/stage_choice.hpp"
 #include "mem/caching_allocator.hpp"
+#include "model/fuse_epilogues.hpp"
 #include "ops/lr_schedule.hpp"
 #include "sched/job_placement.hpp"
 #include "sched/schedule_registry.hpp"
@@ -28,6 +29,19 @@ std::string run_directory(const RunConfig& config, const JobOptions& options) {
   return (std::filesystem::path(config.run.output_dir) / config.run.name).string();
 }
 
+namespace {
+
+// The model file's graph, with its ReLUs folded into their neighbours unless the deck says not;
+// `fused`, when given, receives how many were.
+Graph load_training_graph(const RunConfig& config, int* fused = nullptr) {
+  Graph graph = Graph::load(config.model.file);
+  const int count = config.model.fuse_epilogues ? fuse_epilogues(graph) : 0;
+  if (fused) *fused = count;
+  return graph;
+}
+
+}  // namespace
+
 Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& device, int rank,
          int ranks)
     : config_(config),
@@ -39,7 +53,7 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
   log_.set_prefix(options.log_prefix);
   check_device_kind(config_);
   check_keys_the_schedule_reads(config_);
-  graph_ = std::make_unique<Graph>(Graph::load(config_.model.file));
+  graph_ = std::make_unique<Graph>(load_training_graph(config_, &fused_relus_));
   const Graph& graph = *graph_;
   train_reader_ = std::make_unique<DatasetReader>(config_.data.path, config_.data.train_split,
                                                   graph.input_shape, graph.classes);
@@ -135,7 +149,7 @@ void Job::build_model_and_program(Communicator& comm) {
   // Schedules with several waves per rank (ticktock) train one replica per wave.
   for (int r = 1; r < program_.replicas; ++r) {
     more_replicas_.push_back(
-        std::make_unique<Model>(Graph::load(config_.model.file), device_.allocator(), cuts));
+        std::make_unique<Model>(load_training_graph(config_), device_.allocator(), cuts));
     more_replicas_.back()->init(config_.run.seed);
   }
 }
@@ -198,6 +212,9 @@ void Job::start(Communicator& comm) {
       comm.size(), comm.size() > 1 ? "s" : "", (long long)total_steps_, (long long)per_epoch_,
       (long long)config_.train.global_batch);
   log_.line("wavetrain: run directory %s", run_dir_.c_str());
+  if (fused_relus_ > 0)
+    log_.line("wavetrain: %d ReLU(s) fused into the layers around them (model.fuse_epilogues)",
+              fused_relus_);
   log_.line("wavetrain: data %s: %lld training, %lld test samples, %s", config_.data.path.c_str(),
             (long long)train_reader_->size(), (long long)test_reader_->size(),
             describe_classes(*train_reader_).c_str());

@@ -136,6 +136,7 @@ class Job {
   std::unique_ptr<DatasetReader> train_reader_, test_reader_;
   DatasetDigest dataset_digest_;  // what start() checks every rank agrees on
   int64_t labels_per_sample_ = 1;
+  int fused_relus_ = 0;  // ReLUs folded into their neighbours (model.fuse_epilogues)
   std::string no_evaluation_reason_;
 
   Communicator* comm_ = nullptr;

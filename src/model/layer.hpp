@@ -92,6 +92,16 @@ class Layer {
   virtual void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
                         const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) = 0;
 
+  // Epilogue fusion (model/fuse_epilogues.hpp). A layer whose output only a ReLU reads may take
+  // that ReLU into its output pass: true when it can (then fuse_relu_epilogue follows).
+  virtual bool can_fuse_relu_epilogue() const { return false; }
+  // Apply the ReLU to the output in forward; with `mask_gradient`, also mask the output gradient
+  // in backward (else the ReLU's reader does, having taken fuse_relu_input_mask).
+  virtual void fuse_relu_epilogue(bool mask_gradient) { (void)mask_gradient; }
+  // A layer whose one input is a ReLU's output may apply the ReLU's mask to the input gradient it
+  // computes: true when it does from now on.
+  virtual bool fuse_relu_input_mask() { return false; }
+
   // Forward+backward multiply-adds*2 per sample, for FLOP-balanced stage cuts and the simulator.
   virtual double flops_per_sample() const { return 0.0; }
   virtual bool is_loss() const { return false; }

@@ -110,6 +110,23 @@ class OpsBackend {
   virtual void global_avgpool_backward(int64_t batch, int64_t channels, int64_t pixels,
                                        const float* dy, float* dx) const = 0;
 
+  // Fused epilogues (model/fuse_epilogues.hpp): a ReLU folded into the passes of the layers around
+  // it. Each is bitwise the unfused sequence on the same backend (relu(-x) is +0 either way).
+  // y = relu(x W^T + b): linear_forward with the ReLU in its output pass.
+  virtual void linear_relu_forward(const float* x, const float* w, const float* b, int64_t rows,
+                                   int64_t in, int64_t out, float* y) const = 0;
+  // y = relu(conv(x, w) + bias): conv2d_forward with the ReLU in its output pass (same scratch).
+  virtual void conv2d_relu_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                                   const float* bias, float* y, const Scratch& scratch) const = 0;
+  // relu_backward into dx (y: the ReLU's output, [rows, width]) and dx's column sums added to
+  // sums (the bias gradient of the linear before it), in one pass.
+  virtual void relu_backward_column_sums(const float* y, const float* dy, int64_t rows,
+                                         int64_t width, float* dx, float* sums) const = 0;
+  // maxpool2d_backward of a pool whose input x is a ReLU's output, with the ReLU's mask applied:
+  // dx is the gradient of the ReLU's input.
+  virtual void maxpool2d_relu_backward(const ops::Pool2dGeometry& g, const float* x,
+                                       const float* dy, float* dx) const = 0;
+
   // Normalisation.
   virtual void batchnorm_forward_train(const float* x, const ops::BatchNormShape& s,
                                        const float* gamma, const float* beta, float eps,

@@ -286,6 +286,41 @@ void pooling(Harness& t, const ops::Pool2dGeometry& g, const std::string& name) 
   t.expect("avgpool2d_backward " + name, avgdx, kSame);
 }
 
+// The fused epilogues (model/fuse_epilogues.hpp) at LeNet's shapes: conv2, pool2 and fc1. The
+// backward ones read a ReLU's output made here, the same on both sides: a mask or a window's
+// winner decided by the forward's last bit would move a whole gradient.
+void fused_epilogues(Harness& t) {
+  const ops::Conv2dGeometry g{4, 32, 14, 14, 64, 5, 1, 2};
+  const ops::Pool2dGeometry pool{4, 64, 14, 14, 2, 2, 0};
+  const int64_t xs = g.batch * g.in_channels * g.in_h * g.in_w, ys = g.batch * 64 * 196;
+  auto relu_output = [&t](int64_t n) {
+    std::vector<float> v = t.values(n);
+    for (float& e : v) e = std::max(e, 0.0f);
+    return t.copy_of(v);
+  };
+  auto x = t.random(xs), w = t.random(64 * g.col_rows()), bias = t.random(64);
+  auto conv_y = t.filled(ys, -1), pool_x = relu_output(ys), pool_dy = t.random(ys / 4);
+  auto pool_dx = t.filled(ys, -1);
+  const int64_t rows = 64, in = 96, out = 256;
+  auto lx = t.random(rows * in), lw = t.random(out * in), lb = t.random(out);
+  auto ly = t.filled(rows * out, -1), mask = relu_output(rows * out), ldy = t.random(rows * out);
+  auto ldx = t.filled(rows * out, -1), sums = t.random(out);
+  t.run([&](const OpsBackend& ops, bool device) {
+    auto scratch = t.filled(std::max<int64_t>(ops.conv2d_scratch_floats(g, true), 1), 0);
+    Scratch s;
+    s.reserved = SIDE(scratch);
+    ops.conv2d_relu_forward(g, SIDE(x), SIDE(w), SIDE(bias), SIDE(conv_y), s);
+    ops.maxpool2d_relu_backward(pool, SIDE(pool_x), SIDE(pool_dy), SIDE(pool_dx));
+    ops.linear_relu_forward(SIDE(lx), SIDE(lw), SIDE(lb), rows, in, out, SIDE(ly));
+    ops.relu_backward_column_sums(SIDE(mask), SIDE(ldy), rows, out, SIDE(ldx), SIDE(sums));
+  });
+  t.expect("conv2d_relu_forward (lenet conv2)", conv_y, kSummed);
+  t.expect("maxpool2d_relu_backward (lenet pool2)", pool_dx, kSame);
+  t.expect("linear_relu_forward (lenet fc1)", ly, kSummed);
+  t.expect("relu_backward_column_sums dx", ldx, 0);
+  t.expect("relu_backward_column_sums sums (64 rows)", sums, 1e-5);
+}
+
 void normalisation(Harness& t) {
   const ops::BatchNormShape s{16, 6, 50};
   const int64_t n = s.n * s.c * s.hw;
@@ -510,6 +545,7 @@ std::vector<Outcome> compare_backends(const OpsBackend& reference, const OpsBack
   pooling(t, pool, "(2x2/2, odd sizes)");
   pool = ops::Pool2dGeometry{2, 5, 9, 10, 3, 2, 1};
   pooling(t, pool, "(3x3/2, padded)");
+  fused_epilogues(t);
   normalisation(t);
   attention_and_loss(t);
   optimizers_and_codec(t);

@@ -246,12 +246,14 @@ TEST(JobsOnOneRank, MemoryProfileOfAStepNodeByNode) {
   EXPECT_EQ(forward + backward, recorder.step_net()) << table;
   EXPECT_GT(forward, 100'000) << table;  // 16 samples of lenet's activations
   EXPECT_LT(backward, -forward / 2) << table;
-  int keeping = 0;  // forward passes that keep their output (flatten's is a view of its input)
+  // Forward passes that keep their output: not flatten's, a view of its input, nor the three
+  // ReLUs' that model.fuse_epilogues (on by default) folds into the conv2d/linear before them.
+  int keeping = 0;
   for (int i = 0; i < nodes; ++i) {
     EXPECT_GE(profile.forward[size_t(i)].net, 0) << table;
     keeping += profile.forward[size_t(i)].net > 0;
   }
-  EXPECT_EQ(keeping, nodes - 1) << table;
+  EXPECT_EQ(keeping, nodes - 4) << table;
   const auto groups = wt::node_groups(profile, forward / 3);
   int forward_groups = 0;
   for (const auto& g : groups) forward_groups += g.allocating;

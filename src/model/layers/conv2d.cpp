@@ -57,13 +57,16 @@ void Conv2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& s
   const ops::Conv2dGeometry g = geometry(x.dim(0));
   out = ctx.empty({g.batch, g.out_channels, g.out_h(), g.out_w()});
   const float* bias = has_bias_ ? params_[1]->value.device_ptr() : nullptr;
-  ctx.ops->conv2d_forward(g, x.device_ptr(), params_[0]->value.device_ptr(), bias, out.device_ptr(),
-                          ctx.scratch());
+  if (relu_)
+    ctx.ops->conv2d_relu_forward(g, x.device_ptr(), params_[0]->value.device_ptr(), bias,
+                                 out.device_ptr(), ctx.scratch());
+  else
+    ctx.ops->conv2d_forward(g, x.device_ptr(), params_[0]->value.device_ptr(), bias,
+                            out.device_ptr(), ctx.scratch());
 }
 
 void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
                       const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) {
-  (void)out;
   (void)saved;
   const Tensor& x = *in[0];
   const ops::Conv2dGeometry g = geometry(x.dim(0));
@@ -73,8 +76,20 @@ void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
     dx = din[0]->device_ptr();
   }
   float* dbias = has_bias_ ? params_[1]->grad.device_ptr() : nullptr;
-  ctx.ops->conv2d_backward(g, x.device_ptr(), params_[0]->value.device_ptr(), dout.device_ptr(), dx,
+  const float* dy = dout.device_ptr();
+  Tensor masked;
+  if (relu_mask_) {  // the fused ReLU's backward, when no pooling after it took the mask
+    masked = ctx.empty(dout.shape());
+    ctx.ops->relu_backward(out.device_ptr(), dy, masked.device_ptr(), masked.numel());
+    dy = masked.device_ptr();
+  }
+  ctx.ops->conv2d_backward(g, x.device_ptr(), params_[0]->value.device_ptr(), dy, dx,
                            params_[0]->grad.device_ptr(), dbias, ctx.scratch());
+}
+
+void Conv2d::fuse_relu_epilogue(bool mask_gradient) {
+  relu_ = true;
+  relu_mask_ = mask_gradient;
 }
 
 double Conv2d::flops_per_sample() const {

@@ -20,12 +20,16 @@ class Conv2d : public Layer {
   void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
                 const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) override;
   double flops_per_sample() const override;
+  bool can_fuse_relu_epilogue() const override { return true; }
+  void fuse_relu_epilogue(bool mask_gradient) override;
 
  private:
   ops::Conv2dGeometry geometry(int64_t batch) const;
 
   ops::Conv2dGeometry shape_;  // batch left 0; filled per call
   bool has_bias_;
+  bool relu_ = false;       // a fused ReLU: the output is relu(conv(x) + bias)
+  bool relu_mask_ = false;  // backward masks the output gradient with it
 };
 
 }  // namespace wt

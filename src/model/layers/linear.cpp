@@ -49,23 +49,43 @@ void Linear::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& s
   Shape shape = x.shape();
   shape.back() = out_features_;
   out = ctx.empty(shape);
-  float* y = out.device_ptr();
-  ctx.ops->linear_forward(x.device_ptr(), params_[0]->value.device_ptr(),
-                          has_bias_ ? params_[1]->value.device_ptr() : nullptr, n, in_features_,
-                          out_features_, y);
+  const float* b = has_bias_ ? params_[1]->value.device_ptr() : nullptr;
+  if (relu_)
+    ctx.ops->linear_relu_forward(x.device_ptr(), params_[0]->value.device_ptr(), b, n, in_features_,
+                                 out_features_, out.device_ptr());
+  else
+    ctx.ops->linear_forward(x.device_ptr(), params_[0]->value.device_ptr(), b, n, in_features_,
+                            out_features_, out.device_ptr());
 }
 
 void Linear::backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
                       const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) {
-  (void)out;
   (void)saved;
   const Tensor& x = *in[0];
   const int64_t n = x.numel() / in_features_;
   if (din[0]) *din[0] = ctx.empty(x.shape());
-  ctx.ops->linear_backward(x.device_ptr(), params_[0]->value.device_ptr(), dout.device_ptr(), n,
-                           in_features_, out_features_, params_[0]->grad.device_ptr(),
-                           has_bias_ ? params_[1]->grad.device_ptr() : nullptr,
+  float* db = has_bias_ ? params_[1]->grad.device_ptr() : nullptr;
+  const float* dy = dout.device_ptr();
+  Tensor masked;
+  if (relu_mask_) {
+    // The fused ReLU's backward; the bias gradient is summed in the same pass.
+    masked = ctx.empty(dout.shape());
+    if (db)
+      ctx.ops->relu_backward_column_sums(out.device_ptr(), dy, n, out_features_,
+                                         masked.device_ptr(), db);
+    else
+      ctx.ops->relu_backward(out.device_ptr(), dy, masked.device_ptr(), masked.numel());
+    dy = masked.device_ptr();
+    db = nullptr;
+  }
+  ctx.ops->linear_backward(x.device_ptr(), params_[0]->value.device_ptr(), dy, n, in_features_,
+                           out_features_, params_[0]->grad.device_ptr(), db,
                            din[0] ? din[0]->device_ptr() : nullptr);
+}
+
+void Linear::fuse_relu_epilogue(bool mask_gradient) {
+  relu_ = true;
+  relu_mask_ = mask_gradient;
 }
 
 double Linear::flops_per_sample() const {

@@ -11,7 +11,10 @@ void MaxPool2d::pool_forward(const OpsBackend& ops, const ops::Pool2dGeometry& g
 
 void MaxPool2d::pool_backward(const OpsBackend& ops, const ops::Pool2dGeometry& g, const float* x,
                               const float* dy, float* dx) {
-  ops.maxpool2d_backward(g, x, dy, dx);
+  if (relu_mask_)
+    ops.maxpool2d_relu_backward(g, x, dy, dx);
+  else
+    ops.maxpool2d_backward(g, x, dy, dx);
 }
 
 WT_REGISTER_LAYER("maxpool2d", MaxPool2d);

@@ -103,6 +103,26 @@ void CudaOps::relu_backward(const float* y, const float* dy, float* dx, int64_t 
   cuda_for(impl_->stream, n, kern::ReluBackward{y, dy, dx});
 }
 
+// The fused epilogues as their unfused sequence on the stream (the ReLU in place after the GEMM or
+// cuDNN's convolution, the column sums after the mask): the same arithmetic, fewer host calls.
+void CudaOps::linear_relu_forward(const float* x, const float* w, const float* b, int64_t rows,
+                                  int64_t in, int64_t out, float* y) const {
+  linear_forward(x, w, b, rows, in, out, y);
+  relu_forward(y, y, rows * out);
+}
+
+void CudaOps::conv2d_relu_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                                  const float* bias, float* y, const Scratch& scratch) const {
+  conv2d_forward(g, x, w, bias, y, scratch);
+  relu_forward(y, y, g.batch * g.out_channels * g.out_pixels());
+}
+
+void CudaOps::relu_backward_column_sums(const float* y, const float* dy, int64_t rows,
+                                        int64_t width, float* dx, float* sums) const {
+  relu_backward(y, dy, dx, rows * width);
+  add_column_sums(dx, rows, width, sums);
+}
+
 void CudaOps::gelu_forward(const float* x, float* y, int64_t n) const {
   cuda_for(impl_->stream, n, kern::GeluForward{x, y});
 }

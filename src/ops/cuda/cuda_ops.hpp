@@ -27,6 +27,14 @@ class CudaOps final : public OpsBackend {
 
   void relu_forward(const float* x, float* y, int64_t n) const override;
   void relu_backward(const float* y, const float* dy, float* dx, int64_t n) const override;
+  void linear_relu_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t in,
+                           int64_t out, float* y) const override;
+  void conv2d_relu_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                           const float* bias, float* y, const Scratch& scratch) const override;
+  void relu_backward_column_sums(const float* y, const float* dy, int64_t rows, int64_t width,
+                                 float* dx, float* sums) const override;
+  void maxpool2d_relu_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
+                               float* dx) const override;
   void gelu_forward(const float* x, float* y, int64_t n) const override;
   void gelu_backward(const float* x, const float* dy, float* dx, int64_t n) const override;
   void sum_arrays(const float* const* xs, int count, float* y, int64_t n) const override;

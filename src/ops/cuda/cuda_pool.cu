@@ -17,6 +17,13 @@ void CudaOps::maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, c
            kern::MaxPoolBackward{g, x, dy, dx});
 }
 
+// One gather pass per input cell with the ReLU's mask (kern::MaxPoolReluBackward).
+void CudaOps::maxpool2d_relu_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
+                                      float* dx) const {
+  cuda_for(impl_->stream, g.batch * g.channels * g.in_h * g.in_w,
+           kern::MaxPoolReluBackward{{g, x, dy, dx}});
+}
+
 void CudaOps::avgpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const {
   cuda_for(impl_->stream, g.batch * g.channels * g.out_h() * g.out_w(),
            kern::AvgPoolForward{g, x, y});

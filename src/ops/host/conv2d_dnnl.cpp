@@ -9,7 +9,10 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
+
+#include "ops/host/elementwise.hpp"
 
 namespace wt::ops {
 namespace {
@@ -76,6 +79,9 @@ class Relayout {
 
 struct ConvPrimitives {
   dnnl::convolution_forward forward;
+  // forward with a ReLU post-op; empty when oneDNN would run it with another kernel than forward's
+  // (then the ReLU is a pass after it, so fused and unfused stay bitwise the same).
+  std::optional<dnnl::convolution_forward> forward_relu;
   dnnl::convolution_backward_data backward_data;
   dnnl::convolution_backward_weights backward_weights;
   memory::desc src, weights, bias, dst;                             // forward's layouts
@@ -121,6 +127,19 @@ ConvCache& cache() {
 
 memory::desc plain(const memory::dims& dims, Tag tag) { return memory::desc(dims, kF32, tag); }
 
+// `fwd` with a ReLU post-op on the same layouts, if oneDNN gives it the same kernel.
+std::optional<dnnl::convolution_forward> with_relu(
+    const dnnl::convolution_forward::primitive_desc& fwd,
+    const dnnl::convolution_forward::desc& desc, const dnnl::engine& engine) {
+  dnnl::post_ops ops;
+  ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  const dnnl::convolution_forward::primitive_desc relu(desc, attr, engine, true);
+  if (!relu || std::string(relu.impl_info_str()) != fwd.impl_info_str()) return std::nullopt;
+  return dnnl::convolution_forward(relu);
+}
+
 std::unique_ptr<ConvPrimitives> ConvCache::create(const Conv2dGeometry& g, bool has_bias,
                                                   DnnlConvLayout layout) {
   using namespace dnnl;
@@ -157,6 +176,12 @@ std::unique_ptr<ConvPrimitives> ConvCache::create(const Conv2dGeometry& g, bool 
                                            strides, pad_l, pad_r),
         engine_, fwd);
     p->forward = convolution_forward(fwd);
+    p->forward_relu =
+        with_relu(fwd,
+                  convolution_forward::desc(
+                      prop_kind::forward_training, direct, fwd.src_desc(), fwd.weights_desc(),
+                      has_bias ? fwd.bias_desc() : no_bias, fwd.dst_desc(), strides, pad_l, pad_r),
+                  engine_);
     p->backward_data = convolution_backward_data(bd);
     p->backward_weights = convolution_backward_weights(bw);
     p->src = fwd.src_desc();
@@ -214,7 +239,7 @@ bool conv2d_dnnl_supports(const Conv2dGeometry& g, bool has_bias, DnnlConvLayout
 }
 
 void conv2d_dnnl_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias,
-                         float* y, DnnlConvLayout layout) {
+                         float* y, DnnlConvLayout layout, bool relu) {
   ConvCache& c = cache();
   const ConvPrimitives& p = primitives(c, g, bias != nullptr, layout);
   const void* src = to_internal(c, *p.x_to_src, kSrc, p.src, x);
@@ -224,9 +249,11 @@ void conv2d_dnnl_forward(const Conv2dGeometry& g, const float* x, const float* w
                                        {DNNL_ARG_WEIGHTS, wrap(c, p.weights, weights)},
                                        {DNNL_ARG_DST, wrap(c, p.dst, dst)}};
   if (bias) args.emplace(DNNL_ARG_BIAS, wrap(c, p.bias, bias));
-  p.forward.execute(c.stream(), args);
+  const bool fused = relu && p.forward_relu;
+  (fused ? *p.forward_relu : p.forward).execute(c.stream(), args);
   if (p.dst_to_y->needed()) p.dst_to_y->run(c.stream(), c.engine(), dst, y);
   c.stream().wait();
+  if (relu && !fused) relu_forward(y, y, g.batch * g.out_channels * g.out_pixels());
 }
 
 void conv2d_dnnl_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,

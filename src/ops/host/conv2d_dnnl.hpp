@@ -22,9 +22,11 @@ DnnlConvLayout conv2d_dnnl_default_layout();
 bool conv2d_dnnl_supports(const Conv2dGeometry& g, bool has_bias,
                           DnnlConvLayout layout = conv2d_dnnl_default_layout());
 
-// y[N, OC, Ho, Wo] = conv(x[N, C, H, W], w[OC, C, k, k]) + bias[OC] (bias may be null).
+// y[N, OC, Ho, Wo] = conv(x[N, C, H, W], w[OC, C, k, k]) + bias[OC] (bias may be null); with
+// `relu`, relu of that, as a post-op of the convolution where oneDNN runs it with the same kernel.
 void conv2d_dnnl_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias,
-                         float* y, DnnlConvLayout layout = conv2d_dnnl_default_layout());
+                         float* y, DnnlConvLayout layout = conv2d_dnnl_default_layout(),
+                         bool relu = false);
 
 // Same contract as conv2d_backward: dw += dL/dw, dbias += dL/dbias (may be null), dx overwritten
 // with dL/dx unless null.

@@ -62,6 +62,32 @@ void HostOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, cons
   ops::conv2d_backward(g, x, w, dy, dx, dw, dbias, ws, chunk);
 }
 
+// oneDNN's ReLU post-op where it supports the geometry, else the ReLU in place after im2col.
+void HostOps::conv2d_relu_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                                  const float* bias, float* y, const Scratch& scratch) const {
+#if defined(WT_HAVE_DNNL_CONV)
+  if (ops::conv2d_dnnl_supports(g, bias != nullptr))
+    return ops::conv2d_dnnl_forward(g, x, w, bias, y, ops::conv2d_dnnl_default_layout(), true);
+#endif
+  conv2d_forward(g, x, w, bias, y, scratch);
+  ops::relu_forward(y, y, g.batch * g.out_channels * g.out_pixels());
+}
+
+void HostOps::linear_relu_forward(const float* x, const float* w, const float* b, int64_t rows,
+                                  int64_t in, int64_t out, float* y) const {
+  ops::linear_relu_forward(x, w, b, rows, in, out, y);
+}
+
+void HostOps::relu_backward_column_sums(const float* y, const float* dy, int64_t rows,
+                                        int64_t width, float* dx, float* sums) const {
+  ops::relu_backward_column_sums(y, dy, rows, width, dx, sums);
+}
+
+void HostOps::maxpool2d_relu_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
+                                      float* dx) const {
+  ops::maxpool2d_relu_backward(g, x, dy, dx);
+}
+
 void HostOps::relu_forward(const float* x, float* y, int64_t n) const {
   ops::relu_forward(x, y, n);
 }

@@ -46,6 +46,14 @@ class HostOps : public OpsBackend {
                        const float* dy, float* dx, float* dw, float* dbias,
                        const Scratch& scratch) const override;
   int64_t conv2d_scratch_floats(const ops::Conv2dGeometry& g, bool bias) const override;
+  void linear_relu_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t in,
+                           int64_t out, float* y) const override;
+  void conv2d_relu_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                           const float* bias, float* y, const Scratch& scratch) const override;
+  void relu_backward_column_sums(const float* y, const float* dy, int64_t rows, int64_t width,
+                                 float* dx, float* sums) const override;
+  void maxpool2d_relu_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
+                               float* dx) const override;
   void maxpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const override;
   void maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
                           float* dx) const override;

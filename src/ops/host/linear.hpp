@@ -8,6 +8,9 @@ namespace wt::ops {
 // b may be null (no bias).
 void linear_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t in,
                     int64_t out, float* y);
+// y = relu(x W^T + b): the ReLU in place on y right after the GEMM.
+void linear_relu_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t in,
+                         int64_t out, float* y);
 // dW += dy^T x; db += column sums of dy (db may be null); dx = dy W (dx may be null).
 void linear_backward(const float* x, const float* w, const float* dy, int64_t rows, int64_t in,
                      int64_t out, float* dw, float* db, float* dx);

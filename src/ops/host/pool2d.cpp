@@ -70,7 +70,9 @@ inline float masked(uint32_t mask, float v) {
 
 // The 2x2 stride-2 unpadded backward (LeNet, VGG). Every dx cell is written exactly once, so no
 // memset and no scattered +=; the first maximum is chosen with bit masks, not branches: 3.5x
-// faster than the branchy scan at LeNet's pool1 shape.
+// faster than the branchy scan at LeNet's pool1 shape. With `kRelu`, x is a ReLU's output and its
+// mask goes in the same pass: the winning cell gets the gradient only where it is positive.
+template <bool kRelu>
 void maxpool2x2_backward(const Pool2dGeometry& g, const float* x, const float* dy, float* dx) {
   const int64_t Ho = g.out_h(), Wo = g.out_w(), W = g.in_w, in_plane = g.in_h * W;
   for (int64_t p = 0; p < g.batch * g.channels; ++p) {
@@ -89,7 +91,9 @@ void maxpool2x2_backward(const Pool2dGeometry& g, const float* x, const float* d
         // bottom row holds something strictly larger, and within a row the left cell likewise.
         const uint32_t top = mask_if(std::max(a, b) >= std::max(c, d));
         const uint32_t left_top = mask_if(a >= b), left_bottom = mask_if(c >= d);
-        const float gv = grad[ow];
+        const float gv =
+            kRelu ? masked(mask_if(std::max(std::max(a, b), std::max(c, d)) > 0.0f), grad[ow])
+                  : grad[ow];
         d0[2 * ow] = masked(top & left_top, gv);
         d0[2 * ow + 1] = masked(top & ~left_top, gv);
         d1[2 * ow] = masked(~top & left_bottom, gv);
@@ -107,7 +111,7 @@ void maxpool2x2_backward(const Pool2dGeometry& g, const float* x, const float* d
 
 void maxpool2d_backward(const Pool2dGeometry& g, const float* x, const float* dy, float* dx) {
   if (g.kernel == 2 && g.stride == 2 && g.padding == 0) {
-    maxpool2x2_backward(g, x, dy, dx);
+    maxpool2x2_backward<false>(g, x, dy, dx);
     return;
   }
   const int64_t Ho = g.out_h(), Wo = g.out_w(), in_plane = g.in_h * g.in_w;
@@ -123,6 +127,15 @@ void maxpool2d_backward(const Pool2dGeometry& g, const float* x, const float* dy
         if (i >= 0) dxp[i] += dyp[oh * Wo + ow];
       }
   }
+}
+
+void maxpool2d_relu_backward(const Pool2dGeometry& g, const float* x, const float* dy, float* dx) {
+  if (g.kernel == 2 && g.stride == 2 && g.padding == 0) {
+    maxpool2x2_backward<true>(g, x, dy, dx);
+    return;
+  }
+  host_for("wt::maxpool2d_relu_backward", g.batch * g.channels * g.in_h * g.in_w,
+           kern::MaxPoolReluBackward{{g, x, dy, dx}});
 }
 
 void avgpool2d_forward(const Pool2dGeometry& g, const float* x, float* y) {

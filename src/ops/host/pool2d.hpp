@@ -11,6 +11,9 @@ void maxpool2d_forward(const Pool2dGeometry& g, const float* x, float* y);
 // Overwrites dx: each dy goes to the first maximal input of its window (recomputed from x, so the
 // forward pass keeps no index tensor).
 void maxpool2d_backward(const Pool2dGeometry& g, const float* x, const float* dy, float* dx);
+// maxpool2d_backward with the mask of the ReLU whose output x is (OpsBackend's
+// maxpool2d_relu_backward).
+void maxpool2d_relu_backward(const Pool2dGeometry& g, const float* x, const float* dy, float* dx);
 
 void avgpool2d_forward(const Pool2dGeometry& g, const float* x, float* y);
 void avgpool2d_backward(const Pool2dGeometry& g, const float* dy, float* dx);

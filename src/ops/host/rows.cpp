@@ -20,6 +20,12 @@ void add_column_sums(const float* x, int64_t rows, int64_t width, float* sums) {
   host_for_columns("wt::add_column_sums", rows, width, kern::AddColumnSums{x, width, sums});
 }
 
+void relu_backward_column_sums(const float* y, const float* dy, int64_t rows, int64_t width,
+                               float* dx, float* sums) {
+  host_for_columns("wt::relu_backward_column_sums", rows, width,
+                   kern::ReluMaskColumnSums{y, dy, width, dx, sums});
+}
+
 void gather_rows(const float* table, const int64_t* ids, int64_t rows, int64_t width, float* y) {
   host_for_rows_cols("wt::gather_rows", rows, width, kern::GatherRows{table, ids, width, y});
 }

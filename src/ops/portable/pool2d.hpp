@@ -102,6 +102,19 @@ struct MaxPoolBackward {
   }
 };
 
+// MaxPoolBackward when x is a ReLU's output, with the ReLU's mask in the same pass
+// (OpsBackend::maxpool2d_relu_backward): a cell where x is not positive gets 0, as relu_backward
+// would give it.
+struct MaxPoolReluBackward {
+  MaxPoolBackward pool;
+  WT_HD void operator()(int64_t cell) const {
+    if (pool.x[cell] > 0.0f)
+      pool(cell);
+    else
+      pool.dx[cell] = 0.0f;
+  }
+};
+
 struct AvgPoolForward {
   ops::Pool2dGeometry g;
   const float* x;

@@ -35,6 +35,23 @@ struct AddColumnSums {
   WT_HD void operator()(int64_t r, int64_t j) const { sums[j] += x[r * width + j]; }
 };
 
+// relu_backward and AddColumnSums in one pass (OpsBackend::relu_backward_column_sums): each
+// masked value is the one relu_backward writes, summed in AddColumnSums' order.
+struct ReluMaskColumnSums {
+  const float* y;
+  const float* dy;
+  int64_t width;
+  float* dx;
+  float* sums;
+  WT_HD void operator()(int64_t r, int64_t j) const {
+    const int64_t i = r * width + j;
+    const float g = dy[i];
+    const float masked = y[i] > 0.0f ? g : 0.0f;
+    dx[i] = masked;
+    sums[j] += masked;
+  }
+};
+
 // The GPU's column sums (tree_reduce.hpp's column plan): x[r, j] as a value to sum, and each
 // column's total added to sums[j].
 struct MatrixEntry {
