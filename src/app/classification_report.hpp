@@ -1,7 +1,7 @@
 #pragma once
 // A classifier's test results: loss, accuracy, per-class precision and recall and the confusion
 // matrix, as --evaluate prints them and writes them (a long-format CSV, one value per row, that
-// analysis/confusion.py draws).
+// analysis/confusion.py draws; app/confusion_png.hpp draws the matrix without Python).
 #include <cstdint>
 #include <ostream>
 #include <string>

@@ -213,8 +213,9 @@ void add_after_training_options(CLI::App& app, CommandLine& cl) {
                  "Run a checkpoint's model on the test split of its deck's dataset (or --data's; "
                  "the deck stored in the checkpoint unless DECK is given): print test loss, "
                  "accuracy, per-class precision and recall and the confusion matrix, and write "
-                 "them as evaluation_<checkpoint>.csv into the run directory (--run-dir, else the "
-                 "checkpoint's); analysis/confusion.py draws it")
+                 "them as evaluation_<checkpoint>.csv, with the confusion matrix drawn as "
+                 "evaluation_<checkpoint>.png, into the run directory (--run-dir, else the "
+                 "checkpoint's); analysis/confusion.py redraws it with class names")
       ->type_name("CHECKPOINT");
   app.add_option("--predict", cl.predict,
                  "Write the class probabilities of every sample of --data's test split, as the "

@@ -8,7 +8,9 @@
 #include <filesystem>
 
 #include "app/classification_report.hpp"
+#include "app/confusion_png.hpp"
 #include "io/checked_file.hpp"
+#include "io/png_writer.hpp"
 #include "util/input_error.hpp"
 
 namespace fs = std::filesystem;
@@ -49,6 +51,21 @@ void write_output(const std::string& path, const std::string& key, const std::st
   }
 }
 
+// The CSV and its figure appear together or not at all: both are made before either is written,
+// and the PNG goes if the CSV cannot follow it.
+void write_evaluation(const std::string& csv_path, const std::string& png_path,
+                      const ClassificationReport& report) {
+  const std::string csv = report_csv(report);
+  const std::string png = encode_png(confusion_image(report));
+  write_output(png_path, "run directory", png);
+  try {
+    write_output(csv_path, "run directory", csv);
+  } catch (...) {
+    std::remove(png_path.c_str());
+    throw;
+  }
+}
+
 void print_source(const TrainedModelRequest& request, const ModelAnswers& a, std::ostream& out) {
   out << request.checkpoint << ": model '" << a.checkpoint.model << "' after step "
       << a.checkpoint.step << ", on " << a.data_path << " /" << a.split << ": " << a.samples()
@@ -69,12 +86,15 @@ std::string evaluate_command(const TrainedModelRequest& request, const std::stri
     throw InputError(run_dir, 0, "--run-dir", "no such directory");
   const ModelAnswers answers = answer_test_split(request);
   const std::string path = report_path(request, answers.checkpoint, run_dir);
+  const std::string png_path = fs::path(path).replace_extension(".png").string();
   check_can_write(path, "run directory");
+  check_can_write(png_path, "run directory");
   const ClassificationReport report = classification_report(answers);
   print_source(request, answers, out);
   print_report(report, out);
-  write_output(path, "run directory", report_csv(report));
-  out << "wrote " << path << " (as a PNG: analysis/confusion.py " << path << ")\n";
+  write_evaluation(path, png_path, report);
+  out << "wrote " << path << " and " << png_path
+      << " (redrawn with class names: analysis/confusion.py " << path << ")\n";
   return path;
 }
 

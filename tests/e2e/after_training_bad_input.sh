@@ -2,7 +2,8 @@
 # --evaluate, --predict and tools/export_weights.py on bad input (issue 36): a missing, truncated
 # or damaged checkpoint, a deck whose model does not match it, --predict without --data or
 # --output, a dataset with the wrong feature count. Each is one message naming the file (and the
-# key), exit status 2, and no output file: no evaluation CSV, no --output, no .npz.
+# key), exit status 2, and no output file: no evaluation CSV or PNG, no --output, no .npz; the
+# same where only the PNG cannot be written (its name taken by a directory).
 source "$(dirname "$0")/lib/common.bash"
 cd "$dir"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/trained_table.bash"
@@ -51,6 +52,14 @@ expect_error predict_no_output "--output: --predict needs the file to write" \
   "$WAVETRAIN" --predict "$checkpoint" --data "$table_h5"
 expect_error evaluate_no_data_file "nowhere.h5: --data: no such file" \
   "$WAVETRAIN" --evaluate "$checkpoint" --data nowhere.h5 --run-dir results
+
+# The figure's name is taken by a directory: found before the model runs, and no CSV either.
+# (A file size limit cannot stand in for a full disk here: Open MPI's start-up needs bigger files.)
+stem="evaluation_$(basename "$checkpoint" .h5)"
+mkdir -p blocked/"$stem.png"
+expect_error png_is_directory "$stem.png: run directory: is not a regular file" \
+  "$WAVETRAIN" --evaluate "$checkpoint" --run-dir blocked
+[[ $(ls blocked) == "$stem.png" ]] || fail "png_is_directory: wrote $(ls blocked)"
 
 # A dataset of 5 features for the 4-feature model.
 "$PY" - <<'PY'

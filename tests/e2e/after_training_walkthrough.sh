@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # After training (issue 36), end to end: a CSV with string labels, mixed column scales and an id
 # column -> tools/csv_to_hdf5.py -> a trained MLP (lib/trained_table.bash) -> `wavetrain
-# --evaluate` (printed and CSV, drawn by analysis/confusion.py) -> `--predict` ->
+# --evaluate` (printed, CSV and its own PNG; redrawn by analysis/confusion.py) -> `--predict` ->
 # tools/export_weights.py -> a NumPy forward pass here, written from the documented formats alone
 # (the dataset's mean/std attributes, the exported layer shapes), which must get exactly the
 # accuracy --evaluate printed. Where PyTorch is installed, tools/torch_from_export.py must too.
@@ -35,8 +35,36 @@ assert sum(counts.values()) == int(sys.argv[3]), "the confusion matrix does not 
 diagonal = sum(v for (t, p), v in counts.items() if t == p)
 assert diagonal == int(sys.argv[2]), f"diagonal {diagonal}, printed {sys.argv[2]} correct"
 PY
+# The PNG beside the CSV, as matplotlib reads it: 3 classes in 160-pixel cells (546x572), each
+# cell's corner shaded by its count over its row (app/confusion_png.cpp's "Blues" ramp).
+figure="${report%.csv}.png"
+grep -qF "wrote $report and $figure" evaluate.out || fail "--evaluate did not name $figure"
+"$PY" - "$report" "$figure" <<'PY'
+import csv, sys
+import matplotlib.image
+import numpy as np
+rows = list(csv.DictReader(open(sys.argv[1])))
+classes = [r["true_class"] for r in rows if r["quantity"] == "precision"]
+counts = {(r["true_class"], r["predicted_class"]): int(r["value"]) for r in rows if r["quantity"] == "count"}
+image = matplotlib.image.imread(sys.argv[2])  # floats 0 to 1 for a PNG
+assert image.shape == (572, 546, 3), image.shape
+pixels = np.rint(image * 255).astype(int)
+stops = np.array([[247, 251, 255], [107, 174, 214], [8, 48, 107]])
+def shade(share):
+    at = min(max(share, 0.0), 1.0) * 2
+    i = min(int(at), 1)
+    return np.floor(stops[i] + (stops[i + 1] - stops[i]) * (at - i) + 0.5).astype(int)
+left, top, cell = 54, 38, 160  # the matrix's corner and cell size for 3 classes
+for t, true in enumerate(classes):
+    total = sum(counts[true, p] for p in classes)
+    for p, predicted in enumerate(classes):
+        got = pixels[top + t * cell + 2, left + p * cell + 2]
+        want = shade(counts[true, predicted] / total)
+        assert (got == want).all(), f"cell ({t}, {p}): {got}, expected {want}"
+print(f"{sys.argv[2]}: {image.shape[1]}x{image.shape[0]}, every cell shaded by its row share")
+PY
 "$PY" "$WT_SOURCE_DIR/analysis/confusion.py" "$report"
-[[ -s ${report%.csv}.png ]] || fail "analysis/confusion.py wrote no PNG"
+[[ -s $figure ]] || fail "analysis/confusion.py wrote no PNG"
 
 "$WAVETRAIN" --predict "$checkpoint" --data "$table_h5" --output predictions.csv | tee predict.out
 "$PY" - predictions.csv "$correct" "$samples" <<'PY'
