@@ -1,6 +1,7 @@
 // The epilogue-fusion graph pass (model/fuse_epilogues.hpp): which ReLUs it folds, and that models
 // train to bitwise the same losses with it and without, on the host and the strict device.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
@@ -21,7 +22,9 @@ std::string model_path(const std::string& name) {
 }
 
 std::string write_model(const std::string& name, const std::string& layers) {
-  const std::string path = ::testing::TempDir() + "wt_fuse_" + name + ".toml";
+  // One file per process: ctest runs the Host and Strict instances side by side.
+  const std::string path =
+      ::testing::TempDir() + "wt_fuse_" + name + "_" + std::to_string(::getpid()) + ".toml";
   std::ofstream(path) << "[model]\nname = \"" << name << "\"\ninput = [1, 6, 6]\nclasses = 4\n"
                       << layers;
   return path;
