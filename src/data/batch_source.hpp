@@ -57,6 +57,12 @@ class BatchSource {
   // source that does not preload ignores it.
   virtual void plan(const std::vector<BatchRequest>& next) { (void)next; }
   virtual PreloadStats preload_stats() const { return {}; }
+  // Whole-step graphs (device.cuda_graphs): whether fetch() can copy every batch in from the same
+  // place each step, and turning that on (fixed pinned buffers, one per fetch of a step, in the
+  // order of the step's fetches; no event queries while fetching). A graph replays its copies
+  // from the addresses they were captured with, so only such a source can feed one.
+  virtual bool supports_graph_staging() const { return false; }
+  virtual void set_graph_staging(bool on) { (void)on; }
   // The data's name in an input error found on the device (a bad token id): its file.
   virtual std::string name() const { return "the training data"; }
 };

@@ -43,6 +43,29 @@ DatasetBatchSource::~DatasetBatchSource() {
     thread_.join();
   }
   for (Loaded& l : ready_) drop(l);
+  for (PinnedStaging::Buffer& b : fixed_) staging_->release(b);
+}
+
+void DatasetBatchSource::set_graph_staging(bool on) {
+  if (on && !staging_)
+    throw std::logic_error("graph staging needs a device that host code cannot write");
+  graph_staging_ = on;
+  fixed_next_ = 0;
+}
+
+void DatasetBatchSource::into_fixed_buffer(Loaded& l) {
+  // The previous step's copies from these buffers have run: the executor's step ends with a
+  // synchronisation, so the host may rewrite them now, with no event to ask.
+  const size_t bytes = size_t(shape_numel(l.shape)) * (l.raw_u8 ? 1 : sizeof(float));
+  if (fixed_next_ == fixed_.size()) fixed_.push_back(staging_->acquire(bytes));
+  PinnedStaging::Buffer& fixed = fixed_[fixed_next_++];
+  if (fixed.bytes < bytes) {  // a bigger batch than before: a new address (a new capture)
+    staging_->release(fixed);
+    fixed = staging_->acquire(bytes);
+  }
+  std::memcpy(fixed.ptr, l.pinned.ptr, bytes);
+  staging_->release(l.pinned);
+  l.pinned = fixed;
 }
 
 void DatasetBatchSource::drop(Loaded& l) {
@@ -61,6 +84,7 @@ bool DatasetBatchSource::pending(const BatchRequest& request) const {
 }
 
 void DatasetBatchSource::plan(const std::vector<BatchRequest>& next) {
+  fixed_next_ = 0;  // the executor plans after its step's last load: the next fetch is the first
   if (!preload_) return;
   std::lock_guard<std::mutex> lock(mutex_);
   planned_.assign(next.begin(), next.end());
@@ -184,8 +208,11 @@ DatasetBatchSource::Loaded DatasetBatchSource::take(const BatchRequest& request)
 
 void DatasetBatchSource::fetch(const BatchRequest& request, Tensor& inputs,
                                std::vector<int32_t>& labels, int stream) {
-  if (staging_) staging_->reclaim();  // buffers whose copies have run take the next batches
+  // Buffers whose copies have run take the next batches (not while a graph is captured: no event
+  // queries then; the graph's copies read fixed buffers, and the others wait for a later fetch).
+  if (staging_ && !graph_staging_) staging_->reclaim();
   Loaded l = take(request);
+  if (l.pinned.ptr && graph_staging_) into_fixed_buffer(l);
   if (l.pinned.ptr) copy_in(l, stream);
   inputs = std::move(l.inputs);
   labels = std::move(l.labels);
@@ -212,7 +239,7 @@ void DatasetBatchSource::copy_in(Loaded& l, int stream) {
     drop(l);
     throw;
   }
-  staging_->release_after_copy(l.pinned, stream);
+  if (!graph_staging_) staging_->release_after_copy(l.pinned, stream);  // fixed ones stay
   l.pinned = PinnedStaging::Buffer();
 }
 

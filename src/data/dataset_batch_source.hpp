@@ -42,6 +42,8 @@ class DatasetBatchSource : public BatchSource {
                   std::vector<int32_t>& labels);
   void plan(const std::vector<BatchRequest>& next) override;
   PreloadStats preload_stats() const override;
+  bool supports_graph_staging() const override { return staging_ != nullptr; }
+  void set_graph_staging(bool on) override;
   std::string name() const override { return reader_.path(); }
   // Finishes the planned reads (before other code uses HDF5 heavily, e.g. evaluation).
   void quiesce();
@@ -70,6 +72,8 @@ class DatasetBatchSource : public BatchSource {
   Tensor allocate_inputs(const Shape& shape, int stream = 1);
   // Issues the copy of `l`'s pinned rows into l.inputs (and their normalisation) on `stream`.
   void copy_in(Loaded& l, int stream);
+  // Graph staging: moves `l`'s rows into the step's next fixed buffer (l.pinned becomes it).
+  void into_fixed_buffer(Loaded& l);
   void drop(Loaded& l);  // gives back its pinned buffer, if any (a batch never fetched)
   void preload_loop();
   bool pending(const BatchRequest& request) const;  // planned and not yet read (mutex_ held)
@@ -83,6 +87,9 @@ class DatasetBatchSource : public BatchSource {
   std::unique_ptr<PinnedStaging> staging_;  // device-only memory: the rows' way in
   DeviceContext* device_ = nullptr;         // dequantize_on()
   Tensor u8_table_;                         // the reader's table, on the device
+  bool graph_staging_ = false;
+  std::vector<PinnedStaging::Buffer> fixed_;  // graph staging: per fetch of a step, never freed
+  size_t fixed_next_ = 0;                     // the step's next fetch
 
   // Guarded by mutex_: the plan's unread requests, the one being read, the ones read.
   mutable std::mutex mutex_;

@@ -91,6 +91,17 @@ class DeviceBackend {
     return 0;
   }
   virtual void release_time_marker(int64_t marker) { (void)marker; }
+  // Whole-step graphs (device.cuda_graphs; docs/cuda-graphs-plan.md). A captured step's device
+  // work is recorded as it is issued; a replayed step's host code issues as usual (its host
+  // bookkeeping: allocations, counters) while the device runs the captured work instead: on a
+  // GPU the launches are dropped and the graph launched at end_graph_replay; the strict device
+  // checks each launch against the capture and runs the captured closure (strict_graph.hpp).
+  // Between begin and end the host may not synchronise or query events.
+  virtual bool supports_graphs() const { return false; }
+  virtual void begin_graph_capture() {}
+  virtual void end_graph_capture() {}
+  virtual void begin_graph_replay() {}
+  virtual void end_graph_replay() {}
   // The native handle of `stream` (a cudaStream_t), nullptr where there is none.
   virtual void* native_stream(int stream) {
     (void)stream;

@@ -40,6 +40,11 @@ class StrictBackend final : public DeviceBackend {
   void describe_issue(const std::string& what) override { queues_.races().set_instruction(what); }
   void raise_deferred() override { queues_.races().raise_deferred(); }
   StrictStreams& queues() { return queues_; }
+  bool supports_graphs() const override { return true; }
+  void begin_graph_capture() override { queues_.graph().begin_capture(); }
+  void end_graph_capture() override { queues_.graph().end_capture(); }
+  void begin_graph_replay() override { queues_.graph().begin_replay(); }
+  void end_graph_replay() override { queues_.graph().end_replay(); }
   // A marker is work on its stream that reads the host's clock when the queues run it.
   int64_t time_marker(int stream) override;
   double seconds_between(int64_t from, int64_t to) override;

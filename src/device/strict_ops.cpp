@@ -24,6 +24,7 @@ void StrictOps::enqueue(const char* kernel, std::initializer_list<Use> uses,
   // as part of it; from host code it is queued.
   for (const Use& u : uses) declare(kernel, u);
   if (queues_.running()) return work();
+  queues_.graph().note_kernel(kernel);
   queues_.launch(stream_, DeviceWork{std::move(work), nullptr, false});
 }
 
@@ -34,6 +35,8 @@ void StrictOps::declare(const char* kernel, const Use& use) const {
                                 : queues_.next_sequence(stream_);
   queues_.races().access(stream_, sequence, use.ptr, size_t(use.count) * use.size, use.write,
                          kernel);
+  if (!queues_.running())
+    queues_.graph().note_access(use.ptr, size_t(use.count) * use.size, use.write);
 }
 
 int64_t StrictOps::floats_to_end(const float* ptr) const {
@@ -349,11 +352,21 @@ void StrictOps::softmax_xent_forward(const float* logits, const int32_t* labels,
            {grad, n * k, true},
            {out.loss, 1, true},
            {out.totals, 2, true, sizeof(double)}},
-          // The labels are host memory the host may reuse before the kernel runs: staged now,
-          // as cudaMemcpyAsync stages pageable memory.
-          [=, &o = inner_, staged = std::vector<int32_t>(labels, labels + n)] {
-            o.softmax_xent_forward(logits, staged.data(), n, k, grad, out);
-          });
+          labels_read(logits, labels, n, k, grad, out));
+}
+std::function<void()> StrictOps::labels_read(const float* logits, const int32_t* labels, int64_t n,
+                                             int64_t k, float* grad,
+                                             const ops::XentOutputs& out) const {
+  // Pinned labels are read when the kernel runs, as a GPU copies from pinned memory (a captured
+  // graph reads them again each replay); pageable ones are host memory the host may reuse before
+  // the kernel runs: staged now, as cudaMemcpyAsync stages pageable memory.
+  if (queues_.pinned(labels))
+    return queues_.reading_pinned(
+        labels, sizeof(int32_t) * size_t(n), "the batch's labels",
+        [=, &o = inner_] { o.softmax_xent_forward(logits, labels, n, k, grad, out); });
+  return [=, &o = inner_, staged = std::vector<int32_t>(labels, labels + n)] {
+    o.softmax_xent_forward(logits, staged.data(), n, k, grad, out);
+  };
 }
 void StrictOps::count_nonfinite_into(const float* x, int64_t n, float* count) const {
   enqueue("count_nonfinite_into", {{x, n, false}, {count, ops::kCountFloats, true}},

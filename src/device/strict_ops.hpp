@@ -112,6 +112,9 @@ class StrictOps final : public OpsBackend {
                     float* v, const float* skip) const override;
 
  private:
+  // softmax_xent_forward's kernel, reading the labels as a GPU would (pinned or staged).
+  std::function<void()> labels_read(const float* logits, const int32_t* labels, int64_t n,
+                                    int64_t k, float* grad, const ops::XentOutputs& out) const;
   // One range a kernel touches: `count` elements of `size` bytes from `ptr` (nullptr: none).
   struct Use {
     const void* ptr;

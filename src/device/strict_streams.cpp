@@ -29,6 +29,7 @@ int StrictStreams::priority(int stream) const {
 }
 
 void StrictStreams::launch(int stream, DeviceWork work) {
+  if (graph_.active()) graph_.on_launch(stream, work);
   Queue& q = queue(stream);
   q.issue_index.push_back(work.issue_ordered ? ordered_issued_++ : kNotOrdered);
   q.work.push_back(std::move(work));
@@ -120,7 +121,16 @@ StreamEvent StrictStreams::record(int stream) {
   return {stream, q.issued};
 }
 
+void StrictStreams::refuse_in_graph(const char* what) const {
+  if (!graph_.active() || running()) return;
+  throw GraphReplayError(std::string("strict device: ") + what +
+                         " while a step is captured as a graph (device.cuda_graphs): CUDA "
+                         "refuses it during a capture, and a replayed step cannot wait for "
+                         "the host; issue it before or after the step");
+}
+
 bool StrictStreams::completed(const StreamEvent& event) {
+  refuse_in_graph("an event query (the host asking whether device work has finished)");
   if (completed_always_) return true;
   if (queue(event.stream).executed < event.sequence) return false;
   races_.host_saw_stream(event.stream, event.sequence);  // the host issues what follows knowing it
@@ -129,6 +139,7 @@ bool StrictStreams::completed(const StreamEvent& event) {
 
 void StrictStreams::synchronize() {
   if (running()) return;
+  refuse_in_graph("a device synchronisation");
   ++synchronizations_;
   drain(progress_);
   races_.synchronized();
@@ -153,6 +164,8 @@ void StrictStreams::write_on_stream(int stream, void* dst, size_t bytes, const c
     return kernel();
   }
   races_.access(stream, next_sequence(stream), dst, bytes, true, what);
+  graph_.note_kernel(what);
+  graph_.note_access(dst, bytes, true);
   launch(stream, DeviceWork{std::move(kernel), nullptr, false});
 }
 
@@ -180,20 +193,48 @@ uint64_t fnv1a(const void* data, size_t bytes) {
 }
 }  // namespace
 
+void* StrictStreams::allocate_pinned(size_t bytes) {
+  void* ptr = DeviceStreams::allocate_pinned(bytes);
+  if (ptr) pinned_[static_cast<const char*>(ptr)] = bytes;
+  return ptr;
+}
+
+void StrictStreams::free_pinned(void* ptr) {
+  pinned_.erase(static_cast<const char*>(ptr));
+  DeviceStreams::free_pinned(ptr);
+}
+
+bool StrictStreams::pinned(const void* ptr) const {
+  const auto* p = static_cast<const char*>(ptr);
+  auto it = pinned_.upper_bound(p);
+  if (it == pinned_.begin()) return false;
+  --it;
+  return p < it->first + it->second;
+}
+
+std::function<void()> StrictStreams::reading_pinned(const void* src, size_t bytes,
+                                                    const std::string& what,
+                                                    std::function<void()> use) {
+  // What the host wrote before issuing the work is what the work must read. Kept by address, not
+  // in the closure: a replayed graph runs the captured closure after the host issued anew.
+  pinned_issued_[src] = fnv1a(src, bytes);
+  graph_.note_access(src, bytes, false);  // a graph's node reads the captured buffer
+  return [this, src, bytes, what, use = std::move(use)] {
+    if (fnv1a(src, bytes) != pinned_issued_[src])
+      races_.defer(OrderingError(
+          "the host rewrote the pinned source of " + what +
+          " after issuing the work that reads it and before it ran: a pinned buffer may be "
+          "reused only once an event recorded after its reader has completed"));
+    use();
+  };
+}
+
 void StrictStreams::copy_from_pinned_async(int stream, void* dst, const void* src, size_t bytes,
                                            const char* what) {
   if (in_device_work()) return (void)std::memcpy(dst, src, bytes);
-  // What the host wrote before issuing the copy is what the copy must read.
-  const uint64_t issued = fnv1a(src, bytes);
-  const std::string name = what;
-  write_on_stream(stream, dst, bytes, what, [this, dst, src, bytes, issued, name] {
-    if (fnv1a(src, bytes) != issued)
-      races_.defer(OrderingError(
-          "the host rewrote the pinned source of " + name +
-          " after issuing the copy and before it ran: a staging buffer may be reused only once "
-          "an event recorded after its copy has completed"));
-    std::memcpy(dst, src, bytes);
-  });
+  write_on_stream(stream, dst, bytes, what, reading_pinned(src, bytes, what, [dst, src, bytes] {
+                    std::memcpy(dst, src, bytes);
+                  }));
 }
 
 void StrictStreams::fill_async(int stream, float* dst, size_t count, float value,

@@ -15,12 +15,14 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "device/device_backend.hpp"
 #include "device/race_detector.hpp"
+#include "device/strict_graph.hpp"
 #include "mem/device_streams.hpp"
 
 namespace wt {
@@ -39,6 +41,10 @@ class StrictStreams final : public DeviceStreams {
     return running_stream_ < 0 ? 0 : queues_[size_t(running_stream_)].executed + 1;
   }
   RaceDetector& races() { return races_; }
+  // Whole-step graphs (strict_graph.hpp). While one is captured or replayed the host may neither
+  // synchronise nor query an event (CUDA refuses both during capture; a replay must not need
+  // them either): both throw GraphReplayError.
+  StrictGraph& graph() { return graph_; }
   // Called whenever nothing is ready (communication progress); see drain(). Synchronisations
   // use it too, so a blocking kernel can wait for a transfer.
   void set_progress(std::function<bool()> progress) { progress_ = std::move(progress); }
@@ -93,6 +99,8 @@ class StrictStreams final : public DeviceStreams {
   void write_on_stream(int stream, void* dst, size_t bytes, const char* what,
                        std::function<void()> kernel);
   void retire(int stream, void* ptr, size_t bytes) override;
+  // Throws GraphReplayError naming `what` when a graph is being captured or replayed.
+  void refuse_in_graph(const char* what) const;
   // The memory is host memory the host must not touch: copies and fills are kernels, queued or
   // (the blocking ones) run after a synchronisation.
   bool host_addressable() const override { return false; }
@@ -103,6 +111,15 @@ class StrictStreams final : public DeviceStreams {
   void copy_from_pinned_async(int stream, void* dst, const void* src, size_t bytes,
                               const char* what) override;
   void fill_async(int stream, float* dst, size_t count, float value, const char* what) override;
+  // Pinned buffers are remembered, so a kernel reading host memory (the loss's labels) can tell
+  // pinned memory, which the device reads when the work runs, from pageable memory, staged now.
+  void* allocate_pinned(size_t bytes) override;
+  void free_pinned(void* ptr) override;
+  bool pinned(const void* ptr) const;
+  // Runs `use` (which reads [src, src + bytes) of pinned memory) when queued work runs; refuses,
+  // as copy_from_pinned_async does, a source the host changed after issuing it.
+  std::function<void()> reading_pinned(const void* src, size_t bytes, const std::string& what,
+                                       std::function<void()> use);
   void copy_to_host(void* dst, const void* src, size_t bytes) override;
   void copy_to_device(void* dst, const void* src, size_t bytes) override;
   void copy_on_device(void* dst, const void* src, size_t bytes) override;
@@ -125,10 +142,13 @@ class StrictStreams final : public DeviceStreams {
   int running_stream_ = -1;
   uint64_t ordered_issued_ = 0, ordered_started_ = 0, executed_total_ = 0;
   RaceDetector races_;
+  StrictGraph graph_{races_};
   std::function<bool()> progress_;
   bool completed_always_ = false;
   GlueBug glue_bug_ = GlueBug::None;
   uint64_t synchronizations_ = 0;
+  std::map<const char*, size_t> pinned_;           // pinned buffers: start -> bytes
+  std::map<const void*, uint64_t> pinned_issued_;  // what reading_pinned's source held at issue
 };
 
 }  // namespace wt

@@ -171,7 +171,11 @@ void Executor::run_on_device(const std::function<void()>& work) {
   device_.backend().run_on_device(work, [this] { return events_->poll(); });
 }
 
-Executor::~Executor() { device_.backend().set_progress(nullptr); }
+Executor::~Executor() {
+  device_.backend().set_progress(nullptr);
+  for (PinnedLabels& labels : graph_labels_)
+    if (labels.ptr) device_.events().free_pinned(labels.ptr);
+}
 
 std::vector<BatchRequest> Executor::loads_of_step(int64_t step) const {
   std::vector<BatchRequest> requests;
@@ -225,6 +229,8 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
       break;
     case OpCode::Forward: {
       require_values(ins);
+      if (planted_ == PlantedBug::GraphSyncInStep && graph_step_ != GraphStep::Eager)
+        device_.synchronize();
       const Stage& st = model_.stages[ins.stage];
       const float scale = 1.0f / float(data_.global_batch() * program_.global_batches);
       const int b = ins.node_begin < 0 ? st.node_begin : ins.node_begin;
@@ -403,7 +409,7 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
     ctx.first_sample = slot.first_sample;
     ctx.samples = slot.samples;
     ctx.node = i;
-    ctx.labels = labels.data();
+    ctx.labels = loss_labels(slot);
     ctx.loss_scale = loss_scale;
     ctx.totals = device_totals(current_stream_);
     ctx.input_check = device_input_check(current_stream_);
@@ -456,7 +462,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       ctx.first_sample = slot.first_sample;
       ctx.samples = slot.samples;
       ctx.node = i;
-      ctx.labels = slot.loss_labels().data();
+      ctx.labels = loss_labels(slot);
       ctx.loss_scale = 1.0f / float(data_.global_batch() * program_.global_batches);
       ctx.input_check = device_input_check(current_stream_);
       ctx.stream = current_stream_;

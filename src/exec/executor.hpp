@@ -4,6 +4,7 @@
 // stream runs until it must wait for an event, then the next stream gets its turn; outstanding
 // communication is polled between instructions and between layers so it overlaps compute.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -122,6 +123,13 @@ class Executor {
   // Each Step counts its gradient's NaN/Inf values into the guard's device memory, and its update
   // skips on that count (nullptr: unguarded). The guard's end_step() follows run_step().
   void set_guard(NonFiniteGuard* guard);
+  // Whole-step graphs (device.cuda_graphs; exec/executor_graphs.cpp): after the first step, a step
+  // is captured once and later steps replay it, while the host's bookkeeping runs as usual. Returns
+  // "" when they are on, else why this job cannot have them (the job logs it and runs eagerly).
+  std::string enable_graphs();
+  // Steps captured and replayed so far (tests, the summary).
+  int64_t graph_captures() const { return graph_captures_; }
+  int64_t graph_replays() const { return graph_replays_; }
   void plant_bug(PlantedBug bug) { planted_ = bug; }
   // ScaleDNN: a stage owner's Broadcast of its parameters travels encoded (buffers exact); the
   // owner keeps its exact values, the others decode. Inactive by default.
@@ -204,9 +212,29 @@ class Executor {
   // This rank's LoadBatch instructions of `step`, as requests, in program order.
   std::vector<BatchRequest> loads_of_step(int64_t step) const;
 
+  // Graphs: what this step is (chosen by begin_step), its start and its end (finish_step).
+  enum class GraphStep { Eager, Capture, Replay };
+  GraphStep choose_graph_step(double lr) const;
+  void begin_graph_step(double lr);
+  void end_graph_step_issue();  // before the step's device work is waited for
+  void end_graph_step();        // after it: the step's memory is free again
+  // The labels the loss reads: in a graphed step, slot's copy in a fixed pinned buffer.
+  const int32_t* loss_labels(Slot& slot);
+
   Model& model_;
   DeviceContext& device_;  // its kernels, streams and memory
-  int64_t samples_ = 0;    // this step's (or evaluation's) loss samples
+  bool graphs_ = false;
+  GraphStep graph_step_ = GraphStep::Eager;
+  bool graph_captured_ = false;
+  double graph_lr_ = 0;      // the learning rate the graph's updates were captured with
+  int64_t eager_steps_ = 0;  // since graphs were enabled: the first builds lazy state
+  int64_t graph_captures_ = 0, graph_replays_ = 0;
+  struct PinnedLabels {
+    int32_t* ptr = nullptr;
+    size_t count = 0;
+  };
+  std::vector<PinnedLabels> graph_labels_;  // per slot
+  int64_t samples_ = 0;                     // this step's (or evaluation's) loss samples
   PlantedBug planted_ = PlantedBug::None;
   StepReadback readback_;         // what the host reads once per step, in one copy
   int64_t totals_at_ = 0;         // in readback_: per stream, loss sum and correct (doubles)

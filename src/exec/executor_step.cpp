@@ -30,6 +30,7 @@ size_t Executor::step_instructions() const {
 void Executor::begin_step(int64_t step, double lr) {
   step_ = step;
   lr_ = lr;
+  begin_graph_step(lr);
   events_->reset();
   loads_done_ = 0;
   samples_ = 0;
@@ -83,9 +84,11 @@ size_t Executor::issued_this_step() const {
 }
 
 StepStats Executor::finish_step() {
+  end_graph_step_issue();
   device_.backend().drain([this] { return events_->poll(); });
   events_->poll();  // the host sees the step's transfers complete before it reads anything back
   device_.backend().raise_deferred();
+  end_graph_step();
   return read_totals(step_);
 }
 

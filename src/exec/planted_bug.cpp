@@ -11,6 +11,10 @@ namespace {
 const std::pair<const char*, PlantedBug> kNames[] = {
     {"wait_after_read", PlantedBug::WaitAfterRead},
     {"free_sent_gradient", PlantedBug::FreeSentGradient},
+    {"stale_graph", PlantedBug::StaleGraph},
+    {"graph_inputs_moved", PlantedBug::GraphInputsMoved},
+    {"graph_labels_moved", PlantedBug::GraphLabelsMoved},
+    {"graph_sync_in_step", PlantedBug::GraphSyncInStep},
     {"read_totals_unsynced", PlantedBug::ReadTotalsUnsynced},
     {"step_before_wait", PlantedBug::StepBeforeWait},
     {"keep_on_other_stream", PlantedBug::KeepOnOtherStream},

@@ -35,6 +35,15 @@ enum class PlantedBug {
   RecordBeforeWork,
   WriteDuringTransfer,
   WaitOnWrongEvent,
+  // Whole-step graphs (exec/executor_graphs.cpp): a graph replayed after the learning rate changed
+  // (the stale by-value argument); batches copied in from the preloader's rotating buffers
+  // instead of fixed ones (their reuse asks events inside the step); the labels' pinned buffer
+  // allocated anew each step (the captured loss reads the old one); a synchronisation inside a
+  // graphed step.
+  StaleGraph,
+  GraphInputsMoved,
+  GraphLabelsMoved,
+  GraphSyncInStep,
 };
 // The device glue bug a PlantedBug stands for, if it is one.
 bool is_glue_bug(PlantedBug bug);

@@ -189,6 +189,15 @@ void Job::build_executor(Communicator& comm) {
                                             !every_rank_steps_every_stage(program_, stages));
   executor_->set_weight_codec(config_.compress);
   executor_->set_guard(guard_.get());
+  if (config_.device.cuda_graphs) {
+    const std::string why_not = executor_->enable_graphs();
+    if (why_not.empty())
+      log_.line(
+          "wavetrain: device.cuda_graphs: the second step is captured as a graph, later "
+          "steps replay it");
+    else
+      log_.line("wavetrain: device.cuda_graphs: steps run eagerly: %s", why_not.c_str());
+  }
   checkpointer_ =
       std::make_unique<Checkpointer>(config_, run_dir_, program_, *model_, *optimizer_, per_epoch_,
                                      sampler_->batches_per_epoch(), comm, log_);

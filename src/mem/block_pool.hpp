@@ -38,6 +38,7 @@ struct MemBlock {
   StreamEvent freed;         // when in a stream's pool: recorded on that stream at the free
   int stream = 0;            // the stream it was allocated on (and is freed on)
   int job = 0;               // the job whose memory it counts as
+  bool graph = false;        // cut from a captured graph's own pool (caching_allocator_graph.cpp)
   std::vector<int> used_on;  // other streams that read it (record_use)
   std::vector<StreamEvent> pending_uses;  // once freed: events on those streams to wait for
 };

@@ -18,7 +18,10 @@ double MemoryStats::fragmentation() const {
 }
 
 CachingAllocator::CachingAllocator(size_t limit_bytes, DeviceStreams* events)
-    : limit_(limit_bytes), events_(events ? events : &host_events_), pool_(*events_) {}
+    : limit_(limit_bytes),
+      events_(events ? events : &host_events_),
+      pool_(*events_),
+      graph_pool_(*events_) {}
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
@@ -74,7 +77,7 @@ void CachingAllocator::release_cached_for(size_t bytes, size_t cap) {
     stats_.reserved -= pool_.release_free_segments(stats_.reserved + bytes - cap);
 }
 
-MemBlock* CachingAllocator::reserve(size_t size, size_t requested) {
+MemBlock* CachingAllocator::reserve(size_t size, size_t requested, BlockPool& pool) {
   // On a GPU each release is a synchronising cudaFree: cached segments go back only above the
   // release threshold or when the budget would otherwise refuse.
   const size_t rounded = segment_size(size);
@@ -88,10 +91,10 @@ MemBlock* CachingAllocator::reserve(size_t size, size_t requested) {
     release_cached_for(bytes, limit_);
     if (stats_.reserved + bytes > limit_) return nullptr;
   }
-  MemBlock* block = pool_.new_segment(bytes, size >= kLargeBlock);
+  MemBlock* block = pool.new_segment(bytes, size >= kLargeBlock);
   if (!block) {  // the system refuses: give it the cache back and try once more, exactly
     stats_.reserved -= pool_.release_free_segments(SIZE_MAX);
-    block = pool_.new_segment(size, size >= kLargeBlock);
+    block = pool.new_segment(size, size >= kLargeBlock);
   }
   if (!block)
     throw OutOfMemory("out of host memory: requested " + std::to_string(requested) +
@@ -101,7 +104,7 @@ MemBlock* CachingAllocator::reserve(size_t size, size_t requested) {
   stats_.reserved += block->size;
   stats_.system_allocations++;
   // Fresh memory has no earlier use: its tail is safe for every stream.
-  pool_.split(block, size, kSyncedPool);
+  pool.split(block, size, kSyncedPool);
   return block;
 }
 
@@ -129,7 +132,7 @@ MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream, size_t requ
     if ((!pending_.empty() || pool_.has_stream_pools()) && events_->run_ahead())
       if (MemBlock* b = other_streams()) return b;
   }
-  if (MemBlock* b = reserve(size, requested)) return b;
+  if (MemBlock* b = reserve(size, requested, pool_)) return b;
   // Memory pressure: wait for every stream, then everything freed is safe for everyone.
   if (!pending_.empty() || pool_.has_stream_pools() || !events_->idle()) {
     events_->synchronize();
@@ -141,7 +144,7 @@ MemBlock* CachingAllocator::find_or_reserve(size_t size, int stream, size_t requ
     pending_.clear();
     pool_.sync_pools([](const StreamEvent&) { return true; });
     if (MemBlock* b = pool_.take_best_fit(kSyncedPool, size)) return b;
-    if (MemBlock* b = reserve(size, requested)) return b;
+    if (MemBlock* b = reserve(size, requested, pool_)) return b;
   }
   return nullptr;
 }
@@ -181,6 +184,12 @@ void* CachingAllocator::allocate(size_t bytes, int stream, size_t* granted) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   stats_.allocations++;
   check_job_limit(size, bytes);
+  if (in_graph()) {
+    void* ptr = graph_allocate(size, stream, bytes);
+    if (granted) *granted = size;
+    notify_locked();
+    return ptr;
+  }
   MemBlock* block = find_or_reserve(size, stream, bytes);
   if (!block) throw OutOfMemory(bytes, stats_.in_use, limit_);
   block->stream = stream;
@@ -202,6 +211,7 @@ void CachingAllocator::release(void* ptr, int stream) {
   // free; other streams wait for the free's event, and for each stream that used it (record_use).
   // The strict device poisons it at the free's point in the stream (DeviceStreams::retire).
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (graph_release(ptr, stream)) return notify_locked();
   auto it = live_.find(ptr);
   if (it == live_.end()) return;  // not ours: nothing to give back
   MemBlock* block = it->second;
@@ -229,6 +239,13 @@ void CachingAllocator::notify_locked() {
 
 void CachingAllocator::record_use(void* ptr, int stream) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (auto g = graph_live_.find(ptr); g != graph_live_.end()) {
+    GraphBlock& block = graph_order_[g->second];
+    if (block.stream != stream &&
+        std::find(block.used_on.begin(), block.used_on.end(), stream) == block.used_on.end())
+      block.used_on.push_back(stream);
+    return;
+  }
   auto it = live_.find(ptr);
   if (it == live_.end() || it->second->stream == stream) return;
   auto& used = it->second->used_on;

@@ -25,7 +25,9 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "mem/block_pool.hpp"
 #include "mem/device_streams.hpp"
@@ -154,6 +156,20 @@ class CachingAllocator {
   int add_observer(Observer observer);  // returns a handle for remove_observer
   void remove_observer(int handle);     // no call is in flight once this returns
 
+  // Whole-step graphs (device.cuda_graphs): a graph replays its kernels on the addresses they
+  // were captured with, so the step's tensors must get those addresses every step. While a step
+  // is captured, the calling thread's allocations come from a pool of the graph's own, decided
+  // without event queries (a block freed on its stream serves that stream again; one used on
+  // other streams waits for the step's end) and recorded in order; while one is replayed, the
+  // n-th allocation gets the capture's n-th address (same size and stream, else std::logic_error).
+  // The graph's memory serves nothing else, as PyTorch's private graph pools.
+  void begin_graph_capture();
+  void begin_graph_replay();
+  // After the step's device work has finished: its blocks are free again (poisoned on the strict
+  // device). Throws std::logic_error when a tensor allocated in the step is still held.
+  void end_graph_step();
+  size_t graph_bytes() const;  // reserved for the graph
+
   // The block size a request gets (512-byte granules, then quarter-power-of-two classes).
   static size_t round_size(size_t bytes);
   // The system allocation that serves a new block of `size` (a round_size) without a budget:
@@ -161,9 +177,15 @@ class CachingAllocator {
   static size_t segment_size(size_t size);
 
  private:
+  enum class GraphPhase { Off, Capturing, Replaying };
+  bool in_graph() const {
+    return graph_phase_ != GraphPhase::Off && std::this_thread::get_id() == graph_thread_;
+  }
+  void* graph_allocate(size_t size, int stream, size_t requested);
+  bool graph_release(void* ptr, int stream);  // false: not the graph's
   // size: the rounded block size; requested: the bytes asked for (named in errors).
   MemBlock* find_or_reserve(size_t size, int stream, size_t requested);
-  MemBlock* reserve(size_t size, size_t requested);
+  MemBlock* reserve(size_t size, size_t requested, BlockPool& pool);
   void release_cached_for(size_t bytes, size_t cap);
   void settle_pending_locked();
   void count_allocation(MemBlock* block);
@@ -183,6 +205,24 @@ class CachingAllocator {
   std::map<int, JobMemory> jobs_;
   std::map<int, size_t> job_limits_;
   std::map<int, Observer> observers_;
+  GraphPhase graph_phase_ = GraphPhase::Off;
+  std::thread::id graph_thread_;
+  BlockPool graph_pool_;
+  struct GraphBlock {
+    void* ptr;
+    size_t size;
+    int stream;
+    std::vector<int> used_on;  // replaying: record_use
+  };
+  std::vector<GraphBlock> graph_order_;           // the capture's allocations, in order
+  size_t graph_next_ = 0;                         // replaying: the next of graph_order_
+  std::unordered_map<void*, size_t> graph_live_;  // replaying: address -> index in graph_order_
+  struct HeldGraphBlock {
+    void* ptr;
+    size_t size;
+    MemBlock* captured;  // capturing: the block, back to the graph's pool at the step's end
+  };
+  std::vector<HeldGraphBlock> graph_held_;  // freed, used on other streams
   int next_observer_ = 0;
   // Recursive: a forced synchronisation (under the lock) runs the strict device's queued frees,
   // which take it again on the same thread.

@@ -1,0 +1,89 @@
+#include "device/strict_graph.hpp"
+
+#include <sstream>
+
+namespace wt {
+
+void StrictGraph::begin_capture() {
+  nodes_.clear();
+  cursor_ = 0;
+  kernel_ = nullptr;
+  accesses_.clear();
+  mode_ = Mode::Capturing;
+}
+
+void StrictGraph::end_capture() { mode_ = Mode::Off; }
+
+void StrictGraph::begin_replay() {
+  if (nodes_.empty()) throw GraphReplayError("strict device: a graph replayed before its capture");
+  cursor_ = 0;
+  kernel_ = nullptr;
+  accesses_.clear();
+  mode_ = Mode::Replaying;
+}
+
+void StrictGraph::end_replay() {
+  mode_ = Mode::Off;
+  if (cursor_ == nodes_.size()) return;
+  throw GraphReplayError("strict device: the replayed step issued " + std::to_string(cursor_) +
+                         " of the captured step's " + std::to_string(nodes_.size()) +
+                         " pieces of device work; the first one missing is " +
+                         describe(nodes_[cursor_].kernel, nodes_[cursor_].stream, cursor_) +
+                         ": a graph replays the captured work, so every step must issue the same");
+}
+
+std::string StrictGraph::describe(const std::string& kernel, int stream, size_t index) const {
+  return kernel + " on stream " + std::to_string(stream) + " (piece " + std::to_string(index + 1) +
+         " of the step)";
+}
+
+void StrictGraph::on_launch(int stream, DeviceWork& work) {
+  std::string kernel = kernel_ ? kernel_ : (work.what.empty() ? "device work" : work.what);
+  kernel_ = nullptr;
+  if (mode_ == Mode::Capturing) {
+    nodes_.push_back(Node{stream, std::move(kernel), std::move(accesses_), work.run});
+    accesses_.clear();
+    return;
+  }
+  const size_t index = cursor_++;
+  if (index >= nodes_.size())
+    throw GraphReplayError("strict device: the replayed step issued " +
+                           describe(kernel, stream, index) + " beyond the captured step's " +
+                           std::to_string(nodes_.size()) +
+                           " pieces of work: a graph replays only what it captured");
+  const Node& captured = nodes_[index];
+  check_same(captured, kernel, stream, index);
+  accesses_.clear();
+  // The device runs what it captured, with the arguments it captured; the stream order and the
+  // event dependencies stay the newly issued work's, which check_same found to be the same work.
+  work.run = captured.run;
+}
+
+void StrictGraph::check_same(const Node& captured, const std::string& kernel, int stream,
+                             size_t index) const {
+  if (captured.stream != stream || captured.kernel != kernel)
+    throw GraphReplayError("strict device: the replayed step issued " +
+                           describe(kernel, stream, index) + " where the captured step had " +
+                           describe(captured.kernel, captured.stream, index) +
+                           ": a graph replays the captured work, so every step must issue the "
+                           "same work in the same order");
+  if (captured.accesses.size() != accesses_.size())
+    throw GraphReplayError("strict device: the replayed step's " + describe(kernel, stream, index) +
+                           " touches " + std::to_string(accesses_.size()) +
+                           " memory ranges where the captured one touched " +
+                           std::to_string(captured.accesses.size()));
+  for (size_t a = 0; a < accesses_.size(); ++a) {
+    if (accesses_[a] == captured.accesses[a]) continue;
+    std::ostringstream msg;
+    msg << "strict device: the replayed step's " << describe(kernel, stream, index)
+        << (accesses_[a].write ? " writes " : " reads ") << races_.memory_at(accesses_[a].ptr)
+        << " at " << accesses_[a].ptr << " (" << accesses_[a].bytes
+        << " bytes) where the captured step's touched " << captured.accesses[a].ptr << " ("
+        << captured.accesses[a].bytes
+        << " bytes): the tensor moved between steps, and the graph would use the captured "
+           "address; memory a graph touches must stay where it was captured";
+    throw GraphReplayError(msg.str());
+  }
+}
+
+}  // namespace wt

@@ -1,0 +1,81 @@
+#pragma once
+// The strict device's model of a whole-step CUDA graph (device.cuda_graphs). A CUDA graph replays
+// every kernel with the arguments and addresses it had when it was captured. The strict device
+// queues each kernel as a closure whose arguments are captured by value, which is what a graph
+// node is: capturing keeps a copy of every closure the step launches (and runs the step as
+// usual); in a replayed step the host code issues as usual, but each piece of work it launches is
+// replaced by the captured one at the same place, once it is checked to be the same kernel on the
+// same stream touching the same memory. A tensor at a new address, or work the capture did not
+// have, is refused with a message naming both (a GPU would silently use the captured memory); a
+// scalar that changed but was baked into the capture (a learning rate passed by value) runs
+// stale, as it would on a GPU, and the graphs-on/off equivalence tests show it.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "device/device_backend.hpp"
+#include "device/race_detector.hpp"
+
+namespace wt {
+
+// A step's work that a graph cannot replay as issued (an OrderingError: deferred where it is found
+// inside a destructor, exit status 1).
+class GraphReplayError : public OrderingError {
+ public:
+  using OrderingError::OrderingError;
+};
+
+class StrictGraph {
+ public:
+  enum class Mode { Off, Capturing, Replaying };
+  explicit StrictGraph(const RaceDetector& races) : races_(races) {}
+
+  Mode mode() const { return mode_; }
+  bool active() const { return mode_ != Mode::Off; }
+  // Forgets any earlier graph and records the work launched until end_capture().
+  void begin_capture();
+  void end_capture();
+  // The work launched until end_replay() is checked against the capture and replaced by it.
+  void begin_replay();
+  void end_replay();  // throws GraphReplayError when the step issued less than the capture
+  size_t nodes() const { return nodes_.size(); }
+
+  // What the next launched work is and touches (StrictOps' kernels, the queues' own writes).
+  void note_kernel(const char* name) {
+    if (active()) kernel_ = name;
+  }
+  void note_access(const void* ptr, size_t bytes, bool write) {
+    if (active()) accesses_.push_back({ptr, bytes, write});
+  }
+  // Called for each launch while active: records `work`, or swaps in the captured closure.
+  void on_launch(int stream, DeviceWork& work);
+
+ private:
+  struct Access {
+    const void* ptr;
+    size_t bytes;
+    bool write;
+    bool operator==(const Access& o) const {
+      return ptr == o.ptr && bytes == o.bytes && write == o.write;
+    }
+  };
+  struct Node {
+    int stream;
+    std::string kernel;
+    std::vector<Access> accesses;
+    std::function<void()> run;
+  };
+  std::string describe(const std::string& kernel, int stream, size_t index) const;
+  void check_same(const Node& captured, const std::string& kernel, int stream, size_t index) const;
+
+  const RaceDetector& races_;
+  Mode mode_ = Mode::Off;
+  std::vector<Node> nodes_;
+  size_t cursor_ = 0;  // replaying: the next captured node
+  const char* kernel_ = nullptr;
+  std::vector<Access> accesses_;  // noted for the next launch
+};
+
+}  // namespace wt

@@ -1,0 +1,117 @@
+// Whole-step graphs in the executor (device.cuda_graphs; docs/cuda-graphs-plan.md). The first
+// step runs eagerly (it builds lazy state: optimizer moments, workspaces); the next is captured;
+// later ones replay it. A replayed step's host code issues exactly as an eager one (the
+// allocator's bookkeeping, the optimizer's counts, the data source's plan), while the device runs
+// the captured work (device_backend.hpp). So everything a captured kernel reads must be where it
+// was captured and hold this step's values: the batch comes in through fixed pinned buffers
+// (BatchSource::set_graph_staging), the labels through one per slot, the step's tensors from the
+// graph's own memory (CachingAllocator::begin_graph_capture), and values passed to kernels by
+// value must not change: a new learning rate captures the step again.
+#include <cstring>
+#include <string>
+
+#include "exec/executor.hpp"
+#include "exec/executor_slot.hpp"
+#include "sched/opcode_traits.hpp"
+
+namespace wt {
+
+std::string Executor::enable_graphs() {
+  if (!device_.backend().supports_graphs())
+    return std::string("the ") + device_.backend().name() + " device has no graphs";
+  for (const auto& stream : rank_program().streams)
+    for (const Instruction& ins : stream) {
+      if (opcode_traits(ins.op).comm != CommPattern::None)
+        return "its program communicates (" + ins.str() +
+               "), which the host drives between steps of a graph";
+      if (ins.op == OpCode::KeepGradient || ins.op == OpCode::AddKeptGradient)
+        return "its program keeps gradients from one step to the next (" + ins.str() + ")";
+      if (ins.op == OpCode::LoadBatch && ins.rows > 0)
+        return "its program reads labels by runs of rows (burst)";
+    }
+  for (const Node& node : model_.graph.nodes)
+    if (std::string(node.layer->type()) == "dropout")
+      return "node '" + node.name +
+             "' (dropout) draws its masks from seeds the host forks "
+             "each step, which a graph would replay";
+  for (const std::string& state : optimizer_.state_names())
+    if (state == "exp_avg")
+      return "AdamW's bias corrections change every step and reach its kernel by value";
+  if (!data_.supports_graph_staging())
+    return "its data source cannot copy batches in from fixed buffers";
+  if (planted_ != PlantedBug::GraphInputsMoved) data_.set_graph_staging(true);
+  graphs_ = true;
+  return "";
+}
+
+Executor::GraphStep Executor::choose_graph_step(double lr) const {
+  if (!graphs_ || observer_ || eager_steps_ < 1) return GraphStep::Eager;
+  if (graph_captured_ && (lr == graph_lr_ || planted_ == PlantedBug::StaleGraph))
+    return GraphStep::Replay;
+  return GraphStep::Capture;
+}
+
+void Executor::begin_graph_step(double lr) {
+  graph_step_ = choose_graph_step(lr);
+  if (graph_step_ == GraphStep::Eager) {
+    if (graphs_) ++eager_steps_;
+    return;
+  }
+  // A graphed step starts with no batch held (an eager step's tensors would be freed inside the
+  // capture and not inside a replay) and ends the same way (end_graph_step_issue).
+  for (auto& slot : slots_) *slot = Slot(slot->out.size(), slot->stage_samples.size());
+  CachingAllocator& memory = device_.allocator();
+  if (graph_step_ == GraphStep::Capture) {
+    memory.begin_graph_capture();
+    device_.backend().begin_graph_capture();
+    graph_lr_ = lr;
+    graph_captured_ = false;
+    ++graph_captures_;
+  } else {
+    memory.begin_graph_replay();
+    device_.backend().begin_graph_replay();
+    ++graph_replays_;
+  }
+}
+
+void Executor::end_graph_step_issue() {
+  if (graph_step_ == GraphStep::Eager) return;
+  for (auto& slot : slots_) *slot = Slot(slot->out.size(), slot->stage_samples.size());
+  if (graph_step_ == GraphStep::Capture) {
+    device_.backend().end_graph_capture();
+    graph_captured_ = true;
+  } else {
+    device_.backend().end_graph_replay();
+  }
+}
+
+void Executor::end_graph_step() {
+  if (graph_step_ == GraphStep::Eager) return;
+  graph_step_ = GraphStep::Eager;
+  device_.allocator().end_graph_step();
+}
+
+const int32_t* Executor::loss_labels(Slot& slot) {
+  const std::vector<int32_t>& labels = slot.loss_labels();
+  if (!graphs_) return labels.data();
+  size_t index = 0;
+  while (index < slots_.size() && slots_[index].get() != &slot) ++index;
+  if (index == slots_.size()) return labels.data();  // an evaluation's own slot
+  if (graph_labels_.size() < slots_.size()) graph_labels_.resize(slots_.size());
+  PinnedLabels& pinned = graph_labels_[index];
+  const bool moved = planted_ == PlantedBug::GraphLabelsMoved && graph_step_ != GraphStep::Eager;
+  if (pinned.count < labels.size() || moved) {  // sized in an eager step: a capture allocates none
+    DeviceStreams& streams = device_.events();
+    auto* fresh = static_cast<int32_t*>(streams.allocate_pinned(labels.size() * sizeof(int32_t)));
+    if (!fresh) throw std::bad_alloc();
+    if (pinned.ptr && !moved) streams.free_pinned(pinned.ptr);  // moved: leaks, for the test
+    pinned.ptr = fresh;
+    pinned.count = labels.size();
+  }
+  if (graph_step_ == GraphStep::Eager) return labels.data();
+  // The previous step's kernels have run (a step ends with a synchronisation): rewrite it now.
+  std::memcpy(pinned.ptr, labels.data(), labels.size() * sizeof(int32_t));
+  return pinned.ptr;
+}
+
+}  // namespace wt

@@ -1,0 +1,140 @@
+// The caching allocator's memory for whole-step graphs (caching_allocator.hpp, device.cuda_graphs).
+// Capturing: the step's allocations are cut from the graph's own pool, with the same stream order
+// as the shared pool but no event queries (CUDA refuses them during a capture), and recorded.
+// Replaying: each allocation is given the capture's address for the same place in the step, so
+// the replayed kernels, which use the captured addresses, find the step's tensors there.
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "mem/caching_allocator.hpp"
+
+namespace wt {
+
+namespace {
+std::string bytes_on(size_t bytes, int stream) {
+  return std::to_string(bytes) + " bytes on stream " + std::to_string(stream);
+}
+}  // namespace
+
+void CachingAllocator::begin_graph_capture() {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  graph_order_.clear();
+  graph_live_.clear();
+  graph_phase_ = GraphPhase::Capturing;
+  graph_thread_ = std::this_thread::get_id();
+}
+
+void CachingAllocator::begin_graph_replay() {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  graph_next_ = 0;
+  graph_phase_ = GraphPhase::Replaying;
+  graph_thread_ = std::this_thread::get_id();
+}
+
+void* CachingAllocator::graph_allocate(size_t size, int stream, size_t requested) {
+  if (graph_phase_ == GraphPhase::Replaying) {
+    const size_t n = graph_next_++;
+    if (n >= graph_order_.size() || graph_order_[n].size != size ||
+        graph_order_[n].stream != stream)
+      throw std::logic_error(
+          "allocator: allocation " + std::to_string(n + 1) + " of a replayed step asks for " +
+          bytes_on(size, stream) + " where the captured step's " +
+          (n < graph_order_.size()
+               ? "asked for " + bytes_on(graph_order_[n].size, graph_order_[n].stream)
+               : std::string("had only ") + std::to_string(n) + " allocations") +
+          ": a graph replays the captured addresses, so every step must allocate the same");
+    GraphBlock& block = graph_order_[n];
+    if (!graph_live_.emplace(block.ptr, n).second)
+      throw std::logic_error("allocator: allocation " + std::to_string(n + 1) +
+                             " of a replayed step is still held from an earlier one");
+    block.used_on.clear();
+    stats_.in_use += size;
+    stats_.peak_in_use = std::max(stats_.peak_in_use, stats_.in_use);
+    jobs_[current_job()].in_use += size;
+    return block.ptr;
+  }
+  // Capturing: the graph's own pool, in stream order (the stream's own frees and fresh memory).
+  MemBlock* block = graph_pool_.take_best_fit(stream, kSyncedPool, size);
+  if (!block) block = reserve(size, requested, graph_pool_);
+  if (!block) throw OutOfMemory(requested, stats_.in_use, limit_);
+  block->stream = stream;
+  block->job = current_job();
+  block->graph = true;
+  live_[block->ptr] = block;
+  count_allocation(block);
+  graph_order_.push_back(GraphBlock{block->ptr, size, stream, {}});
+  if (device_only_) events_->name_memory(block->ptr, requested, "a tensor of a captured step");
+  return block->ptr;
+}
+
+bool CachingAllocator::graph_release(void* ptr, int stream) {
+  // Freed on its own stream only: free at once for that stream's later work (poisoned at the
+  // free's point on the strict device), in the capture as in each replay. Used on other streams:
+  // held until the step's end, when every stream has finished.
+  MemBlock* captured = nullptr;
+  size_t size = 0;
+  bool other_streams = false;
+  if (auto g = graph_live_.find(ptr); g != graph_live_.end()) {  // a replayed step's
+    const GraphBlock& block = graph_order_[g->second];
+    size = block.size;
+    other_streams = !block.used_on.empty();
+    graph_live_.erase(g);
+    jobs_[current_job()].in_use -= size;
+  } else {
+    auto it = live_.find(ptr);
+    if (it == live_.end() || !it->second->graph) return false;
+    captured = it->second;
+    live_.erase(it);
+    size = captured->size;
+    other_streams = !captured->used_on.empty();
+    jobs_[captured->job].in_use -= size;
+    captured->stream = stream;
+    captured->freed = events_->record(stream);
+  }
+  stats_.in_use -= size;
+  if (other_streams) {
+    graph_held_.push_back(HeldGraphBlock{ptr, size, captured});
+    return true;
+  }
+  if (poison_freed_) events_->retire(stream, ptr, size);
+  if (captured) graph_pool_.put(captured, stream);
+  return true;
+}
+
+void CachingAllocator::end_graph_step() {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  const bool replayed = graph_phase_ == GraphPhase::Replaying;
+  graph_phase_ = GraphPhase::Off;
+  // The step's work has finished: memory other streams used is free for the next step.
+  for (const HeldGraphBlock& held : graph_held_) {
+    if (poison_freed_) {
+      events_->host_write(held.ptr, held.size,
+                          "the allocator poisoning a captured step's freed block");
+      std::memset(held.ptr, 0xff, held.size);
+    }
+    if (held.captured) graph_pool_.put(held.captured, kSyncedPool);
+  }
+  graph_held_.clear();
+  if (replayed && graph_next_ != graph_order_.size())
+    throw std::logic_error("allocator: a replayed step made " + std::to_string(graph_next_) +
+                           " of the captured step's " + std::to_string(graph_order_.size()) +
+                           " allocations; every step must allocate the same");
+  size_t held = graph_live_.size();
+  for (const auto& [ptr, block] : live_)
+    if (block->graph) ++held;
+  if (held == 0) return;
+  throw std::logic_error("allocator: " + std::to_string(held) +
+                         " tensor(s) allocated in a captured step are still held after it; a "
+                         "graph's memory must be free again when its step ends");
+}
+
+size_t CachingAllocator::graph_bytes() const {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  size_t bytes = 0;
+  for (const GraphBlock& block : graph_order_) bytes += block.size;
+  return bytes;
+}
+
+}  // namespace wt
