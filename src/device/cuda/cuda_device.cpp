@@ -29,6 +29,7 @@ CudaDevice::~CudaDevice() {
     s.ops.reset();
     if (s.handle) cudaStreamDestroy(s.handle);
   }
+  if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
   for (cudaEvent_t e : free_events_) cudaEventDestroy(e);
   for (cudaEvent_t e : markers_) cudaEventDestroy(e);
 }
@@ -46,6 +47,7 @@ void CudaDevice::open(Slot& s) {
   WT_CUDA_CHECK(
       cudaStreamCreateWithPriority(&s.handle, cudaStreamNonBlocking, cuda_priority(s.priority)));
   s.ops = std::make_unique<CudaOps>(s.handle, tf32_);
+  s.replay_ops = std::make_unique<GraphReplayOps>(*s.ops);
 }
 
 CudaDevice::Slot& CudaDevice::slot(int id) {
@@ -139,6 +141,10 @@ void CudaDevice::run_on_device(const std::function<void()>& work,
 
 StreamEvent CudaDevice::record(int stream) {
   Slot& s = slot(stream);
+  // Inside a graphed step there is no event to record (a captured record is no real event): the
+  // sequence counts on, completed at the step's synchronisation. Only the graph's own memory
+  // asks for these, and never queries them.
+  if (graph_ != Graph::Off) return {stream, ++s.recorded};
   cudaEvent_t e = take_event();
   WT_CUDA_CHECK(cudaEventRecord(e, s.handle));
   s.events.emplace_back(++s.recorded, e);
@@ -196,6 +202,7 @@ void CudaDevice::free_segment(void* ptr, size_t) { WT_CUDA_CHECK(cudaFree(ptr));
 
 void CudaDevice::copy_to_device_async(int stream, void* dst, const void* src, size_t bytes,
                                       const char*) {
+  if (replaying()) return;  // the graph's copy node does it
   // From pageable memory the call returns once `src` is staged, so the caller may drop it.
   WT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, slot(stream).handle));
 }
@@ -215,12 +222,13 @@ void CudaDevice::free_pinned(void* ptr) { WT_CUDA_CHECK(cudaFreeHost(ptr)); }
 
 void CudaDevice::copy_from_pinned_async(int stream, void* dst, const void* src, size_t bytes,
                                         const char*) {
+  if (replaying()) return;  // the graph's copy node reads the same pinned buffer
   // From pinned memory the DMA reads `src` later: the caller keeps it until the copy's event.
   WT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, slot(stream).handle));
 }
 
 void CudaDevice::fill_async(int stream, float* dst, size_t count, float value, const char*) {
-  ops(stream).fill(value, dst, int64_t(count));
+  ops(stream).fill(value, dst, int64_t(count));  // replaying: GraphReplayOps, nothing
 }
 
 void CudaDevice::copy_to_host(void* dst, const void* src, size_t bytes) {
@@ -244,6 +252,50 @@ void CudaDevice::fill(float* dst, size_t count, float value) {
   synchronize();
   ops(0).fill(value, dst, int64_t(count));
   WT_CUDA_CHECK(cudaStreamSynchronize(stream(0)));
+}
+
+void CudaDevice::begin_graph_capture() {
+  if (graph_exec_) WT_CUDA_CHECK(cudaGraphExecDestroy(graph_exec_));
+  graph_exec_ = nullptr;
+  cudaStream_t origin = stream(0);
+  WT_CUDA_CHECK(cudaStreamBeginCapture(origin, cudaStreamCaptureModeRelaxed));
+  graph_ = Graph::Capturing;
+  // Work on another stream joins the capture only through an event from a captured stream.
+  graph_streams_.clear();
+  cudaEvent_t fork = take_event();
+  WT_CUDA_CHECK(cudaEventRecord(fork, origin));
+  for (auto& [id, s] : slots_) {
+    if (id == 0 || id == kCommStream || !s.handle) continue;
+    WT_CUDA_CHECK(cudaStreamWaitEvent(s.handle, fork, 0));
+    graph_streams_.push_back(id);
+  }
+  give_event(fork);
+}
+
+void CudaDevice::end_graph_capture() {
+  cudaStream_t origin = stream(0);
+  for (int id : graph_streams_) {  // joined back: the capture ends when every stream's work does
+    cudaEvent_t join = take_event();
+    WT_CUDA_CHECK(cudaEventRecord(join, stream(id)));
+    WT_CUDA_CHECK(cudaStreamWaitEvent(origin, join, 0));
+    give_event(join);
+  }
+  cudaGraph_t graph = nullptr;
+  WT_CUDA_CHECK(cudaStreamEndCapture(origin, &graph));
+  graph_ = Graph::Off;
+  WT_CUDA_CHECK(cudaGraphInstantiate(&graph_exec_, graph, 0));
+  WT_CUDA_CHECK(cudaGraphDestroy(graph));
+  WT_CUDA_CHECK(cudaGraphLaunch(graph_exec_, origin));  // the captured step itself runs now
+}
+
+void CudaDevice::begin_graph_replay() {
+  if (!graph_exec_) throw std::logic_error("cuda: a graph replayed before its capture");
+  graph_ = Graph::Replaying;
+}
+
+void CudaDevice::end_graph_replay() {
+  graph_ = Graph::Off;
+  WT_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream(0)));
 }
 
 std::unique_ptr<ProgramEvents> CudaDevice::program_events(int count, void* comm_stream) {

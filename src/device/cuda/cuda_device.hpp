@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "device/device_backend.hpp"
+#include "device/graph_replay_ops.hpp"
 #include "ops/cuda/cuda_ops.hpp"
 
 namespace wt::cuda {
@@ -26,7 +27,11 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   // DeviceBackend.
   const char* name() const override { return "cuda"; }
   DeviceStreams& streams() override { return *this; }
-  const OpsBackend& ops(int stream) override { return *slot(stream).ops; }
+  const OpsBackend& ops(int stream) override {
+    Slot& s = slot(stream);
+    if (graph_ == Graph::Replaying) return *s.replay_ops;
+    return *s.ops;
+  }
   const OpsBackend& kernels() override { return ops(0); }
   void launch(int stream, DeviceWork work) override;
   void run_on_device(const std::function<void()>& work,
@@ -36,6 +41,17 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   bool counts_synchronizations() const override { return true; }
   uint64_t synchronizations() const override { return synchronizations_; }
   void* native_stream(int stream) override { return slot(stream).handle; }
+  // Whole-step graphs (device.cuda_graphs): stream 0 captures in relaxed mode (the allocator may
+  // cudaMalloc a graph segment), the other open streams forked from it by an event and joined
+  // back before the capture ends; the captured step is launched at once, and each replayed step
+  // launches it again after issuing with its launches dropped (GraphReplayOps, no copies, fills
+  // or program events).
+  bool supports_graphs() const override { return true; }
+  void begin_graph_capture() override;
+  void end_graph_capture() override;
+  void begin_graph_replay() override;
+  void end_graph_replay() override;
+  bool replaying() const { return graph_ == Graph::Replaying; }
   // Markers are timing events (cudaEventElapsedTime), apart from the ordering events' pool.
   int64_t time_marker(int stream) override;
   double seconds_between(int64_t from, int64_t to) override;
@@ -72,6 +88,7 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   struct Slot {
     cudaStream_t handle = nullptr;
     std::unique_ptr<CudaOps> ops;
+    std::unique_ptr<GraphReplayOps> replay_ops;  // the same, launching nothing
     int priority = 0;  // the program's sense: larger is more urgent
     uint64_t recorded = 0, completed = 0;
     std::deque<std::pair<uint64_t, cudaEvent_t>> events;  // recorded, not yet seen complete
@@ -90,6 +107,10 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   std::vector<cudaEvent_t> markers_;   // by marker id: timing events
   std::vector<int64_t> free_markers_;  // released ids
   uint64_t synchronizations_ = 0;
+  enum class Graph { Off, Capturing, Replaying };
+  Graph graph_ = Graph::Off;
+  cudaGraphExec_t graph_exec_ = nullptr;
+  std::vector<int> graph_streams_;  // the streams forked into the capture
 };
 
 }  // namespace wt::cuda

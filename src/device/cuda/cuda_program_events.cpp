@@ -59,13 +59,15 @@ class CudaProgramEvents final : public ProgramEvents {
 
   void record(int event, int stream) override {
     Event& e = events_[size_t(event)];
-    WT_CUDA_CHECK(cudaEventRecord(e.done_event, device_.stream(stream)));
+    // A replayed graph step: the captured record and wait are the graph's edges.
+    if (!device_.replaying()) WT_CUDA_CHECK(cudaEventRecord(e.done_event, device_.stream(stream)));
     e.recorded = true;
   }
 
   void wait(int stream, int event) override {
     const Event& e = events_[size_t(event)];
     if (e.trivial || (e.transfer && !comm_)) return;  // complete already: nothing to wait for
+    if (device_.replaying()) return;
     WT_CUDA_CHECK(cudaStreamWaitEvent(device_.stream(stream), e.done_event, 0));
   }
 
