@@ -362,7 +362,7 @@ std::function<void()> StrictOps::labels_read(const float* logits, const int32_t*
   // the kernel runs: staged now, as cudaMemcpyAsync stages pageable memory.
   if (queues_.pinned(labels))
     return queues_.reading_pinned(
-        labels, sizeof(int32_t) * size_t(n), "the batch's labels",
+        labels, sizeof(int32_t) * size_t(n), "the batch's labels", "the loss",
         [=, &o = inner_] { o.softmax_xent_forward(logits, labels, n, k, grad, out); });
   return [=, &o = inner_, staged = std::vector<int32_t>(labels, labels + n)] {
     o.softmax_xent_forward(logits, staged.data(), n, k, grad, out);

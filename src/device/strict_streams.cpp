@@ -214,17 +214,22 @@ bool StrictStreams::pinned(const void* ptr) const {
 
 std::function<void()> StrictStreams::reading_pinned(const void* src, size_t bytes,
                                                     const std::string& what,
+                                                    const std::string& reader,
                                                     std::function<void()> use) {
-  // What the host wrote before issuing the work is what the work must read. Kept by address, not
-  // in the closure: a replayed graph runs the captured closure after the host issued anew.
-  pinned_issued_[src] = fnv1a(src, bytes);
+  // What the host wrote before issuing the work is what the work must read. Kept by address in
+  // issue order, not in the closure: a replayed graph runs the captured closure for the host's
+  // new issue. Readers of one buffer run in the order they were issued (one stream's copies).
+  pinned_issued_[src].push_back(fnv1a(src, bytes));
   graph_.note_access(src, bytes, false);  // a graph's node reads the captured buffer
-  return [this, src, bytes, what, use = std::move(use)] {
-    if (fnv1a(src, bytes) != pinned_issued_[src])
+  return [this, src, bytes, what, reader, use = std::move(use)] {
+    std::deque<uint64_t>& issued = pinned_issued_[src];
+    const uint64_t expected = issued.empty() ? 0 : issued.front();
+    if (!issued.empty()) issued.pop_front();
+    if (fnv1a(src, bytes) != expected)
       races_.defer(OrderingError(
-          "the host rewrote the pinned source of " + what +
-          " after issuing the work that reads it and before it ran: a pinned buffer may be "
-          "reused only once an event recorded after its reader has completed"));
+          "the host rewrote the pinned source of " + what + " after issuing " + reader +
+          " and before it ran: a pinned buffer may be reused only once an event recorded after "
+          "its reader has completed"));
     use();
   };
 }
@@ -232,9 +237,9 @@ std::function<void()> StrictStreams::reading_pinned(const void* src, size_t byte
 void StrictStreams::copy_from_pinned_async(int stream, void* dst, const void* src, size_t bytes,
                                            const char* what) {
   if (in_device_work()) return (void)std::memcpy(dst, src, bytes);
-  write_on_stream(stream, dst, bytes, what, reading_pinned(src, bytes, what, [dst, src, bytes] {
-                    std::memcpy(dst, src, bytes);
-                  }));
+  write_on_stream(stream, dst, bytes, what,
+                  reading_pinned(src, bytes, what, "the copy",
+                                 [dst, src, bytes] { std::memcpy(dst, src, bytes); }));
 }
 
 void StrictStreams::fill_async(int stream, float* dst, size_t count, float value,

@@ -118,8 +118,9 @@ class StrictStreams final : public DeviceStreams {
   bool pinned(const void* ptr) const;
   // Runs `use` (which reads [src, src + bytes) of pinned memory) when queued work runs; refuses,
   // as copy_from_pinned_async does, a source the host changed after issuing it.
+  // `what` names the memory, `reader` the work ("the copy").
   std::function<void()> reading_pinned(const void* src, size_t bytes, const std::string& what,
-                                       std::function<void()> use);
+                                       const std::string& reader, std::function<void()> use);
   void copy_to_host(void* dst, const void* src, size_t bytes) override;
   void copy_to_device(void* dst, const void* src, size_t bytes) override;
   void copy_on_device(void* dst, const void* src, size_t bytes) override;
@@ -147,8 +148,9 @@ class StrictStreams final : public DeviceStreams {
   bool completed_always_ = false;
   GlueBug glue_bug_ = GlueBug::None;
   uint64_t synchronizations_ = 0;
-  std::map<const char*, size_t> pinned_;           // pinned buffers: start -> bytes
-  std::map<const void*, uint64_t> pinned_issued_;  // what reading_pinned's source held at issue
+  std::map<const char*, size_t> pinned_;  // pinned buffers: start -> bytes
+  // Per pinned source: what it held when each of its queued readers was issued, oldest first.
+  std::map<const void*, std::deque<uint64_t>> pinned_issued_;
 };
 
 }  // namespace wt
