@@ -15,7 +15,8 @@
 # under the same environment: OPENBLAS_CORETYPE as inherited (stated in the output),
 # OPENBLAS_NUM_THREADS=1, and glibc malloc kept from trimming (MALLOC_TRIM_THRESHOLD_ and
 # MALLOC_MMAP_THRESHOLD_ = 1e9).
-# wavetrain reports through <run-dir>/summary.json: samples_per_s_median, peak_rss_mb, wall_s.
+# wavetrain reports through <run-dir>/summary.json: samples_per_s_median, peak_rss_mb, wall_s;
+# torch_reference.py's samples_per_s_median is the same statistic (global batch / median step).
 #
 # Environment: WT_BUILD_DIR (default build), PYTHON (default /usr/bin/python3, the interpreter
 # with Debian's torch/h5py), WT_MPIRUN_ARGS (extra mpirun arguments).
