@@ -8,10 +8,15 @@
 #   1 core : wavetrain 1 rank            vs  torch_reference.py --threads 1
 #   2 cores: wavetrain mpirun -n 2       vs  torch_reference.py --ddp (gloo, 2 x 1 thread)
 #                                        and torch_reference.py --threads 2
-# and prints a markdown table of medians over rounds. Both sides run under the same
-# environment: OPENBLAS_CORETYPE as inherited (stated in the output), OPENBLAS_NUM_THREADS=1,
-# and glibc malloc kept from trimming (MALLOC_TRIM_THRESHOLD_/MALLOC_MMAP_THRESHOLD_ = 1e9).
-# wavetrain reports through <run-dir>/summary.json: samples_per_s_median, peak_rss_mb, wall_s.
+# and prints a markdown table of medians over rounds (bench/compare_torch_table.py), with the
+# rows issue 37 tracks: 1 rank against PyTorch's 1 thread, and 2 ranks against PyTorch's best
+# 2-core setup (whichever of 1 thread, 2 threads and DDP 2x1 ran fastest), each with its
+# per-round ratios (wavetrain's round r over PyTorch's round r) to show the spread. Both sides run
+# under the same environment: OPENBLAS_CORETYPE as inherited (stated in the output),
+# OPENBLAS_NUM_THREADS=1, and glibc malloc kept from trimming (MALLOC_TRIM_THRESHOLD_ and
+# MALLOC_MMAP_THRESHOLD_ = 1e9).
+# wavetrain reports through <run-dir>/summary.json: samples_per_s_median, peak_rss_mb, wall_s;
+# torch_reference.py's samples_per_s_median is the same statistic (global batch / median step).
 #
 # Environment: WT_BUILD_DIR (default build), PYTHON (default /usr/bin/python3, the interpreter
 # with Debian's torch/h5py), WT_MPIRUN_ARGS (extra mpirun arguments).
@@ -85,10 +90,10 @@ run_wavetrain() {
     FAILURES=$((FAILURES + 1))
     return 0
   fi
-  if ! "$PYTHON" - "$dir/summary.json" "$model" "$config" >>"$RESULTS" 2>>"$dir.log" <<'EOF'; then
+  if ! "$PYTHON" - "$dir/summary.json" "$model" "$config" "$round" >>"$RESULTS" 2>>"$dir.log" <<'EOF'; then
 import json, sys
 s = json.load(open(sys.argv[1]))
-print(json.dumps({"impl": "wavetrain", "model": sys.argv[2], "config": sys.argv[3],
+print(json.dumps({"impl": "wavetrain", "model": sys.argv[2], "config": sys.argv[3], "round": int(sys.argv[4]),
                   "samples_per_s_median": float(s["samples_per_s_median"]),
                   "peak_rss_mb": float(s["peak_rss_mb"]), "wall_s": float(s["wall_s"])}))
 EOF
@@ -103,8 +108,8 @@ run_torch() {
   local log=$OUT/torch-$model-$config.log
   if "$PYTHON" "$REPO/bench/torch_reference.py" --data "$DATA" --model "$model" --steps "$STEPS" \
       --warmup "$WARMUP" --repeats 1 "$@" >"$log.out" 2>"$log"; then
-    "$PYTHON" -c 'import json,sys; r=json.loads(sys.stdin.read().strip().splitlines()[-1]); r["config"]=sys.argv[1]; print(json.dumps(r))' \
-      "$config" <"$log.out" >>"$RESULTS"
+    "$PYTHON" -c 'import json,sys; r=json.loads(sys.stdin.read().strip().splitlines()[-1]); r["config"]=sys.argv[1]; r["round"]=int(sys.argv[2]); print(json.dumps(r))' \
+      "$config" "$round" <"$log.out" >>"$RESULTS"
   else
     echo "   torch $model $config failed (log: $log):" >&2
     tail -5 "$log" | sed 's/^/     /' >&2
@@ -133,35 +138,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
   done
 done
 
-"$PYTHON" - "$RESULTS" <<'EOF'
-import json, os, statistics, sys
-rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
-def med(impl, model, config, key):
-    vals = [r[key] for r in rows if r["impl"] == impl and r["model"] == model and r["config"] == config]
-    return statistics.median(vals) if vals else None
-def fmt(v, digits=0):
-    return "n/a" if v is None else f"{v:,.{digits}f}"
-print()
-print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '<unset>')}, OPENBLAS_NUM_THREADS=1, "
-      "malloc trim/mmap thresholds 1e9; medians over rounds")
-print()
-print("| model | config | wavetrain samples/s | torch samples/s | ratio wt/torch | wavetrain peak RSS MB | torch peak RSS MB |")
-print("|---|---|---:|---:|---:|---:|---:|")
-seen = []
-for r in rows:
-    if (r["model"], r["config"]) not in seen:
-        seen.append((r["model"], r["config"]))
-for model, config in seen:
-    torch_config = config
-    wt_config = "2cores" if config.startswith("2cores") else config
-    wt = med("wavetrain", model, wt_config, "samples_per_s_median")
-    th = med("torch", model, torch_config, "samples_per_s_median")
-    ratio = f"{wt / th:.2f}" if wt and th else "n/a"
-    label = {"1core": "1 core: 1 rank / 1 thread", "2cores": "2 cores: 2 ranks / DDP gloo 2x1",
-             "2cores-threads": "2 cores: 2 ranks / 1 process 2 threads"}.get(config, config)
-    print(f"| {model} | {label} | {fmt(wt)} | {fmt(th)} | {ratio} | "
-          f"{fmt(med('wavetrain', model, wt_config, 'peak_rss_mb'))} | {fmt(med('torch', model, torch_config, 'peak_rss_mb'))} |")
-EOF
+"$PYTHON" "$REPO/bench/compare_torch_table.py" "$RESULTS"
 
 if ((FAILURES)); then
   echo "error: $FAILURES run(s) failed; see the logs in $OUT" >&2

@@ -12,7 +12,9 @@ Configurations (pick one per invocation):
 
 Prints one JSON line per invocation:
   {"impl": "torch", "model": ..., "config": ..., "samples_per_s_median": ...,
-   "peak_rss_mb": ..., ...}
+   "samples_per_s_mean": ..., "peak_rss_mb": ..., ...}
+samples_per_s_median is global batch / median step time (wavetrain's statistic), the median over
+repeats; samples_per_s_mean is timed steps x batch / their wall time.
 peak_rss_mb is the largest peak resident set of any one process (per rank, like wavetrain).
 
 Environment, measured to matter on the benchmark machine:
@@ -129,27 +131,34 @@ def train_and_time(args, torch, rank, world, on_barrier):
         step += 1
         return loss
 
-    rates = []
+    rates, median_rates = [], []
     for _ in range(args.repeats):
         for _ in range(args.warmup):
             one_step()
         on_barrier()
         t0 = time.perf_counter()
+        step_times = []
         for _ in range(args.steps):
+            t_step = time.perf_counter()
             loss = one_step()
+            step_times.append(time.perf_counter() - t_step)
         on_barrier()
         elapsed = time.perf_counter() - t0
         rates.append(args.steps * GLOBAL_BATCH / elapsed)
+        # wavetrain's summary.json rate is global batch / median step time: the same statistic
+        # here, so a step stalled by another process counts alike on both sides.
+        median_rates.append(GLOBAL_BATCH / statistics.median(step_times))
     if not torch.isfinite(loss.detach()):
         raise RuntimeError("loss is not finite")
-    return rates, float(loss.detach())
+    return rates, median_rates, float(loss.detach())
 
 
-def report(args, config, rates, rss_mb, final_loss, torch):
+def report(args, config, rates, median_rates, rss_mb, final_loss, torch):
     print(json.dumps({
         "impl": "torch", "model": args.model, "config": config,
-        "samples_per_s_median": round(statistics.median(rates), 1),
-        "samples_per_s": [round(r, 1) for r in rates],
+        "samples_per_s_median": round(statistics.median(median_rates), 1),
+        "samples_per_s_mean": round(statistics.median(rates), 1),
+        "samples_per_s": [round(r, 1) for r in median_rates],
         "peak_rss_mb": round(rss_mb, 1), "final_loss": round(final_loss, 4),
         "steps": args.steps, "warmup": args.warmup, "repeats": args.repeats,
         "torch": torch.__version__, "openblas_threads": args.openblas_threads,
@@ -165,11 +174,11 @@ def ddp_worker(rank, args, port, results):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=DDP_WORLD)
-    rates, loss = train_and_time(args, torch, rank, DDP_WORLD, dist.barrier)
+    rates, median_rates, loss = train_and_time(args, torch, rank, DDP_WORLD, dist.barrier)
     rss = torch.tensor([peak_rss_mb()])
     dist.all_reduce(rss, op=dist.ReduceOp.MAX)
     if rank == 0:
-        results.put((rates, float(rss[0]), loss))
+        results.put((rates, median_rates, float(rss[0]), loss))
     dist.destroy_process_group()
 
 
@@ -190,12 +199,12 @@ def main():
         ctx = mp.get_context("spawn")
         results = ctx.SimpleQueue()
         mp.spawn(ddp_worker, args=(args, free_port(), results), nprocs=DDP_WORLD, join=True)
-        rates, rss, loss = results.get()
-        report(args, f"ddp={DDP_WORLD}x1", rates, rss, loss, torch)
+        rates, median_rates, rss, loss = results.get()
+        report(args, f"ddp={DDP_WORLD}x1", rates, median_rates, rss, loss, torch)
     else:
         torch.set_num_threads(args.threads)
-        rates, loss = train_and_time(args, torch, 0, 1, lambda: None)
-        report(args, f"threads={args.threads}", rates, peak_rss_mb(), loss, torch)
+        rates, median_rates, loss = train_and_time(args, torch, 0, 1, lambda: None)
+        report(args, f"threads={args.threads}", rates, median_rates, peak_rss_mb(), loss, torch)
 
 
 if __name__ == "__main__":

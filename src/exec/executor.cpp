@@ -61,6 +61,7 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
     }
   for (const Instruction& load : loads_) slot_batch_[size_t(load.slot)] = -1;  // forked there
   consumers_ = model_.graph.consumers();
+  gradient_needed_ = model_.graph.output_gradient_needed();
   residency_ = plan_residency(program_, rank_, static_cast<int>(model_.stages.size()));
   for (size_t r = 0; r < replicas_.size(); ++r)
     for (size_t s = 0; s < model_.stages.size(); ++s) {
@@ -454,7 +455,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const int src = node.inputs[k];
         in.push_back(&slot.input_of(src));
-        din_ptrs.push_back(src == kGraphInput ? nullptr : &din[k]);
+        din_ptrs.push_back(needs_input_gradient(src, begin) ? &din[k] : nullptr);
       }
       LayerContext ctx;
       ctx.mode = Mode::Train;
@@ -477,7 +478,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       // Fan-out: a tensor read by several nodes receives the sum of their gradients.
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const int src = node.inputs[k];
-        if (src == kGraphInput) continue;
+        if (!din_ptrs[k]) continue;
         Tensor& grad = slot.gradient_of(src);
         if (!grad.defined()) {
           grad = std::move(din[k]);
@@ -496,6 +497,14 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
   // Burst: the stage's re-laid input is dead once the stage's backward is done (its gradient
   // rows still go back).
   if (begin > 0) slot.relaid_out[begin - 1] = Tensor();
+}
+
+// An input made inside this Backward's node range whose gradient nothing upstream uses is not
+// computed (the graph input never is). One made before `begin` (another stage's, another
+// segment's) is: a schedule may send it back to that stage's rank.
+bool Executor::needs_input_gradient(int src, int begin) const {
+  if (src == kGraphInput) return false;
+  return src < begin || gradient_needed_[size_t(src)];
 }
 
 void Executor::require_values(const Instruction& ins) {

@@ -172,6 +172,8 @@ class Executor {
   // What the issuing transfer (and its completion work) touches: declared with it (start()).
   void comm_touches(const Instruction& ins, const float* ptr, int64_t count, bool write);
   void backward_nodes(Model& model, Slot& slot, int begin, int end);
+  // Whether a Backward over nodes [begin, ...) computes the gradient of node src's output.
+  bool needs_input_gradient(int src, int begin) const;
   Model& replica(const Instruction& ins) { return *replicas_[ins.replica]; }
   void execute_gradient_exchange(const Instruction& ins);
   // Deadlock messages: each stream's blocking Wait with the instruction that should complete its
@@ -258,6 +260,7 @@ class Executor {
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unique_ptr<ProgramEvents> events_;  // Record, Wait and transfers on the device
   std::vector<std::vector<int>> consumers_;
+  std::vector<char> gradient_needed_;  // per node: Graph::output_gradient_needed
   // Per stream of this rank, per instruction: an AllReduce with nothing to overlap (see the
   // constructor), run as a blocking collective.
   std::vector<std::vector<char>> may_block_;

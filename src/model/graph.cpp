@@ -174,6 +174,16 @@ std::vector<std::vector<int>> Graph::consumers() const {
   return c;
 }
 
+std::vector<char> Graph::output_gradient_needed() const {
+  std::vector<char> needed(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    bool need = !nodes[i].layer->param_specs().empty();
+    for (int in : nodes[i].inputs) need = need || (in != kGraphInput && needed[size_t(in)]);
+    needed[i] = need;
+  }
+  return needed;
+}
+
 double Graph::flops_per_sample() const {
   double f = 0;
   for (const auto& n : nodes) f += n.layer->flops_per_sample();

@@ -43,6 +43,11 @@ class Graph {
   int loss_node() const { return static_cast<int>(nodes.size()) - 1; }
   // For each node, the nodes that read its output.
   std::vector<std::vector<int>> consumers() const;
+  // For each node, whether the loss's gradient with respect to its output is of any use: true
+  // when it or a node it reads from (directly or not) has parameters. A backward pass need not
+  // compute the others (mlp's flatten of the input: fc1 would compute a [64, 784] input gradient
+  // that nothing reads, a quarter of the model's GEMM work).
+  std::vector<char> output_gradient_needed() const;
   double flops_per_sample() const;
 };
 

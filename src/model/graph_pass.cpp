@@ -75,6 +75,7 @@ double run_graph_pass(Model& model, const OpsBackend& ops, const Tensor& x,
   if (!backward) return loss;
   Tensor seed = Tensor::empty({1}, model.allocator());
   seed.fill(1.0f);
+  const std::vector<char> needed = model.graph.output_gradient_needed();  // as the executor
   for (size_t i = count; i-- > 0;) {
     const Node& n = nodes[i];
     const Tensor& dout = i + 1 == count ? seed : grad[i];
@@ -82,13 +83,15 @@ double run_graph_pass(Model& model, const OpsBackend& ops, const Tensor& x,
     const std::vector<const Tensor*> in = inputs_of(n, x, out);
     std::vector<Tensor> din(n.inputs.size());
     std::vector<Tensor*> din_ptrs;
-    for (size_t k = 0; k < n.inputs.size(); ++k)
-      din_ptrs.push_back(n.inputs[k] == kGraphInput ? nullptr : &din[k]);
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const int src = n.inputs[k];
+      din_ptrs.push_back(src != kGraphInput && needed[size_t(src)] ? &din[k] : nullptr);
+    }
     const Clock::time_point t0 = times ? Clock::now() : Clock::time_point();
     n.layer->backward(in, out[i], dout, din_ptrs, saved[i], ctx);
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const int src = n.inputs[k];
-      if (src == kGraphInput) continue;
+      if (!din_ptrs[k]) continue;
       if (!grad[size_t(src)].defined())
         grad[size_t(src)] = din[k];
       else

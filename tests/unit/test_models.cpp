@@ -81,6 +81,16 @@ TEST(Models, LeNet) {
   EXPECT_EQ(m.param_count(), want);
 }
 
+// A backward pass skips the input gradients nothing upstream uses: mlp's flatten of the input
+// needs none (so fc1 computes no [N, 784] gradient); every node after a parameter does.
+TEST(Models, OutputGradientNeededOnlyDownstreamOfParameters) {
+  SKIP_UNLESS_REGISTERED("conv2d", "linear", "maxpool2d", "flatten");
+  const Graph mlp = Graph::load(model_path("mlp"));
+  EXPECT_EQ(mlp.output_gradient_needed(), (std::vector<char>{0, 1, 1, 1, 1, 1, 1}));
+  const Graph lenet = Graph::load(model_path("lenet"));
+  EXPECT_EQ(lenet.output_gradient_needed(), std::vector<char>(lenet.nodes.size(), 1));
+}
+
 TEST(Models, ResNet) {
   SKIP_UNLESS_REGISTERED("conv2d", "linear", "global_avgpool");
   Graph g = Graph::load(model_path("resnet"));
