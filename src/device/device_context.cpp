@@ -34,12 +34,12 @@ namespace {
 std::unique_ptr<DeviceBackend> make_backend(const DeviceOptions& o, size_t* memory_limit) {
   switch (o.kind) {
     case DeviceKind::Host:
-      return std::make_unique<HostBackend>();
+      return std::make_unique<HostBackend>(o.precision);
     case DeviceKind::Strict:
-      return std::make_unique<StrictBackend>(o.strict_seed);
+      return std::make_unique<StrictBackend>(o.strict_seed, o.precision);
     case DeviceKind::Cuda:
 #ifdef WAVETRAIN_HAVE_CUDA
-      return cuda::make_cuda_backend(o.gpu, o.tf32, memory_limit);
+      return cuda::make_cuda_backend(o.gpu, o.tf32, o.precision, memory_limit);
 #else
       (void)memory_limit;
       throw std::invalid_argument(

@@ -21,6 +21,7 @@
 #include "device/device_backend.hpp"
 #include "device/strict_streams.hpp"
 #include "mem/caching_allocator.hpp"
+#include "ops/precision.hpp"
 
 namespace wt {
 
@@ -35,9 +36,10 @@ struct DeviceOptions {
   // The budget in bytes (device.memory_limit); 0: none on a CPU, the GPU's free memory less a
   // margin on a GPU.
   size_t memory_limit = 0;
-  uint64_t strict_seed = 1;  // the strict device's stream shuffle
-  int gpu = 0;               // cuda: the GPU this rank drives
-  bool tf32 = false;         // cuda: let cuBLAS and cuDNN use TF32 tensor cores
+  uint64_t strict_seed = 1;               // the strict device's stream shuffle
+  int gpu = 0;                            // cuda: the GPU this rank drives
+  bool tf32 = false;                      // cuda: let cuBLAS and cuDNN use TF32 tensor cores
+  Precision precision = Precision::Fp32;  // the matrix products' inputs (train.precision)
 };
 
 class DeviceContext {
