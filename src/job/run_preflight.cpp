@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "io/checked_file.hpp"
+#include "ops/host/bf16.hpp"
 #ifdef WAVETRAIN_HAVE_CUDA
 #include "comm/node_ranks.hpp"
 #include "device/cuda/gpu_probe.hpp"
@@ -183,6 +184,17 @@ std::string resolve_device_kind(const RunConfig& cfg, std::string* why) {
 
 void check_device_kind(const RunConfig& cfg) {
   if (cfg.device.kind == "cuda") (void)place_on_gpu(cfg);
+}
+
+void check_precision(const RunConfig& cfg) {
+  if (cfg.train.precision != "bf16" || cfg.device.kind == "cuda" || ops::host_computes_bf16())
+    return;
+  throw deck_error(cfg, "train.precision",
+                   std::string("\"bf16\" on device.kind = \"") + cfg.device.kind +
+                       "\" needs a CPU with bf16 arithmetic (AVX512-BF16 or AMX), but oneDNN "
+                       "runs " +
+                       ops::host_cpu_isa_name() +
+                       " here, where bf16 would be emulated and slower than FP32: use \"fp32\"");
 }
 
 void check_program_batches(const RunConfig& cfg, const Program& program) {
