@@ -4,6 +4,7 @@
 
 #include "device/host_backend.hpp"
 #include "device/strict_backend.hpp"
+#include "ops/host/bf16.hpp"
 #ifdef WAVETRAIN_HAVE_CUDA
 #include "device/cuda/cuda_backend.hpp"
 #endif
@@ -27,6 +28,13 @@ const char* device_kind_name(DeviceKind kind) {
       break;
   }
   return "host";
+}
+
+std::string precision_unsupported(DeviceKind kind, Precision precision) {
+  if (precision != Precision::Bf16 || kind == DeviceKind::Cuda || ops::host_computes_bf16())
+    return "";
+  return std::string("needs a CPU with bf16 arithmetic (AVX512-BF16 or AMX), but oneDNN runs ") +
+         ops::host_cpu_isa_name() + " here, where bf16 would be emulated and slower than FP32";
 }
 
 namespace {

@@ -31,6 +31,10 @@ enum class DeviceKind { Host, Strict, Cuda };
 DeviceKind parse_device_kind(const std::string& name);
 const char* device_kind_name(DeviceKind kind);
 
+// Why a device of `kind` cannot compute in `precision` here, "" when it can: bf16 on a CPU device
+// (host, strict) needs oneDNN's native bf16 kernels (AVX512-BF16 or AMX), not its emulation.
+std::string precision_unsupported(DeviceKind kind, Precision precision);
+
 struct DeviceOptions {
   DeviceKind kind = DeviceKind::Host;
   // The budget in bytes (device.memory_limit); 0: none on a CPU, the GPU's free memory less a

@@ -12,10 +12,10 @@
 #include <stdexcept>
 
 #include "io/checked_file.hpp"
-#include "ops/host/bf16.hpp"
 #ifdef WAVETRAIN_HAVE_CUDA
 #include "comm/node_ranks.hpp"
 #include "device/cuda/gpu_probe.hpp"
+#include "device/device_context.hpp"
 #include "device/gpu_assignment.hpp"
 #endif
 #include "util/input_error.hpp"
@@ -187,14 +187,14 @@ void check_device_kind(const RunConfig& cfg) {
 }
 
 void check_precision(const RunConfig& cfg) {
-  if (cfg.train.precision != "bf16" || cfg.device.kind == "cuda" || ops::host_computes_bf16())
-    return;
-  throw deck_error(cfg, "train.precision",
-                   std::string("\"bf16\" on device.kind = \"") + cfg.device.kind +
-                       "\" needs a CPU with bf16 arithmetic (AVX512-BF16 or AMX), but oneDNN "
-                       "runs " +
-                       ops::host_cpu_isa_name() +
-                       " here, where bf16 would be emulated and slower than FP32: use \"fp32\"");
+  // A GPU: cuBLAS and cuDNN report an unsupported bf16 (before sm_80) when first called.
+  if (cfg.device.kind == "cuda") return;
+  const DeviceKind kind = cfg.device.kind == "strict" ? DeviceKind::Strict : DeviceKind::Host;
+  const std::string why = precision_unsupported(kind, parse_precision(cfg.train.precision));
+  if (!why.empty())
+    throw deck_error(cfg, "train.precision",
+                     "\"" + cfg.train.precision + "\" on device.kind = \"" + cfg.device.kind +
+                         "\" " + why + ": use \"fp32\"");
 }
 
 void check_program_batches(const RunConfig& cfg, const Program& program) {
