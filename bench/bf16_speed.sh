@@ -7,10 +7,10 @@
 #
 # Each round runs the four, one after another, the order rotating every round so that drift in
 # the machine's load hits all alike: wavetrain fp32, wavetrain bf16, torch fp32, torch bf16
-# (autocast). Prints medians over rounds of each side's samples/s (its median over steps) and the
-# ratios. Same environment as compare_torch.sh: OPENBLAS_CORETYPE as inherited (stated),
-# OPENBLAS_NUM_THREADS=1, glibc malloc kept from trimming. WT_BUILD_DIR (default build), PYTHON
-# (default /usr/bin/python3).
+# (autocast). Prints medians over rounds of each side's samples/s (its median over steps), each
+# round's own ratios with their median, and the ratios of the medians. Same environment as
+# compare_torch.sh: OPENBLAS_CORETYPE as inherited (stated), OPENBLAS_NUM_THREADS=1, glibc malloc
+# kept from trimming. WT_BUILD_DIR (default build), PYTHON (default /usr/bin/python3).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO=$PWD
@@ -21,7 +21,7 @@ while (($#)); do
     --steps) STEPS=$2; shift 2 ;;
     --warmup) WARMUP=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -85,7 +85,14 @@ print("| side | samples/s (median of rounds) | per round |")
 print("|---|---:|---|")
 for s, v in med.items():
     print(f"| {s} | {v:,.0f} | {per_round[s]} |")
+# Each round's own ratios (its four runs back to back): the machine's load moves between rounds.
+rounds = [{r["side"]: r["rate"] for r in rows[i:i + 4]} for i in range(0, len(rows), 4)]
+for a, b in (("wt-bf16", "wt-fp32"), ("wt-bf16", "torch-bf16")):
+    ratios = [r[a] / r[b] for r in rounds if a in r and b in r]
+    print(f"per round {a} / {b}: {', '.join(f'{x:.2f}' for x in ratios)}; "
+          f"median {statistics.median(ratios):.2f}")
 print()
+print("ratios of the medians:")
 print(f"wavetrain bf16 / wavetrain fp32 = {med['wt-bf16'] / med['wt-fp32']:.2f}x")
 print(f"wavetrain bf16 / torch bf16 autocast = {med['wt-bf16'] / med['torch-bf16']:.2f}x")
 print(f"wavetrain fp32 / torch fp32 = {med['wt-fp32'] / med['torch-fp32']:.2f}x")
