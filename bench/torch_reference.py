@@ -52,6 +52,9 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--openblas-threads", type=int, default=1)
+    p.add_argument("--autocast", choices=("off", "bf16"), default="off",
+                   help="bf16: forward under torch.autocast('cpu', bfloat16), as "
+                        "wavetrain's train.precision = \"bf16\" (bench/bf16_speed.sh)")
     p.add_argument("--system-malloc", action="store_true", help="keep glibc's trimming defaults")
     args = p.parse_args(argv)
     if args.threads < 1 or args.steps < 1 or args.repeats < 1 or args.warmup < 0:
@@ -125,7 +128,9 @@ def train_and_time(args, torch, rank, world, on_barrier):
         begin = (step % batches_per_epoch) * GLOBAL_BATCH + rank * local_batch
         xb, yb = x[begin:begin + local_batch], y[begin:begin + local_batch]
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(xb), yb)
+        # Autocast runs linear and conv in bf16 and keeps the loss in FP32 (its CPU policy).
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast == "bf16"):
+            loss = loss_fn(model(xb), yb)
         loss.backward()
         opt.step()
         step += 1
@@ -161,6 +166,7 @@ def report(args, config, rates, median_rates, rss_mb, final_loss, torch):
         "samples_per_s": [round(r, 1) for r in median_rates],
         "peak_rss_mb": round(rss_mb, 1), "final_loss": round(final_loss, 4),
         "steps": args.steps, "warmup": args.warmup, "repeats": args.repeats,
+        "autocast": args.autocast,
         "torch": torch.__version__, "openblas_threads": args.openblas_threads,
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", ""),
         "malloc_tuned": all(k in os.environ for k in MALLOC_ENV),

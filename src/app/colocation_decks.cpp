@@ -69,6 +69,12 @@ void check_job_deck(const RunConfig& job, const RunConfig& colocation, const std
                          "the ranks different programs would interleave their transfers and "
                          "collectives differently on each rank and deadlock); co-locate it on one "
                          "rank, or train it alone");
+  if (job.train.precision != colocation.train.precision)
+    throw deck_error(job, "train.precision",
+                     name + " has \"" + job.train.precision + "\", the co-location deck \"" +
+                         colocation.train.precision +
+                         "\": co-located jobs share one device, whose GEMM and convolution "
+                         "precision is the co-location deck's; set it alike in every deck");
 }
 
 // One watchdog per rank: the jobs' stall limits must be one.

@@ -62,7 +62,8 @@ struct RunConfig {
     int64_t global_batch = 64;
     int64_t eval_batch = 256;
     bool eval_every_epoch = true;
-    int64_t log_every_steps = 50;  // metrics rows
+    int64_t log_every_steps = 50;    // metrics rows
+    std::string precision = "fp32";  // fp32 | bf16: the matrix products' inputs (ops/precision.hpp)
   } train;
 
   struct Checkpoint {
@@ -91,9 +92,9 @@ struct RunConfig {
 
   // schedule.kind = "auto": how the schedule is chosen (app/auto/auto_schedule.hpp).
   struct Auto {
-    bool measure = false;        // run the top three candidates and keep the fastest measured
-    int64_t measure_steps = 4;   // timed steps per measured candidate (after one warm-up)
-    bool lossy = false;          // a candidate with the lossy weight codec may be chosen
+    bool measure = false;         // run the top three candidates and keep the fastest measured
+    int64_t measure_steps = 4;    // timed steps per measured candidate (after one warm-up)
+    bool lossy = false;           // a candidate with the lossy weight codec may be chosen
     double memory_margin = 1.25;  // a candidate fits when its predicted peak x this is within
                                   // device.memory_limit (the allocator's fragmentation, workspaces)
   } automatic;

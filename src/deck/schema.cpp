@@ -320,6 +320,11 @@ std::vector<KeyDef> train_keys() {
       key("train", "log_every_steps", WT_FIELD(train.log_every_steps),
           "write a metrics row every this many steps")
           .in(Range::at_least(1)),
+      key("train", "precision", WT_FIELD(train.precision),
+          "fp32: FP32 throughout; bf16: GEMM and convolution inputs rounded to bfloat16 with FP32 "
+          "accumulation and outputs (PyTorch's autocast); parameters, optimizer state and the "
+          "loss stay FP32, and checkpoints are the same either way")
+          .one_of({"fp32", "bf16"}),
       // [checkpoint]
       key("checkpoint", "dir", WT_FIELD(checkpoint.dir),
           "checkpoint directory, relative to the run directory"),

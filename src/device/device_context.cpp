@@ -4,6 +4,7 @@
 
 #include "device/host_backend.hpp"
 #include "device/strict_backend.hpp"
+#include "ops/host/bf16.hpp"
 #ifdef WAVETRAIN_HAVE_CUDA
 #include "device/cuda/cuda_backend.hpp"
 #endif
@@ -29,17 +30,24 @@ const char* device_kind_name(DeviceKind kind) {
   return "host";
 }
 
+std::string precision_unsupported(DeviceKind kind, Precision precision) {
+  if (precision != Precision::Bf16 || kind == DeviceKind::Cuda || ops::host_computes_bf16())
+    return "";
+  return std::string("needs a CPU with bf16 arithmetic (AVX512-BF16 or AMX), but oneDNN runs ") +
+         ops::host_cpu_isa_name() + " here, where bf16 would be emulated and slower than FP32";
+}
+
 namespace {
 
 std::unique_ptr<DeviceBackend> make_backend(const DeviceOptions& o, size_t* memory_limit) {
   switch (o.kind) {
     case DeviceKind::Host:
-      return std::make_unique<HostBackend>();
+      return std::make_unique<HostBackend>(o.precision);
     case DeviceKind::Strict:
-      return std::make_unique<StrictBackend>(o.strict_seed);
+      return std::make_unique<StrictBackend>(o.strict_seed, o.precision);
     case DeviceKind::Cuda:
 #ifdef WAVETRAIN_HAVE_CUDA
-      return cuda::make_cuda_backend(o.gpu, o.tf32, memory_limit);
+      return cuda::make_cuda_backend(o.gpu, o.tf32, o.precision, memory_limit);
 #else
       (void)memory_limit;
       throw std::invalid_argument(

@@ -21,6 +21,7 @@
 #include "device/device_backend.hpp"
 #include "device/strict_streams.hpp"
 #include "mem/caching_allocator.hpp"
+#include "ops/precision.hpp"
 
 namespace wt {
 
@@ -30,14 +31,19 @@ enum class DeviceKind { Host, Strict, Cuda };
 DeviceKind parse_device_kind(const std::string& name);
 const char* device_kind_name(DeviceKind kind);
 
+// Why a device of `kind` cannot compute in `precision` here, "" when it can: bf16 on a CPU device
+// (host, strict) needs oneDNN's native bf16 kernels (AVX512-BF16 or AMX), not its emulation.
+std::string precision_unsupported(DeviceKind kind, Precision precision);
+
 struct DeviceOptions {
   DeviceKind kind = DeviceKind::Host;
   // The budget in bytes (device.memory_limit); 0: none on a CPU, the GPU's free memory less a
   // margin on a GPU.
   size_t memory_limit = 0;
-  uint64_t strict_seed = 1;  // the strict device's stream shuffle
-  int gpu = 0;               // cuda: the GPU this rank drives
-  bool tf32 = false;         // cuda: let cuBLAS and cuDNN use TF32 tensor cores
+  uint64_t strict_seed = 1;               // the strict device's stream shuffle
+  int gpu = 0;                            // cuda: the GPU this rank drives
+  bool tf32 = false;                      // cuda: let cuBLAS and cuDNN use TF32 tensor cores
+  Precision precision = Precision::Fp32;  // the matrix products' inputs (train.precision)
 };
 
 class DeviceContext {

@@ -11,6 +11,7 @@ namespace wt {
 
 class HostBackend final : public DeviceBackend {
  public:
+  explicit HostBackend(Precision precision = Precision::Fp32) : ops_(precision) {}
   const char* name() const override { return "host"; }
   DeviceStreams& streams() override { return streams_; }
   const OpsBackend& ops(int) override { return ops_; }

@@ -18,7 +18,8 @@ namespace wt {
 
 class StrictBackend final : public DeviceBackend {
  public:
-  explicit StrictBackend(uint64_t seed) : queues_(seed) {}
+  // precision: the host kernels' (train.precision), so a strict run computes what a host run does.
+  StrictBackend(uint64_t seed, Precision precision) : queues_(seed), kernels_(precision) {}
   const char* name() const override { return "strict"; }
   DeviceStreams& streams() override { return queues_; }
   void attach(CachingAllocator& memory) override { memory_ = &memory; }

@@ -11,6 +11,7 @@ DeviceOptions device_options(const RunConfig& cfg, int rank, int gpu) {
   o.strict_seed = static_cast<uint64_t>(cfg.device.strict_seed + rank);
   o.gpu = gpu;
   o.tf32 = cfg.device.tf32;
+  o.precision = parse_precision(cfg.train.precision);
   return o;
 }
 

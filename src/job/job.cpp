@@ -52,6 +52,7 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
   (void)ranks;
   log_.set_prefix(options.log_prefix);
   check_device_kind(config_);
+  check_precision(config_);
   check_keys_the_schedule_reads(config_);
   graph_ = std::make_unique<Graph>(load_training_graph(config_, &fused_relus_));
   const Graph& graph = *graph_;

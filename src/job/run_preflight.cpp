@@ -15,6 +15,7 @@
 #ifdef WAVETRAIN_HAVE_CUDA
 #include "comm/node_ranks.hpp"
 #include "device/cuda/gpu_probe.hpp"
+#include "device/device_context.hpp"
 #include "device/gpu_assignment.hpp"
 #endif
 #include "util/input_error.hpp"
@@ -183,6 +184,17 @@ std::string resolve_device_kind(const RunConfig& cfg, std::string* why) {
 
 void check_device_kind(const RunConfig& cfg) {
   if (cfg.device.kind == "cuda") (void)place_on_gpu(cfg);
+}
+
+void check_precision(const RunConfig& cfg) {
+  // A GPU: cuBLAS and cuDNN report an unsupported bf16 (before sm_80) when first called.
+  if (cfg.device.kind == "cuda") return;
+  const DeviceKind kind = cfg.device.kind == "strict" ? DeviceKind::Strict : DeviceKind::Host;
+  const std::string why = precision_unsupported(kind, parse_precision(cfg.train.precision));
+  if (!why.empty())
+    throw deck_error(cfg, "train.precision",
+                     "\"" + cfg.train.precision + "\" on device.kind = \"" + cfg.device.kind +
+                         "\" " + why + ": use \"fp32\"");
 }
 
 void check_program_batches(const RunConfig& cfg, const Program& program) {

@@ -50,6 +50,9 @@ GpuPlacement place_on_gpu(const RunConfig& cfg);
 std::string resolve_device_kind(const RunConfig& cfg, std::string* why);
 // device.kind is one this build can run (place_on_gpu's refusals for "cuda"; collective then).
 void check_device_kind(const RunConfig& cfg);
+// train.precision = "bf16" on a CPU device (host, strict) needs a CPU that oneDNN runs bf16 on
+// natively (AVX512-BF16 or AMX): refused, naming the key, where it would be emulated.
+void check_precision(const RunConfig& cfg);
 
 // Every LoadBatch of the program gets at least one sample: the global batch is cut into at most
 // that many parts (ranks, microbatches).

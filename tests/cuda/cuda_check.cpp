@@ -89,6 +89,15 @@ void check_every_op(const wt::cuda::CudaOps& ops) {
     failures += !o.passed();
 }
 
+// train.precision = "bf16": cuBLAS and cuDNN with bf16 inputs against the host's oneDNN bf16.
+void check_bf16_products() {
+  const wt::HostOps host(wt::Precision::Bf16);
+  const wt::cuda::CudaOps ops(nullptr, false, wt::Precision::Bf16);
+  CudaMemory memory;
+  for (const auto& o : wt::parity::compare_bf16_products(host, ops, memory, 3, stdout))
+    failures += !o.passed();
+}
+
 void check_relu(const wt::cuda::CudaOps& ops, wt::Rng& rng) {
   // More elements than one grid covers (65535 blocks of 256 threads), so the grid-stride loop runs.
   const int64_t n = 17'000'001;
@@ -278,6 +287,7 @@ void run_checks() {
   wt::Rng rng(1);
   wt::cuda::CudaOps ops;
   check_every_op(ops);
+  check_bf16_products();
   check_relu(ops, rng);
   cudaStream_t stream = nullptr;  // outlives the CudaOps made on it
   WT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

@@ -44,4 +44,9 @@ struct Outcome {
 std::vector<Outcome> compare_backends(const OpsBackend& reference, const OpsBackend& device,
                                       Memory& memory, uint64_t seed, FILE* log);
 
+// The GEMMs and convolutions of two backends made with Precision::Bf16 (train.precision), at
+// bf16 tolerances (stated in ops_parity.cpp).
+std::vector<Outcome> compare_bf16_products(const OpsBackend& reference, const OpsBackend& device,
+                                           Memory& memory, uint64_t seed, FILE* log);
+
 }  // namespace wt::parity

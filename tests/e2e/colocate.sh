@@ -77,6 +77,11 @@ expect_status missing 2 "missing.toml:5: colocate.decks: 'nowhere.toml'" "$dir/m
 printf '[train]\nglobal_batch = "big"\n' >>"$dir/mlp_bad.toml"
 bad "$dir/malformed.toml" 'decks = ["lr_0.01.toml", "mlp_bad.toml"]'
 expect_status malformed 2 "mlp_bad.toml:2: train.global_batch" "$dir/malformed.toml"
+# One device, one precision (train.precision): a job deck that asks for another is refused.
+sed 's/^\[train\]$/[train]\nprecision = "bf16"/' "$dir/mlp.toml" >"$dir/mlp_bf16.toml"
+bad "$dir/precision.toml" 'decks = ["lr_0.01.toml", "mlp_bf16.toml"]'
+expect_status precision_differs 2 "mlp_bf16.toml:13: train.precision: job 'mlp'.* has \"bf16\"" \
+  "$dir/precision.toml"
 bad "$dir/same.toml" 'decks = ["lr_0.01.toml", "lr_0.01.toml"]'
 expect_status same_run_dir 2 "colocate.decks: 'lr_0.01.toml' and 'lr_0.01.toml' both name run.name" "$dir/same.toml"
 bad "$dir/split.toml" $'decks = ["mlp.toml"]\nsplit_bytes = 2000000' 'memory_limit = 1000000'

@@ -18,6 +18,20 @@ TEST(OpsParity, HostAgainstHostPassesEveryComparison) {
   for (const auto& o : outcomes) EXPECT_TRUE(o.passed()) << o.op << ": " << o.worst;
 }
 
+// bf16 products: host against host passes; an FP32 device (one that skipped the rounding) fails
+// every GEMM comparison at the bf16 GEMM tolerance.
+TEST(OpsParity, Bf16ProductsPassAndCatchAnUnroundedDevice) {
+  const wt::HostOps bf16(wt::Precision::Bf16), fp32;
+  wt::parity::HostMemory memory;
+  const auto same = wt::parity::compare_bf16_products(bf16, bf16, memory, 7, nullptr);
+  EXPECT_GE(same.size(), 19u);
+  for (const auto& o : same) EXPECT_TRUE(o.passed()) << o.op << ": " << o.worst;
+  int gemm_failures = 0;
+  for (const auto& o : wt::parity::compare_bf16_products(bf16, fp32, memory, 7, nullptr))
+    gemm_failures += !o.passed() && o.op.rfind("gemm", 0) == 0;
+  EXPECT_EQ(gemm_failures, 3);
+}
+
 // A backend whose ReLU passes negative values through and whose layer-norm backward drops the
 // bias gradient: the two comparisons that read them fail, and only those.
 class BrokenOps final : public wt::HostOps {

@@ -17,7 +17,8 @@ namespace wt::cuda {
 // The backend of GPU `gpu` (made current on this thread). *memory_limit: the budget; 0 becomes the
 // GPU's free memory less a margin (kMemoryMargin or 5%, the larger), for the CUDA context's and
 // the libraries' own allocations.
-std::unique_ptr<DeviceBackend> make_cuda_backend(int gpu, bool tf32, size_t* memory_limit);
+std::unique_ptr<DeviceBackend> make_cuda_backend(int gpu, bool tf32, Precision precision,
+                                                 size_t* memory_limit);
 
 constexpr size_t kMemoryMargin = size_t(512) << 20;
 

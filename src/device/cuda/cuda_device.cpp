@@ -13,7 +13,8 @@ namespace wt::cuda {
 std::unique_ptr<ProgramEvents> make_cuda_program_events(CudaDevice& device, int count,
                                                         cudaStream_t comm);
 
-CudaDevice::CudaDevice(int gpu, bool tf32) : gpu_(gpu), tf32_(tf32) {
+CudaDevice::CudaDevice(int gpu, bool tf32, Precision precision)
+    : gpu_(gpu), tf32_(tf32), precision_(precision) {
   WT_CUDA_CHECK(cudaSetDevice(gpu_));
   WT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least_priority_, &greatest_priority_));
   // The communication stream is the most urgent: a transfer never waits behind compute that was
@@ -46,7 +47,7 @@ int CudaDevice::cuda_priority(int priority) const {
 void CudaDevice::open(Slot& s) {
   WT_CUDA_CHECK(
       cudaStreamCreateWithPriority(&s.handle, cudaStreamNonBlocking, cuda_priority(s.priority)));
-  s.ops = std::make_unique<CudaOps>(s.handle, tf32_);
+  s.ops = std::make_unique<CudaOps>(s.handle, tf32_, precision_);
   s.replay_ops = std::make_unique<GraphReplayOps>(*s.ops);
 }
 
@@ -77,7 +78,7 @@ void CudaDevice::set_priority(int stream, int priority) {
 
 const OpsBackend& CudaDevice::ops_on(cudaStream_t stream) {
   auto& ops = foreign_[stream];
-  if (!ops) ops = std::make_unique<CudaOps>(stream, tf32_);
+  if (!ops) ops = std::make_unique<CudaOps>(stream, tf32_, precision_);
   return *ops;
 }
 
@@ -302,8 +303,9 @@ std::unique_ptr<ProgramEvents> CudaDevice::program_events(int count, void* comm_
   return make_cuda_program_events(*this, count, static_cast<cudaStream_t>(comm_stream));
 }
 
-std::unique_ptr<DeviceBackend> make_cuda_backend(int gpu, bool tf32, size_t* memory_limit) {
-  auto device = std::make_unique<CudaDevice>(gpu, tf32);
+std::unique_ptr<DeviceBackend> make_cuda_backend(int gpu, bool tf32, Precision precision,
+                                                 size_t* memory_limit) {
+  auto device = std::make_unique<CudaDevice>(gpu, tf32, precision);
   if (*memory_limit == 0) {
     size_t free_bytes = 0, total_bytes = 0;
     WT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));

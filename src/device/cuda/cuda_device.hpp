@@ -19,7 +19,7 @@ namespace wt::cuda {
 
 class CudaDevice final : public DeviceBackend, public DeviceStreams {
  public:
-  CudaDevice(int gpu, bool tf32);
+  CudaDevice(int gpu, bool tf32, Precision precision);
   ~CudaDevice() override;
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;
@@ -100,6 +100,7 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
 
   int gpu_;
   bool tf32_;
+  Precision precision_;  // train.precision: the GEMM and convolution inputs
   int least_priority_ = 0, greatest_priority_ = 0;  // CUDA's range: greatest is the most urgent
   std::map<int, Slot> slots_;
   std::map<cudaStream_t, std::unique_ptr<CudaOps>> foreign_;  // ops_on()

@@ -25,9 +25,10 @@ void GrowingBuffer::release(cudaStream_t stream) {
   bytes = 0;
 }
 
-CudaOps::CudaOps(void* stream, bool tf32) : impl_(std::make_unique<Impl>()) {
+CudaOps::CudaOps(void* stream, bool tf32, Precision precision) : impl_(std::make_unique<Impl>()) {
   impl_->stream = static_cast<cudaStream_t>(stream);
   impl_->tf32 = tf32;
+  impl_->precision = precision;
   WT_CUBLAS_CHECK(cublasCreate(&impl_->cublas));
   WT_CUBLAS_CHECK(cublasSetStream(impl_->cublas, impl_->stream));
   // FP32 GEMMs stay FP32 unless TF32 is asked for: the host BLAS's precision.
@@ -47,6 +48,7 @@ CudaOps::~CudaOps() {
     impl_->workspace.release(impl_->stream);
     impl_->labels.release(impl_->stream);
     impl_->flag.release(impl_->stream);
+    impl_->bf16_operands.release(impl_->stream);
     WT_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
     WT_CUDA_CHECK(cudaFree(impl_->partials.data));
   } catch (...) {
@@ -62,6 +64,9 @@ void CudaOps::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                    int64_t ldc) const {
   if (m == 0 || n == 0) return;
+  if (impl_->precision == Precision::Bf16)
+    return impl_->gemm_bf16(trans_a, trans_b, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc, 0,
+                            1);
   // cuBLAS is column-major; a row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T,
   // i.e. the same buffers with the operands swapped.
   WT_CUBLAS_CHECK(cublasSgemm(impl_->cublas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
@@ -74,6 +79,9 @@ void CudaOps::gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int
                            int64_t ldb, int64_t stride_b, float beta, float* c, int64_t ldc,
                            int64_t stride_c, int64_t batch) const {
   if (m == 0 || n == 0 || batch == 0) return;
+  if (impl_->precision == Precision::Bf16)
+    return impl_->gemm_bf16(trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b,
+                            beta, c, ldc, stride_c, batch);
   // Row-major as gemm(): the operands swapped for column-major cuBLAS.
   WT_CUBLAS_CHECK(cublasSgemmStridedBatched(impl_->cublas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                             trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m),

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "ops/ops_backend.hpp"
+#include "ops/precision.hpp"
 
 namespace wt::cuda {
 
@@ -14,8 +15,11 @@ class CudaOps final : public OpsBackend {
  public:
   // stream: a cudaStream_t (nullptr = the legacy default stream). Creates the cuBLAS and cuDNN
   // handles bound to it. tf32: let cuBLAS and cuDNN use TF32 tensor cores (device.tf32; off:
-  // FP32 throughout, as the host). Throws std::runtime_error naming the failing call.
-  explicit CudaOps(void* stream = nullptr, bool tf32 = false);
+  // FP32 throughout, as the host). precision: bf16 rounds the inputs of GEMM (cuBLAS, FP32
+  // accumulation and output) and convolution (cuDNN) to bf16 (train.precision). Throws
+  // std::runtime_error naming the failing call.
+  explicit CudaOps(void* stream = nullptr, bool tf32 = false,
+                   Precision precision = Precision::Fp32);
   ~CudaOps() override;
   CudaOps(const CudaOps&) = delete;
   CudaOps& operator=(const CudaOps&) = delete;
@@ -114,6 +118,12 @@ class CudaOps final : public OpsBackend {
                     float* v, const float* skip) const override;
 
  private:
+  // train.precision = "bf16"'s convolutions (cuda_conv.cu).
+  void conv2d_forward_bf16(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                           const float* bias, float* y, const Scratch& scratch) const;
+  void conv2d_backward_bf16(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                            const float* dy, float* dx, float* dw, float* dbias,
+                            const Scratch& scratch) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -23,7 +23,7 @@ struct ConvPlan {
   size_t forward_bytes = 0, backward_bytes = 0;  // backward: the larger of data and filter
 };
 
-using ConvKey = std::array<int64_t, 8>;
+using ConvKey = std::array<int64_t, 9>;  // the geometry and the precision
 
 // Device memory that only grows: reuse is safe because everything using it is queued on the one
 // stream; growing waits for that stream first (the old buffer may still be read).
@@ -39,13 +39,21 @@ struct CudaOps::Impl {
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
   bool tf32 = false;
+  Precision precision = Precision::Fp32;
   std::map<ConvKey, ConvPlan> conv_plans;
-  GrowingBuffer workspace;  // convolutions called without scratch
-  GrowingBuffer labels;     // the loss's labels, staged from host memory
-  GrowingBuffer flag;       // a kernel's answer that host code must see (token id checks)
-  Partials partials;        // the reductions' block partials: made with the object, fixed size
+  GrowingBuffer workspace;      // convolutions called without scratch
+  GrowingBuffer labels;         // the loss's labels, staged from host memory
+  GrowingBuffer flag;           // a kernel's answer that host code must see (token id checks)
+  GrowingBuffer bf16_operands;  // bf16 copies of a GEMM's A and B (cuda_gemm_bf16.cu)
+  Partials partials;            // the reductions' block partials: made with the object, fixed size
 
   const ConvPlan& conv_plan(const ops::Conv2dGeometry& g);
+  // The strided-batched row-major GEMM with A and B rounded to bf16 and FP32 accumulation and C
+  // (batch 1: one GEMM; strides unused).
+  void gemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                 const float* a, int64_t lda, int64_t stride_a, const float* b, int64_t ldb,
+                 int64_t stride_b, float beta, float* c, int64_t ldc, int64_t stride_c,
+                 int64_t batch);
 };
 
 }  // namespace wt::cuda

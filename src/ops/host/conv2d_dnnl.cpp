@@ -92,18 +92,20 @@ struct ConvPrimitives {
   std::optional<Relayout> x_to_bw, dy_to_bw, bw_to_dw;              // backward weights
 };
 
-using Key = std::array<int64_t, 10>;
+using Key = std::array<int64_t, 11>;
 
 class ConvCache {
  public:
   ConvCache() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
 
   // The geometry's primitives, or null when oneDNN cannot implement it.
-  const ConvPrimitives* find(const Conv2dGeometry& g, bool has_bias, DnnlConvLayout layout) {
-    const Key key{g.batch,  g.in_channels, g.in_h,    g.in_w,           g.out_channels,
-                  g.kernel, g.stride,      g.padding, has_bias ? 1 : 0, int64_t(layout)};
+  const ConvPrimitives* find(const Conv2dGeometry& g, bool has_bias, DnnlConvLayout layout,
+                             Precision precision) {
+    const Key key{g.batch,           g.in_channels, g.in_h,    g.in_w,           g.out_channels,
+                  g.kernel,          g.stride,      g.padding, has_bias ? 1 : 0, int64_t(layout),
+                  int64_t(precision)};
     auto it = cache_.find(key);
-    if (it == cache_.end()) it = cache_.emplace(key, create(g, has_bias, layout)).first;
+    if (it == cache_.end()) it = cache_.emplace(key, create(g, has_bias, layout, precision)).first;
     return it->second.get();
   }
   dnnl::engine& engine() { return engine_; }
@@ -112,7 +114,7 @@ class ConvCache {
 
  private:
   std::unique_ptr<ConvPrimitives> create(const Conv2dGeometry& g, bool has_bias,
-                                         DnnlConvLayout layout);
+                                         DnnlConvLayout layout, Precision precision);
 
   dnnl::engine engine_;
   dnnl::stream stream_;
@@ -141,7 +143,7 @@ std::optional<dnnl::convolution_forward> with_relu(
 }
 
 std::unique_ptr<ConvPrimitives> ConvCache::create(const Conv2dGeometry& g, bool has_bias,
-                                                  DnnlConvLayout layout) {
+                                                  DnnlConvLayout layout, Precision precision) {
   using namespace dnnl;
   const int64_t Ho = g.out_h(), Wo = g.out_w();
   // oneDNN wants the padding that makes the output size exact; a stride that skips the last
@@ -160,19 +162,25 @@ std::unique_ptr<ConvPrimitives> ConvCache::create(const Conv2dGeometry& g, bool 
   const memory::desc x_any = blocked ? plain(x_dims, Tag::any) : x_md,
                      w_any = blocked ? plain(w_dims, Tag::any) : w_md,
                      y_any = blocked ? plain(y_dims, Tag::any) : y_md;
+  // What the products read: bf16 copies under bf16 (the reorders from the user's FP32 round them),
+  // else the FP32 layouts above. Outputs (dst, diff_src, diff_weights) stay FP32.
+  const auto in_type = precision == Precision::Bf16 ? memory::data_type::bf16 : kF32;
+  const memory::desc x_in(x_dims, in_type, blocked ? Tag::any : Tag::nchw),
+      w_in(w_dims, in_type, blocked ? Tag::any : Tag::oihw),
+      dy_in(y_dims, in_type, blocked ? Tag::any : Tag::nchw);
   const memory::desc no_bias;
   const auto direct = algorithm::convolution_direct;
   try {
     auto p = std::make_unique<ConvPrimitives>();
     const convolution_forward::primitive_desc fwd(
-        convolution_forward::desc(prop_kind::forward_training, direct, x_any, w_any,
+        convolution_forward::desc(prop_kind::forward_training, direct, x_in, w_in,
                                   has_bias ? b_md : no_bias, y_any, strides, pad_l, pad_r),
         engine_);
     const convolution_backward_data::primitive_desc bd(
-        convolution_backward_data::desc(direct, x_any, w_any, y_any, strides, pad_l, pad_r),
-        engine_, fwd);
+        convolution_backward_data::desc(direct, x_any, w_in, dy_in, strides, pad_l, pad_r), engine_,
+        fwd);
     const convolution_backward_weights::primitive_desc bw(
-        convolution_backward_weights::desc(direct, x_any, w_any, has_bias ? b_md : no_bias, y_any,
+        convolution_backward_weights::desc(direct, x_in, w_any, has_bias ? b_md : no_bias, dy_in,
                                            strides, pad_l, pad_r),
         engine_, fwd);
     p->forward = convolution_forward(fwd);
@@ -224,8 +232,8 @@ memory wrap(ConvCache& c, const memory::desc& md, const void* data) {
 }
 
 const ConvPrimitives& primitives(ConvCache& c, const Conv2dGeometry& g, bool has_bias,
-                                 DnnlConvLayout layout) {
-  const ConvPrimitives* p = c.find(g, has_bias, layout);
+                                 DnnlConvLayout layout, Precision precision) {
+  const ConvPrimitives* p = c.find(g, has_bias, layout, precision);
   if (!p) throw std::invalid_argument("oneDNN has no convolution for this geometry");
   return *p;
 }
@@ -234,14 +242,15 @@ const ConvPrimitives& primitives(ConvCache& c, const Conv2dGeometry& g, bool has
 
 DnnlConvLayout conv2d_dnnl_default_layout() { return DnnlConvLayout::kBlocked; }
 
-bool conv2d_dnnl_supports(const Conv2dGeometry& g, bool has_bias, DnnlConvLayout layout) {
-  return cache().find(g, has_bias, layout) != nullptr;
+bool conv2d_dnnl_supports(const Conv2dGeometry& g, bool has_bias, DnnlConvLayout layout,
+                          Precision precision) {
+  return cache().find(g, has_bias, layout, precision) != nullptr;
 }
 
 void conv2d_dnnl_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias,
-                         float* y, DnnlConvLayout layout, bool relu) {
+                         float* y, DnnlConvLayout layout, bool relu, Precision precision) {
   ConvCache& c = cache();
-  const ConvPrimitives& p = primitives(c, g, bias != nullptr, layout);
+  const ConvPrimitives& p = primitives(c, g, bias != nullptr, layout, precision);
   const void* src = to_internal(c, *p.x_to_src, kSrc, p.src, x);
   const void* weights = to_internal(c, *p.w_to_weights, kWeights, p.weights, w);
   void* dst = p.dst_to_y->needed() ? c.scratch(kDst, p.dst) : y;
@@ -257,9 +266,10 @@ void conv2d_dnnl_forward(const Conv2dGeometry& g, const float* x, const float* w
 }
 
 void conv2d_dnnl_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
-                          float* dx, float* dw, float* dbias, DnnlConvLayout layout) {
+                          float* dx, float* dw, float* dbias, DnnlConvLayout layout,
+                          Precision precision) {
   ConvCache& c = cache();
-  const ConvPrimitives& p = primitives(c, g, dbias != nullptr, layout);
+  const ConvPrimitives& p = primitives(c, g, dbias != nullptr, layout, precision);
   // Weight gradient: computed into scratch, then added into dw by the accumulating reorder.
   const void* bw_src = to_internal(c, *p.x_to_bw, kSrc, p.bw_src, x);
   const void* bw_dy = to_internal(c, *p.dy_to_bw, kDiffDst, p.bw_diff_dst, dy);

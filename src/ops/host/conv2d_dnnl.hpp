@@ -3,7 +3,10 @@
 // stay NCHW float at this boundary; inside, oneDNN may pick blocked layouts and the activations
 // and weights are reordered to and from them. Primitives are created once per geometry and kept
 // in a per-thread cache (the batch changes between training, evaluation and the last batch).
+// Under Precision::Bf16 the products read bf16 (src, weights, diff_dst: rounded by the reorders
+// from the user's FP32) and write FP32 (dst, diff_src, diff_weights): AVX512-BF16 kernels.
 #include "ops/host/conv2d.hpp"
+#include "ops/precision.hpp"
 
 #if defined(WT_GEMM_DNNL)
 #define WT_HAVE_DNNL_CONV 1
@@ -20,19 +23,21 @@ DnnlConvLayout conv2d_dnnl_default_layout();
 // Whether oneDNN implements this geometry (false e.g. for a stride that drops input rows past the
 // last window, which needs negative right padding). Creates and caches the primitives.
 bool conv2d_dnnl_supports(const Conv2dGeometry& g, bool has_bias,
-                          DnnlConvLayout layout = conv2d_dnnl_default_layout());
+                          DnnlConvLayout layout = conv2d_dnnl_default_layout(),
+                          Precision precision = Precision::Fp32);
 
 // y[N, OC, Ho, Wo] = conv(x[N, C, H, W], w[OC, C, k, k]) + bias[OC] (bias may be null); with
 // `relu`, relu of that, as a post-op of the convolution where oneDNN runs it with the same kernel.
 void conv2d_dnnl_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias,
                          float* y, DnnlConvLayout layout = conv2d_dnnl_default_layout(),
-                         bool relu = false);
+                         bool relu = false, Precision precision = Precision::Fp32);
 
 // Same contract as conv2d_backward: dw += dL/dw, dbias += dL/dbias (may be null), dx overwritten
 // with dL/dx unless null.
 void conv2d_dnnl_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                           float* dx, float* dw, float* dbias,
-                          DnnlConvLayout layout = conv2d_dnnl_default_layout());
+                          DnnlConvLayout layout = conv2d_dnnl_default_layout(),
+                          Precision precision = Precision::Fp32);
 
 }  // namespace wt::ops
 

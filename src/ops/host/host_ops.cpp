@@ -7,6 +7,7 @@
 
 #include "ops/host/attention.hpp"
 #include "ops/host/batchnorm.hpp"
+#include "ops/host/bf16.hpp"
 #include "ops/host/conv2d.hpp"
 #include "ops/host/conv2d_dnnl.hpp"
 #include "ops/host/elementwise.hpp"
@@ -25,49 +26,92 @@
 
 namespace wt {
 
+namespace {
+
+// The bf16 im2col path (geometries oneDNN has no kernel for) rounds its inputs into copies held
+// as FP32 in front of the workspace: bf16 inputs with FP32 accumulation, as oneDNN's would be.
+int64_t rounded_input_floats(const ops::Conv2dGeometry& g, Precision precision) {
+  if (precision != Precision::Bf16) return 0;
+  return g.batch * g.in_channels * g.in_h * g.in_w +
+         g.out_channels * g.in_channels * g.kernel * g.kernel +
+         g.batch * g.out_channels * g.out_pixels();
+}
+
+// x, w and dy (any may be null) replaced by their rounded copies at the head of `ws`; returns
+// the workspace that follows them.
+float* round_conv_inputs(const ops::Conv2dGeometry& g, const float** x, const float** w,
+                         const float** dy, float* ws) {
+  const int64_t sizes[] = {g.batch * g.in_channels * g.in_h * g.in_w,
+                           g.out_channels * g.in_channels * g.kernel * g.kernel,
+                           g.batch * g.out_channels * g.out_pixels()};
+  const float** inputs[] = {x, w, dy};
+  for (int i = 0; i < 3; ++i) {
+    if (inputs[i] && *inputs[i]) {
+      ops::round_to_bf16(*inputs[i], ws, sizes[i]);
+      *inputs[i] = ws;
+    }
+    ws += sizes[i];
+  }
+  return ws;
+}
+
+}  // namespace
+
+HostOps::HostOps(Precision precision) : precision_(precision) {}
+
+bool HostOps::conv_by_dnnl(const ops::Conv2dGeometry& g, bool bias) const {
+#if defined(WT_HAVE_DNNL_CONV)
+  return ops::conv2d_dnnl_supports(g, bias, ops::conv2d_dnnl_default_layout(), precision_);
+#else
+  (void)g;
+  (void)bias;
+  return false;
+#endif
+}
+
+int64_t HostOps::conv2d_scratch_floats(const ops::Conv2dGeometry& g, bool bias) const {
+  if (conv_by_dnnl(g, bias)) return 0;
+  return rounded_input_floats(g, precision_) +
+         ops::conv2d_workspace_floats(g, ops::conv2d_chunk(g));
+}
+
 // oneDNN where it supports the geometry, else chunked im2col + GEMM with scratch memory.
 void HostOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                              const float* bias, float* y, const Scratch& scratch) const {
 #if defined(WT_HAVE_DNNL_CONV)
-  if (ops::conv2d_dnnl_supports(g, bias != nullptr))
-    return ops::conv2d_dnnl_forward(g, x, w, bias, y);
+  if (conv_by_dnnl(g, bias != nullptr))
+    return ops::conv2d_dnnl_forward(g, x, w, bias, y, ops::conv2d_dnnl_default_layout(), false,
+                                    precision_);
 #endif
-  const int64_t chunk = ops::conv2d_chunk(g);
   Tensor workspace;
   float* ws = scratch.reserved;
-  if (!ws) ws = (workspace = scratch.floats(ops::conv2d_workspace_floats(g, chunk))).data();
-  ops::conv2d_forward(g, x, w, bias, y, ws, chunk);
-}
-
-int64_t HostOps::conv2d_scratch_floats(const ops::Conv2dGeometry& g, bool bias) const {
-#if defined(WT_HAVE_DNNL_CONV)
-  if (ops::conv2d_dnnl_supports(g, bias)) return 0;
-#else
-  (void)bias;
-#endif
-  return ops::conv2d_workspace_floats(g, ops::conv2d_chunk(g));
+  if (!ws) ws = (workspace = scratch.floats(conv2d_scratch_floats(g, bias != nullptr))).data();
+  if (precision_ == Precision::Bf16) ws = round_conv_inputs(g, &x, &w, nullptr, ws);
+  ops::conv2d_forward(g, x, w, bias, y, ws, ops::conv2d_chunk(g));
 }
 
 void HostOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                               const float* dy, float* dx, float* dw, float* dbias,
                               const Scratch& scratch) const {
 #if defined(WT_HAVE_DNNL_CONV)
-  if (ops::conv2d_dnnl_supports(g, dbias != nullptr))
-    return ops::conv2d_dnnl_backward(g, x, w, dy, dx, dw, dbias);
+  if (conv_by_dnnl(g, dbias != nullptr))
+    return ops::conv2d_dnnl_backward(g, x, w, dy, dx, dw, dbias, ops::conv2d_dnnl_default_layout(),
+                                     precision_);
 #endif
-  const int64_t chunk = ops::conv2d_chunk(g);
   Tensor workspace;
   float* ws = scratch.reserved;
-  if (!ws) ws = (workspace = scratch.floats(ops::conv2d_workspace_floats(g, chunk))).data();
-  ops::conv2d_backward(g, x, w, dy, dx, dw, dbias, ws, chunk);
+  if (!ws) ws = (workspace = scratch.floats(conv2d_scratch_floats(g, dbias != nullptr))).data();
+  if (precision_ == Precision::Bf16) ws = round_conv_inputs(g, &x, &w, &dy, ws);
+  ops::conv2d_backward(g, x, w, dy, dx, dw, dbias, ws, ops::conv2d_chunk(g));
 }
 
 // oneDNN's ReLU post-op where it supports the geometry, else the ReLU in place after im2col.
 void HostOps::conv2d_relu_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                                   const float* bias, float* y, const Scratch& scratch) const {
 #if defined(WT_HAVE_DNNL_CONV)
-  if (ops::conv2d_dnnl_supports(g, bias != nullptr))
-    return ops::conv2d_dnnl_forward(g, x, w, bias, y, ops::conv2d_dnnl_default_layout(), true);
+  if (conv_by_dnnl(g, bias != nullptr))
+    return ops::conv2d_dnnl_forward(g, x, w, bias, y, ops::conv2d_dnnl_default_layout(), true,
+                                    precision_);
 #endif
   conv2d_forward(g, x, w, bias, y, scratch);
   ops::relu_forward(y, y, g.batch * g.out_channels * g.out_pixels());
@@ -75,7 +119,7 @@ void HostOps::conv2d_relu_forward(const ops::Conv2dGeometry& g, const float* x, 
 
 void HostOps::linear_relu_forward(const float* x, const float* w, const float* b, int64_t rows,
                                   int64_t in, int64_t out, float* y) const {
-  ops::linear_relu_forward(x, w, b, rows, in, out, y);
+  ops::linear_relu_forward(x, w, b, rows, in, out, y, precision_);
 }
 
 void HostOps::relu_backward_column_sums(const float* y, const float* dy, int64_t rows,
@@ -153,17 +197,17 @@ void HostOps::dropout_mask(float p, uint64_t seed, float* mask, int64_t n) const
 void HostOps::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                    int64_t ldc) const {
-  ops::gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  ops::gemm(precision_, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void HostOps::linear_forward(const float* x, const float* w, const float* b, int64_t rows,
                              int64_t in, int64_t out, float* y) const {
-  ops::linear_forward(x, w, b, rows, in, out, y);
+  ops::linear_forward(x, w, b, rows, in, out, y, precision_);
 }
 
 void HostOps::linear_backward(const float* x, const float* w, const float* dy, int64_t rows,
                               int64_t in, int64_t out, float* dw, float* db, float* dx) const {
-  ops::linear_backward(x, w, dy, rows, in, out, dw, db, dx);
+  ops::linear_backward(x, w, dy, rows, in, out, dw, db, dx, precision_);
 }
 
 void HostOps::add_row(const float* x, const float* row, int64_t rows, int64_t width,

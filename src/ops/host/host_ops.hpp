@@ -3,11 +3,15 @@
 // kernels over the host execution space for the rest (the free functions of this folder). The
 // host and strict devices both run it.
 #include "ops/ops_backend.hpp"
+#include "ops/precision.hpp"
 
 namespace wt {
 
 class HostOps : public OpsBackend {
  public:
+  // precision: the inputs of GEMM and convolution (train.precision); every other kernel is FP32.
+  explicit HostOps(Precision precision = Precision::Fp32);
+  Precision precision() const { return precision_; }
   const char* name() const override { return "host"; }
   void relu_forward(const float* x, float* y, int64_t n) const override;
   void relu_backward(const float* y, const float* dy, float* dx, int64_t n) const override;
@@ -92,6 +96,10 @@ class HostOps : public OpsBackend {
                   const float* skip) const override;
   void adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g, float* m,
                     float* v, const float* skip) const override;
+
+ private:
+  bool conv_by_dnnl(const ops::Conv2dGeometry& g, bool bias) const;  // else im2col
+  Precision precision_;
 };
 
 }  // namespace wt
