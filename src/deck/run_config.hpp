@@ -91,9 +91,9 @@ struct RunConfig {
 
   // schedule.kind = "auto": how the schedule is chosen (app/auto/auto_schedule.hpp).
   struct Auto {
-    bool measure = false;        // run the top three candidates and keep the fastest measured
-    int64_t measure_steps = 4;   // timed steps per measured candidate (after one warm-up)
-    bool lossy = false;          // a candidate with the lossy weight codec may be chosen
+    bool measure = false;         // run the top three candidates and keep the fastest measured
+    int64_t measure_steps = 4;    // timed steps per measured candidate (after one warm-up)
+    bool lossy = false;           // a candidate with the lossy weight codec may be chosen
     double memory_margin = 1.25;  // a candidate fits when its predicted peak x this is within
                                   // device.memory_limit (the allocator's fragmentation, workspaces)
   } automatic;
@@ -133,6 +133,11 @@ struct RunConfig {
     bool pacing = true;                  // ablation: false = a whole background step at a time
     bool feedback = true;                // ablation: false = no slowdown gate
     bool fit_to_wait = false;            // tasklets end before the wait is expected to
+    // foreground_first: fit_to_wait, micro-batches and the whole-run budget; deeppool: the
+    // paper's multiplexing alone (the ablation).
+    std::string policy = "foreground_first";
+    int64_t microbatches = 0;  // the background batch's split; 0 = by its longest node
+    int64_t solo_every = 25;   // foreground_first: one step in this many runs alone (solo time)
   } background;
 
   // ScaleDNN's lossy codec on the weights a stage owner broadcasts (compress/weight_codec.hpp).

@@ -14,6 +14,8 @@ const char* GateResult::name() const {
       return "held_allreduce";
     case HoldFeedback:
       return "held_feedback";
+    case HoldRunBudget:
+      return "held_run_budget";
   }
   return "?";
 }

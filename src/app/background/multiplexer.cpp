@@ -28,11 +28,14 @@ Multiplexer::Multiplexer(Job& foreground, Job& background,
       settings_(settings),
       feedback_(foreground.executor().rank_program(),
                 {settings.slowdown_target, settings.ewma_fast, settings.ewma_slow}),
+      budget_(settings.slowdown_target, settings.solo_every),
       gate_(foreground.executor().rank_program(), feedback_, settings),
       bg_times_(background.executor().rank_program()),
       bg_stream_(int(background.executor().rank_program().streams.size()) - 1),
       bg_step_(background.start_step()),
       background_done_(background.start_step() >= background.total_steps()) {
+  // Foreground first: no node starts that would run over the foreground's expected wait.
+  if (settings_.policy == "foreground_first") settings_.fit_to_wait = true;
   // Before any trace window opens: a trace recorder keeps it informed (trace_recorder.hpp).
   fg_.executor().set_observer(&feedback_);
   bg_.executor().set_observer(&bg_times_);
@@ -58,8 +61,10 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
   // recording them).
   const int64_t warm = fg_.start_step() + settings_.warmup_steps;
   const bool warming_up = step < warm;
+  const bool alone = warming_up || !budget_admits(step);
+  const double began = steady_seconds();
   fg_.begin_step(step);
-  if (warming_up) {
+  if (alone) {
     CachingAllocator::JobScope account(fg_.device().allocator(), fg_.id());
     fg_.executor().issue_step();
   } else if (settings_.priority) {
@@ -67,13 +72,29 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
   } else {
     equal_priority_step(step);
   }
-  fill_step_end(step, warming_up);
+  fill_step_end(step, warming_up, !alone);
   StepStats stats = fg_.finish_step(step);
+  // The first step pays for warm-up allocations, alone or not: it says nothing of either.
+  if (step > fg_.start_step()) budget_.record_step(steady_seconds() - began, alone);
+  totals_.foreground_slowdown = budget_.slowdown();
   if (step + 1 == warm) {  // the solo times are in: profile the background, then multiplex
     feedback_.set_warming_up(false);
+    const double profiling_began = steady_seconds();
     profile_background();
+    budget_.charge(steady_seconds() - profiling_began);  // the foreground waited for it
   }
   return stats;
+}
+
+// policy = "foreground_first": a step beside background work only while the run's foreground
+// has paid no more than slowdown_target so far (and not on the budget's solo steps).
+bool Multiplexer::budget_admits(int64_t step) {
+  if (settings_.policy != "foreground_first" || budget_.admits()) return true;
+  totals_.budget_solo_steps++;
+  GateResult why;
+  why.kind = GateResult::HoldRunBudget;
+  hold(why, step);
+  return false;
 }
 
 // Every rank's step ends in a blocking collective (the non-finite guard's agreement, in
@@ -83,7 +104,7 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
 // wait took longer than recv_min_ms alone (the warm-up steps), and under the same feedback as a
 // foreground wait: held while its average since is above target (a tasklet running over the
 // peers' arrival delays them all).
-void Multiplexer::fill_step_end(int64_t step, bool warming_up) {
+void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool admit) {
   if (fg_.comm().size() == 1) return;
   arrival_ = 0;
   const double arrived_at = steady_seconds();
@@ -95,11 +116,10 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up) {
   // recv_min_ms alone (balanced ranks arrive together: a tasklet would only delay them all).
   const double solo = solo_mean(step_end_.solo_runs);
   const bool long_wait = solo > settings_.recv_min_ms * 1e-3;
-  if (!warming_up && settings_.feedback && solo >= 0 &&
-      step_end_.average_s > feedback.target * solo) {
+  if (admit && settings_.feedback && solo >= 0 && step_end_.average_s > feedback.target * solo) {
     why.kind = GateResult::HoldFeedback;
     hold(why, step);
-  } else if (!warming_up && long_wait) {
+  } else if (admit && long_wait) {
     while (background_active() && !arrived->test()) {
       const double idle_left = solo - (steady_seconds() - arrived_at);
       if (!run_tasklet(why, step, settings_.fit_to_wait ? idle_left : kNoBound)) break;

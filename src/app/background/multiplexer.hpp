@@ -21,6 +21,11 @@
 // a tasklet also ends before the foreground's wait is expected to (its solo time less the time
 // waited so far), so a node that would run over the foreground's next instruction waits.
 //
+// policy = "foreground_first" (ours, the default; "deeppool" is the paper's alone): fit_to_wait,
+// the background's batch split into micro-batches when its nodes are longer than a tasklet
+// (background_split.hpp), and the whole-run budget (RunBudget): a step beside background work
+// only while the foreground's steps so far took at most slowdown_target x the solo step.
+//
 // Every tasklet (and the first hold of each kind per wait and step) is a row of
 // <background run dir>/tasklets.csv, times in steady_clock seconds (trace.h5's clock_origin_ns).
 #include <cstdio>
@@ -44,9 +49,11 @@ struct MultiplexTotals {
   int64_t background_steps = 0;  // finished, in the foreground's idle time or alone
   int64_t dropped_steps = 0;     // out of memory
   int64_t tasklets = 0;
-  int64_t holds = 0;              // the gate's holds: the first of each kind per wait and step
-  double background_seconds = 0;  // inside tasklets
-  std::string stopped;            // why the background stopped on a failure; "" = it did not
+  int64_t holds = 0;               // the gate's holds: the first of each kind per wait and step
+  double background_seconds = 0;   // inside tasklets
+  int64_t budget_solo_steps = 0;   // steps the whole-run budget ran alone (foreground_first)
+  double foreground_slowdown = 1;  // its steps' total over their count x the solo step
+  std::string stopped;             // why the background stopped on a failure; "" = it did not
 };
 
 class Multiplexer : public StepDriver {
@@ -70,7 +77,9 @@ class Multiplexer : public StepDriver {
   void profile_background();
   void prioritized_step(int64_t step);
   void equal_priority_step(int64_t step);
-  void fill_step_end(int64_t step, bool warming_up);
+  // admit: background work may fill the wait (not while warming up or alone by the budget).
+  void fill_step_end(int64_t step, bool warming_up, bool admit);
+  bool budget_admits(int64_t step);
   // One tasklet of the background (or a whole step without pacing); false when the background
   // has nothing left to run.
   // idle_left_s: the foreground's expected idle time left (fit_to_wait), else kNoBound; false
@@ -98,6 +107,7 @@ class Multiplexer : public StepDriver {
   std::vector<StepObserver*> bg_observers_;
   RunConfig::Background settings_;
   SlowdownFeedback feedback_;
+  RunBudget budget_;  // the whole run's slowdown (every policy measures it; foreground_first acts)
   BackgroundGate gate_;
   InstructionTimes bg_times_;
   int bg_stream_ = 0;  // the background program's one stream
