@@ -16,6 +16,8 @@ const char* GateResult::name() const {
       return "held_feedback";
     case HoldRunBudget:
       return "held_run_budget";
+    case HoldNodeTooLong:
+      return "held_node_too_long";
   }
   return "?";
 }

@@ -116,8 +116,16 @@ void BackgroundTraining::split_long_nodes(const RunConfig::Background& settings,
                                           const JobOptions& options, Job& foreground) {
   int64_t microbatches = settings.microbatches;
   if (microbatches == 0 && settings.policy == "foreground_first") {
-    const double longest =
-        probe_longest_node(deck_, options, options.run_dir + "_probe", foreground.device(), *self_);
+    double longest = 0;
+    try {
+      longest = probe_longest_node(deck_, options, options.run_dir + "_probe", foreground.device(),
+                                   *self_);
+    } catch (const OutOfMemory&) {
+      throw;                             // its steps do not fit: left out, as at its start
+    } catch (const std::exception& e) {  // a diverging copy, say: the job itself will say so
+      foreground.log().warning("background: its nodes could not be timed (%s); it trains unsplit",
+                               e.what());
+    }
     microbatches =
         microbatches_to_fit(longest, deck_.train.global_batch, settings.tasklet_ms * 1e-3);
     if (microbatches > 1)

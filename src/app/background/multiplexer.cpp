@@ -43,7 +43,7 @@ Multiplexer::Multiplexer(Job& foreground, Job& background,
   if (!log_) throw std::runtime_error("cannot create " + tasklet_log);
   std::fprintf(log_,
                "kind,fg_step,fg_stream,fg_index,fg_waits_on,begin_s,end_s,planned_ms,bg_step,"
-               "bg_instructions\n");
+               "bg_instructions,idle_left_ms\n");
 }
 
 Multiplexer::~Multiplexer() {
@@ -122,7 +122,7 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool admit) {
   } else if (admit && long_wait) {
     while (background_active() && !arrived->test()) {
       const double idle_left = solo - (steady_seconds() - arrived_at);
-      if (!run_tasklet(why, step, settings_.fit_to_wait ? idle_left : kNoBound)) break;
+      if (!run_tasklet(why, step, idle_left)) break;
     }
   }
   arrived->wait();
@@ -211,7 +211,6 @@ void Multiplexer::equal_priority_step(int64_t step) {
 // The foreground's blocked waits: how much of the shortest one's solo time is left (fit_to_wait),
 // else no bound. A wait is timed from when the multiplexer first finds its stream blocked there.
 double Multiplexer::expected_idle_left(const Executor& fg) {
-  if (!settings_.fit_to_wait) return kNoBound;
   const double now = steady_seconds();
   double left = kNoBound;
   const int streams = int(fg.rank_program().streams.size());
@@ -239,14 +238,19 @@ bool Multiplexer::run_tasklet(const GateResult& why, int64_t step, double idle_l
   const int64_t bg_step = bg_step_;
   background_work([&] {
     if (!background_begun_) begin_background_step();
-    issue_tasklet(planned_s, count, idle_left_s);
+    issue_tasklet(planned_s, count, settings_.fit_to_wait ? idle_left_s : kNoBound);
   });
-  if (count == 0 && background_begun_) return false;  // nothing fitted the idle time left
+  if (count == 0 && background_begun_) {  // its next node would outlast the idle time left
+    GateResult too_long = why;
+    too_long.kind = GateResult::HoldNodeTooLong;
+    hold(too_long, step);
+    return false;
+  }
   const double end = steady_seconds();
   totals_.tasklets++;
   totals_.background_seconds += end - begin;
   log_row(settings_.priority ? "tasklet" : "tasklet_equal", why, step, begin, end, planned_s,
-          bg_step, count);
+          bg_step, count, idle_left_s);
   return true;
 }
 
@@ -367,7 +371,7 @@ void Multiplexer::hold(const GateResult& why, int64_t step) {
   logged_holds_.push_back(key);
   totals_.holds++;
   const double t = steady_seconds();
-  log_row(why.name(), why, step, t, t, 0, bg_step_, 0);
+  log_row(why.name(), why, step, t, t, 0, bg_step_, 0, kNoBound);
 }
 
 void Multiplexer::apply_slow_hook(int64_t step) {
@@ -382,10 +386,12 @@ void Multiplexer::apply_slow_hook(int64_t step) {
 }
 
 void Multiplexer::log_row(const char* kind, const GateResult& why, int64_t step, double begin,
-                          double end, double planned_s, int64_t bg_step, int instructions) {
-  std::fprintf(log_, "%s,%lld,%d,%zu,%s,%.9f,%.9f,%.4f,%lld,%d\n", kind, (long long)step,
+                          double end, double planned_s, int64_t bg_step, int instructions,
+                          double idle_left_s) {
+  std::fprintf(log_, "%s,%lld,%d,%zu,%s,%.9f,%.9f,%.4f,%lld,%d,%.4f\n", kind, (long long)step,
                why.stream, why.index, why.stream < 0 ? "" : opcode_traits(why.waits_on).name, begin,
-               end, planned_s * 1e3, (long long)bg_step, instructions);
+               end, planned_s * 1e3, (long long)bg_step, instructions,
+               idle_left_s >= kNoBound ? -1.0 : idle_left_s * 1e3);
 }
 
 void Multiplexer::finish() {

@@ -27,7 +27,8 @@
 // only while the foreground's steps so far took at most slowdown_target x the solo step.
 //
 // Every tasklet (and the first hold of each kind per wait and step) is a row of
-// <background run dir>/tasklets.csv, times in steady_clock seconds (trace.h5's clock_origin_ns).
+// <background run dir>/tasklets.csv, times in steady_clock seconds (trace.h5's clock_origin_ns),
+// idle_left_ms the foreground's expected idle time left when it began (-1: none known).
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -82,7 +83,8 @@ class Multiplexer : public StepDriver {
   bool budget_admits(int64_t step);
   // One tasklet of the background (or a whole step without pacing); false when the background
   // has nothing left to run.
-  // idle_left_s: the foreground's expected idle time left (fit_to_wait), else kNoBound; false
+  // idle_left_s: the foreground's expected idle time left (kNoBound: none known), a bound on
+  // the tasklet under fit_to_wait, logged either way; false
   // when nothing fitted it.
   bool run_tasklet(const GateResult& why, int64_t step, double idle_left_s);
   void issue_tasklet(double& planned_s, int& count, double idle_left_s);
@@ -99,7 +101,7 @@ class Multiplexer : public StepDriver {
   void hold(const GateResult& why, int64_t step);
   void apply_slow_hook(int64_t step);
   void log_row(const char* kind, const GateResult& why, int64_t step, double begin, double end,
-               double planned_s, int64_t bg_step, int instructions);
+               double planned_s, int64_t bg_step, int instructions, double idle_left_s);
   void warn_long_nodes();
 
   Job& fg_;
