@@ -163,7 +163,13 @@ void Multiplexer::warn_long_nodes() {
                   opcode_traits(ins.op).name, t * 1e3);
     nodes += line;
   }
-  if (!nodes.empty())
+  if (nodes.empty()) return;
+  if (settings_.fit_to_wait)
+    fg_.log().line(
+        "background: nodes longer than background.tasklet_ms = %g ms start only where the "
+        "foreground's expected idle time fits them: %s",
+        settings_.tasklet_ms, nodes.c_str());
+  else
     fg_.log().warning(
         "background: nodes longer than background.tasklet_ms = %g ms run as tasklets of their "
         "own (the foreground waits for them): %s",
@@ -208,8 +214,9 @@ void Multiplexer::equal_priority_step(int64_t step) {
   }
 }
 
-// The foreground's blocked waits: how much of the shortest one's solo time is left (fit_to_wait),
-// else no bound. A wait is timed from when the multiplexer first finds its stream blocked there.
+// The foreground's blocked waits: how much of the shortest one's solo time is left (kNoBound when
+// no solo time is known). A wait is timed from when the multiplexer first finds its stream
+// blocked there.
 double Multiplexer::expected_idle_left(const Executor& fg) {
   const double now = steady_seconds();
   double left = kNoBound;
