@@ -26,7 +26,21 @@ each figure is shown: this machine's runs vary by 10-30 % from one to the next.
 
     bench/background_multiplex.py [--models "lenet mlp"] [--steps 300] [--skip 50] [--bg-batch 8]
                                   [--reps 3]
-Environment: WT_BUILD_DIR (default build).
+
+--pairs (issue 35): the foreground's whole-run slowdown and the cluster's throughput for the
+pairs "lenet+lenet mlp+lenet mlp+mlp" (foreground+background; --pair-list), pipeline with one
+microbatch on 2 ranks, under background.policy = "deeppool" (the paper's multiplexing) and
+"foreground_first" (the default), every figure from the whole run: samples between the
+foreground's first and last metrics rows over that wall time (a stall counts, where a median
+step rate would hide it), the background's samples inside it. Each round runs the foreground
+alone and then with each policy, and the rounds are interleaved pair by pair, so a slow spell of
+a loaded machine hits every row alike; each row prints its median and [min, max] over rounds.
+
+    bench/background_multiplex.py --pairs [--steps 300] [--mlp-steps 3000] [--reps 5]
+                                  [--pair-list "lenet+lenet mlp+lenet mlp+mlp"]
+Environment: WT_BUILD_DIR (default build). Open MPI runs with
+OMPI_MCA_btl_vader_single_copy_mechanism=none (tools/run-default.sh's setting: copy-in/copy-out
+shared memory, whose large messages progress only inside MPI calls).
 """
 import argparse
 import csv
@@ -34,11 +48,12 @@ import os
 import subprocess
 import sys
 import tempfile
+import types
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.path.join(os.environ.get("WT_BUILD_DIR", os.path.join(REPO, "build")), "wavetrain")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_btl_vader_single_copy_mechanism="none")
 LENET_FC_ON_RANK0 = "burst.ranks=[2,2,2,2,2,2,2,1,1,1,1]"
 
 
@@ -94,12 +109,12 @@ def idle_fraction(run_dir, first, last):
     return sum(fractions) / len(fractions)
 
 
-def launch(args, ranks, run_dir, deck_path, sets):
+def launch(args, ranks, run_dir, deck_path, sets, env=ENV):
     cmd = ["mpirun", "-np", str(ranks), BINARY, deck_path, "--steps", str(args.steps), "--quiet",
-           "--run-dir", run_dir]
+           "--run-dir", run_dir, "--overwrite"]  # a repeat replaces its earlier round
     for s in sets:
         cmd += ["--set", s]
-    return subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
 
 
@@ -164,6 +179,69 @@ def print_row(name, row, alone):
           f"{row['idle']:.0%} |", flush=True)
 
 
+# The cause check (issue 35): Open MPI's default shared memory, whose single copy moves a large
+# message while its receiver computes, against the copy-in/copy-out ENV sets.
+SINGLE_COPY_ENV = {k: v for k, v in ENV.items() if k != "OMPI_MCA_btl_vader_single_copy_mechanism"}
+
+
+def whole_run(args, tmp, fg_model, bg_model, label, policy_lines, env=ENV):
+    """One 2-rank pipeline run of fg_model; policy_lines None = alone. Whole-run rates."""
+    run_dir = os.path.join(tmp, f"pair_{fg_model}_{bg_model}_{label.replace(', ', '_')}")
+    path = run_dir + ".toml"
+    extra = ""
+    if policy_lines is not None:
+        bg_deck = f"{tmp}/bg_{bg_model}_{args.bg_batch}.toml"
+        extra = f'[background]\ndeck = "{bg_deck}"\n{policy_lines}\n'
+    deck(path, label, fg_model, 32, tmp, extra)
+    sets = ["schedule.kind=pipeline", "schedule.microbatches=1", "schedule.balance=flops"]
+    # mlp's 0.6 ms steps: a run of --steps would last less than the background's one-off
+    # profiling (two of its steps, tens of ms), which a whole-run figure must amortize.
+    steps = args.mlp_steps if fg_model == "mlp" else args.steps
+    finish(launch(types.SimpleNamespace(steps=steps), 2, run_dir, path, sets, env),
+           f"{fg_model}+{bg_model} {label}")
+    rows = metrics(run_dir)
+    fg_rate, window = window_rate(rows, 32, rows[0][0], rows[-1][0])
+    bg_rate = 0.0
+    if policy_lines is not None:
+        for r in (0, 1):
+            bg_rows = metrics(os.path.join(run_dir, "background", f"rank_{r}"))
+            bg_rate += samples_in(bg_rows, args.bg_batch, window) / (window[1] - window[0])
+    return fg_rate, bg_rate
+
+
+def spread(values, fmt):
+    import statistics
+    return (f"{fmt.format(statistics.median(values))} "
+            f"[{fmt.format(min(values))}, {fmt.format(max(values))}]")
+
+
+def pairs(args, tmp):
+    """Each pair's rows; the first pair's also under Open MPI's single-copy shared memory (its
+    own alone run), the cause check."""
+    policies = [("deeppool", 'policy = "deeppool"', ENV), ("foreground_first", "", ENV)]
+    print("| pair (fg+bg) | policy | fg slowdown, median [min, max] | cluster / fg alone | "
+          "fg alone samples/s | bg samples/s |\n|---|---|---:|---:|---:|---:|", flush=True)
+    for i, pair in enumerate(args.pair_list.split()):
+        fg_model, bg_model = pair.split("+")
+        rows = policies + ([("deeppool, single copy", 'policy = "deeppool"', SINGLE_COPY_ENV)]
+                           if i == 0 else [])
+        alone = {"copy-in/out": [], "single copy": []}
+        withs = {name: [] for name, _, _ in rows}
+        for _ in range(args.reps):
+            for shm, env in (("copy-in/out", ENV), ("single copy", SINGLE_COPY_ENV))[:1 + (i == 0)]:
+                label = "alone" if env is ENV else "alone_single_copy"
+                alone[shm].append(whole_run(args, tmp, fg_model, bg_model, label, None, env)[0])
+            for name, lines, env in rows:
+                withs[name].append(whole_run(args, tmp, fg_model, bg_model, name, lines, env))
+        for name, _, env in rows:
+            base = alone["single copy" if env is SINGLE_COPY_ENV else "copy-in/out"]
+            slow = [a / fg for a, (fg, _) in zip(base, withs[name])]
+            cluster = [(fg + bg) / a for a, (fg, bg) in zip(base, withs[name])]
+            print(f"| {pair} | {name} | {spread(slow, '{:.3f}')} | {spread(cluster, '{:.2f}')} | "
+                  f"{spread(base, '{:.0f}')} | {spread([bg for _, bg in withs[name]], '{:.0f}')} |",
+                  flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -173,8 +251,18 @@ def main():
     parser.add_argument("--bg-batch", type=int, default=8)
     parser.add_argument("--small-batch", type=int, default=4)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--pairs", action="store_true",
+                        help="the whole-run slowdown of foreground+background pairs, by policy")
+    parser.add_argument("--pair-list", default="lenet+lenet mlp+lenet mlp+mlp")
+    parser.add_argument("--mlp-steps", type=int, default=3000,
+                        help="--pairs: the steps of an mlp foreground's runs")
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="wt-multiplex-")
+    if args.pairs:
+        for model in {m for pair in args.pair_list.split() for m in pair.split("+")}:
+            deck(f"{tmp}/bg_{model}_{args.bg_batch}.toml", f"bg_{model}", model, args.bg_batch,
+                 tmp, log_every=10)
+        return pairs(args, tmp)
     for model in args.models.split():
         for b in {args.bg_batch, args.small_batch}:
             deck(f"{tmp}/bg_{model}_{b}.toml", f"bg_{model}_{b}", model, b, tmp, log_every=10)
@@ -199,12 +287,15 @@ def main():
             print_row(f"{model} {label} + background", median_row(withs), alone)
             if label != "pipeline":
                 continue
-            ladder = [("equal priority", "priority = false\npacing = false\nfeedback = false"),
-                      ("+ priority", "pacing = false\nfeedback = false"),
-                      ("+ pacing", "feedback = false"),
-                      ("+ feedback (all)", ""),
-                      (f"+ background batch {args.small_batch}", ""),
-                      ("+ fit to the expected wait (ours)", "fit_to_wait = true")]
+            paper = 'policy = "deeppool"\n'
+            ladder = [("equal priority",
+                       paper + "priority = false\npacing = false\nfeedback = false"),
+                      ("+ priority", paper + "pacing = false\nfeedback = false"),
+                      ("+ pacing", paper + "feedback = false"),
+                      ("+ feedback (all)", paper),
+                      (f"+ background batch {args.small_batch}", paper),
+                      ("+ fit to the expected wait (ours)", paper + "fit_to_wait = true"),
+                      ("foreground first (ours, the default)", "")]
             for i, (name, lines) in enumerate(ladder):
                 batch = args.small_batch if name.startswith("+ background batch") else args.bg_batch
                 row = repeated(args, lambda: measure(args, tmp, model, f"ladder{i}", sets, lines,

@@ -134,6 +134,11 @@ struct RunConfig {
     bool pacing = true;                  // ablation: false = a whole background step at a time
     bool feedback = true;                // ablation: false = no slowdown gate
     bool fit_to_wait = false;            // tasklets end before the wait is expected to
+    // foreground_first: fit_to_wait, micro-batches and the whole-run budget; deeppool: the
+    // paper's multiplexing alone (the ablation).
+    std::string policy = "foreground_first";
+    int64_t microbatches = 0;  // the background batch's split; 0 = by its longest node
+    int64_t solo_every = 25;   // foreground_first: one step in this many runs alone (solo time)
   } background;
 
   // ScaleDNN's lossy codec on the weights a stage owner broadcasts (compress/weight_codec.hpp).

@@ -297,6 +297,21 @@ std::vector<KeyDef> background_keys() {
           "a tasklet also ends before the foreground's wait is expected to end (its solo time "
           "less the time waited), so no node runs over the foreground's next instruction; not "
           "in the paper: off = DeepPool's tasklets alone"),
+      key("background", "policy", WT_FIELD(background.policy),
+          "foreground_first: no background node starts unless it ends inside the foreground's "
+          "expected idle time (fit_to_wait), a background with nodes longer than tasklet_ms runs "
+          "as micro-batches, and background work pauses whenever the foreground's whole-run "
+          "slowdown is above slowdown_target; deeppool: the paper's multiplexing alone")
+          .one_of({"foreground_first", "deeppool"}),
+      key("background", "microbatches", WT_FIELD(background.microbatches),
+          "the background's global batch cut into this many micro-batches, gradients "
+          "accumulated (the same model); 0 = foreground_first chooses (its longest profiled "
+          "node fits tasklet_ms), 1 under deeppool")
+          .in(Range::at_least(0)),
+      key("background", "solo_every", WT_FIELD(background.solo_every),
+          "foreground_first: one foreground step in this many runs without background work, "
+          "keeping the solo step time the whole-run budget compares with current")
+          .in(Range::at_least(2)),
   };
 }
 

@@ -53,7 +53,9 @@ eval_every_epoch = false
 ${4:-}
 DECK
 }
-with_bg=$'[background]\ndeck = "bg.toml"\nwarmup_steps = 2'
+# DeepPool's own multiplexing (its unsplit batch is bitwise its deck alone; the default
+# foreground_first policy's micro-batches are proved in background_foreground_first.sh).
+with_bg=$'[background]\ndeck = "bg.toml"\nwarmup_steps = 2\npolicy = "deeppool"'
 # Every pipeline run cuts lenet by FLOPs: a cut balanced by profiled time is measured in each run
 # directory, and under load two runs measured different cuts (weights of other shapes).
 pipeline=$'kind = "pipeline"\nmicrobatches = 1\nbalance = "flops"'
@@ -131,7 +133,7 @@ budget=$'[device]\nmemory_limit = 40000000'
 memory_case() {  # name, background memory_limit, background batch, expected log line
   sed "s/global_batch = 8/global_batch = $3/; s/max_steps = 6/max_steps = 40/" "$dir/bg.toml" >"$dir/bg_$1.toml"
   fg_deck "$dir/$1.toml" "$1" "$pipeline" \
-    "$(printf '[background]\ndeck = "bg_%s.toml"\nwarmup_steps = 2\nmemory_limit = %s\n%s' "$1" "$2" "$budget")"
+    "$(printf '[background]\ndeck = "bg_%s.toml"\nwarmup_steps = 2\npolicy = "deeppool"\nmemory_limit = %s\n%s' "$1" "$2" "$budget")"
   mpirun -np 2 "$WAVETRAIN" "$dir/$1.toml" --steps $steps >"$dir/$1.out" 2>&1 ||
     { cat "$dir/$1.out"; fail "$1: the foreground failed"; }
   same "$(ckpt "$dir/runs/pipeline" $steps)" "$(ckpt "$dir/runs/$1" $steps)" "$1: the foreground"

@@ -47,6 +47,7 @@ end_step = 14
 [background]
 deck = "bg.toml"
 warmup_steps = 2
+policy = "deeppool"  # the paper's gates, each on its own
 $4
 DECK
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "app/background/background_gate.hpp"
+#include "app/background/background_split.hpp"
 #include "app/background/slowdown_feedback.hpp"
 
 namespace wt {
@@ -58,6 +59,73 @@ TEST(SlowdownFeedback, ReactsAtOnceAndRelaxesSlowly) {
   const double before = feedback.average_seconds(0, 0);
   feedback.executed(0, wait, 0, 1.1, 0);
   EXPECT_DOUBLE_EQ(feedback.average_seconds(0, 0), 0.1 * 1.1 + 0.9 * before);
+}
+
+TEST(RunBudget, AdmitsNothingBeforeASoloStep) {
+  RunBudget budget(1.1, 25);
+  EXPECT_FALSE(budget.admits());
+  EXPECT_EQ(budget.solo_step_seconds(), -1);
+  budget.record_step(1.0, true);
+  EXPECT_TRUE(budget.admits());
+}
+
+// Target 1.5 with 1 s solo steps: 0.5 s of slack a step, every figure exact in binary.
+TEST(RunBudget, AStepOverTargetIsRepaidByStepsAlone) {
+  RunBudget budget(1.5, 1000);
+  for (int k = 0; k < 4; ++k) budget.record_step(1.0, true);
+  EXPECT_DOUBLE_EQ(budget.debt_seconds(), -2.0);
+  budget.record_step(5.0, false);  // the background cost the foreground 4 s: debt 1.5 s
+  EXPECT_DOUBLE_EQ(budget.debt_seconds(), 1.5);
+  EXPECT_FALSE(budget.admits());
+  int alone = 0;
+  while (!budget.admits()) {  // each step at the solo time repays 0.5 s
+    budget.record_step(1.0, true);
+    ++alone;
+  }
+  EXPECT_EQ(alone, 3);
+  EXPECT_DOUBLE_EQ(budget.slowdown(), 12.0 / 8.0);  // on target over the run
+}
+
+TEST(RunBudget, CreditIsCappedSoACheapStartCannotPayForASlowEnd) {
+  RunBudget budget(1.5, 1000, /*max_credit_steps=*/5);
+  for (int k = 0; k < 100; ++k) budget.record_step(1.0, true);
+  EXPECT_DOUBLE_EQ(budget.debt_seconds(), -2.5);  // 5 steps' slack, not 100's
+  budget.record_step(4.0, false);
+  EXPECT_DOUBLE_EQ(budget.debt_seconds(), 0.0);
+  EXPECT_TRUE(budget.admits());  // exactly on budget
+  budget.record_step(1.75, false);
+  EXPECT_FALSE(budget.admits());
+}
+
+TEST(RunBudget, EverySoloEveryThStepRunsAloneAndTracksTheLoad) {
+  RunBudget budget(1.1, 4);
+  budget.record_step(1.0, true);
+  int shared = 0;
+  while (budget.admits()) {
+    budget.record_step(1.0, false);  // on budget: only the solo rule stops it
+    ++shared;
+  }
+  EXPECT_EQ(shared, 3);
+  // The machine got twice as slow: the solo estimate follows the solo steps (their mean).
+  budget.record_step(3.0, true);
+  EXPECT_DOUBLE_EQ(budget.solo_step_seconds(), 2.0);
+}
+
+TEST(BackgroundSplit, TheFewestMicroBatchesThatDivideTheBatchAndFitTheTasklet) {
+  EXPECT_EQ(microbatches_to_fit(0.4e-3, 8, 0.5e-3), 1);  // fits already
+  EXPECT_EQ(microbatches_to_fit(1.2e-3, 8, 0.5e-3), 4);  // 3 does not divide 8
+  EXPECT_EQ(microbatches_to_fit(4.8e-3, 8, 0.5e-3), 8);  // 10 would: one sample each at most
+  EXPECT_EQ(microbatches_to_fit(1.0e-3, 6, 0.5e-3), 2);
+  EXPECT_EQ(microbatches_to_fit(5.0e-3, 1, 0.5e-3), 1);
+}
+
+TEST(BackgroundSplit, ASplitDeckIsAOneStagePipelineOfMicroBatches) {
+  RunConfig deck;
+  split_background_batch(deck, 1);
+  EXPECT_EQ(deck.schedule.kind, "gang");
+  split_background_batch(deck, 4);
+  EXPECT_EQ(deck.schedule.kind, "pipeline");
+  EXPECT_EQ(deck.schedule.microbatches, 4);
 }
 
 }  // namespace

@@ -424,6 +424,9 @@ void expect_same_settings(const RunConfig& a, const RunConfig& b) {
   EXPECT_EQ(x.pacing, y.pacing);
   EXPECT_EQ(x.feedback, y.feedback);
   EXPECT_EQ(x.fit_to_wait, y.fit_to_wait);
+  EXPECT_EQ(x.policy, y.policy);
+  EXPECT_EQ(x.microbatches, y.microbatches);
+  EXPECT_EQ(x.solo_every, y.solo_every);
   EXPECT_EQ(a.device.kind, b.device.kind);
   EXPECT_EQ(a.device.memory_limit, b.device.memory_limit);
   EXPECT_EQ(a.device.release_threshold, b.device.release_threshold);
@@ -456,7 +459,8 @@ TEST_F(DeckTest, ResolvedDeckRoundTrips) {
       "[background]\ndeck = \"bg.toml\"\ntasklet_ms = 0.25\ndepth = 2\nslowdown_target = 1.5\n"
       "ewma_fast = 0.9\newma_slow = 0.2\nrecv_min_ms = 2\nblock_during_allreduce = false\n"
       "warmup_steps = 5\nmemory_limit = 1000\npriority = false\npacing = false\n"
-      "feedback = false\nfit_to_wait = true\n"
+      "feedback = false\nfit_to_wait = true\npolicy = \"deeppool\"\nmicrobatches = 2\n"
+      "solo_every = 7\n"
       "[device]\nkind = \"cpu\"\nmemory_limit = 1073741824\nrelease_threshold = 536870912\n"
       "max_split_bytes = 4194304\n"));
   EXPECT_EQ(x.run.seed, 9007199254740993u);

@@ -14,6 +14,10 @@ const char* GateResult::name() const {
       return "held_allreduce";
     case HoldFeedback:
       return "held_feedback";
+    case HoldRunBudget:
+      return "held_run_budget";
+    case HoldNodeTooLong:
+      return "held_node_too_long";
   }
   return "?";
 }

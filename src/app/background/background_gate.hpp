@@ -17,7 +17,15 @@
 namespace wt {
 
 struct GateResult {
-  enum Kind { Admit, AdmitLongReceive, HoldAllreduce, HoldFeedback } kind = Admit;
+  // HoldRunBudget, HoldNodeTooLong: the multiplexer's (foreground_first), not the gate's.
+  enum Kind {
+    Admit,
+    AdmitLongReceive,
+    HoldAllreduce,
+    HoldFeedback,
+    HoldRunBudget,
+    HoldNodeTooLong
+  } kind = Admit;
   int stream = -1;   // the foreground wait that decided it (the first stream's otherwise)
   size_t index = 0;  // its position in the stream
   OpCode waits_on = OpCode::Record;  // what produces the event it waits for

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "app/background/background_split.hpp"
 #include "app/job_observers.hpp"
 #include "comm/failure_agreement.hpp"
 #include "comm/mpi_communicator.hpp"
@@ -91,9 +92,10 @@ void BackgroundTraining::start(const RunConfig& foreground_config, Job& foregrou
   // Its own stream after the foreground's, and its passes node by node: tasklets are node ranges.
   o.colocated_stream = int(foreground.executor().rank_program().streams.size());
   o.log_prefix = "[background " + std::to_string(world.rank()) + "] ";
-  job_ = std::make_unique<Job>(deck_, o, foreground.device(), 0, 1);
   self_ = std::make_unique<MpiCommunicator>(MPI_COMM_SELF);
   try {
+    split_long_nodes(foreground_config.background, o, foreground);
+    job_ = std::make_unique<Job>(deck_, o, foreground.device(), 0, 1);
     job_->start(*self_);
   } catch (const OutOfMemory& e) {
     foreground.log().warning("background job not started: %s (background.memory_limit = %lld)",
@@ -110,17 +112,45 @@ void BackgroundTraining::start(const RunConfig& foreground_config, Job& foregrou
   plant_slow_foreground(*multiplexer_);
 }
 
+void BackgroundTraining::split_long_nodes(const RunConfig::Background& settings,
+                                          const JobOptions& options, Job& foreground) {
+  int64_t microbatches = settings.microbatches;
+  if (microbatches == 0 && settings.policy == "foreground_first") {
+    double longest = 0;
+    try {
+      longest = probe_longest_node(deck_, options, options.run_dir + "_probe", foreground.device(),
+                                   *self_);
+    } catch (const OutOfMemory&) {
+      throw;                             // its steps do not fit: left out, as at its start
+    } catch (const std::exception& e) {  // a diverging copy, say: the job itself will say so
+      foreground.log().warning("background: its nodes could not be timed (%s); it trains unsplit",
+                               e.what());
+    }
+    microbatches =
+        microbatches_to_fit(longest, deck_.train.global_batch, settings.tasklet_ms * 1e-3);
+    if (microbatches > 1)
+      foreground.log().line(
+          "background: its longest node takes %.2f ms, over background.tasklet_ms = %g: it "
+          "trains on %lld micro-batches of its global batch %lld, gradients accumulated",
+          longest * 1e3, settings.tasklet_ms, (long long)microbatches,
+          (long long)deck_.train.global_batch);
+  }
+  split_background_batch(deck_, microbatches);
+}
+
 void BackgroundTraining::finish() {
   if (!multiplexer_) return;
   multiplexer_->finish();
   const MultiplexTotals& t = multiplexer_->totals();
   const MemoryStats memory = foreground_.device().allocator().stats();
   foreground_.log().line(
-      "background: %lld steps (%lld dropped%s), %lld tasklets, %.3f s in tasklets, %lld holds; "
+      "background: %lld steps (%lld dropped%s), %lld tasklets, %.3f s in tasklets, %lld holds, "
+      "%lld foreground steps alone by the run budget, foreground steps %.3fx their solo time; "
       "device memory peak %.1f MB of budget %.1f MB (foreground %.1f MB, background %.1f MB)",
       (long long)t.background_steps, (long long)t.dropped_steps,
       t.stopped.empty() ? "" : ", then stopped on a failure", (long long)t.tasklets,
-      t.background_seconds, (long long)t.holds, memory.peak_in_use / 1e6,
+      t.background_seconds, (long long)t.holds, (long long)t.budget_solo_steps,
+      t.foreground_slowdown, memory.peak_in_use / 1e6,
       foreground_.device().allocator().limit() / 1e6,
       foreground_.device().allocator().job_stats(0).peak_in_use / 1e6,
       foreground_.device().allocator().job_stats(1).peak_in_use / 1e6);

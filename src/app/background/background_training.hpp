@@ -19,6 +19,7 @@ namespace wt {
 
 class Job;
 class JobObservers;
+struct JobOptions;
 
 class BackgroundTraining {
  public:
@@ -39,6 +40,10 @@ class BackgroundTraining {
  private:
   void start(const RunConfig& foreground_config, Job& foreground, Communicator& world,
              std::chrono::steady_clock::time_point t_start);
+  // policy = "foreground_first" (or background.microbatches > 1): deck_ trains on micro-batches
+  // when its longest node would not fit a tasklet (background_split.hpp).
+  void split_long_nodes(const RunConfig::Background& settings, const JobOptions& options,
+                        Job& foreground);
   RunConfig deck_;
   Job& foreground_;
   std::unique_ptr<Communicator> self_;

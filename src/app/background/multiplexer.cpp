@@ -28,11 +28,14 @@ Multiplexer::Multiplexer(Job& foreground, Job& background,
       settings_(settings),
       feedback_(foreground.executor().rank_program(),
                 {settings.slowdown_target, settings.ewma_fast, settings.ewma_slow}),
+      budget_(settings.slowdown_target, settings.solo_every),
       gate_(foreground.executor().rank_program(), feedback_, settings),
       bg_times_(background.executor().rank_program()),
       bg_stream_(int(background.executor().rank_program().streams.size()) - 1),
       bg_step_(background.start_step()),
       background_done_(background.start_step() >= background.total_steps()) {
+  // Foreground first: no node starts that would run over the foreground's expected wait.
+  if (settings_.policy == "foreground_first") settings_.fit_to_wait = true;
   // Before any trace window opens: a trace recorder keeps it informed (trace_recorder.hpp).
   fg_.executor().set_observer(&feedback_);
   bg_.executor().set_observer(&bg_times_);
@@ -40,7 +43,7 @@ Multiplexer::Multiplexer(Job& foreground, Job& background,
   if (!log_) throw std::runtime_error("cannot create " + tasklet_log);
   std::fprintf(log_,
                "kind,fg_step,fg_stream,fg_index,fg_waits_on,begin_s,end_s,planned_ms,bg_step,"
-               "bg_instructions\n");
+               "bg_instructions,idle_left_ms\n");
 }
 
 Multiplexer::~Multiplexer() {
@@ -58,8 +61,10 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
   // recording them).
   const int64_t warm = fg_.start_step() + settings_.warmup_steps;
   const bool warming_up = step < warm;
+  const bool alone = warming_up || !budget_admits(step);
+  const double began = steady_seconds();
   fg_.begin_step(step);
-  if (warming_up) {
+  if (alone) {
     CachingAllocator::JobScope account(fg_.device().allocator(), fg_.id());
     fg_.executor().issue_step();
   } else if (settings_.priority) {
@@ -67,13 +72,29 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
   } else {
     equal_priority_step(step);
   }
-  fill_step_end(step, warming_up);
+  fill_step_end(step, warming_up, !alone);
   StepStats stats = fg_.finish_step(step);
+  // The first step pays for warm-up allocations, alone or not: it says nothing of either.
+  if (step > fg_.start_step()) budget_.record_step(steady_seconds() - began, alone);
+  totals_.foreground_slowdown = budget_.slowdown();
   if (step + 1 == warm) {  // the solo times are in: profile the background, then multiplex
     feedback_.set_warming_up(false);
+    const double profiling_began = steady_seconds();
     profile_background();
+    budget_.charge(steady_seconds() - profiling_began);  // the foreground waited for it
   }
   return stats;
+}
+
+// policy = "foreground_first": a step beside background work only while the run's foreground
+// has paid no more than slowdown_target so far (and not on the budget's solo steps).
+bool Multiplexer::budget_admits(int64_t step) {
+  if (settings_.policy != "foreground_first" || budget_.admits()) return true;
+  totals_.budget_solo_steps++;
+  GateResult why;
+  why.kind = GateResult::HoldRunBudget;
+  hold(why, step);
+  return false;
 }
 
 // Every rank's step ends in a blocking collective (the non-finite guard's agreement, in
@@ -83,7 +104,7 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
 // wait took longer than recv_min_ms alone (the warm-up steps), and under the same feedback as a
 // foreground wait: held while its average since is above target (a tasklet running over the
 // peers' arrival delays them all).
-void Multiplexer::fill_step_end(int64_t step, bool warming_up) {
+void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool admit) {
   if (fg_.comm().size() == 1) return;
   arrival_ = 0;
   const double arrived_at = steady_seconds();
@@ -95,14 +116,13 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up) {
   // recv_min_ms alone (balanced ranks arrive together: a tasklet would only delay them all).
   const double solo = solo_mean(step_end_.solo_runs);
   const bool long_wait = solo > settings_.recv_min_ms * 1e-3;
-  if (!warming_up && settings_.feedback && solo >= 0 &&
-      step_end_.average_s > feedback.target * solo) {
+  if (admit && settings_.feedback && solo >= 0 && step_end_.average_s > feedback.target * solo) {
     why.kind = GateResult::HoldFeedback;
     hold(why, step);
-  } else if (!warming_up && long_wait) {
+  } else if (admit && long_wait) {
     while (background_active() && !arrived->test()) {
       const double idle_left = solo - (steady_seconds() - arrived_at);
-      if (!run_tasklet(why, step, settings_.fit_to_wait ? idle_left : kNoBound)) break;
+      if (!run_tasklet(why, step, idle_left)) break;
     }
   }
   arrived->wait();
@@ -143,7 +163,13 @@ void Multiplexer::warn_long_nodes() {
                   opcode_traits(ins.op).name, t * 1e3);
     nodes += line;
   }
-  if (!nodes.empty())
+  if (nodes.empty()) return;
+  if (settings_.fit_to_wait)
+    fg_.log().line(
+        "background: nodes longer than background.tasklet_ms = %g ms start only where the "
+        "foreground's expected idle time fits them: %s",
+        settings_.tasklet_ms, nodes.c_str());
+  else
     fg_.log().warning(
         "background: nodes longer than background.tasklet_ms = %g ms run as tasklets of their "
         "own (the foreground waits for them): %s",
@@ -188,10 +214,10 @@ void Multiplexer::equal_priority_step(int64_t step) {
   }
 }
 
-// The foreground's blocked waits: how much of the shortest one's solo time is left (fit_to_wait),
-// else no bound. A wait is timed from when the multiplexer first finds its stream blocked there.
+// The foreground's blocked waits: how much of the shortest one's solo time is left (kNoBound when
+// no solo time is known). A wait is timed from when the multiplexer first finds its stream
+// blocked there.
 double Multiplexer::expected_idle_left(const Executor& fg) {
-  if (!settings_.fit_to_wait) return kNoBound;
   const double now = steady_seconds();
   double left = kNoBound;
   const int streams = int(fg.rank_program().streams.size());
@@ -219,14 +245,19 @@ bool Multiplexer::run_tasklet(const GateResult& why, int64_t step, double idle_l
   const int64_t bg_step = bg_step_;
   background_work([&] {
     if (!background_begun_) begin_background_step();
-    issue_tasklet(planned_s, count, idle_left_s);
+    issue_tasklet(planned_s, count, settings_.fit_to_wait ? idle_left_s : kNoBound);
   });
-  if (count == 0 && background_begun_) return false;  // nothing fitted the idle time left
+  if (count == 0 && background_begun_) {  // its next node would outlast the idle time left
+    GateResult too_long = why;
+    too_long.kind = GateResult::HoldNodeTooLong;
+    hold(too_long, step);
+    return false;
+  }
   const double end = steady_seconds();
   totals_.tasklets++;
   totals_.background_seconds += end - begin;
   log_row(settings_.priority ? "tasklet" : "tasklet_equal", why, step, begin, end, planned_s,
-          bg_step, count);
+          bg_step, count, idle_left_s);
   return true;
 }
 
@@ -347,7 +378,7 @@ void Multiplexer::hold(const GateResult& why, int64_t step) {
   logged_holds_.push_back(key);
   totals_.holds++;
   const double t = steady_seconds();
-  log_row(why.name(), why, step, t, t, 0, bg_step_, 0);
+  log_row(why.name(), why, step, t, t, 0, bg_step_, 0, kNoBound);
 }
 
 void Multiplexer::apply_slow_hook(int64_t step) {
@@ -362,10 +393,12 @@ void Multiplexer::apply_slow_hook(int64_t step) {
 }
 
 void Multiplexer::log_row(const char* kind, const GateResult& why, int64_t step, double begin,
-                          double end, double planned_s, int64_t bg_step, int instructions) {
-  std::fprintf(log_, "%s,%lld,%d,%zu,%s,%.9f,%.9f,%.4f,%lld,%d\n", kind, (long long)step,
+                          double end, double planned_s, int64_t bg_step, int instructions,
+                          double idle_left_s) {
+  std::fprintf(log_, "%s,%lld,%d,%zu,%s,%.9f,%.9f,%.4f,%lld,%d,%.4f\n", kind, (long long)step,
                why.stream, why.index, why.stream < 0 ? "" : opcode_traits(why.waits_on).name, begin,
-               end, planned_s * 1e3, (long long)bg_step, instructions);
+               end, planned_s * 1e3, (long long)bg_step, instructions,
+               idle_left_s >= kNoBound ? -1.0 : idle_left_s * 1e3);
 }
 
 void Multiplexer::finish() {

@@ -21,8 +21,14 @@
 // a tasklet also ends before the foreground's wait is expected to (its solo time less the time
 // waited so far), so a node that would run over the foreground's next instruction waits.
 //
+// policy = "foreground_first" (ours, the default; "deeppool" is the paper's alone): fit_to_wait,
+// the background's batch split into micro-batches when its nodes are longer than a tasklet
+// (background_split.hpp), and the whole-run budget (RunBudget): a step beside background work
+// only while the foreground's steps so far took at most slowdown_target x the solo step.
+//
 // Every tasklet (and the first hold of each kind per wait and step) is a row of
-// <background run dir>/tasklets.csv, times in steady_clock seconds (trace.h5's clock_origin_ns).
+// <background run dir>/tasklets.csv, times in steady_clock seconds (trace.h5's clock_origin_ns),
+// idle_left_ms the foreground's expected idle time left when it began (-1: none known).
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -44,9 +50,11 @@ struct MultiplexTotals {
   int64_t background_steps = 0;  // finished, in the foreground's idle time or alone
   int64_t dropped_steps = 0;     // out of memory
   int64_t tasklets = 0;
-  int64_t holds = 0;              // the gate's holds: the first of each kind per wait and step
-  double background_seconds = 0;  // inside tasklets
-  std::string stopped;            // why the background stopped on a failure; "" = it did not
+  int64_t holds = 0;               // the gate's holds: the first of each kind per wait and step
+  double background_seconds = 0;   // inside tasklets
+  int64_t budget_solo_steps = 0;   // steps the whole-run budget ran alone (foreground_first)
+  double foreground_slowdown = 1;  // its steps' total over their count x the solo step
+  std::string stopped;             // why the background stopped on a failure; "" = it did not
 };
 
 class Multiplexer : public StepDriver {
@@ -70,10 +78,13 @@ class Multiplexer : public StepDriver {
   void profile_background();
   void prioritized_step(int64_t step);
   void equal_priority_step(int64_t step);
-  void fill_step_end(int64_t step, bool warming_up);
+  // admit: background work may fill the wait (not while warming up or alone by the budget).
+  void fill_step_end(int64_t step, bool warming_up, bool admit);
+  bool budget_admits(int64_t step);
   // One tasklet of the background (or a whole step without pacing); false when the background
   // has nothing left to run.
-  // idle_left_s: the foreground's expected idle time left (fit_to_wait), else kNoBound; false
+  // idle_left_s: the foreground's expected idle time left (kNoBound: none known), a bound on
+  // the tasklet under fit_to_wait, logged either way; false
   // when nothing fitted it.
   bool run_tasklet(const GateResult& why, int64_t step, double idle_left_s);
   void issue_tasklet(double& planned_s, int& count, double idle_left_s);
@@ -90,7 +101,7 @@ class Multiplexer : public StepDriver {
   void hold(const GateResult& why, int64_t step);
   void apply_slow_hook(int64_t step);
   void log_row(const char* kind, const GateResult& why, int64_t step, double begin, double end,
-               double planned_s, int64_t bg_step, int instructions);
+               double planned_s, int64_t bg_step, int instructions, double idle_left_s);
   void warn_long_nodes();
 
   Job& fg_;
@@ -98,6 +109,7 @@ class Multiplexer : public StepDriver {
   std::vector<StepObserver*> bg_observers_;
   RunConfig::Background settings_;
   SlowdownFeedback feedback_;
+  RunBudget budget_;  // the whole run's slowdown (every policy measures it; foreground_first acts)
   BackgroundGate gate_;
   InstructionTimes bg_times_;
   int bg_stream_ = 0;  // the background program's one stream

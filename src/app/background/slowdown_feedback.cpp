@@ -1,5 +1,8 @@
 #include "app/background/slowdown_feedback.hpp"
 
+#include <algorithm>
+#include <numeric>
+
 namespace wt {
 
 double slowdown_average(const FeedbackSettings& settings, double average, double run, double solo) {
@@ -36,6 +39,45 @@ void SlowdownFeedback::executed(int stream, const Instruction& ins, double t_beg
   if (solo < 0) return;
   average_[size_t(stream)][index] =
       slowdown_average(settings_, average_seconds(stream, index), t_end - t_begin, solo);
+}
+
+namespace {
+
+constexpr size_t kRecentSoloSteps = 16;
+
+}  // namespace
+
+RunBudget::RunBudget(double target, int64_t solo_every, double max_credit_steps)
+    : target_(target), solo_every_(solo_every), max_credit_steps_(max_credit_steps) {}
+
+double RunBudget::solo_step_seconds() const {
+  if (recent_solo_.empty()) return -1;
+  return std::accumulate(recent_solo_.begin(), recent_solo_.end(), 0.0) /
+         double(recent_solo_.size());
+}
+
+bool RunBudget::admits() const {
+  return !recent_solo_.empty() && since_solo_ + 1 < solo_every_ && debt_s_ <= 0;
+}
+
+void RunBudget::record_step(double seconds, bool solo) {
+  if (solo) {
+    recent_solo_.push_back(seconds);
+    if (recent_solo_.size() > kRecentSoloSteps) recent_solo_.pop_front();
+    since_solo_ = 0;
+  } else {
+    ++since_solo_;
+  }
+  const double solo_s = solo_step_seconds();
+  ++steps_;
+  total_s_ += seconds;
+  debt_s_ += seconds - target_ * solo_s;
+  debt_s_ = std::max(debt_s_, -max_credit_steps_ * (target_ - 1) * solo_s);
+}
+
+double RunBudget::slowdown() const {
+  const double solo_s = solo_step_seconds();
+  return steps_ > 0 && solo_s > 0 ? total_s_ / (double(steps_) * solo_s) : 1.0;
 }
 
 }  // namespace wt

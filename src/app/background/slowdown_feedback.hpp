@@ -4,6 +4,8 @@
 // slower than target x solo (weight `fast`, 1.0) and relaxes slowly otherwise (weight `slow`,
 // 0.1); background work is held while the foreground is in an instruction whose average is above
 // the target. After a 2x spike, ~22 runs at the solo time bring the average back under 1.1x.
+#include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "app/background/instruction_times.hpp"
@@ -39,6 +41,39 @@ class SlowdownFeedback : public InstructionObserver {
   InstructionTimes solo_;
   bool warming_up_ = true;
   std::vector<std::vector<double>> average_;  // [stream][index]; -1 until the first update
+};
+
+// policy = "foreground_first": what the foreground pays over the whole run, step by step. The
+// per-instruction feedback above sees one wait at a time and misses what falls between them (a
+// stalled transfer, a tasklet that ran over the step's end); this sees the step's wall time.
+// Its debt is the seconds the run's steps took beyond target x the solo step; background work is
+// admitted only while the debt is not positive, so a costly background step is repaid by steps
+// alone. Credit banked by steps faster than the target is capped (max_credit_steps solo steps'
+// worth of the target's slack), so a cheap start cannot pay for a slow end. Every solo_every-th
+// step runs alone: the solo step time is the mean of the recent solo steps (a mean, as the run's
+// total is a sum: a loaded machine's stalls count on both sides), current when the load changes.
+class RunBudget {
+ public:
+  RunBudget(double target, int64_t solo_every, double max_credit_steps = 25);
+  // Whether the next step may run beside background work.
+  bool admits() const;
+  // A step of `seconds`; solo when no background work ran in it.
+  void record_step(double seconds, bool solo);
+  // Foreground time spent on background work outside its steps (profiling the background).
+  void charge(double seconds) { debt_s_ += seconds; }
+  double solo_step_seconds() const;  // -1 before the first solo step
+  double debt_seconds() const { return debt_s_; }
+  // The steps' total over their count times the solo step (1 before any).
+  double slowdown() const;
+
+ private:
+  double target_;
+  int64_t solo_every_;
+  double max_credit_steps_;
+  std::deque<double> recent_solo_;  // the last few solo steps' seconds
+  int64_t since_solo_ = 0;          // steps since the last solo one
+  int64_t steps_ = 0;
+  double total_s_ = 0, debt_s_ = 0;
 };
 
 }  // namespace wt

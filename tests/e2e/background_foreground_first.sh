@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# background.policy = "foreground_first" (issue 35), on a 2-rank lenet pipeline with one
+# microbatch and a local lenet background on every rank:
+#   - a background whose nodes are longer than a tasklet trains on micro-batches, the foreground
+#     bitwise as alone and each rank's background after K steps its deck alone within 1e-5
+#     (gradients summed in another order);
+#   - the whole-run budget runs one step in solo_every alone, whatever the timings;
+#   - unsplit (microbatches = 1), no background node starts that would run past the
+#     foreground's expected idle time: an mlp foreground (sub-millisecond waits) holds a batch-32
+#     lenet background's nodes (milliseconds each) back, where policy = "deeppool" starts them
+#     (the check can fail).
+# slowdown_target = 100 keeps the budget from holding every step of these short runs (the
+# background's profiling steps alone put it in debt for longer).
+source "$(dirname "$0")/lib/common.bash"
+data=$(fashion_mnist_h5)
+python=${WT_PYTHON:-/usr/bin/python3}
+steps=20
+
+cat >"$dir/bg.toml" <<DECK
+[run]
+name = "bg"
+output_dir = "$dir/alone"
+[data]
+path = "$data"
+preload = false
+[model]
+file = "$WT_SOURCE_DIR/models/lenet.toml"
+[optimizer]
+kind = "sgd"
+lr = 0.02
+momentum = 0.9
+[train]
+global_batch = 8
+max_steps = 6
+eval_every_epoch = false
+[checkpoint]
+every_steps = 1
+keep = 100
+DECK
+run_fg() {  # run name, [background] lines ("" = alone), model (lenet), background deck (bg.toml)
+  local bg=""
+  [[ -n $2 ]] && bg=$'[background]\nwarmup_steps = 2\n'"deck = \"${4:-bg.toml}\""$'\n'"$2"
+  cat >"$dir/$1.toml" <<DECK
+[run]
+name = "$1"
+output_dir = "$dir/runs"
+[data]
+path = "$data"
+[model]
+file = "$WT_SOURCE_DIR/models/${3:-lenet}.toml"
+[optimizer]
+kind = "sgd"
+lr = 0.01
+[schedule]
+kind = "pipeline"
+microbatches = 1
+balance = "flops"
+[train]
+global_batch = 32
+eval_every_epoch = false
+$bg
+DECK
+  mpirun -np 2 "$WAVETRAIN" "$dir/$1.toml" --steps $steps >"$dir/$1.out" 2>&1 ||
+    { cat "$dir/$1.out"; fail "$1 failed"; }
+}
+ckpt() { printf '%s/checkpoints/step_%08d.h5' "$1" "$2"; }
+same_foreground() {  # run name, alone run name (alone)
+  local alone=${2:-alone}
+  "$python" "$WT_SOURCE_DIR/tests/e2e/lib/same_weights.py" "$(ckpt "$dir/runs/$alone" $steps)" \
+    "$(ckpt "$dir/runs/$1" $steps)" >/dev/null || fail "$1: the foreground's weights differ"
+  cmp -s <(cut -d, -f1-5 "$dir/runs/$alone/metrics.csv") <(cut -d, -f1-5 "$dir/runs/$1/metrics.csv") ||
+    fail "$1: the foreground's losses differ"
+}
+
+run_fg alone ""
+"$WAVETRAIN" "$dir/bg.toml" --quiet >/dev/null || fail "the background deck alone failed"
+
+# Micro-batches, chosen by the background's longest node (lenet's conv2 at batch 8: milliseconds,
+# over the 0.5 ms tasklet).
+run_fg split $'solo_every = 5\nslowdown_target = 100'
+grep -q "micro-batches of its global batch 8" "$dir/runs/split/log.txt" ||
+  { cat "$dir/runs/split/log.txt"; fail "split: the background was not split"; }
+same_foreground split
+for r in 0 1; do
+  run="$dir/runs/split/background/rank_$r"
+  k=$(sed -n 's/.*done: \([0-9]*\) steps.*/\1/p' "$run/log.txt")
+  [[ -n $k ]] || { cat "$run/log.txt"; fail "split rank $r: the background did not finish"; }
+  "$python" "$WT_SOURCE_DIR/tests/e2e/lib/same_weights.py" "$(ckpt "$run" "$k")" \
+    "$(ckpt "$dir/alone/bg" "$k")" --tolerance 1e-5 ||
+    fail "split rank $r: the micro-batched background is not its deck alone"
+  echo "ok split rank $r: $(grep -m1 'micro-batches' "$dir/runs/split/log.txt" | cut -c1-60)...; after $k steps its deck alone within 1e-5"
+done
+echo "ok split: the foreground bitwise as alone"
+
+# Every solo_every-th step after the warm-up runs alone (a held_run_budget row), whatever the
+# machine's timings.
+"$python" - "$dir/runs/split/background" 5 $steps <<'PY' || fail "split: a stretch without a solo step"
+import csv, sys
+root, every, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for r in (0, 1):
+    rows = list(csv.DictReader(open(f"{root}/rank_{r}/tasklets.csv")))
+    alone = sorted({int(x["fg_step"]) for x in rows if x["kind"] == "held_run_budget"})
+    gaps = [b - a for a, b in zip(alone, alone[1:])]
+    print(f"rank {r}: steps alone by the budget {alone}")
+    assert alone and alone[0] <= 2 + every and max(gaps, default=0) <= every and alone[-1] >= steps - every
+PY
+echo "ok split: one step in 5 alone by the run budget on every rank"
+
+# Foreground first: no node starts that would not end inside the expected idle time.
+over_idle() {  # run name: tasklets longer than the foreground's expected idle time left
+  "$python" - "$dir/runs/$1/background" <<'PY'
+import csv, sys
+over = total = 0
+for r in (0, 1):
+    for x in csv.DictReader(open(f"{sys.argv[1]}/rank_{r}/tasklets.csv")):
+        if x["kind"] == "tasklet" and float(x["idle_left_ms"]) >= 0:
+            total += 1
+            over += float(x["planned_ms"]) > float(x["idle_left_ms"])
+print(over, total)
+PY
+}
+sed 's/global_batch = 8/global_batch = 32/' "$dir/bg.toml" >"$dir/bg32.toml"
+run_fg mlp_alone "" mlp
+run_fg unsplit $'microbatches = 1\nslowdown_target = 100' mlp bg32.toml
+run_fg deeppool 'policy = "deeppool"' mlp bg32.toml
+same_foreground unsplit mlp_alone
+same_foreground deeppool mlp_alone
+read -r over total < <(over_idle unsplit)
+held=$(grep -c '^held_node_too_long' "$dir"/runs/unsplit/background/rank_*/tasklets.csv | awk -F: '{n += $2} END {print n}')
+[[ $over == 0 ]] || fail "unsplit: $over of $total tasklets planned past the foreground's expected idle time"
+[[ $held -gt 0 ]] || fail "unsplit: no node held back for its length"
+echo "ok unsplit: none of $total tasklets planned past the foreground's expected idle time; $held waits held a node back"
+read -r over total < <(over_idle deeppool)
+[[ $over -gt 0 ]] || fail "deeppool: no tasklet past the expected idle time: the check above cannot fail"
+echo "ok deeppool: $over of $total tasklets planned past the foreground's expected idle time"
