@@ -89,7 +89,7 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
     cudaStream_t handle = nullptr;
     std::unique_ptr<CudaOps> ops;
     std::unique_ptr<GraphReplayOps> replay_ops;  // the same, launching nothing
-    int priority = 0;  // the program's sense: larger is more urgent
+    int priority = 0;                            // the program's sense: larger is more urgent
     uint64_t recorded = 0, completed = 0;
     std::deque<std::pair<uint64_t, cudaEvent_t>> events;  // recorded, not yet seen complete
   };
