@@ -20,7 +20,8 @@
 #       (eager and graph). MODES: any of eager graph compile replicas, e.g. "eager graph".
 #   --train PROOFS also trains on the GPU (tools/gpu-train-check.sh; a bundle made with
 #       make-gpu-bundle.sh --training): "all", or a comma-separated list of parity, schedules,
-#       ticktock, checkpoint, accuracy, auto, throughput. Each proof prints one line, PASS or FAIL.
+#       ticktock, checkpoint, accuracy, auto, throughput, input, graphs. Each proof prints one
+#       line, PASS or FAIL.
 #   --ops also times every op of the ops interface at the shipped models' layer shapes, wavetrain
 #       (wt_op_bench) against PyTorch (bench/torch_op_reference.py) in the same run: one table.
 #
