@@ -383,15 +383,23 @@ int64_t StrictOps::decode_weights(const WeightCodec& codec, const uint32_t* word
 void StrictOps::sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const float* g, float* b,
                            const float* skip) const {
   enqueue("sgd_update",
-          {{w, n, true}, {g, n, false}, {b, n, true}, {skip, ops::kCountFloats, false}},
+          {{w, n, true},
+           {g, n, false},
+           {b, n, true},
+           {skip, ops::kCountFloats, false},
+           {u.per_step, ops::kSgdPerStep, false}},
           [=, &o = inner_] { o.sgd_update(u, n, w, g, b, skip); });
 }
 void StrictOps::adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g,
                              float* m, float* v, const float* skip) const {
-  enqueue(
-      "adamw_update",
-      {{w, n, true}, {g, n, false}, {m, n, true}, {v, n, true}, {skip, ops::kCountFloats, false}},
-      [=, &o = inner_] { o.adamw_update(u, n, w, g, m, v, skip); });
+  enqueue("adamw_update",
+          {{w, n, true},
+           {g, n, false},
+           {m, n, true},
+           {v, n, true},
+           {skip, ops::kCountFloats, false},
+           {u.per_step, ops::kAdamWPerStep, false}},
+          [=, &o = inner_] { o.adamw_update(u, n, w, g, m, v, skip); });
 }
 
 }  // namespace wt

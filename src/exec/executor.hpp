@@ -216,8 +216,8 @@ class Executor {
 
   // Graphs: what this step is (chosen by begin_step), its start and its end (finish_step).
   enum class GraphStep { Eager, Capture, Replay };
-  GraphStep choose_graph_step(double lr) const;
-  void begin_graph_step(double lr);
+  GraphStep choose_graph_step() const;
+  void begin_graph_step();
   void end_graph_step_issue();  // before the step's device work is waited for
   void end_graph_step();        // after it: the step's memory is free again
   // The labels the loss reads: in a graphed step, slot's copy in a fixed pinned buffer.
@@ -228,7 +228,6 @@ class Executor {
   bool graphs_ = false;
   GraphStep graph_step_ = GraphStep::Eager;
   bool graph_captured_ = false;
-  double graph_lr_ = 0;      // the learning rate the graph's updates were captured with
   int64_t eager_steps_ = 0;  // since graphs were enabled: the first builds lazy state
   int64_t graph_captures_ = 0, graph_replays_ = 0;
   struct PinnedLabels {

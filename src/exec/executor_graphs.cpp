@@ -6,7 +6,8 @@
 // was captured and hold this step's values: the batch comes in through fixed pinned buffers
 // (BatchSource::set_graph_staging), the labels through one per slot, the step's tensors from the
 // graph's own memory (CachingAllocator::begin_graph_capture), and values passed to kernels by
-// value must not change: a new learning rate captures the step again.
+// value must not change: the optimizer's per-step values go through device memory
+// (ops/per_step_values.hpp).
 #include <cstring>
 #include <string>
 
@@ -34,25 +35,23 @@ std::string Executor::enable_graphs() {
       return "node '" + node.name +
              "' (dropout) draws its masks from seeds the host forks "
              "each step, which a graph would replay";
-  for (const std::string& state : optimizer_.state_names())
-    if (state == "exp_avg")
-      return "AdamW's bias corrections change every step and reach its kernel by value";
   if (!data_.supports_graph_staging())
     return "its data source cannot copy batches in from fixed buffers";
   if (planted_ != PlantedBug::GraphInputsMoved) data_.set_graph_staging(true);
+  // The learning rate and AdamW's corrections through device memory, not baked into the capture.
+  if (planted_ != PlantedBug::StaleGraph) optimizer_.use_per_step_values(device_);
   graphs_ = true;
   return "";
 }
 
-Executor::GraphStep Executor::choose_graph_step(double lr) const {
+Executor::GraphStep Executor::choose_graph_step() const {
   if (!graphs_ || observer_ || eager_steps_ < 1) return GraphStep::Eager;
-  if (graph_captured_ && (lr == graph_lr_ || planted_ == PlantedBug::StaleGraph))
-    return GraphStep::Replay;
-  return GraphStep::Capture;
+  return graph_captured_ ? GraphStep::Replay : GraphStep::Capture;
 }
 
-void Executor::begin_graph_step(double lr) {
-  graph_step_ = choose_graph_step(lr);
+void Executor::begin_graph_step() {
+  optimizer_.new_step();
+  graph_step_ = choose_graph_step();
   if (graph_step_ == GraphStep::Eager) {
     if (graphs_) ++eager_steps_;
     return;
@@ -64,7 +63,6 @@ void Executor::begin_graph_step(double lr) {
   if (graph_step_ == GraphStep::Capture) {
     memory.begin_graph_capture();
     device_.backend().begin_graph_capture();
-    graph_lr_ = lr;
     graph_captured_ = false;
     ++graph_captures_;
   } else {

@@ -30,7 +30,7 @@ size_t Executor::step_instructions() const {
 void Executor::begin_step(int64_t step, double lr) {
   step_ = step;
   lr_ = lr;
-  begin_graph_step(lr);
+  begin_graph_step();
   events_->reset();
   loads_done_ = 0;
   samples_ = 0;

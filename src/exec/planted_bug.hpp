@@ -35,11 +35,11 @@ enum class PlantedBug {
   RecordBeforeWork,
   WriteDuringTransfer,
   WaitOnWrongEvent,
-  // Whole-step graphs (exec/executor_graphs.cpp): a graph replayed after the learning rate changed
-  // (the stale by-value argument); batches copied in from the preloader's rotating buffers
-  // instead of fixed ones (their reuse asks events inside the step); the labels' pinned buffer
-  // allocated anew each step (the captured loss reads the old one); a synchronisation inside a
-  // graphed step.
+  // Whole-step graphs (exec/executor_graphs.cpp): the optimizer's learning rate and corrections
+  // passed by value, not through device memory (a graph replays the captured ones); batches copied
+  // in from the preloader's rotating buffers instead of fixed ones (their reuse asks events inside
+  // the step); the labels' pinned buffer allocated anew each step (the captured loss reads the old
+  // one); a synchronisation inside a graphed step.
   StaleGraph,
   GraphInputsMoved,
   GraphLabelsMoved,

@@ -67,14 +67,21 @@ WT_HD void store_count(float* p, double c) {
 #endif
 }
 
+// per_step: nullptr, or device memory the kernel reads the values that change from step to step
+// from, in place of the fields (SGD: lr; AdamW: decay, step_size, bias2_sqrt), so that a captured
+// graph's update reads each replay's values (ops/per_step_values.hpp).
 struct SgdUpdate {
   float lr = 0, weight_decay = 0, momentum = 0;
   bool first = false, nesterov = false;
+  const float* per_step = nullptr;
 };
+constexpr int kSgdPerStep = 1;
 
 struct AdamWUpdate {
   float decay = 1, b1 = 0, one_minus_b1 = 1, b2 = 0, one_minus_b2 = 1;
   float step_size = 0, bias2_sqrt = 1, eps = 0;
+  const float* per_step = nullptr;
 };
+constexpr int kAdamWPerStep = 3;
 
 }  // namespace wt::ops

@@ -124,6 +124,7 @@ class Sgd : public StatefulOptimizer {
     u.momentum = momentum_;
     u.first = step_count(stage) == 0;
     u.nesterov = nesterov_;
+    u.per_step = per_step_values(stage, &u.lr, ops::kSgdPerStep, stream);
     device_.ops(stream).sgd_update(u, n, w, g, momentum_ == 0 ? nullptr : s[0].device_ptr(), skip);
     steps_[stage] = step_count(stage) + 1;
   }
@@ -164,6 +165,8 @@ class AdamW : public StatefulOptimizer {
     u.step_size = static_cast<float>(lr / bias1);
     u.bias2_sqrt = static_cast<float>(std::sqrt(bias2));
     u.eps = static_cast<float>(eps_);
+    const float per_step[ops::kAdamWPerStep] = {u.decay, u.step_size, u.bias2_sqrt};
+    u.per_step = per_step_values(stage, per_step, ops::kAdamWPerStep, stream);
     device_.ops(stream).adamw_update(u, n, w, g, s[0].device_ptr(), s[1].device_ptr(), skip);
     steps_[stage] = t;
   }
@@ -173,6 +176,10 @@ class AdamW : public StatefulOptimizer {
 };
 
 }  // namespace
+
+void Optimizer::use_per_step_values(DeviceContext& device) {
+  if (!per_step_) per_step_ = std::make_unique<PerStepValues>(device);
+}
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& config, DeviceContext& device) {
   if (config.kind == "sgd") return std::make_unique<Sgd>(config, device);

@@ -11,6 +11,7 @@
 
 #include "device/device_context.hpp"
 #include "ops/optimizer_options.hpp"
+#include "ops/per_step_values.hpp"
 #include "tensor/tensor.hpp"
 
 namespace wt {
@@ -42,9 +43,21 @@ class Optimizer {
   // so the next update is the one the skipped one would have been (SGD's first-step rule, AdamW's
   // bias correction) and checkpoints hold only updates that happened.
   void uncount_step(int stage);
+  // Whole-step graphs: the updates read their per-step values (the learning rate, AdamW's bias
+  // corrections) from device memory written each step (ops/per_step_values.hpp), instead of by
+  // value; new_step() starts a step's records.
+  void use_per_step_values(DeviceContext& device);
+  void new_step() {
+    if (per_step_) per_step_->new_step();
+  }
 
  protected:
+  // The device record of this update's per-step values, or nullptr when they go by value.
+  const float* per_step_values(int stage, const float* values, int count, int stream) {
+    return per_step_ ? per_step_->issue(stage, values, count, stream) : nullptr;
+  }
   std::map<int, int64_t> steps_;
+  std::unique_ptr<PerStepValues> per_step_;
 };
 
 // sgd or adamw, as the deck says; its state comes from `allocator` (the device's).

@@ -13,7 +13,9 @@ struct SgdStep {
   float* w;
   const float* g;
   float* b;
+  const float* lr_at;  // device memory holding lr (ops::SgdUpdate::per_step), else nullptr
   WT_HD void operator()(int64_t i) const {
+    const float lr = lr_at ? lr_at[0] : this->lr;
     float d = g[i] + wd * w[i];
     if (kMomentum) {
       const float buf = kFirst ? d : mu * b[i] + d;
@@ -31,13 +33,16 @@ struct AdamWStep {
   float* m;
   float* v;
   WT_HD void operator()(int64_t i) const {
+    const float* at = k.per_step;  // decay, step_size, bias2_sqrt
+    const float decay = at ? at[0] : k.decay, step_size = at ? at[1] : k.step_size;
+    const float bias2_sqrt = at ? at[2] : k.bias2_sqrt;
     const float gi = g[i];
     const float mi = k.b1 * m[i] + k.one_minus_b1 * gi;
     const float vi = k.b2 * v[i] + k.one_minus_b2 * gi * gi;
     m[i] = mi;
     v[i] = vi;
-    const float denom = sqrtf(vi) / k.bias2_sqrt + k.eps;
-    w[i] = w[i] * k.decay - k.step_size * mi / denom;
+    const float denom = sqrtf(vi) / bias2_sqrt + k.eps;
+    w[i] = w[i] * decay - step_size * mi / denom;
   }
 };
 
@@ -46,11 +51,12 @@ template <class Launch>
 void with_sgd_step(const ops::SgdUpdate& u, float* w, const float* g, float* b,
                    const Launch& launch) {
   const float lr = u.lr, wd = u.weight_decay, mu = u.momentum;
-  if (mu == 0) return launch(SgdStep<false, false, false>{lr, wd, mu, w, g, b});
-  if (u.first && u.nesterov) return launch(SgdStep<true, true, true>{lr, wd, mu, w, g, b});
-  if (u.first) return launch(SgdStep<true, true, false>{lr, wd, mu, w, g, b});
-  if (u.nesterov) return launch(SgdStep<true, false, true>{lr, wd, mu, w, g, b});
-  launch(SgdStep<true, false, false>{lr, wd, mu, w, g, b});
+  const float* at = u.per_step;
+  if (mu == 0) return launch(SgdStep<false, false, false>{lr, wd, mu, w, g, b, at});
+  if (u.first && u.nesterov) return launch(SgdStep<true, true, true>{lr, wd, mu, w, g, b, at});
+  if (u.first) return launch(SgdStep<true, true, false>{lr, wd, mu, w, g, b, at});
+  if (u.nesterov) return launch(SgdStep<true, false, true>{lr, wd, mu, w, g, b, at});
+  launch(SgdStep<true, false, false>{lr, wd, mu, w, g, b, at});
 }
 
 }  // namespace wt::kern
