@@ -16,27 +16,8 @@ data=$(fashion_mnist_h5)
 python=${WT_PYTHON:-/usr/bin/python3}
 steps=20
 
-cat >"$dir/bg.toml" <<DECK
-[run]
-name = "bg"
-output_dir = "$dir/alone"
-[data]
-path = "$data"
-preload = false
-[model]
-file = "$WT_SOURCE_DIR/models/lenet.toml"
-[optimizer]
-kind = "sgd"
-lr = 0.02
-momentum = 0.9
-[train]
-global_batch = 8
-max_steps = 6
-eval_every_epoch = false
-[checkpoint]
-every_steps = 1
-keep = 100
-DECK
+source "$(dirname "$0")/lib/background_deck.bash"
+write_background_deck "$dir/bg.toml"
 run_fg() {  # run name, [background] lines ("" = alone), model (lenet), background deck (bg.toml)
   local bg=""
   [[ -n $2 ]] && bg=$'[background]\nwarmup_steps = 2\n'"deck = \"${4:-bg.toml}\""$'\n'"$2"
