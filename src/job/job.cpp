@@ -191,7 +191,12 @@ void Job::build_executor(Communicator& comm) {
   executor_->set_weight_codec(config_.compress);
   executor_->set_guard(guard_.get());
   if (config_.device.cuda_graphs) {
-    const std::string why_not = executor_->enable_graphs();
+    // Another job's work issued between this job's instructions would fall into its capture.
+    const bool shared =
+        options_.id != 0 || options_.colocated_stream >= 0 || !config_.background.deck.empty();
+    const std::string why_not =
+        shared ? "the device is shared with another job (a background or co-located one)"
+               : executor_->enable_graphs();
     if (why_not.empty())
       log_.line(
           "wavetrain: device.cuda_graphs: the second step is captured as a graph, later "

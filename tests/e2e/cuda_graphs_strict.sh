@@ -56,4 +56,8 @@ expect_refusal graph_sync_in_step "a device synchronisation while a step is capt
 # Jobs that cannot have graphs say why and train as before.
 run hostdev mlp true constant --set 'device.kind="host"' || { cat "$dir/hostdev.out"; fail "host run failed"; }
 grep -q "steps run eagerly: the host device has no graphs" "$dir/hostdev.out" || { cat "$dir/hostdev.out"; fail "host: no reason logged"; }
-echo "ok: the host device runs eagerly, saying why"
+run shared mlp true constant --set "background.deck=\"$WT_SOURCE_DIR/inputs/lenet_background.toml\"" ||
+  { cat "$dir/shared.out"; fail "a run with a background failed"; }
+grep -q "steps run eagerly: the device is shared with another job" "$dir/shared.out" ||
+  { cat "$dir/shared.out"; fail "background: no reason logged"; }
+echo "ok: the host device and a job with a background run eagerly, saying why"
