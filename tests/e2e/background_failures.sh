@@ -15,10 +15,14 @@ background_deck() {  # file, extra lines
   printf '[run]\nname = "bg"\nseed = 7\n[data]\npath = "%s"\npreload = false\n[model]\nfile = "%s"\n[train]\nglobal_batch = 8\neval_every_epoch = false\nlog_every_steps = 2\n%b' \
     "$dir/background_data.h5" "$WT_SOURCE_DIR/models/mlp.toml" "${2:-}" >"$1"
 }
-# No slowdown feedback: on a loaded machine it could hold the background for minutes, and the
-# dataset case needs the background to read again after the change.
+# No slowdown feedback and the paper's policy: on a loaded machine feedback, or foreground_first's
+# run budget, could hold the background for minutes, and the dataset case needs the background to
+# read again after the change.
+# A failure while an endless job runs must not leave it running (it would hold the machine's
+# cores for the rest of the suite).
+trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$dir"' EXIT
 foreground_deck() {  # file, background deck
-  printf '[run]\nname = "fg"\noutput_dir = "%s/runs"\n[data]\npath = "%s"\n[model]\nfile = "%s"\n[schedule]\nkind = "pipeline"\n[train]\nglobal_batch = 32\neval_every_epoch = false\nlog_every_steps = 5\n[background]\ndeck = "%s"\nwarmup_steps = 2\nfeedback = false\n' \
+  printf '[run]\nname = "fg"\noutput_dir = "%s/runs"\n[data]\npath = "%s"\n[model]\nfile = "%s"\n[schedule]\nkind = "pipeline"\n[train]\nglobal_batch = 32\neval_every_epoch = false\nlog_every_steps = 5\n[background]\ndeck = "%s"\nwarmup_steps = 2\nfeedback = false\npolicy = "deeppool"\n' \
     "$dir" "$data" "$WT_SOURCE_DIR/models/mlp.toml" "$2" >"$1"
 }
 # Both ranks' backgrounds said why they stopped, with their prefix and in their own log; the
