@@ -56,7 +56,20 @@ print(next(r["set"] for r in csv.DictReader(open(sys.argv[1])) if r["candidate"]
   named+=(--set "$kv")
 done
 [[ ${named[1]:-} == "schedule.kind=$kind" ]] || fail "auto.csv gives no --set keys for $chosen"
-[[ $kind == burst ]] && named+=(--set 'burst.cost_model="deeppool"')
+if [[ $kind == burst ]]; then
+  # Burst's plan is priced with the link measured at start-up, which differs between two runs
+  # on a loaded machine: the named run is given the plan the auto run logged (its segments as
+  # burst.ranks, a count per node), so that both train the same plan.
+  segments=$(sed -n 's/^wavetrain: burst segments://p' "$dir/auto/log.txt" | head -1)
+  [[ -n $segments ]] || fail "the auto run logged no burst segments"
+  counts=$(echo "$segments" | "$WT_PYTHON" -c '
+import re, sys
+counts = []
+for first, last, ranks in re.findall(r"\[(\d+)\.\.(\d+)\] on (\d+)", sys.stdin.read()):
+    counts += [ranks] * (int(last) - int(first) + 1)
+print("[" + ",".join(counts) + "]")')
+  named+=(--set 'burst.cost_model="deeppool"' --set "burst.ranks=$counts")
+fi
 # The same layer times, so that an automatic stage cut or burst plan is the same one.
 mkdir -p "$dir/named" && cp "$dir/auto/profile.h5" "$dir/named/"
 mpirun -n 2 "$WAVETRAIN" "$deck" "${common[@]}" "${named[@]}" \
