@@ -31,7 +31,7 @@ class GraphReplayOps final : public OpsBackend {
   void scale_by(const float*, const float*, float, float*, int64_t) const override {}
   void dequantize_u8(const uint8_t*, int64_t, int64_t, int64_t, const float*,
                      float*) const override {}
-  void dropout_mask(float, uint64_t, float*, int64_t) const override {}
+  void dropout_masks(const ops::DropoutMasks&, float*) const override {}
   void gemm(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
             int64_t, float, float*, int64_t) const override {}
   void gemm_batched(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, int64_t,

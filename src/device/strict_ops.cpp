@@ -95,9 +95,19 @@ void StrictOps::scale_by(const float* x, const float* s, float factor, float* y,
   enqueue("scale_by", {{x, n, false}, {s, 1, false}, {y, n, true}},
           [=, &o = inner_] { o.scale_by(x, s, factor, y, n); });
 }
-void StrictOps::dropout_mask(float p, uint64_t seed, float* mask, int64_t n) const {
-  enqueue("dropout_mask", {{mask, n, true}},
-          [=, &o = inner_] { o.dropout_mask(p, seed, mask, n); });
+void StrictOps::dropout_masks(const ops::DropoutMasks& d, float* mask) const {
+  std::function<void()> kernel = [=, &o = inner_] { o.dropout_masks(d, mask); };
+  // The generator's state from memory, read when the kernel runs, as a GPU reads mapped pinned
+  // memory: pinned it must be (a GPU cannot read pageable host memory), and unchanged until then.
+  if (d.step_key) {
+    if (!queues_.pinned(d.step_key))
+      throw OrderingError(
+          "dropout_masks reads the generator's state from host memory that is not pinned (a GPU "
+          "kernel cannot read pageable memory)");
+    kernel = queues_.reading_pinned(d.step_key, sizeof(uint64_t), "the dropout generator's state",
+                                    "dropout_masks", std::move(kernel));
+  }
+  enqueue("dropout_masks", {{mask, d.rows * d.per_row, true}}, std::move(kernel));
 }
 void StrictOps::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,

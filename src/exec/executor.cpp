@@ -174,8 +174,9 @@ void Executor::run_on_device(const std::function<void()>& work) {
 
 Executor::~Executor() {
   device_.backend().set_progress(nullptr);
-  for (PinnedLabels& labels : graph_labels_)
-    if (labels.ptr) device_.events().free_pinned(labels.ptr);
+  for (GraphPinned& pinned : graph_pinned_)
+    for (void* ptr : {static_cast<void*>(pinned.labels), static_cast<void*>(pinned.rng_state)})
+      if (ptr) device_.events().free_pinned(ptr);
 }
 
 std::vector<BatchRequest> Executor::loads_of_step(int64_t step) const {
@@ -407,6 +408,7 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
     LayerContext ctx;
     ctx.mode = mode;
     ctx.rng = &slot.rng;
+    ctx.pinned_rng_state = pinned_rng_state(slot);
     ctx.first_sample = slot.first_sample;
     ctx.samples = slot.samples;
     ctx.node = i;

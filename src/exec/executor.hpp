@@ -222,6 +222,9 @@ class Executor {
   void end_graph_step();        // after it: the step's memory is free again
   // The labels the loss reads: in a graphed step, slot's copy in a fixed pinned buffer.
   const int32_t* loss_labels(Slot& slot);
+  // The generator state dropout reads from memory: in a graphed step, slot's in a fixed pinned
+  // word; nullptr (by value) otherwise.
+  const uint64_t* pinned_rng_state(Slot& slot);
 
   Model& model_;
   DeviceContext& device_;  // its kernels, streams and memory
@@ -230,12 +233,16 @@ class Executor {
   bool graph_captured_ = false;
   int64_t eager_steps_ = 0;  // since graphs were enabled: the first builds lazy state
   int64_t graph_captures_ = 0, graph_replays_ = 0;
-  struct PinnedLabels {
-    int32_t* ptr = nullptr;
-    size_t count = 0;
+  // What a graphed step's kernels read from the host, per slot: fixed pinned memory, sized in an
+  // eager step (a capture allocates none), rewritten each step.
+  struct GraphPinned {
+    int32_t* labels = nullptr;
+    size_t label_count = 0;
+    uint64_t* rng_state = nullptr;
   };
-  std::vector<PinnedLabels> graph_labels_;  // per slot
-  int64_t samples_ = 0;                     // this step's (or evaluation's) loss samples
+  std::vector<GraphPinned> graph_pinned_;       // per slot
+  GraphPinned* graph_pinned(const Slot& slot);  // nullptr: no graphs, or not a step's slot
+  int64_t samples_ = 0;                         // this step's (or evaluation's) loss samples
   PlantedBug planted_ = PlantedBug::None;
   StepReadback readback_;         // what the host reads once per step, in one copy
   int64_t totals_at_ = 0;         // in readback_: per stream, loss sum and correct (doubles)

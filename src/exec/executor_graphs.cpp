@@ -30,11 +30,6 @@ std::string Executor::enable_graphs() {
       if (ins.op == OpCode::LoadBatch && ins.rows > 0)
         return "its program reads labels by runs of rows (burst)";
     }
-  for (const Node& node : model_.graph.nodes)
-    if (std::string(node.layer->type()) == "dropout")
-      return "node '" + node.name +
-             "' (dropout) draws its masks from seeds the host forks "
-             "each step, which a graph would replay";
   if (!data_.supports_graph_staging())
     return "its data source cannot copy batches in from fixed buffers";
   if (planted_ != PlantedBug::GraphInputsMoved) data_.set_graph_staging(true);
@@ -89,27 +84,46 @@ void Executor::end_graph_step() {
   device_.allocator().end_graph_step();
 }
 
-const int32_t* Executor::loss_labels(Slot& slot) {
-  const std::vector<int32_t>& labels = slot.loss_labels();
-  if (!graphs_) return labels.data();
+Executor::GraphPinned* Executor::graph_pinned(const Slot& slot) {
+  if (!graphs_) return nullptr;
   size_t index = 0;
   while (index < slots_.size() && slots_[index].get() != &slot) ++index;
-  if (index == slots_.size()) return labels.data();  // an evaluation's own slot
-  if (graph_labels_.size() < slots_.size()) graph_labels_.resize(slots_.size());
-  PinnedLabels& pinned = graph_labels_[index];
+  if (index == slots_.size()) return nullptr;  // an evaluation's own slot
+  if (graph_pinned_.size() < slots_.size()) graph_pinned_.resize(slots_.size());
+  return &graph_pinned_[index];
+}
+
+const int32_t* Executor::loss_labels(Slot& slot) {
+  const std::vector<int32_t>& labels = slot.loss_labels();
+  GraphPinned* pinned = graph_pinned(slot);
+  if (!pinned) return labels.data();
   const bool moved = planted_ == PlantedBug::GraphLabelsMoved && graph_step_ != GraphStep::Eager;
-  if (pinned.count < labels.size() || moved) {  // sized in an eager step: a capture allocates none
+  if (pinned->label_count < labels.size() || moved) {
     DeviceStreams& streams = device_.events();
     auto* fresh = static_cast<int32_t*>(streams.allocate_pinned(labels.size() * sizeof(int32_t)));
     if (!fresh) throw std::bad_alloc();
-    if (pinned.ptr && !moved) streams.free_pinned(pinned.ptr);  // moved: leaks, for the test
-    pinned.ptr = fresh;
-    pinned.count = labels.size();
+    if (pinned->labels && !moved)
+      streams.free_pinned(pinned->labels);  // moved: leaks, for the test
+    pinned->labels = fresh;
+    pinned->label_count = labels.size();
   }
   if (graph_step_ == GraphStep::Eager) return labels.data();
   // The previous step's kernels have run (a step ends with a synchronisation): rewrite it now.
-  std::memcpy(pinned.ptr, labels.data(), labels.size() * sizeof(int32_t));
-  return pinned.ptr;
+  std::memcpy(pinned->labels, labels.data(), labels.size() * sizeof(int32_t));
+  return pinned->labels;
+}
+
+const uint64_t* Executor::pinned_rng_state(Slot& slot) {
+  GraphPinned* pinned = graph_pinned(slot);
+  if (!pinned) return nullptr;
+  if (!pinned->rng_state) {
+    pinned->rng_state = static_cast<uint64_t*>(device_.events().allocate_pinned(sizeof(uint64_t)));
+    if (!pinned->rng_state) throw std::bad_alloc();
+  }
+  if (graph_step_ == GraphStep::Eager || planted_ == PlantedBug::GraphDropoutByValue)
+    return nullptr;                       // by value
+  *pinned->rng_state = slot.rng.state();  // the same value for every node of the slot's batch
+  return pinned->rng_state;
 }
 
 }  // namespace wt

@@ -39,11 +39,13 @@ enum class PlantedBug {
   // passed by value, not through device memory (a graph replays the captured ones); batches copied
   // in from the preloader's rotating buffers instead of fixed ones (their reuse asks events inside
   // the step); the labels' pinned buffer allocated anew each step (the captured loss reads the old
-  // one); a synchronisation inside a graphed step.
+  // one); a synchronisation inside a graphed step; dropout's generator state passed by value (a
+  // graph replays the captured masks).
   StaleGraph,
   GraphInputsMoved,
   GraphLabelsMoved,
   GraphSyncInStep,
+  GraphDropoutByValue,
 };
 // The device glue bug a PlantedBug stands for, if it is one.
 bool is_glue_bug(PlantedBug bug);

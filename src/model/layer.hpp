@@ -32,6 +32,9 @@ struct LayerContext {
   // Dropout masks: the global batch's generator (not advanced by layers), keyed per node and per
   // sample, so a sample's mask is the same whichever rank and part computes it.
   Rng* rng = nullptr;
+  // Or, in a step captured or replayed as a graph, rng's state in pinned memory, which the kernel
+  // reads when it runs (a graph replays the value a kernel was given by value).
+  const uint64_t* pinned_rng_state = nullptr;
   int64_t first_sample = 0;          // the global index, in its batch, of this call's first sample
   const int64_t* samples = nullptr;  // or, when rows are not consecutive samples (burst), each's
   int64_t sample_index(int64_t row) const { return samples ? samples[row] : first_sample + row; }

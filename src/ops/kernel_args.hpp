@@ -84,4 +84,16 @@ struct AdamWUpdate {
 };
 constexpr int kAdamWPerStep = 3;
 
+// Inverted-dropout masks of `rows` consecutive samples, `per_row` entries each: sample s draws
+// from its own seed, Rng(key ^ salt).fork(s).state() (model/layers/dropout.cpp), so its mask is
+// the same whichever rank and part computes it. key: the batch generator's state; step_key:
+// nullptr, or pinned host memory holding it, read when the kernel runs, so that a captured graph
+// draws each replay's masks (exec/executor_graphs.cpp).
+struct DropoutMasks {
+  float p = 0;
+  uint64_t key = 0, salt = 0;
+  const uint64_t* step_key = nullptr;
+  int64_t first_sample = 0, rows = 0, per_row = 0;
+};
+
 }  // namespace wt::ops

@@ -48,9 +48,9 @@ class OpsBackend {
   // uint8 samples of `row` elements, element e in scaling group e / group.
   virtual void dequantize_u8(const uint8_t* x, int64_t n, int64_t row, int64_t group,
                              const float* table, float* y) const = 0;
-  // Inverted-dropout mask: 0 with probability p, else 1 / (1 - p); counter based, entry i a
-  // function of (seed, i) alone (ops/host/elementwise.hpp).
-  virtual void dropout_mask(float p, uint64_t seed, float* mask, int64_t n) const = 0;
+  // Inverted-dropout masks of d.rows samples: 0 with probability p, else 1 / (1 - p); counter
+  // based, each entry a function of (the sample's seed, its index) alone (ops::DropoutMasks).
+  virtual void dropout_masks(const ops::DropoutMasks& d, float* mask) const = 0;
 
   // Matrices, row-major: C = alpha op(A) op(B) + beta C.
   virtual void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,

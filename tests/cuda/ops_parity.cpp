@@ -127,7 +127,7 @@ class Harness {
 constexpr double kSame = 1e-6, kSummed = 1e-4;
 
 void elementwise(Harness& t) {
-  const int64_t n = 100003;  // odd: the dropout mask's last pair is half used
+  const int64_t n = 100003;
   auto xv = t.values(n, -4, 4);
   xv[0] = 0.0f;  // relu'(0) = 0 on both sides
   auto x = t.copy_of(xv), b = t.random(n), dy = t.random(n),
@@ -161,7 +161,10 @@ void elementwise(Harness& t) {
     ops.fill(2.5f, SIDE(fill), n);
     ops.copy(SIDE(x), SIDE(copy), n);
     ops.scale_by(SIDE(x), SIDE(s), 3.0f, SIDE(seeded), n);
-    ops.dropout_mask(0.3f, 1234, SIDE(mask), n);
+    // 7 samples of 14285 entries (odd: each row's last pair is half used); 4 entries left at -1.
+    ops::DropoutMasks d;
+    d.p = 0.3f, d.key = 1234, d.salt = 77, d.first_sample = 40, d.rows = 7, d.per_row = n / 7;
+    ops.dropout_masks(d, SIDE(mask));
   });
   t.expect("relu_forward", relu, 0);
   t.expect("relu_backward", relu_grad, 0);
@@ -175,7 +178,7 @@ void elementwise(Harness& t) {
   t.expect("fill", fill, 0);
   t.expect("copy", copy, 0);
   t.expect("scale_by", seeded, kSame);
-  t.expect("dropout_mask (bitwise: integer draws)", mask, 0);
+  t.expect("dropout_masks (bitwise: integer draws)", mask, 0);
   t.expect("dequantize_u8 (a table lookup)", dequantized, 0);
 }
 

@@ -4,7 +4,8 @@
 # usual. Graphs on and off train bitwise the same model (lenet and mlp, constant and cosine
 # learning rates; mlp with AdamW, whose bias corrections change every step); with the optimizer's
 # per-step values passed by value, a graph replays the captured learning rate and trains another
-# model (the replays really run the captured work, and the equivalence catches a stale value); a batch copied from a moving
+# model (the replays really run the captured work, and the equivalence catches a stale value);
+# the same for dropout's generator state (an mlp with dropout); a batch copied from a moving
 # buffer, labels in a new buffer each step and a synchronisation inside a graphed step are refused with their messages; jobs that
 # cannot have graphs say why and run eagerly.
 source "$(dirname "$0")/lib/common.bash"
@@ -52,6 +53,26 @@ expect_refusal() {  # bug pattern
 expect_refusal graph_inputs_moved "an event query (the host asking whether device work has finished) while a step is captured"
 expect_refusal graph_labels_moved "the tensor moved between steps"
 expect_refusal graph_sync_in_step "a device synchronisation while a step is captured as a graph"
+
+# Dropout (an mlp with a dropout layer): the masks come from the batch generator's state, which a
+# graphed step's kernel reads from a fixed pinned word; graphs on and off train the same model.
+# Passed by value, the replays draw the captured step's masks again and train another model.
+sed '0,/^type = "relu"$/s//type = "relu"\n\n[[layer]]\nname = "drop1"\ntype = "dropout"\np = 0.3/' \
+  "$WT_SOURCE_DIR/models/mlp.toml" >"$dir/mlp_dropout.toml"
+grep -q 'type = "dropout"' "$dir/mlp_dropout.toml" || fail "no dropout layer in the test model"
+drop=(--set "model.file=\"$dir/mlp_dropout.toml\"")
+run dropout-off mlp false cosine "${drop[@]}" || { cat "$dir/dropout-off.out"; fail "dropout, graphs off"; }
+run dropout-on mlp true cosine "${drop[@]}" || { cat "$dir/dropout-on.out"; fail "dropout, graphs on"; }
+grep -q "the second step is captured as a graph" "$dir/dropout-on.out" ||
+  { cat "$dir/dropout-on.out"; fail "dropout: graphs not on"; }
+[[ "$(losses dropout-on)" == "$(losses dropout-off)" ]] ||
+  { diff <(losses dropout-on) <(losses dropout-off); fail "dropout: graphs changed the losses"; }
+[[ "$(losses dropout-off)" != "$(losses mlp-cosine-sgd-off)" ]] || fail "the dropout layer changed nothing"
+WAVETRAIN_TEST_PLANT_BUG=graph_dropout_by_value run dropout-stale mlp true cosine "${drop[@]}" ||
+  { cat "$dir/dropout-stale.out"; fail "graph_dropout_by_value run failed"; }
+[[ "$(losses dropout-stale)" != "$(losses dropout-off)" ]] ||
+  fail "dropout's state by value trained the same model: the replays did not repeat the captured masks"
+echo "ok: dropout trains the same model with graphs; its state by value is caught by the equivalence"
 
 # Jobs that cannot have graphs say why and train as before.
 run hostdev mlp true constant --set 'device.kind="host"' || { cat "$dir/hostdev.out"; fail "host run failed"; }

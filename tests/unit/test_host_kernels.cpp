@@ -91,5 +91,27 @@ TEST(HostKernels, DropoutMaskIsAFunctionOfSeedAndIndex) {
   EXPECT_NE(a, b) << "another seed, another mask";
 }
 
+// A batch's masks in one launch: row r is the mask of sample first_sample + r's own seed,
+// Rng(key ^ salt).fork(sample), whether the key comes by value or from memory.
+TEST(HostKernels, DropoutMasksAreEachSamplesMask) {
+  const int64_t rows = 5, per_row = 9;
+  ops::DropoutMasks d;
+  d.p = 0.4f, d.key = 0x1234abcdull, d.salt = 0x99ull, d.first_sample = 17;
+  d.rows = rows, d.per_row = per_row;
+  std::vector<float> by_value(size_t(rows * per_row), -1.0f), expected(by_value.size());
+  ops::dropout_masks(d, by_value.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint64_t seed = Rng(d.key ^ d.salt).fork(uint64_t(d.first_sample + r)).state();
+    ops::dropout_mask(d.p, seed, expected.data() + r * per_row, per_row);
+  }
+  EXPECT_EQ(by_value, expected);
+  const uint64_t in_memory = d.key;
+  d.key = 0;
+  d.step_key = &in_memory;
+  std::vector<float> from_memory(by_value.size(), -1.0f);
+  ops::dropout_masks(d, from_memory.data());
+  EXPECT_EQ(from_memory, expected) << "the key read from memory";
+}
+
 }  // namespace
 }  // namespace wt::testing

@@ -34,11 +34,23 @@ void Dropout::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& 
   Tensor mask = ctx.empty(x.shape());
   // One generator per sample, from the batch's generator, the node and the sample's global index:
   // data parallelism on any number of ranks draws the masks one rank draws.
-  const int64_t samples = x.dim(0), per_sample = x.numel() / std::max<int64_t>(1, samples);
-  const uint64_t key = ctx.rng->state() ^ (uint64_t(ctx.node) + 1) * 0xD6E8FEB86659FD93ull;
-  for (int64_t r = 0; r < samples; ++r) {
-    const uint64_t sample_seed = Rng(key).fork(uint64_t(ctx.sample_index(r))).state();
-    ctx.ops->dropout_mask(p_, sample_seed, mask.device_ptr() + r * per_sample, per_sample);
+  ops::DropoutMasks d;
+  d.p = p_;
+  d.key = ctx.rng->state();
+  d.step_key = ctx.pinned_rng_state;
+  d.salt = (uint64_t(ctx.node) + 1) * 0xD6E8FEB86659FD93ull;
+  d.rows = x.dim(0);
+  d.per_row = x.numel() / std::max<int64_t>(1, d.rows);
+  d.first_sample = ctx.sample_index(0);
+  if (!ctx.samples) {  // consecutive samples: one launch
+    ctx.ops->dropout_masks(d, mask.device_ptr());
+  } else {  // rows gathered from anywhere in the batch (burst): a launch per row
+    const int64_t rows = d.rows;
+    d.rows = 1;
+    for (int64_t r = 0; r < rows; ++r) {
+      d.first_sample = ctx.sample_index(r);
+      ctx.ops->dropout_masks(d, mask.device_ptr() + r * d.per_row);
+    }
   }
   ctx.ops->multiply(x.device_ptr(), mask.device_ptr(), out.device_ptr(), x.numel());
   saved.tensors.push_back(std::move(mask));

@@ -180,8 +180,9 @@ void CudaOps::scale_by(const float* x, const float* s, float factor, float* y, i
   cuda_for(impl_->stream, n, kern::ScaleByDeviceScalar{x, s, factor, y});
 }
 
-void CudaOps::dropout_mask(float p, uint64_t seed, float* mask, int64_t n) const {
-  cuda_for(impl_->stream, (n + 1) / 2, kern::dropout_mask(p, seed, mask, n));
+void CudaOps::dropout_masks(const ops::DropoutMasks& d, float* mask) const {
+  // d.step_key, when set, is pinned host memory: mapped, the kernel reads it at run time.
+  cuda_for(impl_->stream, d.rows * ((d.per_row + 1) / 2), kern::dropout_masks(d, mask));
 }
 
 }  // namespace wt::cuda

@@ -52,4 +52,8 @@ void dropout_mask(float p, uint64_t seed, float* mask, int64_t n) {
   host_for("wt::dropout_mask", (n + 1) / 2, kern::dropout_mask(p, seed, mask, n));
 }
 
+void dropout_masks(const DropoutMasks& d, float* mask) {
+  host_for("wt::dropout_masks", d.rows * ((d.per_row + 1) / 2), kern::dropout_masks(d, mask));
+}
+
 }  // namespace wt::ops

@@ -3,6 +3,7 @@
 // that GCC/Clang vectorise them at -O3; they run on every training step, so none of them allocate.
 #include <cstdint>
 
+#include "ops/kernel_args.hpp"
 #include "tensor/rng.hpp"
 
 namespace wt::ops {
@@ -36,5 +37,7 @@ void multiply(const float* a, const float* b, float* y, int64_t n);
 // next_u64), computed from (seed, j) alone, so any thread can make any entry and no generator
 // state goes into the kernel. 0 <= p < 1.
 void dropout_mask(float p, uint64_t seed, float* mask, int64_t n);
+// The masks of d.rows samples, each from its sample's seed (ops::DropoutMasks).
+void dropout_masks(const DropoutMasks& d, float* mask);
 
 }  // namespace wt::ops

@@ -190,8 +190,8 @@ void HostOps::scale_by(const float* x, const float* s, float factor, float* y, i
   ops::host_for("wt::scale_by", n, kern::ScaleByDeviceScalar{x, s, factor, y});
 }
 
-void HostOps::dropout_mask(float p, uint64_t seed, float* mask, int64_t n) const {
-  ops::dropout_mask(p, seed, mask, n);
+void HostOps::dropout_masks(const ops::DropoutMasks& d, float* mask) const {
+  ops::dropout_masks(d, mask);
 }
 
 void HostOps::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,

@@ -27,7 +27,7 @@ class HostOps : public OpsBackend {
   void scale_by(const float* x, const float* s, float factor, float* y, int64_t n) const override;
   void dequantize_u8(const uint8_t* x, int64_t n, int64_t row, int64_t group, const float* table,
                      float* y) const override;
-  void dropout_mask(float p, uint64_t seed, float* mask, int64_t n) const override;
+  void dropout_masks(const ops::DropoutMasks& d, float* mask) const override;
   void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
             const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
             int64_t ldc) const override;

@@ -1,6 +1,7 @@
 #pragma once
 // Elementwise kernels, one index per element (portable.hpp). The host's ops/host/elementwise.cpp
 // and the GPU's ops/cuda/elementwise.cu launch these same functors.
+#include "ops/kernel_args.hpp"
 #include "ops/portable/fast_math.hpp"
 #include "ops/portable/portable.hpp"
 
@@ -131,6 +132,35 @@ inline DropoutMask dropout_mask(float p, uint64_t seed, float* mask, int64_t n) 
   const double scaled = static_cast<double>(p) * 4294967296.0;
   const uint32_t threshold = static_cast<uint32_t>(scaled < 4294967295.0 ? scaled : 4294967295.0);
   return DropoutMask{threshold, 1.0f / (1.0f - p), seed, mask, n};
+}
+
+// Masks of consecutive samples (ops::DropoutMasks), one launch over rows x (per_row + 1) / 2
+// indices: row r is DropoutMask with seed Rng(key ^ salt).fork(first_sample + r).state(),
+// computed in the kernel so that the generator's state can come from memory at run time.
+struct DropoutMasks {
+  DropoutMask row;  // threshold and keep; seed, mask and n set per row
+  uint64_t key, salt;
+  const uint64_t* step_key;
+  int64_t first_sample, half;
+  WT_HD void operator()(int64_t j) const {
+    const int64_t r = j / half;
+    uint64_t z = ((step_key ? *step_key : key) ^ salt) + 0x9E3779B97F4A7C15ull;  // Rng::next_u64
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    DropoutMask m = row;
+    m.seed = (z ^ (z >> 31)) ^ (uint64_t(first_sample + r) * 0xD1B54A32D192ED03ull);  // Rng::fork
+    m.mask += r * row.n;
+    m(j - r * half);
+  }
+};
+
+inline DropoutMasks dropout_masks(const ops::DropoutMasks& d, float* mask) {
+  return DropoutMasks{dropout_mask(d.p, 0, mask, d.per_row),
+                      d.key,
+                      d.salt,
+                      d.step_key,
+                      d.first_sample,
+                      (d.per_row + 1) / 2};
 }
 
 // 1 for a NaN or Inf (all exponent bits set), else 0: summed, the non-finite count.
