@@ -7,7 +7,7 @@
 #   - ticktock (allreduces in flight while the rank waits): no tasklet overlaps a foreground
 #     AllReduce (the gate holds, and says so); with block_during_allreduce = false they do, and
 #     with priority = false both happen;
-#   - feedback: a test hook makes one foreground wait 60x its solo time in steps 8-9; background work
+#   - feedback: a test hook makes one foreground wait 200x its solo time in steps 8-9; background work
 #     is held during it from then on, and readmitted once its average relaxes;
 #   - bad [background] input exits 2 naming the file, line and key.
 source "$(dirname "$0")/lib/common.bash"
@@ -82,15 +82,17 @@ check "$r" "sum(x['in_allreduce'] for x in ranks) > 0 and sum(x['runnable'] for 
   "ticktock, priority = false: tasklets during allreduces and while the foreground can issue"
 
 # Feedback. Rank 0's instruction 4 waits for the gradients from rank 1 (a receive: recv_min_ms
-# high so the long-receive rule stays out of it); 60 times its solo time longer in steps 8 and 9
+# high so the long-receive rule stays out of it); 200 times its solo time longer in steps 8 and 9
 # (a multiple, not milliseconds: on a loaded machine a 10 ms solo wait made 200 ms less than the
-# 20x target), far above it even with background tasklets: held from step 9, readmitted once the
-# average relaxes (weight 0.1 a run, about 11 runs).
+# target), far above the 40x target even with background tasklets: held from step 9, readmitted
+# once the average relaxes (weight 0.1 a run, about 15 runs). The target is that high because
+# beside a CPU hog and two other tests an unslowed wait ran 20x its solo time (held in steps 3-7
+# of a fresh-clone run under load).
 fg_deck "$dir/feedback.toml" feedback "$pipeline" \
-  $'recv_min_ms = 10000\nslowdown_target = 20\newma_slow = 0.1'
+  $'recv_min_ms = 10000\nslowdown_target = 40\newma_slow = 0.1'
 grep -q "^4: wait" <("$WAVETRAIN" "$dir/feedback.toml" --show-schedule --ranks 2 | sed -n '/rank 0 stream 0/,/rank 1/p' | sed 's/^ *//') ||
   fail "rank 0's instruction 4 is not the wait for the gradients"
-WAVETRAIN_TEST_SLOW_FOREGROUND=0:4:x60:8:10 mpirun -np 2 "$WAVETRAIN" "$dir/feedback.toml" --steps 40 --quiet \
+WAVETRAIN_TEST_SLOW_FOREGROUND=0:4:x200:8:10 mpirun -np 2 "$WAVETRAIN" "$dir/feedback.toml" --steps 40 --quiet \
   >"$dir/feedback.out" 2>&1 || { cat "$dir/feedback.out"; fail "feedback run failed"; }
 "$python" - "$dir/runs/feedback/background/rank_0/tasklets.csv" <<'PY' || fail "feedback"
 import csv, sys
@@ -102,7 +104,7 @@ print("held (feedback) in steps", held)
 before = [s for s in ran if s < 8]
 during = [s for s in ran if 9 <= s < 12]
 after = [s for s in ran if s >= 12]
-ok = len(before) >= 3 and not during and set(range(9, 12)) <= set(held) and after
+ok = len(before) >= 2 and not during and set(range(9, 12)) <= set(held) and after
 sys.exit(0 if ok else 1)
 PY
 echo "ok feedback: held while the slowed wait's average is above target, readmitted after"
