@@ -25,9 +25,9 @@
 #               pinned copy and its normalisation, and any wait for the reading thread) as a
 #               share of the step, from trace.h5's device times (goal: under 2%); needs h5py,
 #               else the trace is left in WT_TRACE_OUT (default: the work directory)
-#   graphs      device.cuda_graphs on and off for mlp 64, lenet 64 and resnet 128 (every step after
-#               the second replays the graph): the losses bitwise equal, and both samples/s side
-#               by side
+#   graphs      device.cuda_graphs on and off for mlp 64, lenet 64, vgg 64 (dropout) and resnet
+#               128 (every step after the second replays the graph): the losses bitwise equal,
+#               and both samples/s side by side
 # WT_TRAIN_TIMEOUT (seconds, default 600) bounds each run; after two runs time out the remaining
 # runs are skipped (their proofs FAIL), so a hang cannot spend a lent GPU's whole time.
 # Exit status: 0 every proof run passed, 1 one failed, 2 usage.
@@ -297,7 +297,9 @@ EOF
 fi
 
 if wanted graphs; then
-  for row in "mlp fashion_mlp.toml 64" "lenet fashion_lenet.toml 64" "resnet fashion_resnet.toml 128"; do
+  # vgg: vgg_small's dropout reads the generator's state from mapped pinned memory in a graph.
+  for row in "mlp fashion_mlp.toml 64" "lenet fashion_lenet.toml 64" "vgg fashion_vgg.toml 64" \
+    "resnet fashion_resnet.toml 128"; do
     read -r model deck batch <<<"$row"
     common=(--steps 300 --set "train.global_batch=$batch" --set train.log_every_steps=10
             --set checkpoint.every_steps=0 --set "device.kind=\"$gpu\"")
