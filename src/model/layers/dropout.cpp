@@ -41,8 +41,8 @@ void Dropout::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& 
   d.salt = (uint64_t(ctx.node) + 1) * 0xD6E8FEB86659FD93ull;
   d.rows = x.dim(0);
   d.per_row = x.numel() / std::max<int64_t>(1, d.rows);
-  d.first_sample = ctx.sample_index(0);
   if (!ctx.samples) {  // consecutive samples: one launch
+    d.first_sample = ctx.first_sample;
     ctx.ops->dropout_masks(d, mask.device_ptr());
   } else {  // rows gathered from anywhere in the batch (burst): a launch per row
     const int64_t rows = d.rows;
