@@ -22,7 +22,10 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 
 def run(deck, sets, steps, run_dir, args):
     cmd = ["mpirun", "-n", "2", os.path.join(ROOT, "build", "wavetrain"), deck, "--quiet",
-           "--steps", str(steps), "--run-dir", run_dir, "--set", "train.eval_every_epoch=false"]
+           "--steps", str(steps), "--run-dir", run_dir, "--set", "train.eval_every_epoch=false",
+           # a metrics row per step: the decks log every 50 or 100, which over 40 steps left one
+           # row whose rate spans the whole run, start-up included, whatever --skip said
+           "--set", "train.log_every_steps=1"]
     if args.data:  # else the deck's own (each deck names its dataset)
         cmd += ["--set", f'data.path="{args.data}"']
     if args.memory_limit:
