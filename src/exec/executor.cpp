@@ -400,6 +400,9 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
   const std::vector<int32_t>& labels = slot.loss_labels();
   const int64_t n = static_cast<int64_t>(labels.size()) /
                     std::max<int64_t>(1, nodes.back().layer->labels_per_sample());
+  // The same for every node of the slot's batch: in a graphed step, written to pinned memory once.
+  const int32_t* const device_labels = loss_labels(slot);
+  const uint64_t* const rng_state = pinned_rng_state(slot);
   for (int i = begin; i < end; ++i) {
     const Node& node = nodes[i];
     auto& in = in_scratch_;
@@ -408,11 +411,11 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
     LayerContext ctx;
     ctx.mode = mode;
     ctx.rng = &slot.rng;
-    ctx.pinned_rng_state = pinned_rng_state(slot);
+    ctx.pinned_rng_state = rng_state;
     ctx.first_sample = slot.first_sample;
     ctx.samples = slot.samples;
     ctx.node = i;
-    ctx.labels = loss_labels(slot);
+    ctx.labels = device_labels;
     ctx.loss_scale = loss_scale;
     ctx.totals = device_totals(current_stream_);
     ctx.input_check = device_input_check(current_stream_);
@@ -444,6 +447,7 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
 
 void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
   const auto& nodes = model.graph.nodes;
+  const int32_t* const device_labels = loss_labels(slot);
   for (int i = end - 1; i >= begin; --i) {
     const Node& node = nodes[i];
     const Tensor& dout = node.layer->is_loss() ? loss_seed_ : slot.grad[i];
@@ -465,7 +469,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       ctx.first_sample = slot.first_sample;
       ctx.samples = slot.samples;
       ctx.node = i;
-      ctx.labels = loss_labels(slot);
+      ctx.labels = device_labels;
       ctx.loss_scale = 1.0f / float(data_.global_batch() * program_.global_batches);
       ctx.input_check = device_input_check(current_stream_);
       ctx.stream = current_stream_;

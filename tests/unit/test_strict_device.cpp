@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "device/device_context.hpp"
+#include "ops/kernel_args.hpp"
 #include "tensor/tensor.hpp"
 
 namespace {
@@ -303,6 +304,60 @@ TEST(StrictDevice, CatchesABlockReusedBeforeAnotherStreamsReadFinished) {
     EXPECT_FALSE(reuse_without_event(fixed, true).wrong) << "seed " << seed;
   }
   EXPECT_GT(caught, 0) << "the strict device should expose the missing record_use";
+}
+
+}  // namespace
+
+namespace {
+
+// Dropout's generator state read from memory when the kernel runs (a graphed step): the strict
+// device accepts pinned memory left alone until then, catches the host rewriting it after the
+// issue, and refuses pageable memory, which a GPU kernel cannot read.
+wt::ops::DropoutMasks masks_of(const uint64_t* state) {
+  wt::ops::DropoutMasks d;
+  d.p = 0.5f, d.salt = 3, d.step_key = state, d.rows = 2, d.per_row = 8;
+  return d;
+}
+
+TEST(StrictDevice, DropoutReadsItsGeneratorStateFromPinnedMemoryAtRunTime) {
+  DeviceContext device(0, DeviceKind::Strict, 1);
+  auto* state = static_cast<uint64_t*>(device.events().allocate_pinned(sizeof(uint64_t)));
+  ASSERT_NE(state, nullptr);
+  Tensor mask = Tensor::empty({16}, device.allocator(), 0);
+  *state = 42;
+  device.ops(0).dropout_masks(masks_of(state), mask.device_ptr());
+  device.synchronize();
+  wt::ops::DropoutMasks by_value = masks_of(nullptr);
+  by_value.key = 42;
+  DeviceContext host(0, DeviceKind::Host, 1);
+  Tensor host_mask = Tensor::empty({16}, host.allocator(), 0);
+  host.ops(0).dropout_masks(by_value, host_mask.device_ptr());
+  EXPECT_EQ(mask.to_host(), host_mask.to_host()) << "the state read from pinned memory";
+
+  device.ops(0).dropout_masks(masks_of(state), mask.device_ptr());
+  *state = 43;  // the bug: rewritten before the kernel ran
+  device.synchronize();
+  try {
+    device.backend().raise_deferred();  // as the executor does after each instruction
+    FAIL() << "a pinned state rewritten before its reader ran went unnoticed";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rewrote the pinned source of the dropout generator's"),
+              std::string::npos)
+        << e.what();
+  }
+  device.events().free_pinned(state);
+}
+
+TEST(StrictDevice, DropoutRefusesItsGeneratorStateInPageableMemory) {
+  DeviceContext device(0, DeviceKind::Strict, 1);
+  Tensor mask = Tensor::empty({16}, device.allocator(), 0);
+  const uint64_t pageable = 42;
+  try {
+    device.ops(0).dropout_masks(masks_of(&pageable), mask.device_ptr());
+    FAIL() << "a kernel reading pageable host memory was accepted";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not pinned"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
