@@ -2,7 +2,7 @@
 
 A directory is a wavetrain run if it holds deck.toml and metrics.csv. It may also hold
 summary.json (written when the run finished) and trace.h5 (written when the deck says
-[trace] enabled = true); the trace format is described in README.md ("Analysis").
+[trace] enabled = true); the trace format is described in docs/analysis.md.
 
 Bad input raises RunError with a message naming the file; run_main() turns that into
 "<script>: error: <message>" on stderr and exit status 2, never a traceback.

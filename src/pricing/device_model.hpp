@@ -3,8 +3,8 @@
 // enough to price a layer analytically (roofline: FLOPs at an achievable rate, or bytes at memory
 // bandwidth, whichever is slower) and a message as alpha + bytes / beta, with one (alpha, beta)
 // inside a node and one between nodes. Built-in: v100 (DGX-1, NVLink), a100 (DGX A100), h100 (DGX
-// H100); anything else is a TOML file with the same keys (see bench/devices/*.toml and README
-// "Simulating a schedule").
+// H100); anything else is a TOML file with the same keys (see bench/devices/*.toml and
+// docs/schedules.md, "Simulating a schedule").
 #include <cstdint>
 #include <string>
 

@@ -142,7 +142,7 @@ expect_status depth 2 'depth.toml:[0-9]*: background.depth' "$dir/depth.toml"
 printf '[run]\nname = "hpo"\noutput_dir = "%s/runs"\n[colocate]\ndecks = ["bg.toml"]\n[background]\ndeck = "bg.toml"\n' "$dir" >"$dir/colocating.toml"
 expect_status colocating 2 'colocating.toml:[0-9]*: background.deck: a co-location deck' "$dir/colocating.toml"
 
-# The shipped decks run as the README shows (paths pointed at this machine's data and models).
+# The shipped decks run as docs/background.md shows (paths pointed at this machine's data and models).
 mkdir -p "$dir/inputs"
 for d in pipeline_with_background lenet_background; do
   sed "s|\.\./data/fashion_mnist\.h5|$data|; s|\.\./models/|$WT_SOURCE_DIR/models/|" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's "Bring your own data" walk-through, end to end (issue 23): a folder of PNG images,
+# The "Bring your own data" walk-through (docs/own-data.md), end to end (issue 23): a folder of PNG images,
 # one subfolder per class, converted with tools/images_to_hdf5.py, checked with --check-data
 # (alone, then against inputs/own_data_example.toml), trained on 2 ranks with the template deck
 # and its model, and drawn with analysis/curves.py. The images are easy to tell apart (a bright
