@@ -218,17 +218,26 @@ def spread(values, fmt):
 def pairs(args, tmp):
     """Each pair's rows; the first pair's also under Open MPI's single-copy shared memory (its
     own alone run), the cause check."""
-    policies = [("deeppool", 'policy = "deeppool"', ENV), ("foreground_first", "", ENV)]
+    known = {"deeppool": 'policy = "deeppool"', "foreground_first": "",
+             # foreground first with its whole-run budget alone: no per-wait feedback
+             "foreground_first_budget_only": "feedback = false"}
+    names = args.policies.split()
+    for name in names:
+        if name not in known:
+            raise SystemExit(f"background_multiplex.py: error: --policies: unknown policy '{name}' "
+                             f"(known: {', '.join(known)})")
+    policies = [(name, known[name], ENV) for name in names]
     print("| pair (fg+bg) | policy | fg slowdown, median [min, max] | cluster / fg alone | "
           "fg alone samples/s | bg samples/s |\n|---|---|---:|---:|---:|---:|", flush=True)
     for i, pair in enumerate(args.pair_list.split()):
         fg_model, bg_model = pair.split("+")
         rows = policies + ([("deeppool, single copy", 'policy = "deeppool"', SINGLE_COPY_ENV)]
-                           if i == 0 else [])
+                           if i == 0 and "deeppool" in names else [])
         alone = {"copy-in/out": [], "single copy": []}
         withs = {name: [] for name, _, _ in rows}
         for _ in range(args.reps):
-            for shm, env in (("copy-in/out", ENV), ("single copy", SINGLE_COPY_ENV))[:1 + (i == 0)]:
+            single = i == 0 and "deeppool" in names
+            for shm, env in (("copy-in/out", ENV), ("single copy", SINGLE_COPY_ENV))[:1 + single]:
                 label = "alone" if env is ENV else "alone_single_copy"
                 alone[shm].append(whole_run(args, tmp, fg_model, bg_model, label, None, env)[0])
             for name, lines, env in rows:
@@ -254,6 +263,9 @@ def main():
     parser.add_argument("--pairs", action="store_true",
                         help="the whole-run slowdown of foreground+background pairs, by policy")
     parser.add_argument("--pair-list", default="lenet+lenet mlp+lenet mlp+mlp")
+    parser.add_argument("--policies", default="deeppool foreground_first",
+                        help="--pairs rows: deeppool, foreground_first, foreground_first_budget_only "
+                             "(foreground first without the per-wait feedback: the run budget alone)")
     parser.add_argument("--mlp-steps", type=int, default=3000,
                         help="--pairs: the steps of an mlp foreground's runs")
     args = parser.parse_args()
