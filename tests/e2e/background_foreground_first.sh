@@ -4,7 +4,10 @@
 #   - a background whose nodes are longer than a tasklet trains on micro-batches, the foreground
 #     bitwise as alone and each rank's background after K steps its deck alone within 1e-5
 #     (gradients summed in another order);
-#   - the whole-run budget runs one step in solo_every alone, whatever the timings;
+#   - after the foreground's warm-up each rank refits the split to its own longest wait, and the
+#     first stage's background fills its one wait in many steps;
+#   - the whole-run budget runs one step in solo_every alone, whatever the timings, and every
+#     rank runs alone the steps any rank's budget holds;
 #   - unsplit (microbatches = 1), no background node starts that would run past the
 #     foreground's expected idle time: an mlp foreground (sub-millisecond waits) holds a batch-32
 #     lenet background's nodes (milliseconds each) back, where policy = "deeppool" starts them
@@ -86,6 +89,43 @@ for r in (0, 1):
     assert alone and alone[0] <= 2 + every and max(gaps, default=0) <= every and alone[-1] >= steps - every
 PY
 echo "ok split: one step in 5 alone by the run budget on every rank"
+
+# After the warm-up each rank refits the split to its own idle time: rank 1 (the last stage, idle
+# while the first computes) has waits of milliseconds, and trains on fewer, larger micro-batches
+# than the 0.5 ms tasklet's split (each rank's background log says so).
+for r in 0 1; do
+  line=$(grep -m1 "longest wait on rank $r" "$dir/runs/split/background/rank_$r/log.txt") ||
+    fail "split rank $r: no refit line in its background log"
+  echo "ok split rank $r: ${line#wavetrain: }"
+done
+m1=$(grep -m1 "longest wait on rank 1" "$dir/runs/split/background/rank_1/log.txt" | sed 's/.*trains on \([0-9]*\) micro.*/\1/')
+[[ $m1 -lt 8 ]] || fail "split rank 1: still 8 micro-batches after its refit"
+
+# The first stage's background fills waits in many steps, not only the first: a wait blocked
+# again in a later step is a new wait (rank 0 blocks on one receive only, whose expected idle
+# time was timed from its first step's and so was always spent; rank 1 finishes its 6 steps in
+# two or three).
+"$python" - "$dir/runs/split/background" <<'PY' || fail "split: rank 0's background ran in fewer than 3 steps"
+import csv, sys
+rows = list(csv.DictReader(open(f"{sys.argv[1]}/rank_0/tasklets.csv")))
+steps = sorted({int(x["fg_step"]) for x in rows if x["kind"] == "tasklet"})
+print(f"rank 0: tasklets in foreground steps {steps}")
+assert len(steps) >= 3
+PY
+
+# Rank 1's budget starts 0.25 s in debt (a test hook), rank 0's does not: every rank runs alone
+# the steps any rank's budget holds (a step alone beside a peer's background work is no solo
+# step: it waits for that peer).
+WAVETRAIN_TEST_BUDGET_DEBT=1:0.25 run_fg budget $'solo_every = 1000\nslowdown_target = 2'
+"$python" - "$dir/runs/budget/background" <<'PY' || fail "budget: the ranks ran different steps alone"
+import csv, sys
+alone = [sorted({int(x["fg_step"]) for x in csv.DictReader(open(f"{sys.argv[1]}/rank_{r}/tasklets.csv"))
+                 if x["kind"] == "held_run_budget"}) for r in (0, 1)]
+print(f"steps alone by the run budget: rank 0 {alone[0]}, rank 1 {alone[1]}")
+assert alone[0] == alone[1] and alone[0]
+PY
+same_foreground budget
+echo "ok budget: both ranks ran the same steps alone; the foreground bitwise as alone"
 
 # Foreground first: no node starts that would not end inside the expected idle time.
 over_idle() {  # run name: tasklets longer than the foreground's expected idle time left

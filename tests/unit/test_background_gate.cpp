@@ -111,6 +111,34 @@ TEST(RunBudget, EverySoloEveryThStepRunsAloneAndTracksTheLoad) {
   EXPECT_DOUBLE_EQ(budget.solo_step_seconds(), 2.0);
 }
 
+// A slow start (its solo steps 2 s) sets a loose solo estimate; steps admitted against it look
+// on target step by step. When the solo steps turn fast (1 s: the estimate falls to the window's
+// mean), the whole run at the new estimate is over target and the budget holds until it is not.
+TEST(RunBudget, AFallingSoloEstimateCallsBackTheCreditGivenAgainstTheOldOne) {
+  RunBudget budget(1.5, 1000, /*max_credit_steps=*/1000);
+  for (int k = 0; k < 2; ++k) budget.record_step(2.0, true);
+  for (int k = 0; k < 4; ++k) budget.record_step(3.0, false);  // 1.5 x 2 s: on target
+  EXPECT_TRUE(budget.admits());
+  for (int k = 0; k < 2; ++k) budget.record_step(1.0, true);  // the estimate: 1.5 s
+  EXPECT_DOUBLE_EQ(budget.solo_step_seconds(), 1.5);
+  // 18 s over 8 steps against 1.5 x 8 x 1.5 s = 18 s: on target exactly, so far.
+  EXPECT_TRUE(budget.admits());
+  budget.record_step(1.0, true);  // estimate 1.4 s: 19 s against 1.5 x 9 x 1.4 = 18.9 s
+  EXPECT_FALSE(budget.admits());
+}
+
+// Several ranks agree on the next step at the end of this one, before its time is known.
+TEST(RunBudget, AdmitsAfterStepForeseesTheSoloRuleAndTheFirstSoloStep) {
+  RunBudget budget(1.1, 3);
+  EXPECT_FALSE(budget.admits_after_step(false));  // no solo time yet
+  EXPECT_TRUE(budget.admits_after_step(true));    // this one will be the first
+  budget.record_step(1.0, true);
+  EXPECT_TRUE(budget.admits_after_step(false));  // one step since the solo one: the next is 2
+  budget.record_step(1.0, false);
+  EXPECT_FALSE(budget.admits_after_step(false));  // the next is the 3rd: alone
+  EXPECT_TRUE(budget.admits_after_step(true));
+}
+
 TEST(BackgroundSplit, TheFewestMicroBatchesThatDivideTheBatchAndFitTheTasklet) {
   EXPECT_EQ(microbatches_to_fit(0.4e-3, 8, 0.5e-3), 1);  // fits already
   EXPECT_EQ(microbatches_to_fit(1.2e-3, 8, 0.5e-3), 4);  // 3 does not divide 8

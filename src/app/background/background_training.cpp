@@ -1,5 +1,6 @@
 #include "app/background/background_training.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -57,6 +58,19 @@ void plant_slow_foreground(Multiplexer& multiplexer) {
                               times_solo ? amount : 0, from, to);
 }
 
+// WAVETRAIN_TEST_BUDGET_DEBT="rank:seconds" (tests only): that rank's run budget starts that far
+// in debt, as if its background had cost the foreground so much more than its peers'.
+void plant_budget_debt(Multiplexer& multiplexer, int rank) {
+  const char* hook = std::getenv("WAVETRAIN_TEST_BUDGET_DEBT");
+  if (!hook || !*hook) return;
+  int on_rank = -1;
+  double seconds = 0;
+  if (std::sscanf(hook, "%d:%lf", &on_rank, &seconds) != 2)
+    throw std::invalid_argument(std::string("WAVETRAIN_TEST_BUDGET_DEBT: cannot read '") + hook +
+                                "' as rank:seconds");
+  if (on_rank == rank) multiplexer.charge_budget(seconds);
+}
+
 }  // namespace
 
 BackgroundTraining::BackgroundTraining(const RunConfig& foreground_config,
@@ -93,49 +107,104 @@ void BackgroundTraining::start(const RunConfig& foreground_config, Job& foregrou
   o.colocated_stream = int(foreground.executor().rank_program().streams.size());
   o.log_prefix = "[background " + std::to_string(world.rank()) + "] ";
   self_ = std::make_unique<MpiCommunicator>(MPI_COMM_SELF);
+  job_options_ = o;
+  t_start_ = t_start;
   try {
     split_long_nodes(foreground_config.background, o, foreground);
-    job_ = std::make_unique<Job>(deck_, o, foreground.device(), 0, 1);
-    job_->start(*self_);
+    build_job(microbatches_);
   } catch (const OutOfMemory& e) {
     foreground.log().warning("background job not started: %s (background.memory_limit = %lld)",
                              e.what(), (long long)foreground_config.background.memory_limit);
+    observers_.reset();
     job_.reset();
     return;
   }
-  TrainOptions options;
-  options.quiet = true;
-  observers_ = std::make_unique<JobObservers>(*job_, deck_, options, t_start);
   multiplexer_ = std::make_unique<Multiplexer>(foreground, *job_, observers_->list(),
                                                foreground_config.background,
                                                job_->run_dir() + "/tasklets.csv");
+  if (microbatches_ > 1 && foreground_config.background.microbatches == 0)
+    multiplexer_->set_refit([this, settings = foreground_config.background](double wait_s) {
+      refit(settings, wait_s);
+    });
   plant_slow_foreground(*multiplexer_);
+  plant_budget_debt(*multiplexer_, world.rank());
+}
+
+void BackgroundTraining::build_job(int64_t microbatches) {
+  deck_ = unsplit_deck_;
+  split_background_batch(deck_, microbatches);
+  job_ = std::make_unique<Job>(deck_, job_options_, foreground_.device(), 0, 1);
+  job_->start(*self_);
+  TrainOptions options;
+  options.quiet = true;
+  observers_ = std::make_unique<JobObservers>(*job_, deck_, options, t_start_);
+  microbatches_ = microbatches;
 }
 
 void BackgroundTraining::split_long_nodes(const RunConfig::Background& settings,
                                           const JobOptions& options, Job& foreground) {
-  int64_t microbatches = settings.microbatches;
-  if (microbatches == 0 && settings.policy == "foreground_first") {
-    double longest = 0;
-    try {
-      longest = probe_longest_node(deck_, options, options.run_dir + "_probe", foreground.device(),
-                                   *self_);
-    } catch (const OutOfMemory&) {
-      throw;                             // its steps do not fit: left out, as at its start
-    } catch (const std::exception& e) {  // a diverging copy, say: the job itself will say so
-      foreground.log().warning("background: its nodes could not be timed (%s); it trains unsplit",
-                               e.what());
-    }
-    microbatches =
-        microbatches_to_fit(longest, deck_.train.global_batch, settings.tasklet_ms * 1e-3);
-    if (microbatches > 1)
-      foreground.log().line(
-          "background: its longest node takes %.2f ms, over background.tasklet_ms = %g: it "
-          "trains on %lld micro-batches of its global batch %lld, gradients accumulated",
-          longest * 1e3, settings.tasklet_ms, (long long)microbatches,
-          (long long)deck_.train.global_batch);
+  unsplit_deck_ = deck_;
+  microbatches_ = std::max<int64_t>(1, settings.microbatches);
+  if (settings.microbatches != 0 || settings.policy != "foreground_first") return;
+  try {
+    longest_node_s_ =
+        probe_longest_node(deck_, options, options.run_dir + "_probe", foreground.device(), *self_);
+  } catch (const OutOfMemory&) {
+    throw;                             // its steps do not fit: left out, as at its start
+  } catch (const std::exception& e) {  // a diverging copy, say: the job itself will say so
+    foreground.log().warning("background: its nodes could not be timed (%s); it trains unsplit",
+                             e.what());
   }
-  split_background_batch(deck_, microbatches);
+  microbatches_ =
+      microbatches_to_fit(longest_node_s_, deck_.train.global_batch, settings.tasklet_ms * 1e-3);
+  if (microbatches_ > 1)
+    foreground.log().line(
+        "background: its longest node takes %.2f ms, over background.tasklet_ms = %g: it "
+        "trains on %lld micro-batches of its global batch %lld, gradients accumulated",
+        longest_node_s_ * 1e3, settings.tasklet_ms, (long long)microbatches_,
+        (long long)deck_.train.global_batch);
+}
+
+// After the foreground's warm-up (foreground_first, its split chosen by the tasklet): a
+// micro-batch of one sample runs a lenet at a fraction of its batch-8 rate, and a node only
+// needs to fit the idle time this rank actually has. The fewest micro-batches whose longest
+// node fits half the longest wait (so it starts in that wait with room to spare) replace the
+// tasklet's split; nothing has trained yet, so the background is rebuilt with it (the earlier
+// split again should the coarser one not fit the background's memory).
+void BackgroundTraining::refit(const RunConfig::Background& settings, double longest_wait_s) {
+  const int64_t coarser =
+      microbatches_to_fit(longest_node_s_, unsplit_deck_.train.global_batch,
+                          std::max(settings.tasklet_ms * 1e-3, longest_wait_s / 2));
+  if (coarser >= microbatches_) return;
+  const int64_t earlier = microbatches_;
+  multiplexer_->adopt_background(nullptr, {});
+  for (int64_t m : {coarser, earlier}) {
+    observers_.reset();
+    job_.reset();
+    try {
+      build_job(m);
+      multiplexer_->adopt_background(job_.get(), observers_->list());
+      const char* line =
+          "background: the foreground's longest wait on rank %d takes %.2f ms: the background "
+          "trains on %lld micro-batches of its global batch %lld (its longest node %.2f ms)";
+      const int rank = foreground_.comm().rank();
+      const long long batch = (long long)deck_.train.global_batch;
+      job_->log().line(line, rank, longest_wait_s * 1e3, (long long)m, batch,
+                       longest_node_s_ * 1e3 / double(m));
+      foreground_.log().line(line, rank, longest_wait_s * 1e3, (long long)m, batch,
+                             longest_node_s_ * 1e3 / double(m));
+      return;
+    } catch (const OutOfMemory& e) {
+      foreground_.log().warning("background: %lld micro-batches do not fit its memory (%s)",
+                                (long long)m, e.what());
+    } catch (const std::exception& e) {
+      foreground_.log().warning("background job left out on rank %d: %s", foreground_.comm().rank(),
+                                e.what());
+      break;
+    }
+  }
+  observers_.reset();
+  job_.reset();
 }
 
 void BackgroundTraining::finish() {

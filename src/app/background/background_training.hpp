@@ -14,6 +14,7 @@
 #include "app/trainer.hpp"
 #include "comm/communicator.hpp"
 #include "deck/run_config.hpp"
+#include "job/job.hpp"
 
 namespace wt {
 
@@ -44,9 +45,17 @@ class BackgroundTraining {
   // when its longest node would not fit a tasklet (background_split.hpp).
   void split_long_nodes(const RunConfig::Background& settings, const JobOptions& options,
                         Job& foreground);
-  RunConfig deck_;
+  // job_ and observers_ for deck_ split into `microbatches`.
+  void build_job(int64_t microbatches);
+  // foreground_first, after the foreground's warm-up: the split fitted to this rank's idle time.
+  void refit(const RunConfig::Background& settings, double longest_wait_s);
+  RunConfig unsplit_deck_, deck_;
+  int64_t microbatches_ = 1;
+  double longest_node_s_ = 0;  // on the whole batch (0: not timed)
   Job& foreground_;
   std::unique_ptr<Communicator> self_;
+  JobOptions job_options_;
+  std::chrono::steady_clock::time_point t_start_;
   std::unique_ptr<Job> job_;
   std::unique_ptr<JobObservers> observers_;
   std::unique_ptr<Multiplexer> multiplexer_;

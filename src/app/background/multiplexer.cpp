@@ -23,22 +23,16 @@ Multiplexer::Multiplexer(Job& foreground, Job& background,
                          std::vector<StepObserver*> background_observers,
                          const RunConfig::Background& settings, const std::string& tasklet_log)
     : fg_(foreground),
-      bg_(background),
-      bg_observers_(std::move(background_observers)),
       settings_(settings),
       feedback_(foreground.executor().rank_program(),
                 {settings.slowdown_target, settings.ewma_fast, settings.ewma_slow}),
       budget_(settings.slowdown_target, settings.solo_every),
-      gate_(foreground.executor().rank_program(), feedback_, settings),
-      bg_times_(background.executor().rank_program()),
-      bg_stream_(int(background.executor().rank_program().streams.size()) - 1),
-      bg_step_(background.start_step()),
-      background_done_(background.start_step() >= background.total_steps()) {
+      gate_(foreground.executor().rank_program(), feedback_, settings) {
+  adopt_background(&background, std::move(background_observers));
   // Foreground first: no node starts that would run over the foreground's expected wait.
   if (settings_.policy == "foreground_first") settings_.fit_to_wait = true;
   // Before any trace window opens: a trace recorder keeps it informed (trace_recorder.hpp).
   fg_.executor().set_observer(&feedback_);
-  bg_.executor().set_observer(&bg_times_);
   log_ = std::fopen(tasklet_log.c_str(), "w");
   if (!log_) throw std::runtime_error("cannot create " + tasklet_log);
   std::fprintf(log_,
@@ -53,6 +47,36 @@ Multiplexer::~Multiplexer() {
 void Multiplexer::slow_foreground(int stream, size_t index, double seconds, double times_solo,
                                   int64_t from, int64_t to) {
   slow_ = {stream, index, seconds, times_solo, from, to, -1};
+}
+
+void Multiplexer::adopt_background(Job* background, std::vector<StepObserver*> observers) {
+  if (bg_) bg_->executor().set_observer(nullptr);
+  bg_ = background;
+  bg_observers_ = std::move(observers);
+  bg_times_.reset();
+  background_begun_ = false;
+  background_done_ = true;
+  if (!bg_) return;
+  bg_times_ = std::make_unique<InstructionTimes>(bg_->executor().rank_program());
+  bg_stream_ = int(bg_->executor().rank_program().streams.size()) - 1;
+  bg_step_ = bg_->start_step();
+  background_done_ = bg_step_ >= bg_->total_steps();
+  bg_->executor().set_observer(bg_times_.get());
+}
+
+double Multiplexer::longest_wait_seconds() const {
+  const double step_end = solo_mean(step_end_.solo_runs);
+  double longest = step_end > settings_.recv_min_ms * 1e-3 ? step_end : 0;
+  const RankProgram& program = fg_.executor().rank_program();
+  for (size_t s = 0; s < program.streams.size(); ++s)
+    for (size_t i = 0; i < program.streams[s].size(); ++i) {
+      const Instruction& ins = program.streams[s][i];
+      if (ins.op != OpCode::Wait) continue;
+      if (settings_.block_during_allreduce && gate_.producer(ins.event) == OpCode::AllReduce)
+        continue;  // never admits background work
+      longest = std::max(longest, feedback_.solo().solo_seconds(int(s), i));
+    }
+  return longest;
 }
 
 StepStats Multiplexer::run_step(Job& job, int64_t step) {
@@ -80,6 +104,7 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
   if (step + 1 == warm) {  // the solo times are in: profile the background, then multiplex
     feedback_.set_warming_up(false);
     const double profiling_began = steady_seconds();
+    if (refit_) refit_(longest_wait_seconds());
     profile_background();
     budget_.charge(steady_seconds() - profiling_began);  // the foreground waited for it
   }
@@ -89,7 +114,9 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
 // policy = "foreground_first": a step beside background work only while the run's foreground
 // has paid no more than slowdown_target so far (and not on the budget's solo steps).
 bool Multiplexer::budget_admits(int64_t step) {
-  if (settings_.policy != "foreground_first" || budget_.admits()) return true;
+  if (settings_.policy != "foreground_first") return true;
+  // On several ranks, what every rank's budget said at the last step's end (fill_step_end).
+  if (fg_.comm().size() == 1 ? budget_.admits() : !peers_hold_next_) return true;
   totals_.budget_solo_steps++;
   GateResult why;
   why.kind = GateResult::HoldRunBudget;
@@ -106,7 +133,15 @@ bool Multiplexer::budget_admits(int64_t step) {
 // peers' arrival delays them all).
 void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool admit) {
   if (fg_.comm().size() == 1) return;
-  arrival_ = 0;
+  // It also carries each rank's budget for the next step (foreground_first): every rank runs it
+  // alone when any rank's budget says so, since a step alone beside a peer's background work is
+  // no solo step (it waits for that peer), and the budget's solo time would count the
+  // background's cost as the foreground's own. This step's time is not known yet: its debt
+  // counts from the step after.
+  const bool recorded = step > fg_.start_step();  // as run_step records it
+  const bool next_admitted =
+      recorded ? budget_.admits_after_step(!admit || warming_up) : budget_.admits();
+  arrival_ = settings_.policy == "foreground_first" && !next_admitted ? 1.f : 0.f;
   const double arrived_at = steady_seconds();
   const std::unique_ptr<CommRequest> arrived = fg_.comm().iallreduce_sum(&arrival_, 1, 0);
   const FeedbackSettings& feedback = feedback_.settings();
@@ -126,6 +161,7 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool admit) {
     }
   }
   arrived->wait();
+  peers_hold_next_ = arrival_ > 0;
   const double run = steady_seconds() - arrived_at;
   if (warming_up)
     step_end_.solo_runs.push_back(run);
@@ -137,29 +173,29 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool admit) {
 // The background's first two steps alone, timed instruction by instruction: the second one's
 // times (past the first's warm-up allocations) cut its steps into tasklets.
 void Multiplexer::profile_background() {
-  bg_times_.set_recording(true);
+  bg_times_->set_recording(true);
   for (int k = 0; k < 2 && background_active(); ++k)
     background_work([&] {
       begin_background_step();
-      CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
-      bg_.executor().issue_step();
+      CachingAllocator::JobScope account(bg_->device().allocator(), bg_->id());
+      bg_->executor().issue_step();
       finish_background_step();
     });
-  bg_times_.set_recording(false);
+  bg_times_->set_recording(false);
   warn_long_nodes();
 }
 
 void Multiplexer::warn_long_nodes() {
-  if (!settings_.pacing) return;
-  const auto& stream = bg_.executor().rank_program().streams[size_t(bg_stream_)];
+  if (!settings_.pacing || !bg_) return;
+  const auto& stream = bg_->executor().rank_program().streams[size_t(bg_stream_)];
   std::string nodes;
   for (size_t i = 0; i < stream.size(); ++i) {
-    const double t = bg_times_.solo_seconds(bg_stream_, i);
+    const double t = bg_times_->solo_seconds(bg_stream_, i);
     const Instruction& ins = stream[i];
     if (t * 1e3 <= settings_.tasklet_ms || ins.node_begin < 0) continue;
     char line[160];
     std::snprintf(line, sizeof line, "%s%s %s %.2f ms", nodes.empty() ? "" : ", ",
-                  bg_.model().graph.nodes[size_t(ins.node_begin)].name.c_str(),
+                  bg_->model().graph.nodes[size_t(ins.node_begin)].name.c_str(),
                   opcode_traits(ins.op).name, t * 1e3);
     nodes += line;
   }
@@ -178,6 +214,8 @@ void Multiplexer::warn_long_nodes() {
 
 void Multiplexer::prioritized_step(int64_t step) {
   Executor& fg = fg_.executor();
+  // A step runs the same instructions as the last: a wait found blocked again is a new wait.
+  blocked_at_.assign(fg.rank_program().streams.size(), {nullptr, 0.0});
   while (!fg.step_issued()) {
     {
       CachingAllocator::JobScope account(fg_.device().allocator(), fg_.id());
@@ -221,7 +259,6 @@ double Multiplexer::expected_idle_left(const Executor& fg) {
   const double now = steady_seconds();
   double left = kNoBound;
   const int streams = int(fg.rank_program().streams.size());
-  if (blocked_at_.size() != size_t(streams)) blocked_at_.assign(size_t(streams), {nullptr, 0.0});
   for (int s = 0; s < streams; ++s) {
     const Instruction* wait = fg.next_instruction(s);
     if (!wait) continue;
@@ -265,15 +302,15 @@ bool Multiplexer::run_tasklet(const GateResult& why, int64_t step, double idle_l
 // foreground's expected idle time left (none when the first does not fit), the foreground's
 // communication polled after each; a step's end ends the tasklet.
 void Multiplexer::issue_tasklet(double& planned_s, int& count, double idle_left_s) {
-  Executor& bg = bg_.executor();
+  Executor& bg = bg_->executor();
   const double bound_s = settings_.tasklet_ms * 1e-3;
   while (const Instruction* next = bg.next_instruction(bg_stream_)) {
     const double t =
-        std::max(0.0, bg_times_.solo_seconds(bg_stream_, bg_times_.index_of(bg_stream_, *next)));
+        std::max(0.0, bg_times_->solo_seconds(bg_stream_, bg_times_->index_of(bg_stream_, *next)));
     if (settings_.pacing && count > 0 && planned_s + t > bound_s) return;
     if (planned_s + t > idle_left_s) return;
     {
-      CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
+      CachingAllocator::JobScope account(bg_->device().allocator(), bg_->id());
       if (!bg.issue_ready(true)) {
         bg.wait_for_progress();  // a local event: it completes, or this throws (a deadlock)
         continue;
@@ -290,22 +327,22 @@ void Multiplexer::issue_tasklet(double& planned_s, int& count, double idle_left_
 }
 
 void Multiplexer::begin_background_step() {
-  for (StepObserver* o : bg_observers_) o->before_step(bg_, bg_step_);
+  for (StepObserver* o : bg_observers_) o->before_step(*bg_, bg_step_);
   background_step_began_ = steady_seconds();
-  bg_.begin_step(bg_step_);
+  bg_->begin_step(bg_step_);
   background_begun_ = true;
 }
 
 void Multiplexer::finish_background_step() {
   StepRecord record;
   record.step = bg_step_;
-  record.stats = bg_.finish_step(bg_step_);
+  record.stats = bg_->finish_step(bg_step_);
   record.seconds = steady_seconds() - background_step_began_;
   background_begun_ = false;
   consecutive_drops_ = 0;
   totals_.background_steps++;
-  for (StepObserver* o : bg_observers_) o->after_step(bg_, record);
-  background_done_ = ++bg_step_ >= bg_.total_steps();
+  for (StepObserver* o : bg_observers_) o->after_step(*bg_, record);
+  background_done_ = ++bg_step_ >= bg_->total_steps();
 }
 
 bool Multiplexer::background_work(const std::function<void()>& work) {
@@ -327,8 +364,8 @@ bool Multiplexer::background_work(const std::function<void()>& work) {
 void Multiplexer::stop_background(const std::exception& error) {
   if (background_begun_) {
     try {  // it never runs again: only its step's tensors go back
-      CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
-      bg_.executor().abandon_step();
+      CachingAllocator::JobScope account(bg_->device().allocator(), bg_->id());
+      bg_->executor().abandon_step();
     } catch (const std::exception&) {
     }
     background_begun_ = false;
@@ -337,9 +374,9 @@ void Multiplexer::stop_background(const std::exception& error) {
   const bool diverged = dynamic_cast<const Diverged*>(&error) != nullptr;
   totals_.stopped = std::string(diverged ? "diverged: " : "") + error.what();
   try {
-    bg_.source().quiesce();  // no read of its data outlives it
-    bg_.log().warning("background job stopped at its step %lld: %s; the foreground trains on",
-                      (long long)(bg_step_ + 1), totals_.stopped.c_str());
+    bg_->source().quiesce();  // no read of its data outlives it
+    bg_->log().warning("background job stopped at its step %lld: %s; the foreground trains on",
+                       (long long)(bg_step_ + 1), totals_.stopped.c_str());
   } catch (const std::exception&) {  // its log on a full disk: the foreground's says it too
   }
   fg_.log().warning("background job on rank %d stopped at its step %lld: %s", fg_.comm().rank(),
@@ -348,22 +385,22 @@ void Multiplexer::stop_background(const std::exception& error) {
 
 void Multiplexer::drop_background_step(const OutOfMemory& error) {
   {
-    CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
-    bg_.executor().abandon_step();
+    CachingAllocator::JobScope account(bg_->device().allocator(), bg_->id());
+    bg_->executor().abandon_step();
   }
-  bg_.log().warning("background step %lld dropped: %s", (long long)(bg_step_ + 1), error.what());
+  bg_->log().warning("background step %lld dropped: %s", (long long)(bg_step_ + 1), error.what());
   totals_.dropped_steps++;
   StepRecord record;  // empty stats: no loss of it reaches the metrics
   record.step = bg_step_;
   record.seconds = steady_seconds() - background_step_began_;
   background_begun_ = false;
-  for (StepObserver* o : bg_observers_) o->after_step(bg_, record);
-  background_done_ = ++bg_step_ >= bg_.total_steps();
+  for (StepObserver* o : bg_observers_) o->after_step(*bg_, record);
+  background_done_ = ++bg_step_ >= bg_->total_steps();
   if (++consecutive_drops_ >= kMaxDropsInARow && !background_done_) {
     background_done_ = true;
     const std::string why = "background job stopped: " + std::to_string(kMaxDropsInARow) +
                             " steps in a row did not fit its memory (" + error.what() + ")";
-    bg_.log().warning("%s", why.c_str());
+    bg_->log().warning("%s", why.c_str());
     fg_.log().warning("%s", why.c_str());
   }
 }
@@ -402,19 +439,20 @@ void Multiplexer::log_row(const char* kind, const GateResult& why, int64_t step,
 }
 
 void Multiplexer::finish() {
+  if (!bg_) return;  // it was left out
   if (background_begun_ && background_active())
     background_work([&] {
-      CachingAllocator::JobScope account(bg_.device().allocator(), bg_.id());
-      bg_.executor().issue_step();
+      CachingAllocator::JobScope account(bg_->device().allocator(), bg_->id());
+      bg_->executor().issue_step();
       finish_background_step();
     });
   std::fflush(log_);
   if (!totals_.stopped.empty()) return;  // no end checkpoint of a failed job: its last one stays
   // It ends with the foreground: its end checkpoint and summary name the step it reached.
-  if (bg_step_ < bg_.total_steps()) bg_.end_after(bg_step_);
+  if (bg_step_ < bg_->total_steps()) bg_->end_after(bg_step_);
   try {  // no step left to drop: any failure here (its final evaluation's memory) stops it
-    bg_.source().quiesce();
-    for (StepObserver* o : bg_observers_) o->finish(bg_);
+    bg_->source().quiesce();
+    for (StepObserver* o : bg_observers_) o->finish(*bg_);
   } catch (const std::exception& e) {
     stop_background(e);
   }

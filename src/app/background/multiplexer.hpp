@@ -67,15 +67,25 @@ class Multiplexer : public StepDriver {
   // observers' finish (the end checkpoint, the summary).
   void finish();
   const MultiplexTotals& totals() const { return totals_; }
+  // The background this rank trains from now on (nullptr: none, it was left out), with its
+  // observers; before its first step only.
+  void adopt_background(Job* background, std::vector<StepObserver*> observers);
+  // Called once, after the foreground's warm-up, with the longest wait it showed on this rank
+  // that background work may fill (seconds; 0 when none): the caller may adopt a background
+  // better fitted to it.
+  void set_refit(std::function<void(double longest_wait_s)> refit) { refit_ = std::move(refit); }
   // Test hook (WAVETRAIN_TEST_SLOW_FOREGROUND): whenever the foreground is blocked at
   // (stream, index) in steps [from, to), the rank sleeps `seconds` plus `times_solo` times that
   // instruction's solo time first, as if it ran slower (a multiple of the solo time is the same
   // slowdown on a fast machine and a loaded one).
   void slow_foreground(int stream, size_t index, double seconds, double times_solo, int64_t from,
                        int64_t to);
+  // Test hook (WAVETRAIN_TEST_BUDGET_DEBT): this rank's run budget `seconds` in debt.
+  void charge_budget(double seconds) { budget_.charge(seconds); }
 
  private:
   void profile_background();
+  double longest_wait_seconds() const;
   void prioritized_step(int64_t step);
   void equal_priority_step(int64_t step);
   // admit: background work may fill the wait (not while warming up or alone by the budget).
@@ -105,19 +115,21 @@ class Multiplexer : public StepDriver {
   void warn_long_nodes();
 
   Job& fg_;
-  Job& bg_;
+  Job* bg_ = nullptr;
   std::vector<StepObserver*> bg_observers_;
   RunConfig::Background settings_;
   SlowdownFeedback feedback_;
   RunBudget budget_;  // the whole run's slowdown (every policy measures it; foreground_first acts)
   BackgroundGate gate_;
-  InstructionTimes bg_times_;
+  std::unique_ptr<InstructionTimes> bg_times_;
   int bg_stream_ = 0;  // the background program's one stream
   int64_t bg_step_ = 0;
   bool background_begun_ = false, background_done_ = false;
   double background_step_began_ = 0;
   int consecutive_drops_ = 0;
-  float arrival_ = 0;  // fill_step_end's allreduce buffer
+  std::function<void(double)> refit_;
+  float arrival_ = 0;  // fill_step_end's allreduce buffer: the ranks whose budget holds next
+  bool peers_hold_next_ = false;
   std::vector<std::pair<const Instruction*, double>> blocked_at_;  // per stream: wait, since
   struct StepEndWait {  // fill_step_end's wait for the peers, as the feedback tracks a wait
     std::vector<double> solo_runs;  // the warm-up steps' (solo_mean)

@@ -52,15 +52,22 @@ class SlowdownFeedback : public InstructionObserver {
 // worth of the target's slack), so a cheap start cannot pay for a slow end. Every solo_every-th
 // step runs alone: the solo step time is the mean of the recent solo steps (a mean, as the run's
 // total is a sum: a loaded machine's stalls count on both sides), current when the load changes.
+// The whole run so far, priced at the current solo estimate, must be within target as well.
 class RunBudget {
  public:
   RunBudget(double target, int64_t solo_every, double max_credit_steps = 25);
   // Whether the next step may run beside background work.
   bool admits() const;
+  // What admits() will say once the step under way is recorded (solo or not), by the debt as it
+  // stands (that step's time is not known yet).
+  bool admits_after_step(bool solo) const;
   // A step of `seconds`; solo when no background work ran in it.
   void record_step(double seconds, bool solo);
   // Foreground time spent on background work outside its steps (profiling the background).
-  void charge(double seconds) { debt_s_ += seconds; }
+  void charge(double seconds) {
+    debt_s_ += seconds;
+    charged_s_ += seconds;
+  }
   double solo_step_seconds() const;  // -1 before the first solo step
   double debt_seconds() const { return debt_s_; }
   // The steps' total over their count times the solo step (1 before any).
@@ -73,7 +80,8 @@ class RunBudget {
   std::deque<double> recent_solo_;  // the last few solo steps' seconds
   int64_t since_solo_ = 0;          // steps since the last solo one
   int64_t steps_ = 0;
-  double total_s_ = 0, debt_s_ = 0;
+  double total_s_ = 0, debt_s_ = 0, charged_s_ = 0;
+  bool in_budget() const;
 };
 
 }  // namespace wt
