@@ -45,6 +45,7 @@ shared memory, whose large messages progress only inside MPI calls).
 import argparse
 import csv
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -268,8 +269,20 @@ def main():
                              "(foreground first without the per-wait feedback: the run budget alone)")
     parser.add_argument("--mlp-steps", type=int, default=3000,
                         help="--pairs: the steps of an mlp foreground's runs")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the runs' temporary directory (its path is printed)")
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="wt-multiplex-")
+    try:
+        run(args, tmp)
+    finally:  # each round's runs and checkpoints: up to 100 MB a call
+        if args.keep:
+            print(f"runs kept in {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(args, tmp):
     if args.pairs:
         for model in {m for pair in args.pair_list.split() for m in pair.split("+")}:
             deck(f"{tmp}/bg_{model}_{args.bg_batch}.toml", f"bg_{model}", model, args.bg_batch,
