@@ -184,15 +184,15 @@ void BackgroundTraining::refit(const RunConfig::Background& settings, double lon
     try {
       build_job(m);
       multiplexer_->adopt_background(job_.get(), observers_->list());
-      const char* line =
-          "background: the foreground's longest wait on rank %d takes %.2f ms: the background "
-          "trains on %lld micro-batches of its global batch %lld (its longest node %.2f ms)";
-      const int rank = foreground_.comm().rank();
-      const long long batch = (long long)deck_.train.global_batch;
-      job_->log().line(line, rank, longest_wait_s * 1e3, (long long)m, batch,
-                       longest_node_s_ * 1e3 / double(m));
-      foreground_.log().line(line, rank, longest_wait_s * 1e3, (long long)m, batch,
-                             longest_node_s_ * 1e3 / double(m));
+      char line[240];
+      std::snprintf(line, sizeof line,
+                    "background: the foreground's longest wait on rank %d takes %.2f ms: the "
+                    "background trains on %lld micro-batches of its global batch %lld (its "
+                    "longest node %.2f ms)",
+                    foreground_.comm().rank(), longest_wait_s * 1e3, (long long)m,
+                    (long long)deck_.train.global_batch, longest_node_s_ * 1e3 / double(m));
+      job_->log().line("%s", line);
+      foreground_.log().line("%s", line);
       return;
     } catch (const OutOfMemory& e) {
       foreground_.log().warning("background: %lld micro-batches do not fit its memory (%s)",

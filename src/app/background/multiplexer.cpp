@@ -140,7 +140,7 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool admit) {
   // counts from the step after.
   const bool recorded = step > fg_.start_step();  // as run_step records it
   const bool next_admitted =
-      recorded ? budget_.admits_after_step(!admit || warming_up) : budget_.admits();
+      recorded ? budget_.admits_after_step(/*solo=*/!admit) : budget_.admits();
   arrival_ = settings_.policy == "foreground_first" && !next_admitted ? 1.f : 0.f;
   const double arrived_at = steady_seconds();
   const std::unique_ptr<CommRequest> arrived = fg_.comm().iallreduce_sum(&arrival_, 1, 0);

@@ -56,20 +56,18 @@ double RunBudget::solo_step_seconds() const {
          double(recent_solo_.size());
 }
 
-bool RunBudget::admits() const {
-  return !recent_solo_.empty() && since_solo_ + 1 < solo_every_ && in_budget();
-}
+bool RunBudget::admits() const { return admits_given(!recent_solo_.empty(), since_solo_); }
 
 bool RunBudget::admits_after_step(bool solo) const {
-  const int64_t since_solo = solo ? 0 : since_solo_ + 1;
-  return (solo || !recent_solo_.empty()) && since_solo + 1 < solo_every_ && in_budget();
+  return admits_given(solo || !recent_solo_.empty(), solo ? 0 : since_solo_ + 1);
 }
 
 // The step-by-step debt is priced at each step's solo estimate of the time; when the estimate
 // falls (a slow start's solo steps leave the recent window), the steps admitted against the old
 // one cost more than it said: the whole run at today's estimate calls that credit back.
-bool RunBudget::in_budget() const {
-  return debt_s_ <= 0 && total_s_ + charged_s_ <= target_ * double(steps_) * solo_step_seconds();
+bool RunBudget::admits_given(bool solo_known, int64_t since_solo) const {
+  return solo_known && since_solo + 1 < solo_every_ && debt_s_ <= 0 &&
+         total_s_ + charged_s_ <= target_ * double(steps_) * solo_step_seconds();
 }
 
 void RunBudget::record_step(double seconds, bool solo) {

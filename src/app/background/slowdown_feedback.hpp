@@ -81,7 +81,8 @@ class RunBudget {
   int64_t since_solo_ = 0;          // steps since the last solo one
   int64_t steps_ = 0;
   double total_s_ = 0, debt_s_ = 0, charged_s_ = 0;
-  bool in_budget() const;
+  // A solo time known, since_solo steps since the last solo one, and the debt within budget.
+  bool admits_given(bool solo_known, int64_t since_solo) const;
 };
 
 }  // namespace wt
