@@ -11,7 +11,9 @@
 #   - unsplit (microbatches = 1), no background node starts that would run past the
 #     foreground's expected idle time: an mlp foreground (sub-millisecond waits) holds a batch-32
 #     lenet background's nodes (milliseconds each) back, where policy = "deeppool" starts them
-#     (the check can fail).
+#     (the check can fail);
+#   - where even one sample's longest node outlasts a rank's every wait, that rank leaves its
+#     background out after the warm-up, and with none left the foreground runs as alone.
 # slowdown_target = 100 keeps the budget from holding every step of these short runs (the
 # background's profiling steps alone put it in debt for longer).
 source "$(dirname "$0")/lib/common.bash"
@@ -167,6 +169,53 @@ held=$(grep -c '^held_node_too_long' "$dir"/runs/unsplit/background/rank_*/taskl
 [[ $over == 0 ]] || fail "unsplit: $over of $total tasklets planned past the foreground's expected idle time"
 [[ $held -gt 0 ]] || fail "unsplit: no node held back for its length"
 echo "ok unsplit: none of $total tasklets planned past the foreground's expected idle time; $held waits held a node back"
+# Where even one sample's longest background node outlasts every wait of a rank (a wide 3x3
+# convolution, 231 M multiply-adds a sample: milliseconds, beside an mlp foreground's
+# sub-millisecond waits), no node could ever start there: the refit leaves the background out on
+# that rank, saying so, and once no rank has one the foreground runs exactly as alone (no
+# tasklet, no profiling step).
+cat >"$dir/wide.toml" <<'MODEL'
+[model]
+name = "wide"
+input = [1, 28, 28]
+classes = 10
+[[layer]]
+name = "conv1"
+type = "conv2d"
+out_channels = 128
+kernel = 3
+padding = 1
+[[layer]]
+name = "conv2"
+type = "conv2d"
+out_channels = 256
+kernel = 3
+padding = 1
+[[layer]]
+name = "pool"
+type = "global_avgpool"
+[[layer]]
+name = "fc"
+type = "linear"
+out_features = 10
+[[layer]]
+name = "loss"
+type = "softmax_xent"
+MODEL
+sed "s|$WT_SOURCE_DIR/models/lenet.toml|$dir/wide.toml|" "$dir/bg.toml" >"$dir/bg_wide.toml"
+run_fg nothing_fits 'slowdown_target = 100' mlp bg_wide.toml
+for r in 0 1; do
+  line=$(grep -m1 "background left out on rank $r" "$dir/runs/nothing_fits/background/rank_$r/log.txt") ||
+    { cat "$dir/nothing_fits.out"; fail "nothing_fits: rank $r did not leave its background out"; }
+  echo "ok nothing_fits: ${line#*wavetrain: }"
+  ! grep -q '^tasklet' "$dir/runs/nothing_fits/background/rank_$r/tasklets.csv" ||
+    fail "nothing_fits: rank $r ran background tasklets"
+done
+grep -q "^background: 0 steps" "$dir/runs/nothing_fits/log.txt" ||
+  fail "nothing_fits: the background trained steps (its profiling) though left out"
+same_foreground nothing_fits mlp_alone
+echo "ok nothing_fits: no background step on either rank; the foreground bitwise as alone"
+
 read -r over total < <(over_idle deeppool)
 [[ $over -gt 0 ]] || fail "deeppool: no tasklet past the expected idle time: the check above cannot fail"
 echo "ok deeppool: $over of $total tasklets planned past the foreground's expected idle time"

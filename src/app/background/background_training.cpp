@@ -172,6 +172,7 @@ void BackgroundTraining::split_long_nodes(const RunConfig::Background& settings,
 // tasklet's split; nothing has trained yet, so the background is rebuilt with it (the earlier
 // split again should the coarser one not fit the background's memory).
 void BackgroundTraining::refit(const RunConfig::Background& settings, double longest_wait_s) {
+  if (leave_out_if_nothing_fits(longest_wait_s)) return;
   const int64_t coarser =
       microbatches_to_fit(longest_node_s_, unsplit_deck_.train.global_batch,
                           std::max(settings.tasklet_ms * 1e-3, longest_wait_s / 2));
@@ -205,6 +206,27 @@ void BackgroundTraining::refit(const RunConfig::Background& settings, double lon
   }
   observers_.reset();
   job_.reset();
+}
+
+// A rank whose longest wait is shorter than the background's longest node on one sample (the
+// finest split there is) would never start a node of it (fit_to_wait), yet pay for polling its
+// waits and for its profiling steps: an mlp foreground's sub-millisecond waits beside a lenet
+// background. Its background is left out, and this rank's foreground trains alone.
+bool BackgroundTraining::leave_out_if_nothing_fits(double longest_wait_s) {
+  const double finest_node_s = longest_node_s_ / double(unsplit_deck_.train.global_batch);
+  if (longest_wait_s >= finest_node_s) return false;
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "background left out on rank %d: the foreground's longest wait there takes "
+                "%.3f ms, less than the background's longest node on one sample (%.3f ms): no "
+                "node of it could start in this rank's idle time; the foreground trains alone",
+                foreground_.comm().rank(), longest_wait_s * 1e3, finest_node_s * 1e3);
+  job_->log().line("%s", line);
+  foreground_.log().line("%s", line);
+  multiplexer_->adopt_background(nullptr, {});
+  observers_.reset();
+  job_.reset();
+  return true;
 }
 
 void BackgroundTraining::finish() {

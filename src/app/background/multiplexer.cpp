@@ -85,7 +85,11 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
   // recording them).
   const int64_t warm = fg_.start_step() + settings_.warmup_steps;
   const bool warming_up = step < warm;
-  const bool alone = warming_up || !budget_admits(step);
+  // held: a solo step of the whole job, every rank alike (the warm-up, the run budget's).
+  const bool held = warming_up || (any_rank_multiplexes_ && !budget_admits(step));
+  // No background on this rank (left out, finished or stopped): the foreground's own issue
+  // loop, unpolled. Its peers' may still run, so the step counts as multiplexed unless held.
+  const bool alone = held || !background_active();
   const double began = steady_seconds();
   fg_.begin_step(step);
   if (alone) {
@@ -96,15 +100,16 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
   } else {
     equal_priority_step(step);
   }
-  fill_step_end(step, warming_up, !alone);
+  fill_step_end(step, warming_up, held);
   StepStats stats = fg_.finish_step(step);
   // The first step pays for warm-up allocations, alone or not: it says nothing of either.
-  if (step > fg_.start_step()) budget_.record_step(steady_seconds() - began, alone);
+  if (step > fg_.start_step()) budget_.record_step(steady_seconds() - began, held);
   totals_.foreground_slowdown = budget_.slowdown();
   if (step + 1 == warm) {  // the solo times are in: profile the background, then multiplex
     feedback_.set_warming_up(false);
     const double profiling_began = steady_seconds();
     if (refit_) refit_(longest_wait_seconds());
+    agree_whether_any_rank_multiplexes();
     profile_background();
     budget_.charge(steady_seconds() - profiling_began);  // the foreground waited for it
   }
@@ -131,16 +136,16 @@ bool Multiplexer::budget_admits(int64_t step) {
 // wait took longer than recv_min_ms alone (the warm-up steps), and under the same feedback as a
 // foreground wait: held while its average since is above target (a tasklet running over the
 // peers' arrival delays them all).
-void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool admit) {
-  if (fg_.comm().size() == 1) return;
+void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool held) {
+  if (fg_.comm().size() == 1 || !any_rank_multiplexes_) return;
+  const bool admit = !held && background_active();
   // It also carries each rank's budget for the next step (foreground_first): every rank runs it
   // alone when any rank's budget says so, since a step alone beside a peer's background work is
   // no solo step (it waits for that peer), and the budget's solo time would count the
   // background's cost as the foreground's own. This step's time is not known yet: its debt
   // counts from the step after.
   const bool recorded = step > fg_.start_step();  // as run_step records it
-  const bool next_admitted =
-      recorded ? budget_.admits_after_step(/*solo=*/!admit) : budget_.admits();
+  const bool next_admitted = recorded ? budget_.admits_after_step(/*solo=*/held) : budget_.admits();
   arrival_ = settings_.policy == "foreground_first" && !next_admitted ? 1.f : 0.f;
   const double arrived_at = steady_seconds();
   const std::unique_ptr<CommRequest> arrived = fg_.comm().iallreduce_sum(&arrival_, 1, 0);
@@ -170,9 +175,18 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool admit) {
         feedback, step_end_.average_s >= 0 ? step_end_.average_s : solo, run, solo);
 }
 
+// After the refit, which may leave a rank's background out: when no rank has one left, the
+// step-end arrival has nothing to fill or carry, and every rank drops it alike (a collective).
+void Multiplexer::agree_whether_any_rank_multiplexes() {
+  double backgrounds = background_active() ? 1 : 0;
+  if (fg_.comm().size() > 1) fg_.comm().allreduce_sum(&backgrounds, 1, 0);
+  any_rank_multiplexes_ = backgrounds > 0;
+}
+
 // The background's first two steps alone, timed instruction by instruction: the second one's
 // times (past the first's warm-up allocations) cut its steps into tasklets.
 void Multiplexer::profile_background() {
+  if (!background_active()) return;  // left out by the refit
   bg_times_->set_recording(true);
   for (int k = 0; k < 2 && background_active(); ++k)
     background_work([&] {

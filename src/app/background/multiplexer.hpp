@@ -72,7 +72,7 @@ class Multiplexer : public StepDriver {
   void adopt_background(Job* background, std::vector<StepObserver*> observers);
   // Called once, after the foreground's warm-up, with the longest wait it showed on this rank
   // that background work may fill (seconds; 0 when none): the caller may adopt a background
-  // better fitted to it.
+  // better fitted to it, or none (every rank then agrees whether any still multiplexes).
   void set_refit(std::function<void(double longest_wait_s)> refit) { refit_ = std::move(refit); }
   // Test hook (WAVETRAIN_TEST_SLOW_FOREGROUND): whenever the foreground is blocked at
   // (stream, index) in steps [from, to), the rank sleeps `seconds` plus `times_solo` times that
@@ -84,12 +84,14 @@ class Multiplexer : public StepDriver {
   void charge_budget(double seconds) { budget_.charge(seconds); }
 
  private:
+  void agree_whether_any_rank_multiplexes();
   void profile_background();
   double longest_wait_seconds() const;
   void prioritized_step(int64_t step);
   void equal_priority_step(int64_t step);
-  // admit: background work may fill the wait (not while warming up or alone by the budget).
-  void fill_step_end(int64_t step, bool warming_up, bool admit);
+  // held: a solo step of the whole job (the warm-up, the budget's); background work may fill
+  // the wait otherwise.
+  void fill_step_end(int64_t step, bool warming_up, bool held);
   bool budget_admits(int64_t step);
   // One tasklet of the background (or a whole step without pacing); false when the background
   // has nothing left to run.
@@ -130,6 +132,7 @@ class Multiplexer : public StepDriver {
   std::function<void(double)> refit_;
   float arrival_ = 0;  // fill_step_end's allreduce buffer: the ranks whose budget holds next
   bool peers_hold_next_ = false;
+  bool any_rank_multiplexes_ = true;  // false: every rank's background left out at the refit
   std::vector<std::pair<const Instruction*, double>> blocked_at_;  // per stream: wait, since
   struct StepEndWait {  // fill_step_end's wait for the peers, as the feedback tracks a wait
     std::vector<double> solo_runs;  // the warm-up steps' (solo_mean)
