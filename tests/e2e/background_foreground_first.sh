@@ -12,8 +12,9 @@
 #     foreground's expected idle time: an mlp foreground (sub-millisecond waits) holds a batch-32
 #     lenet background's nodes (milliseconds each) back, where policy = "deeppool" starts them
 #     (the check can fail);
-#   - where even one sample's longest node outlasts a rank's every wait, that rank leaves its
-#     background out after the warm-up, and with none left the foreground runs as alone.
+#   - where the background's longest node, split as finely as the refit goes, is over half a
+#     rank's longest wait, that rank leaves its background out after the warm-up, and with none
+#     left the foreground runs as alone.
 # slowdown_target = 100 keeps the budget from holding every step of these short runs (the
 # background's profiling steps alone put it in debt for longer).
 source "$(dirname "$0")/lib/common.bash"
@@ -169,11 +170,11 @@ held=$(grep -c '^held_node_too_long' "$dir"/runs/unsplit/background/rank_*/taskl
 [[ $over == 0 ]] || fail "unsplit: $over of $total tasklets planned past the foreground's expected idle time"
 [[ $held -gt 0 ]] || fail "unsplit: no node held back for its length"
 echo "ok unsplit: none of $total tasklets planned past the foreground's expected idle time; $held waits held a node back"
-# Where even one sample's longest background node outlasts every wait of a rank (a wide 3x3
-# convolution, 231 M multiply-adds a sample: milliseconds, beside an mlp foreground's
-# sub-millisecond waits), no node could ever start there: the refit leaves the background out on
-# that rank, saying so, and once no rank has one the foreground runs exactly as alone (no
-# tasklet, no profiling step).
+# Where the background's longest node, at the finest split the refit takes (the tasklet's),
+# is over half a rank's longest wait (a wide 3x3 convolution, 231 M multiply-adds a sample:
+# milliseconds, beside an mlp foreground's sub-millisecond waits), its nodes would not fit that
+# rank's idle time: the refit leaves the background out there, saying so, and once no rank has
+# one the foreground runs exactly as alone (no tasklet, no profiling step).
 cat >"$dir/wide.toml" <<'MODEL'
 [model]
 name = "wide"

@@ -122,7 +122,10 @@ void BackgroundTraining::start(const RunConfig& foreground_config, Job& foregrou
   multiplexer_ = std::make_unique<Multiplexer>(foreground, *job_, observers_->list(),
                                                foreground_config.background,
                                                job_->run_dir() + "/tasklets.csv");
-  if (microbatches_ > 1 && foreground_config.background.microbatches == 0)
+  // Its longest node timed (foreground_first, no split forced): the split refitted, or the
+  // background left out, to this rank's waits. Not on a device that queues its work (strict,
+  // cuda), whose host-side times are those of issuing it: they would leave every background out.
+  if (longest_node_s_ > 0 && foreground.device().kind() == DeviceKind::Host)
     multiplexer_->set_refit([this, settings = foreground_config.background](double wait_s) {
       refit(settings, wait_s);
     });
@@ -172,11 +175,13 @@ void BackgroundTraining::split_long_nodes(const RunConfig::Background& settings,
 // tasklet's split; nothing has trained yet, so the background is rebuilt with it (the earlier
 // split again should the coarser one not fit the background's memory).
 void BackgroundTraining::refit(const RunConfig::Background& settings, double longest_wait_s) {
-  if (leave_out_if_nothing_fits(longest_wait_s)) return;
   const int64_t coarser =
       microbatches_to_fit(longest_node_s_, unsplit_deck_.train.global_batch,
                           std::max(settings.tasklet_ms * 1e-3, longest_wait_s / 2));
-  if (coarser >= microbatches_) return;
+  if (coarser >= microbatches_) {  // no coarser split fits: does the tasklet's?
+    leave_out_if_nothing_fits(longest_wait_s);
+    return;
+  }
   const int64_t earlier = microbatches_;
   multiplexer_->adopt_background(nullptr, {});
   for (int64_t m : {coarser, earlier}) {
@@ -208,25 +213,26 @@ void BackgroundTraining::refit(const RunConfig::Background& settings, double lon
   job_.reset();
 }
 
-// A rank whose longest wait is shorter than the background's longest node on one sample (the
-// finest split there is) would never start a node of it (fit_to_wait), yet pay for polling its
-// waits and for its profiling steps: an mlp foreground's sub-millisecond waits beside a lenet
-// background. Its background is left out, and this rank's foreground trains alone.
-bool BackgroundTraining::leave_out_if_nothing_fits(double longest_wait_s) {
-  const double finest_node_s = longest_node_s_ / double(unsplit_deck_.train.global_batch);
-  if (longest_wait_s >= finest_node_s) return false;
+// The tasklet's split is as fine as the refit goes (finer micro-batches run a sample at a
+// fraction of the batch's rate). A rank whose longest wait is under twice its longest node
+// there (an mlp foreground's sub-millisecond waits beside a lenet background) would start a
+// node in a wait's first moments only, if ever, yet pay for polling its waits, the step-end
+// arrival and the profiling steps: its background is left out, and the foreground trains alone.
+void BackgroundTraining::leave_out_if_nothing_fits(double longest_wait_s) {
+  const double node_s = longest_node_s_ / double(microbatches_);
+  if (node_s <= longest_wait_s / 2) return;
   char line[320];
   std::snprintf(line, sizeof line,
                 "background left out on rank %d: the foreground's longest wait there takes "
-                "%.3f ms, less than the background's longest node on one sample (%.3f ms): no "
-                "node of it could start in this rank's idle time; the foreground trains alone",
-                foreground_.comm().rank(), longest_wait_s * 1e3, finest_node_s * 1e3);
+                "%.3f ms, under twice the background's longest node on %lld micro-batches of its "
+                "global batch %lld (%.3f ms): its nodes would not fit the idle time",
+                foreground_.comm().rank(), longest_wait_s * 1e3, (long long)microbatches_,
+                (long long)deck_.train.global_batch, node_s * 1e3);
   job_->log().line("%s", line);
   foreground_.log().line("%s", line);
   multiplexer_->adopt_background(nullptr, {});
   observers_.reset();
   job_.reset();
-  return true;
 }
 
 void BackgroundTraining::finish() {

@@ -49,8 +49,9 @@ class BackgroundTraining {
   void build_job(int64_t microbatches);
   // foreground_first, after the foreground's warm-up: the split fitted to this rank's idle time.
   void refit(const RunConfig::Background& settings, double longest_wait_s);
-  // True when it left the background out: even one sample's longest node outlasts every wait.
-  bool leave_out_if_nothing_fits(double longest_wait_s);
+  // The background left out where its nodes, at the finest split the refit takes, do not fit
+  // half this rank's longest wait.
+  void leave_out_if_nothing_fits(double longest_wait_s);
   RunConfig unsplit_deck_, deck_;
   int64_t microbatches_ = 1;
   double longest_node_s_ = 0;  // on the whole batch (0: not timed)

@@ -85,8 +85,9 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
   // recording them).
   const int64_t warm = fg_.start_step() + settings_.warmup_steps;
   const bool warming_up = step < warm;
-  // held: a solo step of the whole job, every rank alike (the warm-up, the run budget's).
-  const bool held = warming_up || (any_rank_multiplexes_ && !budget_admits(step));
+  // held: a solo step of the whole job, every rank alike (the warm-up, the run budget's, or
+  // every step once no rank has a background left since the refit).
+  const bool held = warming_up || !any_rank_multiplexes_ || !budget_admits(step);
   // No background on this rank (left out, finished or stopped): the foreground's own issue
   // loop, unpolled. Its peers' may still run, so the step counts as multiplexed unless held.
   const bool alone = held || !background_active();
