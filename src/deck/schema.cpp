@@ -306,7 +306,8 @@ std::vector<KeyDef> background_keys() {
       key("background", "microbatches", WT_FIELD(background.microbatches),
           "the background's global batch cut into this many micro-batches, gradients "
           "accumulated (the same model); 0 = foreground_first chooses (its longest profiled "
-          "node fits tasklet_ms, then half of each rank's longest wait after the warm-up), 1 "
+          "node fits tasklet_ms, then half of each rank's longest wait after the warm-up; a "
+          "rank where even the tasklet's split does not fit leaves its background out), 1 "
           "under deeppool")
           .in(Range::at_least(0)),
       key("background", "solo_every", WT_FIELD(background.solo_every),

@@ -140,11 +140,26 @@ TEST(RunBudget, AdmitsAfterStepForeseesTheSoloRuleAndTheFirstSoloStep) {
 }
 
 TEST(BackgroundSplit, TheFewestMicroBatchesThatDivideTheBatchAndFitTheTasklet) {
-  EXPECT_EQ(microbatches_to_fit(0.4e-3, 8, 0.5e-3), 1);  // fits already
-  EXPECT_EQ(microbatches_to_fit(1.2e-3, 8, 0.5e-3), 4);  // 3 does not divide 8
-  EXPECT_EQ(microbatches_to_fit(4.8e-3, 8, 0.5e-3), 8);  // 10 would: one sample each at most
-  EXPECT_EQ(microbatches_to_fit(1.0e-3, 6, 0.5e-3), 2);
-  EXPECT_EQ(microbatches_to_fit(5.0e-3, 1, 0.5e-3), 1);
+  // One sample's time unknown: proportional to the batch.
+  const auto whole = [](double s, int64_t batch) { return LongestNode{s, 0, batch}; };
+  EXPECT_EQ(microbatches_to_fit(whole(0.4e-3, 8), 0.5e-3), 1);  // fits already
+  EXPECT_EQ(microbatches_to_fit(whole(1.2e-3, 8), 0.5e-3), 4);  // 3 does not divide 8
+  EXPECT_EQ(microbatches_to_fit(whole(4.8e-3, 8), 0.5e-3), 8);  // 10 would: one sample at most
+  EXPECT_EQ(microbatches_to_fit(whole(1.0e-3, 6), 0.5e-3), 2);
+  EXPECT_EQ(microbatches_to_fit(whole(5.0e-3, 1), 0.5e-3), 1);
+}
+
+TEST(BackgroundSplit, ANodeTimedOnOneSampleAndTheBatchIsLinearInBetween) {
+  const LongestNode node{1.5e-3, 0.36e-3, 8};  // lenet's conv2 backward, batch 8
+  EXPECT_DOUBLE_EQ(node.at(8), 1.5e-3);
+  EXPECT_DOUBLE_EQ(node.at(1), 0.36e-3);
+  EXPECT_NEAR(node.at(4), 0.36e-3 + 3 * 1.14e-3 / 7, 1e-12);
+  // Proportional time would put 2 samples at 0.375 ms, within a 0.5 ms tasklet; it takes
+  // 0.52 ms: 8 micro-batches, not 4.
+  EXPECT_EQ(microbatches_to_fit(node, 0.5e-3), 8);
+  EXPECT_EQ(microbatches_to_fit(LongestNode{1.5e-3, 0, 8}, 0.5e-3), 4);
+  // A probe whose one sample timed above its batch (noise) is capped at the batch's time.
+  EXPECT_DOUBLE_EQ((LongestNode{1e-3, 2e-3, 8}).at(1), 1e-3);
 }
 
 TEST(BackgroundSplit, ASplitDeckIsAOneStagePipelineOfMicroBatches) {

@@ -16,16 +16,28 @@ class Communicator;
 class DeviceContext;
 struct JobOptions;
 
-// The fewest micro-batches (a divisor of global_batch, at most global_batch) that bring a node
-// of longest_node_s seconds on the whole batch within tasklet_s, assuming time proportional to
-// the batch; 1 when it fits already.
-int64_t microbatches_to_fit(double longest_node_s, int64_t global_batch, double tasklet_s);
+// The background's longest pass (a node's forward or backward) against the samples in its
+// micro-batch: timed on the whole batch and on one sample, linear in between. A pass does not
+// shrink in proportion to its batch (a one-sample lenet pass runs at about a third of its
+// batch-8 rate): its launches and its weights' reads stay.
+struct LongestNode {
+  double whole_batch_s = 0;  // 0: not timed
+  double one_sample_s = 0;   // 0: not timed (then proportional to the batch)
+  int64_t batch = 1;         // the whole batch
+  double at(int64_t samples) const;
+};
 
-// The longest node of `deck`'s step on this device: a throwaway copy of the job (into
-// `probe_dir`, removed afterwards) trains two steps, the second timed pass by pass. Throws what
-// the job throws (an OutOfMemory under the background's budget).
-double probe_longest_node(const RunConfig& deck, const JobOptions& options,
-                          const std::string& probe_dir, DeviceContext& device, Communicator& self);
+// The fewest micro-batches (a divisor of the batch, at most the batch) whose longest node fits
+// bound_s; the batch (one sample each) when none does.
+int64_t microbatches_to_fit(const LongestNode& node, double bound_s);
+
+// The longest node of `deck`'s step on this device, on its whole batch and on one sample: a
+// throwaway copy of the job (into `probe_dir`, removed afterwards) trains two steps each way,
+// the second timed pass by pass. Throws what the job throws (an OutOfMemory under the
+// background's budget).
+LongestNode probe_longest_node(const RunConfig& deck, const JobOptions& options,
+                               const std::string& probe_dir, DeviceContext& device,
+                               Communicator& self);
 
 // `deck` trains its global batch as `microbatches` micro-batches (no change for 1).
 void split_background_batch(RunConfig& deck, int64_t microbatches);

@@ -125,7 +125,7 @@ void BackgroundTraining::start(const RunConfig& foreground_config, Job& foregrou
   // Its longest node timed (foreground_first, no split forced): the split refitted, or the
   // background left out, to this rank's waits. Not on a device that queues its work (strict,
   // cuda), whose host-side times are those of issuing it: they would leave every background out.
-  if (longest_node_s_ > 0 && foreground.device().kind() == DeviceKind::Host)
+  if (longest_node_.whole_batch_s > 0 && foreground.device().kind() == DeviceKind::Host)
     multiplexer_->set_refit([this, settings = foreground_config.background](double wait_s) {
       refit(settings, wait_s);
     });
@@ -150,7 +150,7 @@ void BackgroundTraining::split_long_nodes(const RunConfig::Background& settings,
   microbatches_ = std::max<int64_t>(1, settings.microbatches);
   if (settings.microbatches != 0 || settings.policy != "foreground_first") return;
   try {
-    longest_node_s_ =
+    longest_node_ =
         probe_longest_node(deck_, options, options.run_dir + "_probe", foreground.device(), *self_);
   } catch (const OutOfMemory&) {
     throw;                             // its steps do not fit: left out, as at its start
@@ -158,14 +158,15 @@ void BackgroundTraining::split_long_nodes(const RunConfig::Background& settings,
     foreground.log().warning("background: its nodes could not be timed (%s); it trains unsplit",
                              e.what());
   }
-  microbatches_ =
-      microbatches_to_fit(longest_node_s_, deck_.train.global_batch, settings.tasklet_ms * 1e-3);
+  if (longest_node_.whole_batch_s <= 0) return;  // not timed: unsplit
+  microbatches_ = microbatches_to_fit(longest_node_, settings.tasklet_ms * 1e-3);
   if (microbatches_ > 1)
     foreground.log().line(
-        "background: its longest node takes %.2f ms, over background.tasklet_ms = %g: it "
-        "trains on %lld micro-batches of its global batch %lld, gradients accumulated",
-        longest_node_s_ * 1e3, settings.tasklet_ms, (long long)microbatches_,
-        (long long)deck_.train.global_batch);
+        "background: its longest node takes %.2f ms (%.2f ms on one sample), over "
+        "background.tasklet_ms = %g: it trains on %lld micro-batches of its global batch %lld, "
+        "gradients accumulated",
+        longest_node_.whole_batch_s * 1e3, longest_node_.one_sample_s * 1e3, settings.tasklet_ms,
+        (long long)microbatches_, (long long)deck_.train.global_batch);
 }
 
 // After the foreground's warm-up (foreground_first, its split chosen by the tasklet): a
@@ -176,8 +177,7 @@ void BackgroundTraining::split_long_nodes(const RunConfig::Background& settings,
 // split again should the coarser one not fit the background's memory).
 void BackgroundTraining::refit(const RunConfig::Background& settings, double longest_wait_s) {
   const int64_t coarser =
-      microbatches_to_fit(longest_node_s_, unsplit_deck_.train.global_batch,
-                          std::max(settings.tasklet_ms * 1e-3, longest_wait_s / 2));
+      microbatches_to_fit(longest_node_, std::max(settings.tasklet_ms * 1e-3, longest_wait_s / 2));
   if (coarser >= microbatches_) {  // no coarser split fits: does the tasklet's?
     leave_out_if_nothing_fits(longest_wait_s);
     return;
@@ -196,7 +196,8 @@ void BackgroundTraining::refit(const RunConfig::Background& settings, double lon
                     "background trains on %lld micro-batches of its global batch %lld (its "
                     "longest node %.2f ms)",
                     foreground_.comm().rank(), longest_wait_s * 1e3, (long long)m,
-                    (long long)deck_.train.global_batch, longest_node_s_ * 1e3 / double(m));
+                    (long long)deck_.train.global_batch,
+                    longest_node_.at(longest_node_.batch / m) * 1e3);
       job_->log().line("%s", line);
       foreground_.log().line("%s", line);
       return;
@@ -219,7 +220,7 @@ void BackgroundTraining::refit(const RunConfig::Background& settings, double lon
 // node in a wait's first moments only, if ever, yet pay for polling its waits, the step-end
 // arrival and the profiling steps: its background is left out, and the foreground trains alone.
 void BackgroundTraining::leave_out_if_nothing_fits(double longest_wait_s) {
-  const double node_s = longest_node_s_ / double(microbatches_);
+  const double node_s = longest_node_.at(longest_node_.batch / microbatches_);
   if (node_s <= longest_wait_s / 2) return;
   char line[320];
   std::snprintf(line, sizeof line,

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <memory>
 
+#include "app/background/background_split.hpp"
 #include "app/background/multiplexer.hpp"
 #include "app/trainer.hpp"
 #include "comm/communicator.hpp"
@@ -54,7 +55,7 @@ class BackgroundTraining {
   void leave_out_if_nothing_fits(double longest_wait_s);
   RunConfig unsplit_deck_, deck_;
   int64_t microbatches_ = 1;
-  double longest_node_s_ = 0;  // on the whole batch (0: not timed)
+  LongestNode longest_node_;  // its whole batch's and one sample's (not timed: 0)
   Job& foreground_;
   std::unique_ptr<Communicator> self_;
   JobOptions job_options_;
