@@ -35,6 +35,12 @@ foreground's first and last metrics rows over that wall time (a stall counts, wh
 step rate would hide it), the background's samples inside it. Each round runs the foreground
 alone and then with each policy, and the rounds are interleaved pair by pair, so a slow spell of
 a loaded machine hits every row alike; each row prints its median and [min, max] over rounds.
+"ceiling" is the cluster a perfect filling would reach in that round: the foreground alone's
+idle time (its trace over 20 steps: each rank's time outside compute, in cores summed over the
+ranks) times the background deck's own rate alone on one rank (its batch unsplit), over the
+foreground alone: 1 + idle cores x bg alone / fg alone. It depends on the machine (how fast a
+small background batch trains against the foreground's), and no policy reaches it: the
+foreground's slowdown and its steps alone come off it.
 
     bench/background_multiplex.py --pairs [--steps 300] [--mlp-steps 3000] [--reps 5]
                                   [--pair-list "lenet+lenet mlp+lenet mlp+mlp"]
@@ -108,6 +114,24 @@ def idle_fraction(run_dir, first, last):
                         if n == "Wait")
             fractions.append(waits / sum(st["end"][()] - st["begin"][()]))
     return sum(fractions) / len(fractions)
+
+
+def idle_cores(run_dir):
+    """Rank time in no compute (waits, transfers, the step's end), summed over ranks, over the
+    traced steps' wall time: the cores a background could fill."""
+    import h5py
+    comm = ("Wait", "Send", "Recv", "AllReduce", "Broadcast", "Reduce", "AllGather")
+    with h5py.File(os.path.join(run_dir, "trace.h5"), "r") as f:
+        idle = 0.0
+        for name in f:
+            if not name.startswith("rank_"):
+                continue
+            ev, st = f[name]["events"], f[name]["steps"]
+            names = [n.decode() if isinstance(n, bytes) else n for n in ev["name"][()]]
+            busy = sum(e - b for n, b, e in zip(names, ev["begin"][()], ev["end"][()])
+                       if not n.startswith(comm))
+            idle += 1 - busy / sum(st["end"][()] - st["begin"][()])
+    return idle
 
 
 def launch(args, ranks, run_dir, deck_path, sets, env=ENV):
@@ -186,10 +210,11 @@ SINGLE_COPY_ENV = {k: v for k, v in ENV.items() if k != "OMPI_MCA_btl_vader_sing
 
 
 def whole_run(args, tmp, fg_model, bg_model, label, policy_lines, env=ENV):
-    """One 2-rank pipeline run of fg_model; policy_lines None = alone. Whole-run rates."""
+    """One 2-rank pipeline run of fg_model; policy_lines None = alone (traced over 20 steps).
+    Whole-run rates (fg, bg), and alone the foreground's idle fraction."""
     run_dir = os.path.join(tmp, f"pair_{fg_model}_{bg_model}_{label.replace(', ', '_')}")
     path = run_dir + ".toml"
-    extra = ""
+    extra = "[trace]\nenabled = true\nstart_step = 50\nend_step = 70\n"
     if policy_lines is not None:
         bg_deck = f"{tmp}/bg_{bg_model}_{args.bg_batch}.toml"
         extra = f'[background]\ndeck = "{bg_deck}"\n{policy_lines}\n'
@@ -202,12 +227,23 @@ def whole_run(args, tmp, fg_model, bg_model, label, policy_lines, env=ENV):
            f"{fg_model}+{bg_model} {label}")
     rows = metrics(run_dir)
     fg_rate, window = window_rate(rows, 32, rows[0][0], rows[-1][0])
+    if policy_lines is None:
+        return fg_rate, idle_cores(run_dir)
     bg_rate = 0.0
-    if policy_lines is not None:
-        for r in (0, 1):
-            bg_rows = metrics(os.path.join(run_dir, "background", f"rank_{r}"))
-            bg_rate += samples_in(bg_rows, args.bg_batch, window) / (window[1] - window[0])
+    for r in (0, 1):
+        bg_rows = metrics(os.path.join(run_dir, "background", f"rank_{r}"))
+        bg_rate += samples_in(bg_rows, args.bg_batch, window) / (window[1] - window[0])
     return fg_rate, bg_rate
+
+
+def background_alone(args, tmp, bg_model):
+    """The background deck alone on one rank: samples/s over its second half."""
+    run_dir = os.path.join(tmp, f"bg_{bg_model}_alone")
+    steps = args.mlp_steps if bg_model == "mlp" else args.steps
+    finish(launch(types.SimpleNamespace(steps=steps), 1, run_dir,
+                  f"{tmp}/bg_{bg_model}_{args.bg_batch}.toml", []), f"{bg_model} alone")
+    rows = metrics(run_dir)
+    return window_rate(rows, args.bg_batch, rows[len(rows) // 2][0], rows[-1][0])[0]
 
 
 def spread(values, fmt):
@@ -229,27 +265,33 @@ def pairs(args, tmp):
                              f"(known: {', '.join(known)})")
     policies = [(name, known[name], ENV) for name in names]
     print("| pair (fg+bg) | policy | fg slowdown, median [min, max] | cluster / fg alone | "
-          "fg alone samples/s | bg samples/s |\n|---|---|---:|---:|---:|---:|", flush=True)
+          "ceiling | fg alone samples/s | bg samples/s |\n|---|---|---:|---:|---:|---:|---:|",
+          flush=True)
     for i, pair in enumerate(args.pair_list.split()):
         fg_model, bg_model = pair.split("+")
         rows = policies + ([("deeppool, single copy", 'policy = "deeppool"', SINGLE_COPY_ENV)]
                            if i == 0 and "deeppool" in names else [])
         alone = {"copy-in/out": [], "single copy": []}
+        ceiling = {"copy-in/out": [], "single copy": []}
         withs = {name: [] for name, _, _ in rows}
         for _ in range(args.reps):
             single = i == 0 and "deeppool" in names
+            bg_alone = background_alone(args, tmp, bg_model)
             for shm, env in (("copy-in/out", ENV), ("single copy", SINGLE_COPY_ENV))[:1 + single]:
                 label = "alone" if env is ENV else "alone_single_copy"
-                alone[shm].append(whole_run(args, tmp, fg_model, bg_model, label, None, env)[0])
+                fg_alone, idle = whole_run(args, tmp, fg_model, bg_model, label, None, env)
+                alone[shm].append(fg_alone)
+                ceiling[shm].append(1 + idle * bg_alone / fg_alone)
             for name, lines, env in rows:
                 withs[name].append(whole_run(args, tmp, fg_model, bg_model, name, lines, env))
         for name, _, env in rows:
-            base = alone["single copy" if env is SINGLE_COPY_ENV else "copy-in/out"]
+            shm = "single copy" if env is SINGLE_COPY_ENV else "copy-in/out"
+            base = alone[shm]
             slow = [a / fg for a, (fg, _) in zip(base, withs[name])]
             cluster = [(fg + bg) / a for a, (fg, bg) in zip(base, withs[name])]
             print(f"| {pair} | {name} | {spread(slow, '{:.3f}')} | {spread(cluster, '{:.2f}')} | "
-                  f"{spread(base, '{:.0f}')} | {spread([bg for _, bg in withs[name]], '{:.0f}')} |",
-                  flush=True)
+                  f"{spread(ceiling[shm], '{:.2f}')} | {spread(base, '{:.0f}')} | "
+                  f"{spread([bg for _, bg in withs[name]], '{:.0f}')} |", flush=True)
 
 
 def main():
