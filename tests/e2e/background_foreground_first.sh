@@ -171,10 +171,11 @@ held=$(grep -c '^held_node_too_long' "$dir"/runs/unsplit/background/rank_*/taskl
 [[ $held -gt 0 ]] || fail "unsplit: no node held back for its length"
 echo "ok unsplit: none of $total tasklets planned past the foreground's expected idle time; $held waits held a node back"
 # Where the background's longest node, at the finest split the refit takes (the tasklet's),
-# is over half a rank's longest wait (a wide 3x3 convolution, 231 M multiply-adds a sample:
-# milliseconds, beside an mlp foreground's sub-millisecond waits), its nodes would not fit that
-# rank's idle time: the refit leaves the background out there, saying so, and once no rank has
-# one the foreground runs exactly as alone (no tasklet, no profiling step).
+# is over half a rank's longest wait (a wide 3x3 convolution, 462 M multiply-adds a sample: tens
+# of milliseconds, its batch of 2 keeping the probe short; an mlp foreground's waits take tenths
+# of a millisecond, a few under a CPU hog), its nodes would not fit that rank's idle time: the
+# refit leaves the background out there, saying so, and once no rank has one the foreground runs
+# exactly as alone (no tasklet, no profiling step).
 cat >"$dir/wide.toml" <<'MODEL'
 [model]
 name = "wide"
@@ -189,7 +190,7 @@ padding = 1
 [[layer]]
 name = "conv2"
 type = "conv2d"
-out_channels = 256
+out_channels = 512
 kernel = 3
 padding = 1
 [[layer]]
@@ -203,7 +204,8 @@ out_features = 10
 name = "loss"
 type = "softmax_xent"
 MODEL
-sed "s|$WT_SOURCE_DIR/models/lenet.toml|$dir/wide.toml|" "$dir/bg.toml" >"$dir/bg_wide.toml"
+sed -e "s|$WT_SOURCE_DIR/models/lenet.toml|$dir/wide.toml|" -e 's/global_batch = 8/global_batch = 2/' \
+  "$dir/bg.toml" >"$dir/bg_wide.toml"
 run_fg nothing_fits 'slowdown_target = 100' mlp bg_wide.toml
 for r in 0 1; do
   line=$(grep -m1 "background left out on rank $r" "$dir/runs/nothing_fits/background/rank_$r/log.txt") ||

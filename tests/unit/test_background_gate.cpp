@@ -139,6 +139,27 @@ TEST(RunBudget, AdmitsAfterStepForeseesTheSoloRuleAndTheFirstSoloStep) {
   EXPECT_TRUE(budget.admits_after_step(true));
 }
 
+TEST(RunBudget, AStreakOfSoloStepsLongEnoughToRepayTheDebt) {
+  RunBudget budget(1.5, 1000);  // a solo step of 1 s earns 0.5 s (binary-exact sums)
+  budget.record_step(1.0, true);
+  EXPECT_EQ(budget.solo_steps_after_step(false), 0);  // within budget: none
+  budget.record_step(3.5, false);  // 2 s over 1.5 x solo, less the first step's 0.5 s credit
+  EXPECT_EQ(budget.solo_steps_after_step(false), 3);
+  for (int k = 0; k < 2; ++k) budget.record_step(1.0, true);
+  EXPECT_EQ(budget.solo_steps_after_step(true), 1);  // 0.5 s left to repay
+  budget.record_step(1.0, true);
+  EXPECT_EQ(budget.solo_steps_after_step(true), 0);  // and the whole run: 7.5 s of 1.5 x 5
+  budget.charge(100.0);  // a debt no streak repays at once: capped, voted on again after
+  EXPECT_EQ(budget.solo_steps_after_step(true), RunBudget::kMaxSoloStreak);
+}
+
+TEST(RunBudget, TheSoloRuleAsksForOneStepAlone) {
+  RunBudget budget(1.1, 3);
+  budget.record_step(1.0, true);
+  budget.record_step(1.0, false);
+  EXPECT_EQ(budget.solo_steps_after_step(false), 1);  // the 3rd since the solo one
+}
+
 TEST(BackgroundSplit, TheFewestMicroBatchesThatDivideTheBatchAndFitTheTasklet) {
   // One sample's time unknown: proportional to the batch.
   const auto whole = [](double s, int64_t batch) { return LongestNode{s, 0, batch}; };

@@ -23,7 +23,11 @@ int64_t microbatches_to_fit(const LongestNode& node, double bound_s) {
 
 namespace {
 
-// The longest pass of a copy of `deck`'s job, timed on its second step.
+constexpr int64_t kTimedSteps = 2;
+
+// The longest pass of a copy of `deck`'s job, each pass at its fastest over kTimedSteps steps
+// after the first (a stall of a loaded machine in one step would otherwise split the background
+// too finely, or leave it out).
 double time_longest_pass(const RunConfig& deck, const JobOptions& options, DeviceContext& device,
                          Communicator& self) {
   double longest = 0;
@@ -31,8 +35,8 @@ double time_longest_pass(const RunConfig& deck, const JobOptions& options, Devic
   probe.start(self);
   InstructionTimes times(probe.executor().rank_program());
   probe.executor().set_observer(&times);
-  for (int64_t k = 0; k < 2 && probe.start_step() + k < probe.total_steps(); ++k) {
-    times.set_recording(k == 1);  // the first step pays for warm-up allocations
+  for (int64_t k = 0; k <= kTimedSteps && probe.start_step() + k < probe.total_steps(); ++k) {
+    times.set_recording(k >= 1);  // the first step pays for warm-up allocations
     const int64_t step = probe.start_step() + k;
     probe.begin_step(step);
     CachingAllocator::JobScope account(device.allocator(), probe.id());
@@ -46,7 +50,7 @@ double time_longest_pass(const RunConfig& deck, const JobOptions& options, Devic
     const OpCode op = program.streams[size_t(stream)][i].op;
     // Only the passes shrink with the micro-batch (an optimizer step does not).
     if (op == OpCode::Forward || op == OpCode::Backward)
-      longest = std::max(longest, times.solo_seconds(stream, i));
+      longest = std::max(longest, times.fastest_seconds(stream, i));
   }
   return longest;
 }

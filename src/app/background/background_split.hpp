@@ -32,9 +32,9 @@ struct LongestNode {
 int64_t microbatches_to_fit(const LongestNode& node, double bound_s);
 
 // The longest node of `deck`'s step on this device, on its whole batch and on one sample: a
-// throwaway copy of the job (into `probe_dir`, removed afterwards) trains two steps each way,
-// the second timed pass by pass. Throws what the job throws (an OutOfMemory under the
-// background's budget).
+// throwaway copy of the job (into `probe_dir`, removed afterwards) trains three steps each way,
+// the last two timed pass by pass (each pass at its fastest). Throws what the job throws (an
+// OutOfMemory under the background's budget).
 LongestNode probe_longest_node(const RunConfig& deck, const JobOptions& options,
                                const std::string& probe_dir, DeviceContext& device,
                                Communicator& self);

@@ -1,5 +1,6 @@
 #include "app/background/instruction_times.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 namespace wt {
@@ -19,6 +20,11 @@ void InstructionTimes::executed(int stream, const Instruction& ins, double t_beg
 
 double InstructionTimes::solo_seconds(int stream, size_t index) const {
   return solo_mean(runs_[size_t(stream)][index]);
+}
+
+double InstructionTimes::fastest_seconds(int stream, size_t index) const {
+  const std::vector<double>& runs = runs_[size_t(stream)][index];
+  return runs.empty() ? -1 : *std::min_element(runs.begin(), runs.end());
 }
 
 double solo_mean(const std::vector<double>& runs) {

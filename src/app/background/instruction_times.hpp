@@ -21,6 +21,9 @@ class InstructionTimes : public InstructionObserver {
   void set_recording(bool recording) { recording_ = recording; }
   // -1 when the instruction never ran while recording.
   double solo_seconds(int stream, size_t index) const;
+  // Its fastest recorded run (a time that a loaded machine's stall did not inflate); -1 when
+  // none.
+  double fastest_seconds(int stream, size_t index) const;
   // The instruction's position in its stream (it must be one of the program's).
   size_t index_of(int stream, const Instruction& ins) const;
   size_t instructions(int stream) const { return runs_[size_t(stream)].size(); }

@@ -122,7 +122,7 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
 bool Multiplexer::budget_admits(int64_t step) {
   if (settings_.policy != "foreground_first") return true;
   // On several ranks, what every rank's budget said at the last step's end (fill_step_end).
-  if (fg_.comm().size() == 1 ? budget_.admits() : !peers_hold_next_) return true;
+  if (fg_.comm().size() == 1 ? budget_.admits() : step > held_until_) return true;
   totals_.budget_solo_steps++;
   GateResult why;
   why.kind = GateResult::HoldRunBudget;
@@ -139,17 +139,25 @@ bool Multiplexer::budget_admits(int64_t step) {
 // peers' arrival delays them all).
 void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool held) {
   if (fg_.comm().size() == 1 || !any_rank_multiplexes_) return;
+  // Inside an agreed streak of solo steps (not its last): nothing to fill, nothing to vote; the
+  // step runs exactly as alone, so the budget's solo time carries no collective of its own.
+  if (!warming_up && step < held_until_) return;
   const bool admit = !held && background_active();
-  // It also carries each rank's budget for the next step (foreground_first): every rank runs it
-  // alone when any rank's budget says so, since a step alone beside a peer's background work is
-  // no solo step (it waits for that peer), and the budget's solo time would count the
-  // background's cost as the foreground's own. This step's time is not known yet: its debt
-  // counts from the step after.
+  // It also carries each rank's budget (foreground_first): the steps alone it asks for from the
+  // next one on. Every rank runs alone the longest streak any rank asks for, since a step alone
+  // beside a peer's background work is no solo step (it waits for that peer), and the budget's
+  // solo time would count the background's cost as the foreground's own. This step's time is
+  // not known yet: its debt counts from the step after.
   const bool recorded = step > fg_.start_step();  // as run_step records it
-  const bool next_admitted = recorded ? budget_.admits_after_step(/*solo=*/held) : budget_.admits();
-  arrival_ = settings_.policy == "foreground_first" && !next_admitted ? 1.f : 0.f;
+  const int64_t streak = settings_.policy != "foreground_first" ? 0
+                         : recorded         ? budget_.solo_steps_after_step(/*solo=*/held)
+                                 : budget_.admits() ? 0
+                                            : 1;
+  arrivals_.assign(size_t(fg_.comm().size()), 0.f);
+  arrivals_[size_t(fg_.comm().rank())] = float(streak);
   const double arrived_at = steady_seconds();
-  const std::unique_ptr<CommRequest> arrived = fg_.comm().iallreduce_sum(&arrival_, 1, 0);
+  const std::unique_ptr<CommRequest> arrived =
+      fg_.comm().iallreduce_sum(arrivals_.data(), int64_t(arrivals_.size()), 0);
   const FeedbackSettings& feedback = feedback_.settings();
   GateResult why;  // no foreground stream: the step's end
   why.waits_on = OpCode::AllReduce;
@@ -167,7 +175,7 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool held) {
     }
   }
   arrived->wait();
-  peers_hold_next_ = arrival_ > 0;
+  held_until_ = step + int64_t(*std::max_element(arrivals_.begin(), arrivals_.end()));
   const double run = steady_seconds() - arrived_at;
   if (warming_up)
     step_end_.solo_runs.push_back(run);
@@ -184,8 +192,9 @@ void Multiplexer::agree_whether_any_rank_multiplexes() {
   any_rank_multiplexes_ = backgrounds > 0;
 }
 
-// The background's first two steps alone, timed instruction by instruction: the second one's
-// times (past the first's warm-up allocations) cut its steps into tasklets.
+// The background's first two steps alone, timed instruction by instruction: each
+// instruction's faster run cuts its steps into tasklets (the first pays for warm-up
+// allocations, and a loaded machine's stall in one would hold that node back for good).
 void Multiplexer::profile_background() {
   if (!background_active()) return;  // left out by the refit
   bg_times_->set_recording(true);
@@ -205,7 +214,7 @@ void Multiplexer::warn_long_nodes() {
   const auto& stream = bg_->executor().rank_program().streams[size_t(bg_stream_)];
   std::string nodes;
   for (size_t i = 0; i < stream.size(); ++i) {
-    const double t = bg_times_->solo_seconds(bg_stream_, i);
+    const double t = bg_times_->fastest_seconds(bg_stream_, i);
     const Instruction& ins = stream[i];
     if (t * 1e3 <= settings_.tasklet_ms || ins.node_begin < 0) continue;
     char line[160];
@@ -320,8 +329,8 @@ void Multiplexer::issue_tasklet(double& planned_s, int& count, double idle_left_
   Executor& bg = bg_->executor();
   const double bound_s = settings_.tasklet_ms * 1e-3;
   while (const Instruction* next = bg.next_instruction(bg_stream_)) {
-    const double t =
-        std::max(0.0, bg_times_->solo_seconds(bg_stream_, bg_times_->index_of(bg_stream_, *next)));
+    const double t = std::max(
+        0.0, bg_times_->fastest_seconds(bg_stream_, bg_times_->index_of(bg_stream_, *next)));
     if (settings_.pacing && count > 0 && planned_s + t > bound_s) return;
     if (planned_s + t > idle_left_s) return;
     {

@@ -130,8 +130,9 @@ class Multiplexer : public StepDriver {
   double background_step_began_ = 0;
   int consecutive_drops_ = 0;
   std::function<void(double)> refit_;
-  float arrival_ = 0;  // fill_step_end's allreduce buffer: the ranks whose budget holds next
-  bool peers_hold_next_ = false;
+  // fill_step_end's allreduce buffer: by rank, the steps alone its budget asks for next.
+  std::vector<float> arrivals_;
+  int64_t held_until_ = -1;           // the last step of the agreed streak of steps alone
   bool any_rank_multiplexes_ = true;  // false: every rank's background left out at the refit
   std::vector<std::pair<const Instruction*, double>> blocked_at_;  // per stream: wait, since
   struct StepEndWait {  // fill_step_end's wait for the peers, as the feedback tracks a wait

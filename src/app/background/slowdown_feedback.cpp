@@ -1,6 +1,7 @@
 #include "app/background/slowdown_feedback.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace wt {
@@ -60,6 +61,17 @@ bool RunBudget::admits() const { return admits_given(!recent_solo_.empty(), sinc
 
 bool RunBudget::admits_after_step(bool solo) const {
   return admits_given(solo || !recent_solo_.empty(), solo ? 0 : since_solo_ + 1);
+}
+
+int64_t RunBudget::solo_steps_after_step(bool solo) const {
+  if (admits_after_step(solo)) return 0;
+  const double solo_s = solo_step_seconds();
+  const double earned_per_step = (target_ - 1) * solo_s;
+  if (solo_s <= 0 || earned_per_step <= 0) return 1;
+  const double over_whole_run = total_s_ + charged_s_ - target_ * double(steps_) * solo_s;
+  const double owed = std::max(debt_s_, over_whole_run);
+  const double steps = std::ceil(owed / earned_per_step);
+  return std::clamp<int64_t>(steps > 1 ? int64_t(std::min(steps, 1e6)) : 1, 1, kMaxSoloStreak);
 }
 
 // The step-by-step debt is priced at each step's solo estimate of the time; when the estimate

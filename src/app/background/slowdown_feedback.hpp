@@ -61,6 +61,12 @@ class RunBudget {
   // What admits() will say once the step under way is recorded (solo or not), by the debt as it
   // stands (that step's time is not known yet).
   bool admits_after_step(bool solo) const;
+  // The steps alone it asks for once the step under way is recorded: 0 when it admits the
+  // next; else at least one, and as many as repay its debt and bring the whole run within
+  // target at the current solo estimate (a solo step earns (target - 1) x solo), at most
+  // kMaxSoloStreak. Several ranks agree on a streak so that its steps need no vote.
+  int64_t solo_steps_after_step(bool solo) const;
+  static constexpr int64_t kMaxSoloStreak = 25;
   // A step of `seconds`; solo when no background work ran in it.
   void record_step(double seconds, bool solo);
   // Foreground time spent on background work outside its steps (profiling the background).

@@ -27,9 +27,9 @@ fashion_mnist_h5() {
 }
 
 # A scratch directory, removed when the test exits (set here, not in a $(...) subshell, whose
-# EXIT trap would fire at once).
+# EXIT trap would fire at once). WT_KEEP_E2E_DIR=1 keeps it, to debug a failure.
 dir=$(mktemp -d "${TMPDIR:-/tmp}/wt-e2e.XXXXXX")
-trap 'rm -rf "$dir"' EXIT
+trap '[[ -n ${WT_KEEP_E2E_DIR:-} ]] || rm -rf "$dir"' EXIT
 
 # Value of a column in the last row of metrics.csv whose kind matches.
 last_metric() {  # file kind column
