@@ -190,16 +190,11 @@ void BackgroundTraining::refit(const RunConfig::Background& settings, double lon
     try {
       build_job(m);
       multiplexer_->adopt_background(job_.get(), observers_->list());
-      char line[240];
-      std::snprintf(line, sizeof line,
-                    "background: the foreground's longest wait on rank %d takes %.2f ms: the "
-                    "background trains on %lld micro-batches of its global batch %lld (its "
-                    "longest node %.2f ms)",
-                    foreground_.comm().rank(), longest_wait_s * 1e3, (long long)m,
-                    (long long)deck_.train.global_batch,
-                    longest_node_.at(longest_node_.batch / m) * 1e3);
-      job_->log().line("%s", line);
-      foreground_.log().line("%s", line);
+      log_on_both(
+          "background: the foreground's longest wait on rank %d takes %.2f ms: the background "
+          "trains on %lld micro-batches of its global batch %lld (its longest node %.2f ms)",
+          foreground_.comm().rank(), longest_wait_s * 1e3, (long long)m,
+          (long long)deck_.train.global_batch, longest_node_.at(longest_node_.batch / m) * 1e3);
       return;
     } catch (const OutOfMemory& e) {
       foreground_.log().warning("background: %lld micro-batches do not fit its memory (%s)",
@@ -222,15 +217,12 @@ void BackgroundTraining::refit(const RunConfig::Background& settings, double lon
 void BackgroundTraining::leave_out_if_nothing_fits(double longest_wait_s) {
   const double node_s = longest_node_.at(longest_node_.batch / microbatches_);
   if (node_s <= longest_wait_s / 2) return;
-  char line[320];
-  std::snprintf(line, sizeof line,
-                "background left out on rank %d: the foreground's longest wait there takes "
-                "%.3f ms, under twice the background's longest node on %lld micro-batches of its "
-                "global batch %lld (%.3f ms): its nodes would not fit the idle time",
-                foreground_.comm().rank(), longest_wait_s * 1e3, (long long)microbatches_,
-                (long long)deck_.train.global_batch, node_s * 1e3);
-  job_->log().line("%s", line);
-  foreground_.log().line("%s", line);
+  log_on_both(
+      "background left out on rank %d: the foreground's longest wait there takes %.3f ms, under "
+      "twice the background's longest node on %lld micro-batches of its global batch %lld (%.3f "
+      "ms): its nodes would not fit the idle time",
+      foreground_.comm().rank(), longest_wait_s * 1e3, (long long)microbatches_,
+      (long long)deck_.train.global_batch, node_s * 1e3);
   multiplexer_->adopt_background(nullptr, {});
   observers_.reset();
   job_.reset();

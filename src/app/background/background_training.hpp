@@ -53,6 +53,12 @@ class BackgroundTraining {
   // The background left out where its nodes, at the finest split the refit takes, do not fit
   // half this rank's longest wait.
   void leave_out_if_nothing_fits(double longest_wait_s);
+  // One line in the background's log (its rank's own) and the foreground's (rank 0's).
+  template <typename... Args>
+  void log_on_both(const char* fmt, Args... args) {
+    job_->log().line(fmt, args...);
+    foreground_.log().line(fmt, args...);
+  }
   RunConfig unsplit_deck_, deck_;
   int64_t microbatches_ = 1;
   LongestNode longest_node_;  // its whole batch's and one sample's (not timed: 0)
