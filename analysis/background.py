@@ -10,6 +10,8 @@ prints per rank, over the traced steps:
                  Wait of every stream that still had work in that step): 0 under priority
   in_allreduce   of them, those that overlapped a foreground AllReduce in flight: 0 under
                  block_during_allreduce
+  in_send        of them, those that overlapped a foreground send in flight (issued, not yet
+                 complete): 0 under block_during_send
   over_bound     multi-node tasklets whose planned time exceeds background.tasklet_ms
   slow           multi-node tasklets that took more than 1.5 x tasklet_ms measured
   held           idle checks the gate held, by reason (first of each per wait and step)
@@ -80,11 +82,21 @@ def blocked(spans, t):
     return True
 
 
+def spans_named(events, wanted):
+    """The (begin, end) of every event whose name `wanted` accepts."""
+    return [(b, e) for name, b, e in zip(events["name"], events["begin"], events["end"])
+            if wanted(name)]
+
+
+def overlaps(spans, begin, end):
+    return any(b + TOLERANCE_S < end and begin < e - TOLERANCE_S for b, e in spans)
+
+
 def rank_report(events, rows, origin, tasklet_ms, window):
-    allreduces = [(b, e) for name, b, e in zip(events["name"], events["begin"], events["end"])
-                  if name == "AllReduce"]
-    report = {"tasklets": 0, "runnable": 0, "in_allreduce": 0, "over_bound": 0, "slow": 0,
-              "held": {}}
+    allreduces = spans_named(events, lambda name: name == "AllReduce")
+    sends = spans_named(events, lambda name: name.startswith("Send"))
+    report = {"tasklets": 0, "runnable": 0, "in_allreduce": 0, "in_send": 0, "over_bound": 0,
+              "slow": 0, "held": {}}
     cache = {}
     for row in rows:
         step = row["fg_step"]
@@ -97,8 +109,8 @@ def rank_report(events, rows, origin, tasklet_ms, window):
         report["tasklets"] += 1
         spans = cache.setdefault(step, stream_spans(events, step))
         report["runnable"] += not blocked(spans, begin)
-        report["in_allreduce"] += any(b + TOLERANCE_S < end and begin < e - TOLERANCE_S
-                                      for b, e in allreduces)
+        report["in_allreduce"] += overlaps(allreduces, begin, end)
+        report["in_send"] += overlaps(sends, begin, end)
         several = row["bg_instructions"] > 1
         report["over_bound"] += several and row["planned_ms"] > tasklet_ms
         report["slow"] += several and (end - begin) * 1e3 > 1.5 * tasklet_ms
@@ -130,11 +142,11 @@ def main():
         print(json.dumps(reports))
         return
     print(f"steps [{window[0]}, {window[1]}), tasklet_ms = {tasklet_ms}")
-    print("rank  tasklets  runnable  in_allreduce  over_bound  slow  held")
+    print("rank  tasklets  runnable  in_allreduce  in_send  over_bound  slow  held")
     for rank, r in reports.items():
         held = ", ".join(f"{k} {v}" for k, v in sorted(r["held"].items())) or "-"
         print(f"{rank:4d}  {r['tasklets']:8d}  {r['runnable']:8d}  {r['in_allreduce']:12d}  "
-              f"{r['over_bound']:10d}  {r['slow']:4d}  {held}")
+              f"{r['in_send']:7d}  {r['over_bound']:10d}  {r['slow']:4d}  {held}")
 
 
 if __name__ == "__main__":

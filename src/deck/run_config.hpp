@@ -128,11 +128,12 @@ struct RunConfig {
     double ewma_slow = 0.1;              // ... and of a run below it
     double recv_min_ms = 0.5;            // a receive expected longer than this admits anyway
     bool block_during_allreduce = true;  // never while a foreground allreduce is in flight
+    bool block_during_send = true;       // never while a foreground send is in flight
     int64_t warmup_steps = 3;            // foreground steps alone: the instructions' solo times
     int64_t memory_limit = 0;            // the background's sub-budget in bytes; 0 = none
     bool priority = true;                // ablation: false = an equal-priority stream
     bool pacing = true;                  // ablation: false = a whole background step at a time
-    bool feedback = true;                // ablation: false = no slowdown gate
+    bool feedback = false;               // the paper's per-wait slowdown gate (deeppool)
     bool fit_to_wait = false;            // tasklets end before the wait is expected to
     // foreground_first: fit_to_wait, micro-batches and the whole-run budget; deeppool: the
     // paper's multiplexing alone (the ablation).

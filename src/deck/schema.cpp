@@ -263,8 +263,10 @@ std::vector<KeyDef> background_keys() {
           "pacing: tasklets run before the foreground's events are checked again")
           .in(Range::at_least(1)),
       key("background", "slowdown_target", WT_FIELD(background.slowdown_target),
-          "feedback: background work is held while the foreground waits in an instruction whose "
-          "running average is above this times its solo time")
+          "the foreground's allowed slowdown: foreground_first's run budget keeps its whole run "
+          "within this times its steps alone; feedback = true also holds background work while "
+          "the foreground waits in an instruction whose running average is above this times its "
+          "solo time")
           .in(Range::above(1)),
       key("background", "ewma_fast", WT_FIELD(background.ewma_fast),
           "feedback: the average's weight of a run above the target (1 = react at once)")
@@ -279,6 +281,9 @@ std::vector<KeyDef> background_keys() {
       key("background", "block_during_allreduce", WT_FIELD(background.block_during_allreduce),
           "never run background work while a foreground allreduce is in flight (it progresses "
           "only inside MPI calls, so background work would stretch it)"),
+      key("background", "block_during_send", WT_FIELD(background.block_during_send),
+          "never run background work while a foreground send is in flight (its peer waits for "
+          "it, and on a CPU a large message moves only while the sender is inside MPI)"),
       key("background", "warmup_steps", WT_FIELD(background.warmup_steps),
           "foreground steps run alone first; their instruction times are the solo times")
           .in(Range::at_least(1)),
@@ -292,7 +297,11 @@ std::vector<KeyDef> background_keys() {
       key("background", "pacing", WT_FIELD(background.pacing),
           "ablation: false = no tasklets, a whole background step at a time"),
       key("background", "feedback", WT_FIELD(background.feedback),
-          "ablation: false = no slowdown feedback"),
+          "the paper's per-wait slowdown feedback (background work held while the foreground "
+          "waits in an instruction whose running average is above slowdown_target x its solo "
+          "time); off by default: foreground_first's run budget keeps the whole run within "
+          "slowdown_target, and the per-wait hold starved the background on top of it; the "
+          "paper's multiplexing is policy = \"deeppool\" with feedback = true"),
       key("background", "fit_to_wait", WT_FIELD(background.fit_to_wait),
           "a tasklet also ends before the foreground's wait is expected to end (its solo time "
           "less the time waited), so no node runs over the foreground's next instruction; not "
@@ -301,7 +310,8 @@ std::vector<KeyDef> background_keys() {
           "foreground_first: no background node starts unless it ends inside the foreground's "
           "expected idle time (fit_to_wait), a background with nodes longer than tasklet_ms runs "
           "as micro-batches, and background work pauses whenever the foreground's whole-run "
-          "slowdown is above slowdown_target; deeppool: the paper's multiplexing alone")
+          "slowdown is above slowdown_target; deeppool: the paper's multiplexing alone (with "
+          "feedback = true for its slowdown feedback)")
           .one_of({"foreground_first", "deeppool"}),
       key("background", "microbatches", WT_FIELD(background.microbatches),
           "the background's global batch cut into this many micro-batches, gradients "

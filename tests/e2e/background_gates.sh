@@ -4,6 +4,8 @@
 #   - priority: under pipeline (one microbatch) no background tasklet begins while a foreground
 #     stream can issue, and multi-node tasklets keep to tasklet_ms as planned; with
 #     priority = false they do begin then;
+#   - pipeline: no tasklet overlaps a foreground send in flight (block_during_send); with
+#     block_during_send = false some do;
 #   - ticktock (allreduces in flight while the rank waits): no tasklet overlaps a foreground
 #     AllReduce (the gate holds, and says so); with block_during_allreduce = false they do, and
 #     with priority = false both happen;
@@ -68,6 +70,10 @@ r=$(report priority "$pipeline")
 check "$r" "all(x['tasklets'] > 0 for x in ranks) and all(x['runnable'] == 0 for x in ranks)" \
   "priority: tasklets only while every foreground stream waits"
 check "$r" "all(x['over_bound'] == 0 for x in ranks)" "pacing: multi-node tasklets within tasklet_ms"
+check "$r" "all(x['in_send'] == 0 for x in ranks)" \
+  "pipeline: no tasklet while a foreground send is in flight (block_during_send)"
+r=$(report send_allowed "$pipeline" 'block_during_send = false')
+check "$r" "sum(x['in_send'] for x in ranks) > 0" "block_during_send = false: tasklets during sends"
 r=$(report equal "$pipeline" "priority = false")
 check "$r" "sum(x['runnable'] for x in ranks) > 0" "priority = false: tasklets while the foreground can issue"
 
@@ -75,8 +81,8 @@ ticktock='kind = "ticktock"'
 r=$(report allreduce "$ticktock")
 check "$r" "all(x['in_allreduce'] == 0 for x in ranks) and sum(x['held'].get('held_allreduce', 0) for x in ranks) > 0" \
   "ticktock: no tasklet during a foreground allreduce, the gate held"
-r=$(report allreduce_allowed "$ticktock" $'block_during_allreduce = false\nfeedback = false')
-check "$r" "sum(x['in_allreduce'] for x in ranks) > 0" "block_during_allreduce = false (and no feedback): tasklets during allreduces"
+r=$(report allreduce_allowed "$ticktock" 'block_during_allreduce = false')
+check "$r" "sum(x['in_allreduce'] for x in ranks) > 0" "block_during_allreduce = false: tasklets during allreduces"
 r=$(report allreduce_equal "$ticktock" "priority = false")
 check "$r" "sum(x['in_allreduce'] for x in ranks) > 0 and sum(x['runnable'] for x in ranks) > 0" \
   "ticktock, priority = false: tasklets during allreduces and while the foreground can issue"
@@ -89,7 +95,7 @@ check "$r" "sum(x['in_allreduce'] for x in ranks) > 0 and sum(x['runnable'] for 
 # beside a CPU hog and two other tests an unslowed wait ran 20x its solo time (held in steps 3-7
 # of a fresh-clone run under load).
 fg_deck "$dir/feedback.toml" feedback "$pipeline" \
-  $'recv_min_ms = 10000\nslowdown_target = 40\newma_slow = 0.1'
+  $'feedback = true\nrecv_min_ms = 10000\nslowdown_target = 40\newma_slow = 0.1'
 grep -q "^4: wait" <("$WAVETRAIN" "$dir/feedback.toml" --show-schedule --ranks 2 | sed -n '/rank 0 stream 0/,/rank 1/p' | sed 's/^ *//') ||
   fail "rank 0's instruction 4 is not the wait for the gradients"
 WAVETRAIN_TEST_SLOW_FOREGROUND=0:4:x200:8:10 mpirun -np 2 "$WAVETRAIN" "$dir/feedback.toml" --steps 40 --quiet \

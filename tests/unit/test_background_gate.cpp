@@ -61,6 +61,41 @@ TEST(SlowdownFeedback, ReactsAtOnceAndRelaxesSlowly) {
   EXPECT_DOUBLE_EQ(feedback.average_seconds(0, 0), 0.1 * 1.1 + 0.9 * before);
 }
 
+TEST(InstructionTimes, TheLowerMedianOfAFewRuns) {
+  EXPECT_EQ(lower_median({}), -1);
+  EXPECT_EQ(lower_median({3.0}), 3.0);
+  EXPECT_EQ(lower_median({9.0, 1.0}), 1.0);              // the lower of the two middles
+  EXPECT_EQ(lower_median({5.0, 100.0, 4.0, 6.0}), 5.0);  // a stall does not move it
+  EXPECT_EQ(lower_median({2.0, 2.0, 2.0, 7.0}), 2.0);    // ties
+}
+
+TEST(SlowdownFeedback, AWaitIsExpectedToTakeTheMedianOfItsRecentRunsAlone) {
+  // The warm-up's runs said once what a wait takes; its length follows its peers' steps and the
+  // machine's load. The multiplexer plans on the median of its last runs alone, warm-up and
+  // later solo steps alike; steps beside background work do not count.
+  const RankProgram p = one_stream({op(OpCode::Wait, 0)});
+  SlowdownFeedback feedback(p, {1.1, 1.0, 0.1});
+  const Instruction& wait = p.streams[0][0];
+  EXPECT_EQ(feedback.expected_seconds(0, 0), -1);  // never ran
+  feedback.executed(0, wait, 0, 9.0, 0);           // the warm-up (its first run allocates)
+  feedback.executed(0, wait, 0, 5.0, 0);
+  EXPECT_DOUBLE_EQ(feedback.expected_seconds(0, 0), 5.0);
+  feedback.set_warming_up(false);
+  feedback.set_solo_step(false);
+  feedback.executed(0, wait, 0, 1.0, 0);  // beside background work: not a solo run
+  feedback.executed(0, wait, 0, 1.0, 0);
+  EXPECT_DOUBLE_EQ(feedback.expected_seconds(0, 0), 5.0);
+  feedback.set_solo_step(true);  // the load changed: the steps alone now take 3 s
+  feedback.executed(0, wait, 0, 3.0, 0);
+  feedback.executed(0, wait, 0, 3.0, 0);
+  EXPECT_DOUBLE_EQ(feedback.expected_seconds(0, 0), 3.0);
+  EXPECT_DOUBLE_EQ(feedback.solo().solo_seconds(0, 0), 5.0);  // the feedback's baseline stays
+  // A rolling window: kRecentSoloRuns later runs push the earlier ones out.
+  for (size_t i = 0; i < SlowdownFeedback::kRecentSoloRuns; ++i)
+    feedback.executed(0, wait, 0, 4.0, 0);
+  EXPECT_DOUBLE_EQ(feedback.expected_seconds(0, 0), 4.0);
+}
+
 TEST(RunBudget, AdmitsNothingBeforeASoloStep) {
   RunBudget budget(1.1, 25);
   EXPECT_FALSE(budget.admits());
@@ -151,6 +186,26 @@ TEST(RunBudget, AStreakOfSoloStepsLongEnoughToRepayTheDebt) {
   EXPECT_EQ(budget.solo_steps_after_step(true), 0);  // and the whole run: 7.5 s of 1.5 x 5
   budget.charge(100.0);  // a debt no streak repays at once: capped, voted on again after
   EXPECT_EQ(budget.solo_steps_after_step(true), RunBudget::kMaxSoloStreak);
+}
+
+TEST(RunBudget, AOneOffChargeIsOwedProRataOverTheRun) {
+  RunBudget at_once(1.5, 1000), spread(1.5, 1000);  // a solo step of 1 s, 0.5 s of slack
+  for (RunBudget* b : {&at_once, &spread}) b->record_step(1.0, true);
+  at_once.charge(4.0);
+  spread.charge_over_run(4.0, 16);  // 0.25 s a step
+  EXPECT_FALSE(at_once.admits());   // 4 s owed now: steps alone first
+  EXPECT_TRUE(spread.admits());     // nothing due yet
+  for (int k = 0; k < 8; ++k) spread.record_step(1.0, false);
+  EXPECT_TRUE(spread.admits());    // 2 s due of 4.5 s of slack
+  spread.record_step(4.0, false);  // 2.5 s over target: 15.25 s against 15
+  EXPECT_FALSE(spread.admits());
+  // A step alone earns 0.5 s, less the 0.25 s falling due meanwhile: one repays the 0.25 s.
+  EXPECT_EQ(spread.solo_steps_after_step(true), 1);
+  // A second charge carries what was not yet due of the first into its own spread.
+  spread.charge_over_run(1.0, 1);  // 2.25 s due of the first; its other 1.75 s and this one
+  spread.record_step(1.0, true);   // all due now: 14 s + 5 s against 16.5 s
+  EXPECT_FALSE(spread.admits());
+  EXPECT_EQ(spread.solo_steps_after_step(true), 5);  // 2.5 s over, 0.5 s a step alone
 }
 
 TEST(RunBudget, TheSoloRuleAsksForOneStepAlone) {

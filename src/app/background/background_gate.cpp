@@ -12,6 +12,8 @@ const char* GateResult::name() const {
       return "admitted_long_receive";
     case HoldAllreduce:
       return "held_allreduce";
+    case HoldSend:
+      return "held_send";
     case HoldFeedback:
       return "held_feedback";
     case HoldRunBudget:
@@ -27,6 +29,7 @@ BackgroundGate::BackgroundGate(const RankProgram& foreground, const SlowdownFeed
     : times_(times),
       feedback_(settings.feedback),
       block_during_allreduce_(settings.block_during_allreduce),
+      block_during_send_(settings.block_during_send),
       recv_min_s_(settings.recv_min_ms * 1e-3),
       streams_(int(foreground.streams.size())) {
   for (const auto& stream : foreground.streams)
@@ -36,6 +39,7 @@ BackgroundGate::BackgroundGate(const RankProgram& foreground, const SlowdownFeed
         producer_.resize(size_t(ins.event) + 1, OpCode::Record);
       producer_[size_t(ins.event)] = ins.op;
       if (ins.op == OpCode::AllReduce) allreduces_.push_back(ins.event);
+      if (is_send(ins.op)) sends_.push_back(ins.event);
     }
 }
 
@@ -65,6 +69,10 @@ GateResult BackgroundGate::check(const Executor& foreground) const {
     for (int event : allreduces_)
       if (foreground.in_flight(event))
         return {GateResult::HoldAllreduce, result.stream, result.index, OpCode::AllReduce};
+  if (block_during_send_)
+    for (int event : sends_)
+      if (foreground.in_flight(event))
+        return {GateResult::HoldSend, result.stream, result.index, producer(event)};
   if (result.kind == GateResult::HoldFeedback && long_receive)
     result.kind = GateResult::AdmitLongReceive;
   return result;

@@ -5,7 +5,8 @@
 
 namespace wt {
 
-InstructionTimes::InstructionTimes(const RankProgram& program) : program_(program) {
+InstructionTimes::InstructionTimes(const RankProgram& program, size_t keep_last)
+    : program_(program), keep_last_(keep_last) {
   for (const auto& stream : program.streams) runs_.emplace_back(stream.size());
 }
 
@@ -15,7 +16,10 @@ size_t InstructionTimes::index_of(int stream, const Instruction& ins) const {
 
 void InstructionTimes::executed(int stream, const Instruction& ins, double t_begin, double t_end,
                                 int64_t) {
-  if (recording_) runs_[size_t(stream)][index_of(stream, ins)].push_back(t_end - t_begin);
+  if (!recording_) return;
+  std::vector<double>& runs = runs_[size_t(stream)][index_of(stream, ins)];
+  if (keep_last_ > 0 && runs.size() == keep_last_) runs.erase(runs.begin());  // no allocation
+  runs.push_back(t_end - t_begin);
 }
 
 double InstructionTimes::solo_seconds(int stream, size_t index) const {
@@ -25,6 +29,24 @@ double InstructionTimes::solo_seconds(int stream, size_t index) const {
 double InstructionTimes::fastest_seconds(int stream, size_t index) const {
   const std::vector<double>& runs = runs_[size_t(stream)][index];
   return runs.empty() ? -1 : *std::min_element(runs.begin(), runs.end());
+}
+
+double InstructionTimes::median_seconds(int stream, size_t index) const {
+  return lower_median(runs_[size_t(stream)][index]);
+}
+
+double lower_median(const std::vector<double>& runs) {
+  if (runs.empty()) return -1;
+  const size_t k = (runs.size() - 1) / 2;  // the lower middle's rank
+  for (double candidate : runs) {          // the windows hold a few runs: a count beats a sort
+    size_t below = 0, equal = 0;
+    for (double r : runs) {
+      below += r < candidate;
+      equal += r == candidate;
+    }
+    if (below <= k && k < below + equal) return candidate;
+  }
+  return runs.front();  // not reached: some run holds rank k
 }
 
 double solo_mean(const std::vector<double>& runs) {

@@ -91,6 +91,7 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
   // No background on this rank (left out, finished or stopped): the foreground's own issue
   // loop, unpolled. Its peers' may still run, so the step counts as multiplexed unless held.
   const bool alone = held || !background_active();
+  feedback_.set_solo_step(held);
   const double began = steady_seconds();
   fg_.begin_step(step);
   if (alone) {
@@ -112,7 +113,8 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
     if (refit_) refit_(longest_wait_seconds());
     agree_whether_any_rank_multiplexes();
     profile_background();
-    budget_.charge(steady_seconds() - profiling_began);  // the foreground waited for it
+    // The foreground waited for it: owed over the rest of the run.
+    budget_.charge_over_run(steady_seconds() - profiling_began, fg_.total_steps() - step - 1);
   }
   return stats;
 }
@@ -169,20 +171,30 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool held) {
     why.kind = GateResult::HoldFeedback;
     hold(why, step);
   } else if (admit && long_wait) {
+    const double expected = step_end_.expected_seconds();
     while (background_active() && !arrived->test()) {
-      const double idle_left = solo - (steady_seconds() - arrived_at);
+      const double idle_left = expected - (steady_seconds() - arrived_at);
       if (!run_tasklet(why, step, idle_left)) break;
     }
   }
   arrived->wait();
   held_until_ = step + int64_t(*std::max_element(arrivals_.begin(), arrivals_.end()));
   const double run = steady_seconds() - arrived_at;
+  if (held) step_end_.add_solo_run(run);
   if (warming_up)
     step_end_.solo_runs.push_back(run);
   else if (solo >= 0)
     step_end_.average_s = slowdown_average(
         feedback, step_end_.average_s >= 0 ? step_end_.average_s : solo, run, solo);
 }
+
+void Multiplexer::StepEndWait::add_solo_run(double seconds) {
+  if (recent_solo.size() == SlowdownFeedback::kRecentSoloRuns)
+    recent_solo.erase(recent_solo.begin());
+  recent_solo.push_back(seconds);
+}
+
+double Multiplexer::StepEndWait::expected_seconds() const { return lower_median(recent_solo); }
 
 // After the refit, which may leave a rank's background out: when no rank has one left, the
 // step-end arrival has nothing to fill or carry, and every rank drops it alike (a collective).
@@ -276,9 +288,9 @@ void Multiplexer::equal_priority_step(int64_t step) {
   }
 }
 
-// The foreground's blocked waits: how much of the shortest one's solo time is left (kNoBound when
-// no solo time is known). A wait is timed from when the multiplexer first finds its stream
-// blocked there.
+// The foreground's blocked waits: how much of the shortest one's expected time (the median of
+// its recent runs alone) is left (kNoBound when none is known). A wait is timed from when the
+// multiplexer first finds its stream blocked there.
 double Multiplexer::expected_idle_left(const Executor& fg) {
   const double now = steady_seconds();
   double left = kNoBound;
@@ -288,8 +300,8 @@ double Multiplexer::expected_idle_left(const Executor& fg) {
     if (!wait) continue;
     auto& [at, since] = blocked_at_[size_t(s)];
     if (at != wait) at = wait, since = now;
-    const double solo = feedback_.solo().solo_seconds(s, feedback_.solo().index_of(s, *wait));
-    if (solo >= 0) left = std::min(left, solo - (now - since));
+    const double expected = feedback_.expected_seconds(s, feedback_.solo().index_of(s, *wait));
+    if (expected >= 0) left = std::min(left, expected - (now - since));
   }
   return left;
 }

@@ -136,8 +136,11 @@ class Multiplexer : public StepDriver {
   bool any_rank_multiplexes_ = true;  // false: every rank's background left out at the refit
   std::vector<std::pair<const Instruction*, double>> blocked_at_;  // per stream: wait, since
   struct StepEndWait {  // fill_step_end's wait for the peers, as the feedback tracks a wait
-    std::vector<double> solo_runs;  // the warm-up steps' (solo_mean)
-    double average_s = -1;          // since; -1 until the first
+    std::vector<double> solo_runs;    // the warm-up steps' (solo_mean)
+    std::vector<double> recent_solo;  // the last kRecentSoloRuns steps alone, warm-up included
+    double average_s = -1;            // since; -1 until the first
+    void add_solo_run(double seconds);
+    double expected_seconds() const;  // the recent solo runs' lower median, -1 when none
   } step_end_;
   MultiplexTotals totals_;
   std::FILE* log_ = nullptr;

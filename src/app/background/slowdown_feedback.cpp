@@ -12,14 +12,22 @@ double slowdown_average(const FeedbackSettings& settings, double average, double
 }
 
 SlowdownFeedback::SlowdownFeedback(const RankProgram& program, FeedbackSettings settings)
-    : settings_(settings), solo_(program) {
+    : settings_(settings), solo_(program), recent_solo_(program, kRecentSoloRuns) {
   for (const auto& stream : program.streams) average_.emplace_back(stream.size(), -1.0);
   solo_.set_recording(true);
+  recent_solo_.set_recording(true);
 }
 
 void SlowdownFeedback::set_warming_up(bool warming_up) {
   warming_up_ = warming_up;
   solo_.set_recording(warming_up);
+  recent_solo_.set_recording(warming_up);
+}
+
+void SlowdownFeedback::set_solo_step(bool solo) { recent_solo_.set_recording(warming_up_ || solo); }
+
+double SlowdownFeedback::expected_seconds(int stream, size_t index) const {
+  return recent_solo_.median_seconds(stream, index);
 }
 
 double SlowdownFeedback::average_seconds(int stream, size_t index) const {
@@ -34,6 +42,7 @@ bool SlowdownFeedback::above_target(int stream, size_t index) const {
 
 void SlowdownFeedback::executed(int stream, const Instruction& ins, double t_begin, double t_end,
                                 int64_t bytes) {
+  recent_solo_.executed(stream, ins, t_begin, t_end, bytes);
   if (warming_up_) return solo_.executed(stream, ins, t_begin, t_end, bytes);
   const size_t index = solo_.index_of(stream, ins);
   const double solo = solo_.solo_seconds(stream, index);
@@ -66,9 +75,12 @@ bool RunBudget::admits_after_step(bool solo) const {
 int64_t RunBudget::solo_steps_after_step(bool solo) const {
   if (admits_after_step(solo)) return 0;
   const double solo_s = solo_step_seconds();
-  const double earned_per_step = (target_ - 1) * solo_s;
+  // What a step alone earns, less what falls due of a spread charge meanwhile.
+  const bool spreading = steps_ - spread_from_ < spread_steps_;
+  const double earned_per_step =
+      (target_ - 1) * solo_s - (spreading ? spread_s_ / double(spread_steps_) : 0.0);
   if (solo_s <= 0 || earned_per_step <= 0) return 1;
-  const double over_whole_run = total_s_ + charged_s_ - target_ * double(steps_) * solo_s;
+  const double over_whole_run = total_s_ + charged_due() - target_ * double(steps_) * solo_s;
   const double owed = std::max(debt_s_, over_whole_run);
   const double steps = std::ceil(owed / earned_per_step);
   return std::clamp<int64_t>(steps > 1 ? int64_t(std::min(steps, 1e6)) : 1, 1, kMaxSoloStreak);
@@ -79,7 +91,21 @@ int64_t RunBudget::solo_steps_after_step(bool solo) const {
 // one cost more than it said: the whole run at today's estimate calls that credit back.
 bool RunBudget::admits_given(bool solo_known, int64_t since_solo) const {
   return solo_known && since_solo + 1 < solo_every_ && debt_s_ <= 0 &&
-         total_s_ + charged_s_ <= target_ * double(steps_) * solo_step_seconds();
+         total_s_ + charged_due() <= target_ * double(steps_) * solo_step_seconds();
+}
+
+void RunBudget::charge_over_run(double seconds, int64_t steps) {
+  if (steps <= 0) return charge(seconds);
+  const double due = charged_due() - charged_s_;  // of an earlier one: owed now, the rest later
+  charged_s_ += due;
+  spread_s_ += seconds - due;
+  spread_from_ = steps_;
+  spread_steps_ = steps;
+}
+
+double RunBudget::charged_due() const {
+  const double done = std::min(1.0, double(steps_ - spread_from_) / double(spread_steps_));
+  return charged_s_ + spread_s_ * done;
 }
 
 void RunBudget::record_step(double seconds, bool solo) {

@@ -27,6 +27,15 @@ class SlowdownFeedback : public InstructionObserver {
   // While warming up, runs are the solo times; afterwards they update the averages.
   void set_warming_up(bool warming_up);
   const InstructionTimes& solo() const { return solo_; }
+  // Whether the step under way runs alone after the warm-up (the run budget's steps alone and
+  // every solo_every-th): its runs join the recent solo runs.
+  void set_solo_step(bool solo);
+  // How long the instruction is expected to take: the lower median of its last kRecentSoloRuns
+  // runs alone (warm-up included), -1 when unknown. Current (the steps alone keep coming:
+  // every solo_every-th and the budget's), where the warm-up's two runs said once what a wait
+  // takes, though its length follows its peers' steps and the machine's load.
+  double expected_seconds(int stream, size_t index) const;
+  static constexpr size_t kRecentSoloRuns = 8;
   // The running average (seconds; the solo time until a run updates it), -1 when unknown.
   double average_seconds(int stream, size_t index) const;
   bool above_target(int stream, size_t index) const;
@@ -39,6 +48,7 @@ class SlowdownFeedback : public InstructionObserver {
  private:
   FeedbackSettings settings_;
   InstructionTimes solo_;
+  InstructionTimes recent_solo_;
   bool warming_up_ = true;
   std::vector<std::vector<double>> average_;  // [stream][index]; -1 until the first update
 };
@@ -69,11 +79,16 @@ class RunBudget {
   static constexpr int64_t kMaxSoloStreak = 25;
   // A step of `seconds`; solo when no background work ran in it.
   void record_step(double seconds, bool solo);
-  // Foreground time spent on background work outside its steps (profiling the background).
+  // Foreground time spent on background work outside its steps, owed at once.
   void charge(double seconds) {
     debt_s_ += seconds;
     charged_s_ += seconds;
   }
+  // A one-off cost (profiling the background after the warm-up), owed pro rata over the run's
+  // next `steps` steps: owed at once it held the background for a streak of steps alone at the
+  // start (74 of a 1000-step lenet run, each repaying 10% of a step), where steps beside it that
+  // run under target repay it as well. The whole run still pays all of it by its end.
+  void charge_over_run(double seconds, int64_t steps);
   double solo_step_seconds() const;  // -1 before the first solo step
   double debt_seconds() const { return debt_s_; }
   // The steps' total over their count times the solo step (1 before any).
@@ -87,6 +102,9 @@ class RunBudget {
   int64_t since_solo_ = 0;          // steps since the last solo one
   int64_t steps_ = 0;
   double total_s_ = 0, debt_s_ = 0, charged_s_ = 0;
+  double spread_s_ = 0;                         // charge_over_run's, owed step by step
+  int64_t spread_from_ = 0, spread_steps_ = 1;  // from steps_ then, over so many
+  double charged_due() const;                   // charged_s_ and what is due of spread_s_
   // A solo time known, since_solo steps since the last solo one, and the debt within budget.
   bool admits_given(bool solo_known, int64_t since_solo) const;
 };
