@@ -16,7 +16,7 @@ source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/pbs_emulator.bash"
 source "$(dirname "$0")/lib/two_hosts.bash"
 two_hosts_require
-trap 'two_hosts_stop; rm -rf "$dir"' EXIT
+trap 'two_hosts_stop; remove_scratch "$dir"' EXIT
 data=$(fashion_mnist_h5)
 two_hosts_start "$dir/net" || fail "could not build the two hosts' network"
 

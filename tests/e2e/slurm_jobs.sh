@@ -20,7 +20,7 @@ source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/slurm_cluster.bash"
 source "$(dirname "$0")/lib/chain.bash"
 slurm_require
-trap 'slurm_cluster_stop; rm -rf "$dir"' EXIT
+trap 'slurm_cluster_stop; remove_scratch "$dir"' EXIT
 
 data=$(fashion_mnist_h5)
 deck=$WT_SOURCE_DIR/inputs/fashion_mlp.toml

@@ -19,7 +19,7 @@ source "$(dirname "$0")/lib/chain.bash"
 source "$(dirname "$0")/lib/processes.bash"
 slurm_require
 two_hosts_require
-trap 'two_hosts_stop; rm -rf "$dir"' EXIT
+trap 'two_hosts_stop; remove_scratch "$dir"' EXIT
 
 data=$(fashion_mnist_h5)
 deck=$WT_SOURCE_DIR/inputs/fashion_mlp.toml
