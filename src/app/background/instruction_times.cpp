@@ -17,9 +17,12 @@ size_t InstructionTimes::index_of(int stream, const Instruction& ins) const {
 void InstructionTimes::executed(int stream, const Instruction& ins, double t_begin, double t_end,
                                 int64_t) {
   if (!recording_) return;
-  std::vector<double>& runs = runs_[size_t(stream)][index_of(stream, ins)];
-  if (keep_last_ > 0 && runs.size() == keep_last_) runs.erase(runs.begin());  // no allocation
-  runs.push_back(t_end - t_begin);
+  add_run(runs_[size_t(stream)][index_of(stream, ins)], t_end - t_begin, keep_last_);
+}
+
+void add_run(std::vector<double>& runs, double run, size_t keep_last) {
+  if (keep_last > 0 && runs.size() == keep_last) runs.erase(runs.begin());
+  runs.push_back(run);
 }
 
 double InstructionTimes::solo_seconds(int stream, size_t index) const {

@@ -13,6 +13,9 @@ namespace wt {
 // The solo time of a run list: the mean of the runs after the first when there are several (the
 // first pays for warm-up allocations), else the one; -1 when there is none.
 double solo_mean(const std::vector<double>& runs);
+// Appends a run; with keep_last > 0 the list keeps only the last keep_last runs (a rolling
+// window, no allocation once full).
+void add_run(std::vector<double>& runs, double run, size_t keep_last);
 // The lower median of a short run list (a stall or the first run's warm-up allocations do not
 // move it); -1 when there is none. No allocation: it is read at every idle check.
 double lower_median(const std::vector<double>& runs);

@@ -189,9 +189,7 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool held) {
 }
 
 void Multiplexer::StepEndWait::add_solo_run(double seconds) {
-  if (recent_solo.size() == SlowdownFeedback::kRecentSoloRuns)
-    recent_solo.erase(recent_solo.begin());
-  recent_solo.push_back(seconds);
+  add_run(recent_solo, seconds, SlowdownFeedback::kRecentSoloRuns);
 }
 
 double Multiplexer::StepEndWait::expected_seconds() const { return lower_median(recent_solo); }
