@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@
 #include "ops/host/gemm_bf16.hpp"
 #include "ops/host/host_ops.hpp"
 #include "tensor/rng.hpp"
+
+#if defined(WT_GEMM_DNNL)
+#include <dnnl.hpp>
+#endif
 
 namespace wt::testing {
 namespace {
@@ -66,6 +71,63 @@ TEST(Bf16Rounding, RoundsToNearestEvenAndKeepsSpecials) {
   std::vector<uint16_t> fast(x.size());
   ops::to_bf16_rows(x.data(), 10, 100, 100, fast.data());
   for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(fast[i], ops::to_bf16(x[i])) << i;
+}
+
+// x [n, c, hw] rounded into nChw16c by oneDNN's own reorder (what conv2d_dnnl ran before
+// to_bf16_nchw16c), or else element by element with to_bf16.
+std::vector<uint16_t> reference_nchw16c(const std::vector<float>& x, int64_t n, int64_t c,
+                                        int64_t h, int64_t w) {
+  const int64_t blocks = (c + 15) / 16, hw = h * w;
+  std::vector<uint16_t> y(size_t(n * blocks * 16 * hw), 0);
+#if defined(WT_GEMM_DNNL)
+  using dnnl::memory;
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  const memory::dims dims{n, c, h, w};
+  memory from({dims, memory::data_type::f32, memory::format_tag::nchw}, engine,
+              const_cast<float*>(x.data()));
+  memory to({dims, memory::data_type::bf16, memory::format_tag::nChw16c}, engine, y.data());
+  EXPECT_EQ(to.get_desc().get_size(), y.size() * sizeof(uint16_t));
+  dnnl::reorder(from, to).execute(stream, from, to);
+  stream.wait();
+#else
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p)
+        y[size_t(((i * blocks + ch / 16) * hw + p) * 16 + ch % 16)] =
+            ops::to_bf16(x[size_t((i * c + ch) * hw + p)]);
+#endif
+  return y;
+}
+
+TEST(Bf16Rounding, IntoTheBlockedLayoutAsOneDnnsReorderDoes) {
+  struct Shape {
+    int64_t n, c, h, w;
+  };
+  // LeNet's conv1 output and conv2 input; a channel tail (padding) and a pixel tail; odd sizes;
+  // one pixel; fewer channels than a block.
+  const Shape shapes[] = {{2, 32, 28, 28}, {2, 64, 14, 14}, {3, 20, 7, 7},
+                          {1, 3, 5, 3},    {2, 16, 1, 1},   {1, 33, 4, 5}};
+  Rng rng(11);
+  for (const Shape& s : shapes) {
+    std::vector<float> x = uniform(rng, s.n * s.c * s.h * s.w, 50.0f);
+    // Ties both ways, signed zeros, an infinity, the largest finite float (rounds to infinity).
+    const float specials[] = {1.0f + std::ldexp(1.0f, -8),
+                              1.0f + 3 * std::ldexp(1.0f, -8),
+                              -0.0f,
+                              0.0f,
+                              -INFINITY,
+                              3.4028235e38f};
+    for (size_t i = 0; i < std::size(specials) && i < x.size(); ++i)
+      x[(i * 7919) % x.size()] = specials[i];
+    const auto expected = reference_nchw16c(x, s.n, s.c, s.h, s.w);
+    std::vector<uint16_t> got(expected.size(), 0xffff);  // padding must be written as zero
+    ops::to_bf16_nchw16c(x.data(), s.n, s.c, s.h * s.w, got.data());
+    const std::string what = std::to_string(s.n) + "x" + std::to_string(s.c) + "x" +
+                             std::to_string(s.h) + "x" + std::to_string(s.w);
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_EQ(got[i], expected[i]) << what << ": element " << i << " of the blocked layout";
+  }
 }
 
 struct GemmCase {
