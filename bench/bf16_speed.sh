@@ -41,7 +41,14 @@ mkdir -p "$OUT"
 RESULTS=$OUT/results.jsonl
 : >"$RESULTS"
 
+# The dataset read once before each run: this VM reclaims the page cache within minutes, and
+# wavetrain reads its rows from the mapped file as it trains (cold, a batch's LoadBatch took 0.6-2.5
+# ms where 0.09 is usual, over the first hundreds of steps), while PyTorch's script loads the whole
+# set into memory before it times anything. Warm, both sides read from memory.
+warm_page_cache() { cat "$DATA" >/dev/null; }
+
 run() {  # side (wt-fp32 | wt-bf16 | torch-fp32 | torch-bf16) round
+  warm_page_cache
   local side=$1 round=$2 log=$OUT/$1-$2
   if [[ $side == wt-* ]]; then
     "$WAVETRAIN" "$REPO/bench/decks/lenet_bench.toml" --set "train.max_steps=$((STEPS + WARMUP))" \

@@ -76,8 +76,15 @@ RESULTS=$OUT/results.jsonl
 : >"$RESULTS"
 FAILURES=0
 
+# The dataset read once before each run: this VM reclaims the page cache within minutes, and
+# wavetrain reads its rows from the mapped file as it trains (cold, a batch's LoadBatch took 0.6-2.5
+# ms where 0.09 is usual, over the first hundreds of steps), while PyTorch's script loads the whole
+# set into memory before it times anything. Warm, both sides read from memory.
+warm_page_cache() { cat "$DATA" >/dev/null; }
+
 # wavetrain MODEL CONFIG ROUND RANKS: run once, append its summary as a JSON line.
 run_wavetrain() {
+  warm_page_cache
   local model=$1 config=$2 round=$3 ranks=$4
   local dir=$OUT/wt-$model-$config-$round
   local cmd=("$WAVETRAIN" "$REPO/bench/decks/${model}_bench.toml"
@@ -104,6 +111,7 @@ EOF
 
 # torch MODEL CONFIG ARGS...: run once, append its JSON line under the shared config name.
 run_torch() {
+  warm_page_cache
   local model=$1 config=$2; shift 2
   local log=$OUT/torch-$model-$config.log
   if "$PYTHON" "$REPO/bench/torch_reference.py" --data "$DATA" --model "$model" --steps "$STEPS" \
