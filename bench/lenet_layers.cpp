@@ -4,6 +4,7 @@
 // the real layers' share of the time is small. Built by lenet_layers.sh.
 // Usage: lenet_layers [repetitions] [cpu|wall] [step]   (times are this thread's CPU time unless
 // "wall")
+#include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -81,6 +82,7 @@ Conv2dGeometry conv(int64_t batch, int64_t c, int64_t hw, int64_t oc) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const Kokkos::ScopeGuard kokkos(argc, argv);  // the pooling kernels are Kokkos host loops
   const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
   use_wall_clock = argc > 2 && std::string(argv[2]) == "wall";
   const int64_t N = 64;
