@@ -3,11 +3,7 @@
 # uses (Debian's: /usr/include/trilinos) and runs it: each Kokkos host kernel against the loop it
 # replaced. Usage: bench/kokkos_kernels.sh [n] [repetitions]   (binary goes to build/bench/)
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-out="${BENCH_BUILD_DIR:-$here/../build/bench}"
-kokkos_include=${KOKKOS_INCLUDE:-/usr/include/trilinos}
-kokkos_lib=${KOKKOS_LIB:-trilinos_kokkoscore}
-mkdir -p "$out"
+source "$(dirname "$0")/host_bench_env.bash"  # here, src, out, kokkos_flags, kokkos_libs
 # Batch norm's, layer norm's, the rows' and softmax cross-entropy's baselines are the files as
 # they were just before their loops became kernels, taken from git history (not copies in the
 # tree), in their own namespace (layer norm's file of f270f27^ holds both of its loops).
@@ -24,12 +20,12 @@ done
 git -C "$here/.." show 72122e4:src/ops/host/attention.cpp | sed 's/^namespace wt::ops {/namespace wt::ops_loop {/; s|^}  // namespace wt::ops$|}  // namespace wt::ops_loop|;
      s/host_for("[^"]*", T, \[=\](int64_t i) {/for (int64_t i = 0; i < T; ++i) {/; s/^  });$/  }/' \
   >"$out/attention_loops.cpp"
-g++ -std=c++17 -O3 -march=native -DNDEBUG -I"$here/../src" -I"$kokkos_include" \
-  "$here/kokkos_kernels.cpp" "$here/../src/ops/host/elementwise.cpp" \
-  "$here/../src/ops/host/rows.cpp" "$here/../src/ops/host/attention.cpp" \
-  "$here/../src/ops/host/layer_norm.cpp" "$here/../src/ops/host/optimizer_updates.cpp" \
-  "$here/../src/ops/host/batchnorm.cpp" "$out/batchnorm_loops.cpp" "$out/layer_norm_loops.cpp" \
-  "$here/../src/ops/host/softmax_xent.cpp" "$out/rows_loops.cpp" "$out/softmax_xent_loops.cpp" \
+g++ -std=c++17 -O3 -march=native -DNDEBUG -I"$src" "${kokkos_flags[@]}" \
+  "$here/kokkos_kernels.cpp" "$src/ops/host/elementwise.cpp" \
+  "$src/ops/host/rows.cpp" "$src/ops/host/attention.cpp" \
+  "$src/ops/host/layer_norm.cpp" "$src/ops/host/optimizer_updates.cpp" \
+  "$src/ops/host/batchnorm.cpp" "$out/batchnorm_loops.cpp" "$out/layer_norm_loops.cpp" \
+  "$src/ops/host/softmax_xent.cpp" "$out/rows_loops.cpp" "$out/softmax_xent_loops.cpp" \
   "$out/attention_loops.cpp" \
-  -fno-math-errno -l"$kokkos_lib" -ldl -o "$out/kokkos_kernels"
+  -fno-math-errno "${kokkos_libs[@]}" -o "$out/kokkos_kernels"
 "$out/kokkos_kernels" "${1:-1048576}" "${2:-200}"

@@ -3,17 +3,13 @@
 # CBLAS (OpenBLAS, with OPENBLAS_CORETYPE as set and unset) and once with oneDNN's sgemm if present.
 # Usage: bench/lenet_layers.sh [repetitions] [cpu|wall]   (binaries go to build/bench/)
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-src="$here/../src"
-out="${BENCH_BUILD_DIR:-$here/../build/bench}"
-mkdir -p "$out"
+source "$(dirname "$0")/host_bench_env.bash"  # here, src, out, kokkos_flags, kokkos_libs
 reps="${1:-20}"
 clock="${2:-cpu}"
 files=("$here/lenet_layers.cpp" "$src/ops/host/conv2d.cpp" "$src/ops/host/pool2d.cpp"
        "$src/ops/host/gemm.cpp" "$src/ops/host/gemm_bf16.cpp" "$src/ops/host/bf16.cpp")
-kokkos_include=${KOKKOS_INCLUDE:-/usr/include/trilinos}  # pooling runs through Kokkos (host_for)
-cxx=(g++ -std=c++17 -O3 -march=native -DNDEBUG -I"$src" -isystem "$kokkos_include" "${files[@]}"
-     -ltrilinos_kokkoscore -ldl)
+cxx=(g++ -std=c++17 -O3 -march=native -DNDEBUG -I"$src" "${kokkos_flags[@]}" "${files[@]}"
+     "${kokkos_libs[@]}")
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 
 "${cxx[@]}" -I/usr/include/x86_64-linux-gnu/openblas-pthread -o "$out/lenet_layers_openblas" -lopenblas

@@ -5,18 +5,14 @@
 # the checksums must agree (bitwise the same gradients).
 # Usage: bench/pool_vector_width.sh [rounds] [reps]   (binaries go to build/bench/)
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-src="$here/../src"
-out="${BENCH_BUILD_DIR:-$here/../build/bench}"
-mkdir -p "$out"
+source "$(dirname "$0")/host_bench_env.bash"  # here, src, out, kokkos_flags, kokkos_libs
 rounds="${1:-3}"
 reps="${2:-100}"
-kokkos_include=$(dirname "$(find /usr/include -name Kokkos_Core.hpp -print -quit)")
-cxx=(g++ -std=c++20 -O3 -march=native -DNDEBUG -I"$src" -isystem "$kokkos_include")
+cxx=(g++ -std=c++20 -O3 -march=native -DNDEBUG -I"$src" "${kokkos_flags[@]}")
 "${cxx[@]}" -o "$out/pool_width_native" "$here/pool_vector_width.cpp" "$src/ops/host/pool2d.cpp" \
-  -ltrilinos_kokkoscore
+  "${kokkos_libs[@]}"
 "${cxx[@]}" -mprefer-vector-width=128 -o "$out/pool_width_128" "$here/pool_vector_width.cpp" \
-  "$src/ops/host/pool2d.cpp" -ltrilinos_kokkoscore
+  "$src/ops/host/pool2d.cpp" "${kokkos_libs[@]}"
 export OMP_NUM_THREADS=1
 for round in $(seq "$rounds"); do
   for width in native 128; do
