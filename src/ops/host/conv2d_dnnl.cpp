@@ -65,6 +65,7 @@ class Relayout {
            bool accumulate = false)
       : from_(from),
         to_(to),
+        dims_(from.dims()),
         needed_(accumulate || from != to),
         to_bf16_blocked_(!accumulate && is_nchw_to_bf16_blocked(from, to)) {
     if (!needed_ || to_bf16_blocked_) return;
@@ -81,8 +82,7 @@ class Relayout {
   void run(dnnl::stream& stream, const dnnl::engine& engine, const void* from, void* to) const {
     if (to_bf16_blocked_) {
       stream.wait();  // runs on this thread: after whatever the stream holds
-      const memory::dims d = from_.dims();
-      to_bf16_nchw16c(static_cast<const float*>(from), d[0], d[1], d[2] * d[3],
+      to_bf16_nchw16c(static_cast<const float*>(from), dims_[0], dims_[1], dims_[2] * dims_[3],
                       static_cast<uint16_t*>(to));
       return;
     }
@@ -92,6 +92,7 @@ class Relayout {
 
  private:
   memory::desc from_, to_;
+  memory::dims dims_;  // from's, read once (dims() builds a vector each call)
   bool needed_, to_bf16_blocked_;
   dnnl::reorder reorder_;
 };
