@@ -15,6 +15,7 @@
 #include "job/run_preflight.hpp"
 #include "job/stage_choice.hpp"
 #include "mem/caching_allocator.hpp"
+#include "model/block_channels.hpp"
 #include "model/fuse_epilogues.hpp"
 #include "ops/lr_schedule.hpp"
 #include "sched/job_placement.hpp"
@@ -31,12 +32,21 @@ std::string run_directory(const RunConfig& config, const JobOptions& options) {
 
 namespace {
 
-// The model file's graph, with its ReLUs folded into their neighbours unless the deck says not;
-// `fused`, when given, receives how many were.
-Graph load_training_graph(const RunConfig& config, int* fused = nullptr) {
+// The model file's graph, with its ReLUs folded into their neighbours and, on a device whose
+// kernels take them, its activations channel-blocked between the layers that compute so, unless
+// the deck says not; `fusions`, when given, receives how many of each there were.
+struct Fusions {
+  int relus = 0, blocked_tensors = 0;
+};
+Graph load_training_graph(const RunConfig& config, const OpsBackend& ops,
+                          Fusions* fusions = nullptr) {
   Graph graph = Graph::load(config.model.file);
-  const int count = config.model.fuse_epilogues ? fuse_epilogues(graph) : 0;
-  if (fused) *fused = count;
+  Fusions done;
+  if (config.model.fuse_epilogues) {
+    done.relus = fuse_epilogues(graph);
+    if (ops.takes_blocked_activations()) done.blocked_tensors = block_channels(graph);
+  }
+  if (fusions) *fusions = done;
   return graph;
 }
 
@@ -54,7 +64,10 @@ Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& devi
   check_device_kind(config_);
   check_precision(config_);
   check_keys_the_schedule_reads(config_);
-  graph_ = std::make_unique<Graph>(load_training_graph(config_, &fused_relus_));
+  Fusions fusions;
+  graph_ = std::make_unique<Graph>(load_training_graph(config_, device_.ops(), &fusions));
+  fused_relus_ = fusions.relus;
+  blocked_tensors_ = fusions.blocked_tensors;
   const Graph& graph = *graph_;
   train_reader_ = std::make_unique<DatasetReader>(config_.data.path, config_.data.train_split,
                                                   graph.input_shape, graph.classes);
@@ -149,8 +162,8 @@ void Job::build_model_and_program(Communicator& comm) {
   });
   // Schedules with several waves per rank (ticktock) train one replica per wave.
   for (int r = 1; r < program_.replicas; ++r) {
-    more_replicas_.push_back(
-        std::make_unique<Model>(load_training_graph(config_), device_.allocator(), cuts));
+    more_replicas_.push_back(std::make_unique<Model>(load_training_graph(config_, device_.ops()),
+                                                     device_.allocator(), cuts));
     more_replicas_.back()->init(config_.run.seed);
   }
 }
@@ -230,6 +243,11 @@ void Job::start(Communicator& comm) {
   if (fused_relus_ > 0)
     log_.line("wavetrain: %d ReLU(s) fused into the layers around them (model.fuse_epilogues)",
               fused_relus_);
+  if (blocked_tensors_ > 0)
+    log_.line(
+        "wavetrain: %d activation(s) kept in oneDNN's channel-blocked layout between the "
+        "convolutions and poolings (model.fuse_epilogues)",
+        blocked_tensors_);
   log_.line("wavetrain: data %s: %lld training, %lld test samples, %s", config_.data.path.c_str(),
             (long long)train_reader_->size(), (long long)test_reader_->size(),
             describe_classes(*train_reader_).c_str());

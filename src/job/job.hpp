@@ -136,7 +136,8 @@ class Job {
   std::unique_ptr<DatasetReader> train_reader_, test_reader_;
   DatasetDigest dataset_digest_;  // what start() checks every rank agrees on
   int64_t labels_per_sample_ = 1;
-  int fused_relus_ = 0;  // ReLUs folded into their neighbours (model.fuse_epilogues)
+  int fused_relus_ = 0;      // ReLUs folded into their neighbours (model.fuse_epilogues)
+  int blocked_tensors_ = 0;  // activations kept channel-blocked (model/block_channels.hpp)
   std::string no_evaluation_reason_;
 
   Communicator* comm_ = nullptr;

@@ -32,6 +32,7 @@ class FoldedRelu final : public Layer {
     if (din[0]) *din[0] = dout;
   }
   double flops_per_sample() const override { return flops_; }
+  bool passes_through() const override { return true; }
 
  private:
   std::string type_;

@@ -105,6 +105,21 @@ class Layer {
   // computes: true when it does from now on.
   virtual bool fuse_relu_input_mask() { return false; }
 
+  // Channel-blocked activations (model/block_channels.hpp), on a device whose kernels take them
+  // (OpsBackend::takes_blocked_activations): whether this layer can read its input, and write its
+  // output given whether its input is blocked, in that layout; then which of them are.
+  virtual bool can_block_input() const { return false; }
+  virtual bool can_block_output(bool input_blocked) const {
+    (void)input_blocked;
+    return false;
+  }
+  virtual void block_channels(bool input, bool output) {
+    (void)input;
+    (void)output;
+  }
+  // A node that hands its input's tensor on as its output (a folded ReLU): layouts pass through.
+  virtual bool passes_through() const { return false; }
+
   // Forward+backward multiply-adds*2 per sample, for FLOP-balanced stage cuts and the simulator.
   virtual double flops_per_sample() const { return 0.0; }
   virtual bool is_loss() const { return false; }

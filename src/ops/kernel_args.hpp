@@ -15,6 +15,9 @@ struct Conv2dGeometry {
   WT_HD int64_t out_w() const { return (in_w + 2 * padding - kernel) / stride + 1; }
   WT_HD int64_t col_rows() const { return in_channels * kernel * kernel; }  // GEMM K of the forward
   WT_HD int64_t out_pixels() const { return out_h() * out_w(); }
+  // Activations in oneDNN's channel-blocked layout (nChw16c: [N][C/16][H][W][16]) instead of NCHW:
+  // x and dx, y and dy. Host ranks only, set by model/block_channels.hpp.
+  bool x_blocked = false, y_blocked = false;
 };
 
 struct Pool2dGeometry {
@@ -22,6 +25,7 @@ struct Pool2dGeometry {
   int64_t kernel = 1, stride = 1, padding = 0;
   WT_HD int64_t out_h() const { return (in_h + 2 * padding - kernel) / stride + 1; }
   WT_HD int64_t out_w() const { return (in_w + 2 * padding - kernel) / stride + 1; }
+  bool x_blocked = false, y_blocked = false;  // as Conv2dGeometry's
 };
 
 struct BatchNormShape {

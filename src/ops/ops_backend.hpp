@@ -91,7 +91,10 @@ class OpsBackend {
   virtual void scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
                                 float* table, int64_t table_rows) const = 0;
 
-  // Convolution and pooling (NCHW). The convolution may take scratch memory.
+  // Convolution and pooling (NCHW, or where this returns true and the geometry says so, the
+  // channel-blocked layout of ops/host/channel_blocks.hpp; model/block_channels.hpp decides). The
+  // convolution may take scratch memory.
+  virtual bool takes_blocked_activations() const { return false; }
   virtual void conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                               const float* bias, float* y, const Scratch& scratch) const = 0;
   virtual void conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,

@@ -1,5 +1,6 @@
-// The epilogue-fusion graph pass (model/fuse_epilogues.hpp): which ReLUs it folds, and that models
-// train to bitwise the same losses with it and without, on the host and the strict device.
+// The epilogue-fusion graph pass (model/fuse_epilogues.hpp) and the channel-blocking one that
+// follows it on the host (model/block_channels.hpp): which ReLUs and tensors they take, and that
+// models train to bitwise the same losses with them and without, on the host and the strict device.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,9 +10,11 @@
 #include <vector>
 
 #include "device/device_context.hpp"
+#include "model/block_channels.hpp"
 #include "model/fuse_epilogues.hpp"
 #include "model/graph_pass.hpp"
 #include "model/model.hpp"
+#include "ops/host/host_ops.hpp"
 #include "tensor/rng.hpp"
 
 namespace wt {
@@ -72,13 +75,42 @@ TEST(FuseEpilogues, FoldsTheReluAfterEveryConvAndLinearThatNothingElseReads) {
   EXPECT_EQ(fuse_epilogues(resnet), 0);
 }
 
+TEST(BlockChannels, KeepsConvolutionAndPoolingTensorsBlockedWhereEveryReaderTakesThem) {
+  Graph lenet = Graph::load(model_path("lenet"));
+  fuse_epilogues(lenet);
+  // conv1 -> pool1 (through relu1), pool1 -> conv2, conv2 -> pool2; not pool2 -> flatten.
+  EXPECT_EQ(block_channels(lenet), 3);
+  Graph vgg = Graph::load(model_path("vgg_small"));  // a batchnorm reads every conv's output
+  fuse_epilogues(vgg);
+  EXPECT_EQ(block_channels(vgg), 0);
+  // Unfused, a real ReLU reads each conv's output (as NCHW), and a pool whose input is NCHW
+  // writes NCHW: nothing is blocked.
+  Graph unfused = Graph::load(model_path("lenet"));
+  EXPECT_EQ(block_channels(unfused), 0);
+  Graph mlp = Graph::load(model_path("mlp"));
+  fuse_epilogues(mlp);
+  EXPECT_EQ(block_channels(mlp), 0);
+  // 3 channels: not a multiple of 16, so never blocked.
+  Graph small = Graph::load(conv_without_pool());
+  fuse_epilogues(small);
+  EXPECT_EQ(block_channels(small), 0);
+}
+
+// What a graph pass does to the graph before training (train_losses).
+enum class Passes { None, Fuse, FuseAndBlockPool2sOutput };
+
 // The losses of `steps` SGD steps with momentum on one fixed batch of 16 samples.
-std::vector<double> train_losses(const std::string& path, bool fuse, DeviceKind kind, int steps) {
+std::vector<double> train_losses(const std::string& path, Passes passes, DeviceKind kind,
+                                 int steps) {
   DeviceContext device(0, kind, 3);
   Graph graph = Graph::load(path);
-  if (fuse) {
+  if (passes != Passes::None) {
     EXPECT_GT(fuse_epilogues(graph), 0);
+    // As the job does: the host's kernels take blocked activations (with oneDNN), strict's not.
+    if (device.ops().takes_blocked_activations()) block_channels(graph);
   }
+  if (passes == Passes::FuseAndBlockPool2sOutput)  // a planted layout bug: flatten reads NCHW
+    graph.nodes.at(5).layer->block_channels(/*input=*/true, /*output=*/true);
   Model model(std::move(graph), device.allocator());
   model.init(42);
   const int64_t batch = 16;
@@ -109,8 +141,8 @@ std::vector<double> train_losses(const std::string& path, bool fuse, DeviceKind 
 }
 
 void expect_bitwise_same_losses(const std::string& path, DeviceKind kind, int steps) {
-  const std::vector<double> fused = train_losses(path, true, kind, steps);
-  const std::vector<double> unfused = train_losses(path, false, kind, steps);
+  const std::vector<double> fused = train_losses(path, Passes::Fuse, kind, steps);
+  const std::vector<double> unfused = train_losses(path, Passes::None, kind, steps);
   ASSERT_EQ(fused.size(), unfused.size());
   for (size_t i = 0; i < fused.size(); ++i)
     EXPECT_EQ(std::memcmp(&fused[i], &unfused[i], sizeof(double)), 0)
@@ -129,6 +161,18 @@ TEST_P(FuseEpiloguesTraining, MlpLossesAreBitwiseTheSame) {
 TEST_P(FuseEpiloguesTraining, ConvWithoutPoolAndSharedOutputLossesAreBitwiseTheSame) {
   expect_bitwise_same_losses(conv_without_pool(), GetParam(), 4);
   expect_bitwise_same_losses(shared_output(), GetParam(), 4);
+}
+
+// The bitwise comparison catches a layout mismatch: pool2's output blocked while flatten and fc1
+// read it as NCHW trains another model.
+TEST_P(FuseEpiloguesTraining, ATensorBlockedForAnNchwReaderChangesTheLosses) {
+  if (!HostOps().takes_blocked_activations()) GTEST_SKIP() << "built without oneDNN";
+  const std::string lenet = model_path("lenet");
+  ASSERT_EQ(std::string(Graph::load(lenet).nodes.at(5).type), "maxpool2d");
+  const std::vector<double> planted =
+      train_losses(lenet, Passes::FuseAndBlockPool2sOutput, GetParam(), 3);
+  const std::vector<double> unfused = train_losses(lenet, Passes::None, GetParam(), 3);
+  EXPECT_NE(planted.back(), unfused.back());
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, FuseEpiloguesTraining,

@@ -22,6 +22,12 @@ class Conv2d : public Layer {
   double flops_per_sample() const override;
   bool can_fuse_relu_epilogue() const override { return true; }
   void fuse_relu_epilogue(bool mask_gradient) override;
+  bool can_block_input() const override { return true; }
+  bool can_block_output(bool) const override { return true; }
+  void block_channels(bool input, bool output) override {
+    shape_.x_blocked = input;
+    shape_.y_blocked = output;
+  }
 
  private:
   ops::Conv2dGeometry geometry(int64_t batch) const;

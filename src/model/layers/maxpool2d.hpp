@@ -13,6 +13,13 @@ class MaxPool2d : public Pool2dBase {
     relu_mask_ = true;
     return true;
   }
+  // Blocked in, blocked or NCHW out (ops/host/pool2d_blocked.hpp); NCHW in stays NCHW out.
+  bool can_block_input() const override { return true; }
+  bool can_block_output(bool input_blocked) const override { return input_blocked; }
+  void block_channels(bool input, bool output) override {
+    shape_.x_blocked = input;
+    shape_.y_blocked = output;
+  }
 
  protected:
   void pool_forward(const OpsBackend& ops, const ops::Pool2dGeometry& g, const float* x,

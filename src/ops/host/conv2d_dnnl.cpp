@@ -49,11 +49,14 @@ class Scratch {
 enum Role { kSrc, kWeights, kDst, kDiffDst2, kDiffWeights, kDiffBias, kRoles };
 constexpr Role kDiffDst = kDst, kDiffSrc = kSrc;
 
-// Whether from -> to rounds a plain FP32 NCHW tensor into bf16 nChw16c, which to_bf16_nchw16c
-// does in one pass (oneDNN's reorder for it ran at a quarter of its FP32 one's speed).
-bool is_nchw_to_bf16_blocked(const memory::desc& from, const memory::desc& to) {
+// Whether from -> to rounds an FP32 activation, NCHW or already channel-blocked, into bf16
+// nChw16c, which to_bf16_nchw16c (or, from the blocked layout, plain rounding) does in one pass:
+// oneDNN's reorder for it ran at a quarter of its FP32 one's speed.
+bool is_rounding_into_bf16_blocked(const memory::desc& from, const memory::desc& to) {
   const memory::dims dims = from.dims();
-  return dims.size() == 4 && from == memory::desc(dims, kF32, Tag::nchw) &&
+  return dims.size() == 4 &&
+         (from == memory::desc(dims, kF32, Tag::nchw) ||
+          from == memory::desc(dims, kF32, Tag::nChw16c)) &&
          to == memory::desc(dims, memory::data_type::bf16, Tag::nChw16c);
 }
 
@@ -67,7 +70,8 @@ class Relayout {
         to_(to),
         dims_(from.dims()),
         needed_(accumulate || from != to),
-        to_bf16_blocked_(!accumulate && is_nchw_to_bf16_blocked(from, to)) {
+        to_bf16_blocked_(!accumulate && is_rounding_into_bf16_blocked(from, to)),
+        from_blocked_(dims_.size() == 4 && from == memory::desc(dims_, kF32, Tag::nChw16c)) {
     if (!needed_ || to_bf16_blocked_) return;
     dnnl::primitive_attr attr;
     if (accumulate) {
@@ -82,8 +86,13 @@ class Relayout {
   void run(dnnl::stream& stream, const dnnl::engine& engine, const void* from, void* to) const {
     if (to_bf16_blocked_) {
       stream.wait();  // runs on this thread: after whatever the stream holds
-      to_bf16_nchw16c(static_cast<const float*>(from), dims_[0], dims_[1], dims_[2] * dims_[3],
-                      static_cast<uint16_t*>(to));
+      const auto* x = static_cast<const float*>(from);
+      if (from_blocked_) {  // the same order: rounding alone (16 | channels, so no padding)
+        const int64_t count = dims_[0] * dims_[1] * dims_[2] * dims_[3];
+        to_bf16_rows(x, 1, count, count, static_cast<uint16_t*>(to));
+      } else {
+        to_bf16_nchw16c(x, dims_[0], dims_[1], dims_[2] * dims_[3], static_cast<uint16_t*>(to));
+      }
       return;
     }
     memory src(from_, engine, const_cast<void*>(from)), dst(to_, engine, to);
@@ -93,7 +102,7 @@ class Relayout {
  private:
   memory::desc from_, to_;
   memory::dims dims_;  // from's, read once (dims() builds a vector each call)
-  bool needed_, to_bf16_blocked_;
+  bool needed_, to_bf16_blocked_, from_blocked_;
   dnnl::reorder reorder_;
 };
 
@@ -112,7 +121,7 @@ struct ConvPrimitives {
   std::optional<Relayout> x_to_bw, dy_to_bw, bw_to_dw;              // backward weights
 };
 
-using Key = std::array<int64_t, 11>;
+using Key = std::array<int64_t, 13>;
 
 class ConvCache {
  public:
@@ -121,9 +130,11 @@ class ConvCache {
   // The geometry's primitives, or null when oneDNN cannot implement it.
   const ConvPrimitives* find(const Conv2dGeometry& g, bool has_bias, DnnlConvLayout layout,
                              Precision precision) {
-    const Key key{g.batch,           g.in_channels, g.in_h,    g.in_w,           g.out_channels,
-                  g.kernel,          g.stride,      g.padding, has_bias ? 1 : 0, int64_t(layout),
-                  int64_t(precision)};
+    const Key key{g.batch,         g.in_channels,      g.in_h,
+                  g.in_w,          g.out_channels,     g.kernel,
+                  g.stride,        g.padding,          has_bias ? 1 : 0,
+                  int64_t(layout), int64_t(precision), g.x_blocked,
+                  g.y_blocked};
     auto it = cache_.find(key);
     if (it == cache_.end()) it = cache_.emplace(key, create(g, has_bias, layout, precision)).first;
     return it->second.get();
@@ -176,8 +187,11 @@ std::unique_ptr<ConvPrimitives> ConvCache::create(const Conv2dGeometry& g, bool 
   const memory::dims x_dims{g.batch, g.in_channels, g.in_h, g.in_w},
       w_dims{g.out_channels, g.in_channels, g.kernel, g.kernel}, b_dims{g.out_channels},
       y_dims{g.batch, g.out_channels, Ho, Wo};
-  const memory::desc x_md = plain(x_dims, Tag::nchw), w_md = plain(w_dims, Tag::oihw),
-                     b_md = plain(b_dims, Tag::x), y_md = plain(y_dims, Tag::nchw);
+  // The user's layouts: NCHW, or the channel-blocked one where the layers around keep it
+  // (model/block_channels.hpp), which is what oneDNN computes in on AVX-512: no reorder there.
+  const memory::desc x_md = plain(x_dims, g.x_blocked ? Tag::nChw16c : Tag::nchw),
+                     w_md = plain(w_dims, Tag::oihw), b_md = plain(b_dims, Tag::x),
+                     y_md = plain(y_dims, g.y_blocked ? Tag::nChw16c : Tag::nchw);
   const bool blocked = layout == DnnlConvLayout::kBlocked;
   const memory::desc x_any = blocked ? plain(x_dims, Tag::any) : x_md,
                      w_any = blocked ? plain(w_dims, Tag::any) : w_md,

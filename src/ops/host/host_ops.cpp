@@ -4,10 +4,12 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "ops/host/attention.hpp"
 #include "ops/host/batchnorm.hpp"
 #include "ops/host/bf16.hpp"
+#include "ops/host/channel_blocks.hpp"
 #include "ops/host/conv2d.hpp"
 #include "ops/host/conv2d_dnnl.hpp"
 #include "ops/host/elementwise.hpp"
@@ -18,6 +20,7 @@
 #include "ops/host/linear.hpp"
 #include "ops/host/optimizer_updates.hpp"
 #include "ops/host/pool2d.hpp"
+#include "ops/host/pool2d_blocked.hpp"
 #include "ops/host/rows.hpp"
 #include "ops/host/softmax_xent.hpp"
 #include "ops/portable/elementwise.hpp"
@@ -55,9 +58,23 @@ float* round_conv_inputs(const ops::Conv2dGeometry& g, const float** x, const fl
   return ws;
 }
 
+// The geometry for NCHW copies of a channel-blocked convolution's activations.
+ops::Conv2dGeometry plain_activations(ops::Conv2dGeometry g) {
+  g.x_blocked = g.y_blocked = false;
+  return g;
+}
+
 }  // namespace
 
 HostOps::HostOps(Precision precision) : precision_(precision) {}
+
+bool HostOps::takes_blocked_activations() const {
+#if defined(WT_HAVE_DNNL_CONV)
+  return true;
+#else
+  return false;
+#endif
+}
 
 bool HostOps::conv_by_dnnl(const ops::Conv2dGeometry& g, bool bias) const {
 #if defined(WT_HAVE_DNNL_CONV)
@@ -83,6 +100,15 @@ void HostOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const
     return ops::conv2d_dnnl_forward(g, x, w, bias, y, ops::conv2d_dnnl_default_layout(), false,
                                     precision_);
 #endif
+  if (g.x_blocked || g.y_blocked) {  // a geometry oneDNN has no kernel for: im2col on NCHW copies
+    std::vector<float> xs, ys;
+    float* y_nchw = ops::nchw_result(y, g.y_blocked, g.batch, g.out_channels, g.out_pixels(), ys);
+    conv2d_forward(plain_activations(g),
+                   ops::nchw_view(x, g.x_blocked, g.batch, g.in_channels, g.in_h * g.in_w, xs), w,
+                   bias, y_nchw, scratch);
+    ops::store_nchw_result(ys, g.y_blocked, g.batch, g.out_channels, g.out_pixels(), y);
+    return;
+  }
   Tensor workspace;
   float* ws = scratch.reserved;
   if (!ws) ws = (workspace = scratch.floats(conv2d_scratch_floats(g, bias != nullptr))).data();
@@ -98,6 +124,18 @@ void HostOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, cons
     return ops::conv2d_dnnl_backward(g, x, w, dy, dx, dw, dbias, ops::conv2d_dnnl_default_layout(),
                                      precision_);
 #endif
+  if (g.x_blocked || g.y_blocked) {  // as conv2d_forward
+    const int64_t in_pixels = g.in_h * g.in_w;
+    std::vector<float> xs, dys, dxs;
+    float* dx_nchw =
+        dx ? ops::nchw_result(dx, g.x_blocked, g.batch, g.in_channels, in_pixels, dxs) : nullptr;
+    conv2d_backward(plain_activations(g),
+                    ops::nchw_view(x, g.x_blocked, g.batch, g.in_channels, in_pixels, xs), w,
+                    ops::nchw_view(dy, g.y_blocked, g.batch, g.out_channels, g.out_pixels(), dys),
+                    dx_nchw, dw, dbias, scratch);
+    if (dx) ops::store_nchw_result(dxs, g.x_blocked, g.batch, g.in_channels, in_pixels, dx);
+    return;
+  }
   Tensor workspace;
   float* ws = scratch.reserved;
   if (!ws) ws = (workspace = scratch.floats(conv2d_scratch_floats(g, dbias != nullptr))).data();
@@ -129,6 +167,7 @@ void HostOps::relu_backward_column_sums(const float* y, const float* dy, int64_t
 
 void HostOps::maxpool2d_relu_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
                                       float* dx) const {
+  if (g.x_blocked || g.y_blocked) return ops::maxpool2d_backward_blocked(g, x, dy, dx, true);
   ops::maxpool2d_relu_backward(g, x, dy, dx);
 }
 
@@ -230,11 +269,13 @@ void HostOps::scatter_add_rows(const float* x, const int64_t* ids, int64_t rows,
 }
 
 void HostOps::maxpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const {
+  if (g.x_blocked || g.y_blocked) return ops::maxpool2d_forward_blocked(g, x, y);
   ops::maxpool2d_forward(g, x, y);
 }
 
 void HostOps::maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
                                  float* dx) const {
+  if (g.x_blocked || g.y_blocked) return ops::maxpool2d_backward_blocked(g, x, dy, dx, false);
   ops::maxpool2d_backward(g, x, dy, dx);
 }
 

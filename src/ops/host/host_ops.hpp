@@ -13,6 +13,8 @@ class HostOps : public OpsBackend {
   explicit HostOps(Precision precision = Precision::Fp32);
   Precision precision() const { return precision_; }
   const char* name() const override { return "host"; }
+  // Where oneDNN runs the convolutions: they compute in the channel-blocked layout.
+  bool takes_blocked_activations() const override;
   void relu_forward(const float* x, float* y, int64_t n) const override;
   void relu_backward(const float* y, const float* dy, float* dx, int64_t n) const override;
   void gelu_forward(const float* x, float* y, int64_t n) const override;
