@@ -1,13 +1,45 @@
 #include "ops/host/linear.hpp"
 
+#include <vector>
+
 #include "ops/host/elementwise.hpp"
 #include "ops/host/gemm.hpp"
 #include "ops/host/rows.hpp"
 
 namespace wt::ops {
+namespace {
+
+// dnnl_sgemm packs the transposed operand of X * W^T, the weight, on every call; when the weight
+// outgrows the core's L2 and the batch is small, packing it costs as much as the product (LeNet's
+// fc1, 3136 x 256 = 3.2 MB at 32 rows: 98 GFLOP/s). Computed as (W * X^T)^T, the weight streams
+// unpacked and only the batch is packed: 180 GFLOP/s there; at mlp's and the transformer's shapes
+// both ways run alike (bench/results/host-kernels.md).
+bool streams_the_weight(int64_t rows, int64_t in, int64_t out, Precision precision) {
+  constexpr int64_t kL2Bytes = 1 << 20;
+  return precision == Precision::Fp32 && rows >= 16 && rows < out &&
+         in * out * int64_t(sizeof(float)) > kL2Bytes;
+}
+
+// y = x W^T (+ b) as y^T = W x^T (+ b per row), then transposed into y.
+void linear_forward_streaming_weight(const float* x, const float* w, const float* b, int64_t rows,
+                                     int64_t in, int64_t out, float* y) {
+  thread_local std::vector<float> transposed;
+  transposed.resize(size_t(rows * out));
+  float* yt = transposed.data();
+  if (b)
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t r = 0; r < rows; ++r) yt[o * rows + r] = b[o];
+  gemm(false, true, out, rows, in, 1.0f, w, in, x, in, b ? 1.0f : 0.0f, yt, rows);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o) y[r * out + o] = yt[o * rows + r];
+}
+
+}  // namespace
 
 void linear_forward(const float* x, const float* w, const float* b, int64_t rows, int64_t in,
                     int64_t out, float* y, Precision precision) {
+  if (streams_the_weight(rows, in, out, precision))
+    return linear_forward_streaming_weight(x, w, b, rows, in, out, y);
   if (b) broadcast_rows(b, rows, out, y);
   gemm(precision, false, true, rows, out, in, 1.0f, x, w, b ? 1.0f : 0.0f, y);
 }

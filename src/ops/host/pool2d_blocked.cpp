@@ -17,10 +17,16 @@ bool is_2x2_stride_2(const Pool2dGeometry& g) {
   return g.kernel == 2 && g.stride == 2 && g.padding == 0;
 }
 
-// Where lane `lane` of output pixel `p` of channel block `block` (of sample n) sits in y or dy.
-inline int64_t out_offset(const Pool2dGeometry& g, bool blocked, int64_t n, int64_t block,
-                          int64_t lane, int64_t p) {
-  return activation_offset(blocked, g.channels, g.out_h() * g.out_w(), n, block * kLanes + lane, p);
+// Output pixel p of channel block `block` of sample n in y or dy: where its lane 0 sits, and the
+// distance between lanes (1 blocked; a channel plane in NCHW).
+struct OutLanes {
+  int64_t first, stride;
+};
+inline OutLanes out_lanes(const Pool2dGeometry& g, bool blocked, int64_t n, int64_t block,
+                          int64_t p) {
+  const int64_t pixels = g.out_h() * g.out_w();
+  return {activation_offset(blocked, g.channels, pixels, n, block * kLanes, p),
+          blocked ? 1 : pixels};
 }
 
 template <bool kOutBlocked>
@@ -34,15 +40,11 @@ void maxpool2x2_forward(const Pool2dGeometry& g, const float* x, float* y) {
           const float* __restrict a = xb + (2 * oh * W + 2 * ow) * kLanes;
           const float* __restrict c = a + W * kLanes;
           const int64_t p = oh * Wo + ow;
-          if (kOutBlocked) {
-            float* __restrict out = y + out_offset(g, true, n, cb, 0, p);
-            for (int64_t l = 0; l < kLanes; ++l)
-              out[l] = std::max(std::max(a[l], a[kLanes + l]), std::max(c[l], c[kLanes + l]));
-          } else {
-            for (int64_t l = 0; l < kLanes; ++l)
-              y[out_offset(g, false, n, cb, l, p)] =
-                  std::max(std::max(a[l], a[kLanes + l]), std::max(c[l], c[kLanes + l]));
-          }
+          const OutLanes lanes = out_lanes(g, kOutBlocked, n, cb, p);
+          float* __restrict out = y + lanes.first;
+          for (int64_t l = 0; l < kLanes; ++l)
+            out[(kOutBlocked ? 1 : lanes.stride) * l] =
+                std::max(std::max(a[l], a[kLanes + l]), std::max(c[l], c[kLanes + l]));
         }
     }
 }
@@ -74,9 +76,10 @@ void maxpool2x2_backward(const Pool2dGeometry& g, const float* x, const float* d
           const float* __restrict r1 = xb + below;
           float* __restrict d0 = dxb + at;
           float* __restrict d1 = dxb + below;
+          const OutLanes lanes = out_lanes(g, kOutBlocked, n, cb, oh * Wo + ow);
+          const float* __restrict from = dy + lanes.first;
           float grad[kLanes];
-          for (int64_t l = 0; l < kLanes; ++l)
-            grad[l] = dy[out_offset(g, kOutBlocked, n, cb, l, oh * Wo + ow)];
+          for (int64_t l = 0; l < kLanes; ++l) grad[l] = from[(kOutBlocked ? 1 : lanes.stride) * l];
           for (int64_t l = 0; l < kLanes; ++l) {
             const float a = r0[l], b = r0[kLanes + l], c = r1[l], d = r1[kLanes + l];
             const uint32_t top = mask_if(std::max(a, b) >= std::max(c, d));
