@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ops/host/bit_masks.hpp"
 #include "ops/host/host_for.hpp"
 #include "ops/portable/pool2d.hpp"
 #include "ops/portable/rows.hpp"
@@ -55,18 +56,6 @@ void maxpool2d_forward(const Pool2dGeometry& g, const float* x, float* y) {
 }
 
 namespace {
-
-// All-ones when `condition`, else zero; combined with & and applied by masked(), so the window loop
-// below has no branches (GCC turns float ?: and && chains into jumps, and which cell of a pooling
-// window wins is unpredictable).
-inline uint32_t mask_if(bool condition) { return 0u - static_cast<uint32_t>(condition); }
-inline float masked(uint32_t mask, float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  bits &= mask;
-  std::memcpy(&v, &bits, sizeof v);
-  return v;
-}
 
 // The 2x2 stride-2 unpadded backward (LeNet, VGG). Every dx cell is written exactly once, so no
 // memset and no scattered +=; the first maximum is chosen with bit masks, not branches: 3.5x

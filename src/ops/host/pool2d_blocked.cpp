@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/host/bit_masks.hpp"
 #include "ops/host/channel_blocks.hpp"
 #include "ops/host/pool2d.hpp"
 
@@ -50,15 +51,6 @@ void maxpool2x2_forward(const Pool2dGeometry& g, const float* x, float* y) {
 }
 
 // As pool2d.cpp's branch-free 2x2 backward, lane by lane: all-ones masks select the first maximum.
-inline uint32_t mask_if(bool condition) { return 0u - static_cast<uint32_t>(condition); }
-inline float masked(uint32_t mask, float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  bits &= mask;
-  std::memcpy(&v, &bits, sizeof v);
-  return v;
-}
-
 template <bool kRelu, bool kOutBlocked>
 void maxpool2x2_backward(const Pool2dGeometry& g, const float* x, const float* dy, float* dx) {
   const int64_t Ho = g.out_h(), Wo = g.out_w(), W = g.in_w, blocks = g.channels / kLanes;
