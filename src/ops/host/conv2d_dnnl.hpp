@@ -1,7 +1,8 @@
 #pragma once
 // 2-D convolution through oneDNN convolution primitives (builds with WT_GEMM_DNNL only). Tensors
-// stay NCHW float at this boundary; inside, oneDNN may pick blocked layouts and the activations
-// and weights are reordered to and from them. Primitives are created once per geometry and kept
+// are NCHW float at this boundary, or nChw16c where the geometry's x_blocked/y_blocked say
+// (model/block_channels.hpp); inside, oneDNN may pick blocked layouts and the activations and
+// weights are reordered to and from them where they differ. Primitives are created once per geometry and kept
 // in a per-thread cache (the batch changes between training, evaluation and the last batch).
 // Under Precision::Bf16 the products read bf16 (src, weights, diff_dst: rounded by the reorders
 // from the user's FP32) and write FP32 (dst, diff_src, diff_weights): AVX512-BF16 kernels.
