@@ -1,12 +1,11 @@
 #include "model/block_channels.hpp"
 
-#include <cstdint>
 #include <vector>
+
+#include "ops/kernel_args.hpp"
 
 namespace wt {
 namespace {
-
-constexpr int64_t kChannelBlock = 16;  // nChw16c (ops/host/channel_blocks.hpp)
 
 // Whether every reader of node i's output, looking through pass-through nodes, reads it alone
 // and can read it blocked; the pass-through nodes on the way are added to `through`.
@@ -41,7 +40,7 @@ int block_channels(Graph& graph) {
     const Node& node = graph.nodes[i];
     if (node.layer->passes_through() || int(i) == graph.loss_node()) continue;
     const Shape& out = node.out_shape;
-    if (out.size() != 3 || out[0] % kChannelBlock != 0) continue;
+    if (out.size() != 3 || !ops::channels_blockable(out[0])) continue;
     if (!node.layer->can_block_output(input_blocked(node))) continue;
     std::vector<int> through;
     if (!readers_take_blocked(graph, readers, int(i), through)) continue;

@@ -8,6 +8,13 @@
 
 namespace wt::ops {
 
+// Channels per block of the channel-blocked activation layout (nChw16c;
+// ops/host/channel_blocks.hpp).
+constexpr int64_t kChannelBlock = 16;
+inline bool channels_blockable(int64_t channels) {
+  return channels > 0 && channels % kChannelBlock == 0;
+}
+
 struct Conv2dGeometry {
   int64_t batch = 0, in_channels = 0, in_h = 0, in_w = 0;
   int64_t out_channels = 0, kernel = 1, stride = 1, padding = 0;
@@ -18,6 +25,12 @@ struct Conv2dGeometry {
   // Activations in oneDNN's channel-blocked layout (nChw16c: [N][C/16][H][W][16]) instead of NCHW:
   // x and dx, y and dy. Host ranks only, set by model/block_channels.hpp.
   bool x_blocked = false, y_blocked = false;
+  // The same geometry over NCHW tensors (the fallbacks that relay blocked ones).
+  Conv2dGeometry nchw() const {
+    Conv2dGeometry g = *this;
+    g.x_blocked = g.y_blocked = false;
+    return g;
+  }
 };
 
 struct Pool2dGeometry {
@@ -26,6 +39,11 @@ struct Pool2dGeometry {
   WT_HD int64_t out_h() const { return (in_h + 2 * padding - kernel) / stride + 1; }
   WT_HD int64_t out_w() const { return (in_w + 2 * padding - kernel) / stride + 1; }
   bool x_blocked = false, y_blocked = false;  // as Conv2dGeometry's
+  Pool2dGeometry nchw() const {
+    Pool2dGeometry g = *this;
+    g.x_blocked = g.y_blocked = false;
+    return g;
+  }
 };
 
 struct BatchNormShape {

@@ -103,25 +103,15 @@ void check_pool(ops::Pool2dGeometry g, bool out_blocked, bool ties) {
   }
 }
 
-ops::Pool2dGeometry pool(int64_t batch, int64_t channels, int64_t h, int64_t w, int64_t kernel,
-                         int64_t stride, int64_t padding) {
-  ops::Pool2dGeometry g;
-  g.batch = batch;
-  g.channels = channels;
-  g.in_h = h;
-  g.in_w = w;
-  g.kernel = kernel;
-  g.stride = stride;
-  g.padding = padding;
-  return g;
-}
+// Geometries as the parity harness writes them: batch, channels, h, w, kernel, stride, padding.
+using Pool = ops::Pool2dGeometry;
 
 TEST(ChannelBlocks, MaxPoolingMatchesNchwBitwise) {
   for (const bool out_blocked : {true, false}) {
-    check_pool(pool(3, 32, 28, 28, 2, 2, 0), out_blocked, false);  // LeNet's pool1
-    check_pool(pool(3, 64, 14, 14, 2, 2, 0), out_blocked, true);   // pool2, with ties
-    check_pool(pool(2, 16, 7, 9, 2, 2, 0), out_blocked, true);     // odd: an uncovered edge
-    check_pool(pool(2, 16, 9, 8, 3, 2, 1), out_blocked, true);     // any other window
+    check_pool(Pool{3, 32, 28, 28, 2, 2, 0}, out_blocked, false);  // LeNet's pool1
+    check_pool(Pool{3, 64, 14, 14, 2, 2, 0}, out_blocked, true);   // pool2, with ties
+    check_pool(Pool{2, 16, 7, 9, 2, 2, 0}, out_blocked, true);     // odd: an uncovered edge
+    check_pool(Pool{2, 16, 9, 8, 3, 2, 1}, out_blocked, true);     // any other window
   }
 }
 
@@ -169,30 +159,20 @@ void check_conv(const ops::Conv2dGeometry& g, Precision precision, const std::st
   }
 }
 
-ops::Conv2dGeometry conv(int64_t batch, int64_t in_channels, int64_t size, int64_t out_channels,
-                         int64_t kernel, int64_t stride, int64_t padding) {
-  ops::Conv2dGeometry g;
-  g.batch = batch;
-  g.in_channels = in_channels;
-  g.in_h = g.in_w = size;
-  g.out_channels = out_channels;
-  g.kernel = kernel;
-  g.stride = stride;
-  g.padding = padding;
-  return g;
-}
+// Batch, in channels, h, w, out channels, kernel, stride, padding.
+using Conv = ops::Conv2dGeometry;
 
 TEST(ChannelBlocks, ConvolutionMatchesNchwBitwise) {
-  check_conv(conv(4, 1, 28, 32, 5, 1, 2), Precision::Fp32, "LeNet conv1");
-  check_conv(conv(4, 32, 14, 64, 5, 1, 2), Precision::Fp32, "LeNet conv2");
+  check_conv(Conv{4, 1, 28, 28, 32, 5, 1, 2}, Precision::Fp32, "LeNet conv1");
+  check_conv(Conv{4, 32, 14, 14, 64, 5, 1, 2}, Precision::Fp32, "LeNet conv2");
   // A stride that skips the last input rows: oneDNN has no kernel, im2col runs on NCHW copies.
-  check_conv(conv(2, 16, 8, 16, 3, 2, 0), Precision::Fp32, "im2col fallback");
+  check_conv(Conv{2, 16, 8, 8, 16, 3, 2, 0}, Precision::Fp32, "im2col fallback");
 }
 
 TEST(ChannelBlocks, Bf16ConvolutionMatchesNchwBitwise) {
   if (!ops::host_computes_bf16()) GTEST_SKIP() << "this CPU has no bf16 arithmetic";
   // The blocked input is rounded in place order (no relayout), the NCHW one by to_bf16_nchw16c.
-  check_conv(conv(4, 32, 14, 64, 5, 1, 2), Precision::Bf16, "LeNet conv2 in bf16");
+  check_conv(Conv{4, 32, 14, 14, 64, 5, 1, 2}, Precision::Bf16, "LeNet conv2 in bf16");
 }
 
 }  // namespace

@@ -7,13 +7,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/kernel_args.hpp"  // kChannelBlock, channels_blockable
+
 namespace wt::ops {
-
-constexpr int64_t kChannelBlock = 16;
-
-inline bool channels_blockable(int64_t channels) {
-  return channels > 0 && channels % kChannelBlock == 0;
-}
 
 // Offset of element (n, c, p) of an [N, C, P] tensor (P: pixels), blocked or NCHW.
 inline int64_t activation_offset(bool blocked, int64_t channels, int64_t pixels, int64_t n,

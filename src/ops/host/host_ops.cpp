@@ -58,12 +58,6 @@ float* round_conv_inputs(const ops::Conv2dGeometry& g, const float** x, const fl
   return ws;
 }
 
-// The geometry for NCHW copies of a channel-blocked convolution's activations.
-ops::Conv2dGeometry plain_activations(ops::Conv2dGeometry g) {
-  g.x_blocked = g.y_blocked = false;
-  return g;
-}
-
 }  // namespace
 
 HostOps::HostOps(Precision precision) : precision_(precision) {}
@@ -103,7 +97,7 @@ void HostOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const
   if (g.x_blocked || g.y_blocked) {  // a geometry oneDNN has no kernel for: im2col on NCHW copies
     std::vector<float> xs, ys;
     float* y_nchw = ops::nchw_result(y, g.y_blocked, g.batch, g.out_channels, g.out_pixels(), ys);
-    conv2d_forward(plain_activations(g),
+    conv2d_forward(g.nchw(),
                    ops::nchw_view(x, g.x_blocked, g.batch, g.in_channels, g.in_h * g.in_w, xs), w,
                    bias, y_nchw, scratch);
     ops::store_nchw_result(ys, g.y_blocked, g.batch, g.out_channels, g.out_pixels(), y);
@@ -129,8 +123,8 @@ void HostOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, cons
     std::vector<float> xs, dys, dxs;
     float* dx_nchw =
         dx ? ops::nchw_result(dx, g.x_blocked, g.batch, g.in_channels, in_pixels, dxs) : nullptr;
-    conv2d_backward(plain_activations(g),
-                    ops::nchw_view(x, g.x_blocked, g.batch, g.in_channels, in_pixels, xs), w,
+    conv2d_backward(g.nchw(), ops::nchw_view(x, g.x_blocked, g.batch, g.in_channels, in_pixels, xs),
+                    w,
                     ops::nchw_view(dy, g.y_blocked, g.batch, g.out_channels, g.out_pixels(), dys),
                     dx_nchw, dw, dbias, scratch);
     if (dx) ops::store_nchw_result(dxs, g.x_blocked, g.batch, g.in_channels, in_pixels, dx);

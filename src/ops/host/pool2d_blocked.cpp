@@ -88,14 +88,10 @@ void maxpool2x2_backward(const Pool2dGeometry& g, const float* x, const float* d
     }
 }
 
-// Any other window or pair of layouts: relaid to NCHW, pooled by the NCHW kernels, relaid back
-// (not LeNet's or VGG's shapes; correct, not fast).
-Pool2dGeometry plain(Pool2dGeometry g) {
-  g.x_blocked = g.y_blocked = false;
-  return g;
-}
-
 }  // namespace
+
+// Any other window or pair of layouts below: relaid to NCHW, pooled by the NCHW kernels, relaid
+// back (not LeNet's or VGG's shapes; correct, not fast).
 
 void maxpool2d_forward_blocked(const Pool2dGeometry& g, const float* x, float* y) {
   if (g.x_blocked && is_2x2_stride_2(g)) {
@@ -104,7 +100,7 @@ void maxpool2d_forward_blocked(const Pool2dGeometry& g, const float* x, float* y
   }
   const int64_t in_pixels = g.in_h * g.in_w, out_pixels = g.out_h() * g.out_w();
   std::vector<float> xs, ys;
-  maxpool2d_forward(plain(g), nchw_view(x, g.x_blocked, g.batch, g.channels, in_pixels, xs),
+  maxpool2d_forward(g.nchw(), nchw_view(x, g.x_blocked, g.batch, g.channels, in_pixels, xs),
                     nchw_result(y, g.y_blocked, g.batch, g.channels, out_pixels, ys));
   store_nchw_result(ys, g.y_blocked, g.batch, g.channels, out_pixels, y);
 }
@@ -123,7 +119,7 @@ void maxpool2d_backward_blocked(const Pool2dGeometry& g, const float* x, const f
   const int64_t in_pixels = g.in_h * g.in_w, out_pixels = g.out_h() * g.out_w();
   std::vector<float> xs, dys, dxs;
   (relu_mask ? maxpool2d_relu_backward : maxpool2d_backward)(
-      plain(g), nchw_view(x, g.x_blocked, g.batch, g.channels, in_pixels, xs),
+      g.nchw(), nchw_view(x, g.x_blocked, g.batch, g.channels, in_pixels, xs),
       nchw_view(dy, g.y_blocked, g.batch, g.channels, out_pixels, dys),
       nchw_result(dx, g.x_blocked, g.batch, g.channels, in_pixels, dxs));
   store_nchw_result(dxs, g.x_blocked, g.batch, g.channels, in_pixels, dx);
