@@ -20,16 +20,21 @@ bool streams_the_weight(int64_t rows, int64_t in, int64_t out, Precision precisi
          in * out * int64_t(sizeof(float)) > kL2Bytes;
 }
 
-// y = x W^T (+ b) as y^T = W x^T, transposed into y with the bias added on the way (the same
-// single rounding of sum + bias as the GEMM's beta = 1 onto a bias-filled y).
+// y = x W^T (+ b) as y^T = W x^T (+ b per row), then transposed into y. The bias goes in as the
+// GEMM's beta = 1 onto a bias-filled output, as in the other formulation: added after the GEMM
+// instead, burst's row splits (some take one formulation, some the other) no longer trained
+// bitwise as gang (e2e.burst_lenet).
 void linear_forward_streaming_weight(const float* x, const float* w, const float* b, int64_t rows,
                                      int64_t in, int64_t out, float* y) {
   thread_local std::vector<float> transposed;
   transposed.resize(size_t(rows * out));
   float* yt = transposed.data();
-  gemm(false, true, out, rows, in, 1.0f, w, in, x, in, 0.0f, yt, rows);
+  if (b)
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t r = 0; r < rows; ++r) yt[o * rows + r] = b[o];
+  gemm(false, true, out, rows, in, 1.0f, w, in, x, in, b ? 1.0f : 0.0f, yt, rows);
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t o = 0; o < out; ++o) y[r * out + o] = yt[o * rows + r] + (b ? b[o] : 0.0f);
+    for (int64_t o = 0; o < out; ++o) y[r * out + o] = yt[o * rows + r];
 }
 
 }  // namespace
