@@ -34,6 +34,7 @@ class JobObservers {
       if (on_step_) on_step_(step);
     }
     void after_step(Job&, const StepRecord&) override {}
+    bool may_communicate_after(const Job&, int64_t) const override { return false; }
 
    private:
     std::function<void(int64_t)> on_step_;

@@ -38,6 +38,9 @@ class RunControl {
   // one sync interval), so they all stop after the same pass, each at its own step; each job's own
   // checkpoint.every_steps is its observer's.
   RunAction after_step(double step_seconds, int64_t pass = -1);
+  // Whether the next after_step may agree with the other ranks (an allreduce); the first of a
+  // shared pass's jobs may, the others reuse its decision.
+  bool syncs_next() const { return decisions_ + 1 >= next_sync_; }
   // Tells the controller how long the last checkpoint write took (for the walltime margin).
   void checkpoint_written(double seconds);
 

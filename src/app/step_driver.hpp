@@ -13,7 +13,9 @@ class Job;
 class StepDriver {
  public:
   virtual ~StepDriver() = default;
-  virtual StepStats run_step(Job& job, int64_t step) = 0;
+  // quiet_end: no observer of the job enters a collective after this step
+  // (StepObserver::may_communicate_after), so this rank's own work may run on past its end.
+  virtual StepStats run_step(Job& job, int64_t step, bool quiet_end) = 0;
 };
 
 }  // namespace wt

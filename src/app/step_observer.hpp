@@ -30,6 +30,15 @@ class StepObserver {
     (void)step;
   }
   virtual void after_step(Job& job, const StepRecord& record) = 0;
+  // Whether after_step(step) may enter a collective of the job's communicator (a metrics row, a
+  // stop agreement, a checkpoint, an evaluation), asked before the step: a driver lets this
+  // rank's own work run on past a step's end only where none does, so no peer waits for it there
+  // (app/background/multiplexer.cpp). An observer that cannot tell says it may.
+  virtual bool may_communicate_after(const Job& job, int64_t step) const {
+    (void)job;
+    (void)step;
+    return true;
+  }
   // After the job's last step, or the step a stop ended it at.
   virtual void finish(Job& job) { (void)job; }
 };

@@ -27,7 +27,14 @@ void TrainingLoop::step_once(Entry& entry) {
   StepRecord record;
   record.step = step;
   record.pass = pass_;
-  record.stats = driver_ ? driver_->run_step(job, step) : job.run_step(step);
+  if (driver_) {
+    bool quiet_end = true;
+    for (const StepObserver* o : entry.observers)
+      quiet_end = quiet_end && !o->may_communicate_after(job, step);
+    record.stats = driver_->run_step(job, step, quiet_end);
+  } else {
+    record.stats = job.run_step(step);
+  }
   record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (device.counts_synchronizations())
     record.device_synchronizations = int64_t(device.synchronizations() - synchronizations);

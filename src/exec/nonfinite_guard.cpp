@@ -72,7 +72,23 @@ NonFiniteGuard::Finding NonFiniteGuard::read_counts(int64_t step) {
 }
 
 void NonFiniteGuard::end_step(int64_t step, Communicator& comm) {
-  const Finding mine = read_counts(step);
+  conclude(step, comm, read_counts(step), -1);
+}
+
+double NonFiniteGuard::vote(int64_t step) {
+  voted_ = read_counts(step);
+  voted_step_ = step;
+  return voted_.stage >= 0 ? 1.0 : 0.0;
+}
+
+void NonFiniteGuard::end_step(int64_t step, Communicator& comm, double votes) {
+  if (voted_step_ != step)
+    throw std::logic_error("NonFiniteGuard::end_step: no vote for step " + std::to_string(step));
+  voted_step_ = -1;
+  conclude(step, comm, voted_, votes);
+}
+
+void NonFiniteGuard::conclude(int64_t step, Communicator& comm, const Finding& mine, double votes) {
   if (!stop_) {
     if (mine.stage < 0) return;
     ++skipped_steps_;
@@ -85,8 +101,11 @@ void NonFiniteGuard::end_step(int64_t step, Communicator& comm) {
       throw diverged_at(step, reason_text(mine.stage, mine.nonfinite, mine.values));
     return;
   }
-  double any = mine.stage >= 0 ? 1.0 : 0.0;
-  comm.allreduce_sum(&any, 1, 0);
+  double any = votes;
+  if (any < 0) {
+    any = mine.stage >= 0 ? 1.0 : 0.0;
+    comm.allreduce_sum(&any, 1, 0);
+  }
   if (any == 0) return;
   // Rare path: every rank learns every rank's finding and names the same one, the lowest stage
   // (lowest rank on a tie), so the message is identical everywhere.

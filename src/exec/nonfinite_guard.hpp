@@ -63,6 +63,14 @@ class NonFiniteGuard {
   // the step's counts in one staged copy, takes the skipped updates back from the optimizer, and
   // in stop mode throws Diverged on every rank if any rank found a non-finite gradient in `step`.
   void end_step(int64_t step, Communicator& comm);
+  // end_step in two halves, for a caller that carries the agreement in a collective of its own
+  // (the multiplexer's step-end arrival, so that a rank still busy with background work does not
+  // hold its peers in one more): vote() reads the step's counts as end_step does and returns 1
+  // when this rank found a non-finite gradient, else 0; end_step(step, comm, votes) decides with
+  // the votes summed over every rank of comm (a collective only on the rare path that names the
+  // finding), or, where votes < 0, agrees on them itself as end_step does.
+  double vote(int64_t step);
+  void end_step(int64_t step, Communicator& comm, double votes);
 
   bool deferred() const { return deferred_; }
   // Steps with at least one stage skipped, over the run.
@@ -81,6 +89,9 @@ class NonFiniteGuard {
   };
   // The step's counts from the device; un-counts the skipped updates; the lowest stage's finding.
   Finding read_counts(int64_t step);
+  // Stops, skips or goes on by `mine` and, deferred in stop mode, every rank's: `votes` summed
+  // (vote()), or agreed here when negative.
+  void conclude(int64_t step, Communicator& comm, const Finding& mine, double votes);
 
   int64_t count_floats() const { return int64_t(flagged_step_.size()) * ops::kCountFloats; }
 
@@ -98,6 +109,8 @@ class NonFiniteGuard {
   int64_t skipped_steps_ = 0;
   int64_t last_skipped_step_ = -1;
   std::string last_reason_;
+  Finding voted_;  // vote()'s finding, for end_step(step, comm, votes)
+  int64_t voted_step_ = -1;
 };
 
 }  // namespace wt

@@ -53,6 +53,8 @@ class TraceRecorder : public InstructionObserver {
   void finish();
 
   bool recording() const { return recording_; }
+  // Whether end_step(step) writes the file.
+  bool writes_after(int64_t step) const { return recording_ && step + 1 >= info_.end_step; }
   bool written() const { return written_; }
   const std::string& path() const { return path_; }
 

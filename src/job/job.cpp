@@ -294,6 +294,22 @@ StepStats Job::finish_step(int64_t step) {
   StepStats stats = executor_->finish_step();
   // The step's non-finite counts in one copy: a divergence one rank saw stops every rank here.
   guard_->end_step(step, *comm_);
+  return after_guard(step, stats);
+}
+
+double Job::finish_local_step(int64_t step) {
+  CachingAllocator::JobScope account(device_.allocator(), id());
+  local_stats_ = executor_->finish_step();
+  return guard_->vote(step);
+}
+
+StepStats Job::finish_voted_step(int64_t step, double votes) {
+  CachingAllocator::JobScope account(device_.allocator(), id());
+  guard_->end_step(step, *comm_, votes);
+  return after_guard(step, local_stats_);
+}
+
+StepStats Job::after_guard(int64_t step, StepStats stats) {
   if (guard_->skipped(step)) {
     log_.warning("skipped step %lld: %s (%lld skipped so far)", (long long)(step + 1),
                  guard_->last_reason().c_str(), (long long)guard_->skipped_steps());

@@ -81,6 +81,13 @@ class Job {
   // (executor().issue_ready) under the job's memory account; finish_step ends it as run_step does.
   void begin_step(int64_t step);
   StepStats finish_step(int64_t step);
+  // finish_step in two halves, for a driver that carries the ranks' agreement on a non-finite
+  // gradient in a step-end collective of its own (app/background/multiplexer.hpp):
+  // finish_local_step ends this rank's part and returns its vote (NonFiniteGuard::vote);
+  // finish_voted_step, given the votes summed over the job's ranks, ends the step as
+  // finish_step does.
+  double finish_local_step(int64_t step);
+  StepStats finish_voted_step(int64_t step, double votes);
   // The test split through the one evaluation path, summed over the ranks (collective).
   StepStats evaluate();
   // A signal or the wall time: the run ends after `steps_done` steps, resumable.
@@ -107,6 +114,10 @@ class Job {
   int64_t start_step() const { return start_step_; }
   int64_t total_steps() const { return total_steps_; }
   int64_t steps_per_epoch() const { return per_epoch_; }
+  // Whether step (0-based) ends an epoch or the run.
+  bool epoch_ends_after(int64_t step) const {
+    return (step + 1) % per_epoch_ == 0 || step + 1 == total_steps_;
+  }
   int64_t samples_per_step() const { return samples_per_step_; }
   int64_t labels_per_sample() const { return labels_per_sample_; }
   double learning_rate_now() const { return lr_; }  // of the last step run
@@ -118,6 +129,8 @@ class Job {
 
  private:
   void build_model_and_program(Communicator& comm);
+  // The step's stats once the guard has decided: empty for a skipped step (logged).
+  StepStats after_guard(int64_t step, StepStats stats);
   void build_executor(Communicator& comm);
   void resume();
   ResumeRequest resume_request() const;
@@ -149,6 +162,7 @@ class Job {
   Program program_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<NonFiniteGuard> guard_;
+  StepStats local_stats_;  // finish_local_step's, for finish_voted_step
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Checkpointer> checkpointer_;
   std::unique_ptr<MetricsWriter> metrics_;

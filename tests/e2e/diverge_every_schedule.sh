@@ -2,7 +2,8 @@
 # End to end: a diverging run (optimizer.lr = 1e300, so the first step's update overflows and the
 # next gradients are Inf/NaN) ends at once on every schedule and device, including those where
 # only a stage's owner sees its gradient (master sync with and without scatter, pipeline, waves
-# with and without the codec, a burst segment on one rank). Each run, on 2 ranks, must end within
+# with and without the codec, a burst segment on one rank, a pipeline beside a background job).
+# Each run, on 2 ranks, must end within
 # 10 s of its start with exit status 4 on *every* rank (each rank writes its own status through a
 # wrapper) and print one "diverged" message naming the step and the stage. Before the divergence
 # was agreed within the step, these hung for failure.stall_seconds and exited 5 blaming a rank.
@@ -20,7 +21,12 @@ schedules=(
   "waves|--set schedule.kind=waves"
   "waves_codec|--set schedule.kind=waves --set compress.weights=scalednn --set compress.min_bytes=0"
   "burst|--set schedule.kind=burst --set $mlp_fc_on_rank0"
+  # DeepPool's multiplexing: the votes ride on the step-end arrival, not a collective of their own
+  "pipeline_background|--set schedule.kind=pipeline --set schedule.microbatches=1 --set background.deck=\"$dir/background.toml\" --set background.warmup_steps=1"
 )
+# The background job: the same deck, its data and model paths made absolute.
+sed -e "s|^path = .*|path = \"$data\"|" -e "s|^file = \"\\.\\./|file = \"$WT_SOURCE_DIR/|" \
+  "$deck" >"$dir/background.toml"
 
 # One rank's wavetrain, recording its own exit status. mpiexec reports only one, and kills the
 # other ranks as soon as one exits non-zero, so the wrapper itself exits 0: a rank that hangs

@@ -15,6 +15,7 @@
 #include "ops/host/finite_check.hpp"
 #include "ops/kernel_args.hpp"
 #include "ops/optimizers.hpp"
+#include "solo_comm.hpp"
 
 namespace {
 
@@ -25,27 +26,7 @@ using wt::Tensor;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// One rank: a non-deferred guard's end_step never communicates.
-class SoloComm : public wt::Communicator {
- public:
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  int add_group(const std::vector<int>&) override { return 0; }
-  std::unique_ptr<wt::CommRequest> iallreduce_sum(float*, int64_t, int) override {
-    return std::make_unique<wt::CompletedRequest>();
-  }
-  void allreduce_sum(float*, int64_t, int) override {}
-  void allreduce_sum(double*, int64_t, int) override {}
-  void broadcast(float*, int64_t, int, int) override {}
-  void broadcast_bytes(void*, int64_t, int) override {}
-  std::unique_ptr<wt::CommRequest> isend(const float*, int64_t, int, int) override {
-    return std::make_unique<wt::CompletedRequest>();
-  }
-  std::unique_ptr<wt::CommRequest> irecv(float*, int64_t, int, int) override {
-    return std::make_unique<wt::CompletedRequest>();
-  }
-  void barrier() override {}
-};
+using wt::test::SoloComm;
 
 Tensor tensor(DeviceContext& device, const std::vector<float>& v) {
   Tensor t = Tensor::empty({int64_t(v.size())}, device.allocator());
@@ -159,6 +140,42 @@ TEST(NonFiniteGuard, StopModeThrowsDivergedNamingTheStep) {
         << what;
   }
   EXPECT_EQ(guard.skipped_steps(), 0);
+}
+
+// The vote path (NonFiniteGuard::vote, end_step with the votes summed, as the multiplexer's
+// step-end arrival carries them): the same decision as the guard's own agreement, without its
+// collective.
+TEST(NonFiniteGuard, VotesCarriedElsewhereDecideAsItsOwnAgreementWithoutACollective) {
+  DeviceContext device;
+  wt::OptimizerOptions options;
+  auto optimizer = wt::make_optimizer(options, device);
+  // Deferred (a pipeline): stop mode agrees over the ranks.
+  wt::NonFiniteGuard guard("stop", *optimizer, device.allocator(), 1, 1, /*deferred=*/true);
+  SoloComm comm;
+  Tensor w = tensor(device, {0, 0, 0, 0});
+  Tensor good = tensor(device, {1, 2, 3, 4});
+  guarded_step(device, guard, *optimizer, 0, 0, w, good);
+  EXPECT_EQ(guard.vote(0), 0.0);
+  guard.end_step(0, comm, 0.0);
+  EXPECT_EQ(comm.double_allreduces, 0);
+  // Votes < 0: none carried, the guard agrees itself.
+  guarded_step(device, guard, *optimizer, 1, 0, w, good);
+  guard.vote(1);
+  guard.end_step(1, comm, -1.0);
+  EXPECT_EQ(comm.double_allreduces, 1);
+  // A step nobody voted on is a caller's bug, said at once.
+  EXPECT_THROW(guard.end_step(2, comm, 0.0), std::logic_error);
+  // A non-finite gradient: this rank votes 1 and every rank stops with the same message.
+  Tensor bad = tensor(device, {0, kNaN, 0, 0});
+  guarded_step(device, guard, *optimizer, 3, 0, w, bad);
+  EXPECT_EQ(guard.vote(3), 1.0);
+  try {
+    guard.end_step(3, comm, 1.0);
+    FAIL() << "no Diverged";
+  } catch (const wt::Diverged& e) {
+    EXPECT_NE(std::string(e.what()).find("at step 4 (stage 0: 1 of 4"), std::string::npos)
+        << e.what();
+  }
 }
 
 // A flagged update leaves the weights, the optimizer state and the step count exactly as they

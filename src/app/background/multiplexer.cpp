@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "app/background/step_end_arrival.hpp"
 #include "exec/executor.hpp"
 #include "exec/nonfinite_guard.hpp"
 #include "job/job.hpp"
@@ -16,6 +17,9 @@ namespace wt {
 namespace {
 
 constexpr int kMaxDropsInARow = 3;
+// A tasklet at a step's end that runs into the next step's first wait ends this long before
+// that wait is expected to: this rank's own step end and receive post come first.
+constexpr double kLeadMargin_s = 0.3e-3;
 
 }  // namespace
 
@@ -27,7 +31,8 @@ Multiplexer::Multiplexer(Job& foreground, Job& background,
       feedback_(foreground.executor().rank_program(),
                 {settings.slowdown_target, settings.ewma_fast, settings.ewma_slow}),
       budget_(settings.slowdown_target, settings.solo_every),
-      gate_(foreground.executor().rank_program(), feedback_, settings) {
+      gate_(foreground.executor().rank_program(), feedback_, settings),
+      lead_(foreground.executor().rank_program()) {
   adopt_background(&background, std::move(background_observers));
   // Foreground first: no node starts that would run over the foreground's expected wait.
   if (settings_.policy == "foreground_first") settings_.fit_to_wait = true;
@@ -79,7 +84,7 @@ double Multiplexer::longest_wait_seconds() const {
   return longest;
 }
 
-StepStats Multiplexer::run_step(Job& job, int64_t step) {
+StepStats Multiplexer::run_step(Job& job, int64_t step, bool quiet_end) {
   if (&job != &fg_) throw std::logic_error("the multiplexer drives its foreground job only");
   // The first warmup_steps steps run alone: the foreground's solo times (feedback_ starts
   // recording them).
@@ -102,8 +107,12 @@ StepStats Multiplexer::run_step(Job& job, int64_t step) {
   } else {
     equal_priority_step(step);
   }
-  fill_step_end(step, warming_up, held);
-  StepStats stats = fg_.finish_step(step);
+  // The step's own end first: its vote on a non-finite gradient rides on the step-end arrival,
+  // so that no rank, done with its step, waits in one more collective for a peer still in a
+  // background node.
+  const double vote = fg_.finish_local_step(step);
+  StepStats stats =
+      fg_.finish_voted_step(step, fill_step_end(step, warming_up, held, vote, quiet_end));
   // The first step pays for warm-up allocations, alone or not: it says nothing of either.
   if (step > fg_.start_step()) budget_.record_step(steady_seconds() - began, held);
   totals_.foreground_slowdown = budget_.slowdown();
@@ -139,11 +148,13 @@ bool Multiplexer::budget_admits(int64_t step) {
 // wait took longer than recv_min_ms alone (the warm-up steps), and under the same feedback as a
 // foreground wait: held while its average since is above target (a tasklet running over the
 // peers' arrival delays them all).
-void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool held) {
-  if (fg_.comm().size() == 1 || !any_rank_multiplexes_) return;
+double Multiplexer::fill_step_end(int64_t step, bool warming_up, bool held, double vote,
+                                  bool quiet_end) {
+  lead_.step_ended(held, lead_.found() ? feedback_.last_end(lead_.stream(), lead_.index()) : -1);
+  if (fg_.comm().size() == 1 || !any_rank_multiplexes_) return -1;
   // Inside an agreed streak of solo steps (not its last): nothing to fill, nothing to vote; the
   // step runs exactly as alone, so the budget's solo time carries no collective of its own.
-  if (!warming_up && step < held_until_) return;
+  if (!warming_up && step < held_until_) return -1;
   const bool admit = !held && background_active();
   // It also carries each rank's budget (foreground_first): the steps alone it asks for from the
   // next one on. Every rank runs alone the longest streak any rank asks for, since a step alone
@@ -155,11 +166,7 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool held) {
                          : recorded         ? budget_.solo_steps_after_step(/*solo=*/held)
                                  : budget_.admits() ? 0
                                             : 1;
-  arrivals_.assign(size_t(fg_.comm().size()), 0.f);
-  arrivals_[size_t(fg_.comm().rank())] = float(streak);
-  const double arrived_at = steady_seconds();
-  const std::unique_ptr<CommRequest> arrived =
-      fg_.comm().iallreduce_sum(arrivals_.data(), int64_t(arrivals_.size()), 0);
+  StepEndArrival arrival(fg_.comm(), streak, vote);
   const FeedbackSettings& feedback = feedback_.settings();
   GateResult why;  // no foreground stream: the step's end
   why.waits_on = OpCode::AllReduce;
@@ -171,21 +178,29 @@ void Multiplexer::fill_step_end(int64_t step, bool warming_up, bool held) {
     why.kind = GateResult::HoldFeedback;
     hold(why, step);
   } else if (admit && long_wait) {
+    // A node may run on into the next step's first wait (lead_wait.hpp) when no collective
+    // comes first (the votes ride here; quiet_end: nor do the observers'), so no peer waits for
+    // it, and ends before that wait is expected to, less kLeadMargin_s for this rank's own
+    // step end and receive post.
     const double expected = step_end_.expected_seconds();
-    while (background_active() && !arrived->test()) {
-      const double idle_left = expected - (steady_seconds() - arrived_at);
+    const double after = quiet_end ? lead_.expected_after_arrival() : -1;
+    const double lead = std::max(0.0, after - kLeadMargin_s);
+    while (background_active() && !arrival.test()) {
+      const double idle_left = expected + lead - (steady_seconds() - arrival.arrived_at());
       if (!run_tasklet(why, step, idle_left)) break;
     }
   }
-  arrived->wait();
-  held_until_ = step + int64_t(*std::max_element(arrivals_.begin(), arrivals_.end()));
-  const double run = steady_seconds() - arrived_at;
+  arrival.wait();
+  lead_.peers_arrived(arrival.last_peer_arrival());
+  held_until_ = step + arrival.longest_streak();
+  const double run = steady_seconds() - arrival.arrived_at();
   if (held) step_end_.add_solo_run(run);
   if (warming_up)
     step_end_.solo_runs.push_back(run);
   else if (solo >= 0)
     step_end_.average_s = slowdown_average(
         feedback, step_end_.average_s >= 0 ? step_end_.average_s : solo, run, solo);
+  return arrival.votes();
 }
 
 void Multiplexer::StepEndWait::add_solo_run(double seconds) {
@@ -249,7 +264,7 @@ void Multiplexer::warn_long_nodes() {
 void Multiplexer::prioritized_step(int64_t step) {
   Executor& fg = fg_.executor();
   // A step runs the same instructions as the last: a wait found blocked again is a new wait.
-  blocked_at_.assign(fg.rank_program().streams.size(), {nullptr, 0.0});
+  blocked_at_.assign(fg.rank_program().streams.size(), BlockedAt{});
   while (!fg.step_issued()) {
     {
       CachingAllocator::JobScope account(fg_.device().allocator(), fg_.id());
@@ -296,10 +311,16 @@ double Multiplexer::expected_idle_left(const Executor& fg) {
   for (int s = 0; s < streams; ++s) {
     const Instruction* wait = fg.next_instruction(s);
     if (!wait) continue;
-    auto& [at, since] = blocked_at_[size_t(s)];
-    if (at != wait) at = wait, since = now;
-    const double expected = feedback_.expected_seconds(s, feedback_.solo().index_of(s, *wait));
-    if (expected >= 0) left = std::min(left, expected - (now - since));
+    BlockedAt& blocked = blocked_at_[size_t(s)];
+    if (blocked.wait != wait) {
+      const size_t index = feedback_.solo().index_of(s, *wait);
+      blocked = {wait, now, feedback_.expected_seconds(s, index)};
+      // The step's first wait: from the peers' arrival at the last step's end, when known.
+      const double after = lead_.expected_after_arrival();
+      if (lead_.is(s, index) && lead_.arrival() >= 0 && after >= 0)
+        blocked = {wait, lead_.arrival(), after};
+    }
+    if (blocked.expected >= 0) left = std::min(left, blocked.expected - (now - blocked.since));
   }
   return left;
 }

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "app/background/background_gate.hpp"
+#include "app/background/lead_wait.hpp"
 #include "app/step_driver.hpp"
 #include "app/step_observer.hpp"
 #include "deck/run_config.hpp"
@@ -62,7 +63,7 @@ class Multiplexer : public StepDriver {
   Multiplexer(Job& foreground, Job& background, std::vector<StepObserver*> background_observers,
               const RunConfig::Background& settings, const std::string& tasklet_log);
   ~Multiplexer() override;
-  StepStats run_step(Job& job, int64_t step) override;
+  StepStats run_step(Job& job, int64_t step, bool quiet_end) override;
   // After the foreground's last step: the background's step in hand finished alone, then its
   // observers' finish (the end checkpoint, the summary).
   void finish();
@@ -91,7 +92,10 @@ class Multiplexer : public StepDriver {
   void equal_priority_step(int64_t step);
   // held: a solo step of the whole job (the warm-up, the budget's); background work may fill
   // the wait otherwise.
-  void fill_step_end(int64_t step, bool warming_up, bool held);
+  // vote: the foreground's on a non-finite gradient (Job::finish_local_step), carried in the
+  // arrival; returns the votes summed over the ranks (-1: no arrival ran, the guard agrees).
+  // quiet_end: as run_step's; a tasklet may run on into the next step's first receive.
+  double fill_step_end(int64_t step, bool warming_up, bool held, double vote, bool quiet_end);
   bool budget_admits(int64_t step);
   // One tasklet of the background (or a whole step without pacing); false when the background
   // has nothing left to run.
@@ -123,6 +127,7 @@ class Multiplexer : public StepDriver {
   SlowdownFeedback feedback_;
   RunBudget budget_;  // the whole run's slowdown (every policy measures it; foreground_first acts)
   BackgroundGate gate_;
+  LeadWait lead_;  // the step's first wait, timed from the peers' arrival
   std::unique_ptr<InstructionTimes> bg_times_;
   int bg_stream_ = 0;  // the background program's one stream
   int64_t bg_step_ = 0;
@@ -130,11 +135,13 @@ class Multiplexer : public StepDriver {
   double background_step_began_ = 0;
   int consecutive_drops_ = 0;
   std::function<void(double)> refit_;
-  // fill_step_end's allreduce buffer: by rank, the steps alone its budget asks for next.
-  std::vector<float> arrivals_;
   int64_t held_until_ = -1;           // the last step of the agreed streak of steps alone
   bool any_rank_multiplexes_ = true;  // false: every rank's background left out at the refit
-  std::vector<std::pair<const Instruction*, double>> blocked_at_;  // per stream: wait, since
+  struct BlockedAt {                  // per stream: the wait it is blocked at, timed from since
+    const Instruction* wait = nullptr;
+    double since = 0, expected = -1;
+  };
+  std::vector<BlockedAt> blocked_at_;
   struct StepEndWait {  // fill_step_end's wait for the peers, as the feedback tracks a wait
     std::vector<double> solo_runs;    // the warm-up steps' (solo_mean)
     std::vector<double> recent_solo;  // the last kRecentSoloRuns steps alone, warm-up included

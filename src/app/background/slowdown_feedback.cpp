@@ -13,7 +13,10 @@ double slowdown_average(const FeedbackSettings& settings, double average, double
 
 SlowdownFeedback::SlowdownFeedback(const RankProgram& program, FeedbackSettings settings)
     : settings_(settings), solo_(program), recent_solo_(program, kRecentSoloRuns) {
-  for (const auto& stream : program.streams) average_.emplace_back(stream.size(), -1.0);
+  for (const auto& stream : program.streams) {
+    average_.emplace_back(stream.size(), -1.0);
+    last_end_.emplace_back(stream.size(), -1.0);
+  }
   solo_.set_recording(true);
   recent_solo_.set_recording(true);
 }
@@ -43,8 +46,9 @@ bool SlowdownFeedback::above_target(int stream, size_t index) const {
 void SlowdownFeedback::executed(int stream, const Instruction& ins, double t_begin, double t_end,
                                 int64_t bytes) {
   recent_solo_.executed(stream, ins, t_begin, t_end, bytes);
-  if (warming_up_) return solo_.executed(stream, ins, t_begin, t_end, bytes);
   const size_t index = solo_.index_of(stream, ins);
+  last_end_[size_t(stream)][index] = t_end;
+  if (warming_up_) return solo_.executed(stream, ins, t_begin, t_end, bytes);
   const double solo = solo_.solo_seconds(stream, index);
   if (solo < 0) return;
   average_[size_t(stream)][index] =

@@ -39,6 +39,8 @@ class SlowdownFeedback : public InstructionObserver {
   // The running average (seconds; the solo time until a run updates it), -1 when unknown.
   double average_seconds(int stream, size_t index) const;
   bool above_target(int stream, size_t index) const;
+  // When the instruction's last run (in any step) ended, steady seconds; -1 before it ran.
+  double last_end(int stream, size_t index) const { return last_end_[size_t(stream)][index]; }
   const FeedbackSettings& settings() const { return settings_; }
 
   void executed(int stream, const Instruction& ins, double t_begin, double t_end,
@@ -50,7 +52,8 @@ class SlowdownFeedback : public InstructionObserver {
   InstructionTimes solo_;
   InstructionTimes recent_solo_;
   bool warming_up_ = true;
-  std::vector<std::vector<double>> average_;  // [stream][index]; -1 until the first update
+  std::vector<std::vector<double>> average_;   // [stream][index]; -1 until the first update
+  std::vector<std::vector<double>> last_end_;  // [stream][index]
 };
 
 // policy = "foreground_first": what the foreground pays over the whole run, step by step. The

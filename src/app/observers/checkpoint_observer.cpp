@@ -16,6 +16,10 @@ CheckpointObserver::CheckpointObserver(Job& job, RunControl& shared)
       every_steps_(job.config().checkpoint.every_steps),
       last_checkpoint_(job.start_step() > 0 ? job.start_step() : -1) {}
 
+bool CheckpointObserver::may_communicate_after(const Job&, int64_t step) const {
+  return (every_steps_ > 0 && (step + 1) % every_steps_ == 0) || control_.syncs_next();
+}
+
 void CheckpointObserver::after_step(Job& job, const StepRecord& record) {
   const int64_t done = record.step + 1;
   RunAction action = control_.after_step(record.seconds, record.pass);

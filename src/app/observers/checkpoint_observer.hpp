@@ -18,6 +18,8 @@ class CheckpointObserver : public StepObserver {
   // A job co-located with others: `shared` decides for all of them, once per loop pass.
   CheckpointObserver(Job& job, RunControl& shared);
   void after_step(Job& job, const StepRecord& record) override;
+  // A checkpoint every_steps, or the stop decision's agreement (RunControl::syncs_next).
+  bool may_communicate_after(const Job& job, int64_t step) const override;
   void finish(Job& job) override;
 
  private:

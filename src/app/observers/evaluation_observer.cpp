@@ -8,10 +8,13 @@
 
 namespace wt {
 
+bool EvaluationObserver::may_communicate_after(const Job& job, int64_t step) const {
+  return job.epoch_ends_after(step) && job.no_evaluation_reason().empty();
+}
+
 void EvaluationObserver::after_step(Job& job, const StepRecord& record) {
   const int64_t done = record.step + 1, per_epoch = job.steps_per_epoch();
-  const bool epoch_end = done % per_epoch == 0 || done == job.total_steps();
-  if (!epoch_end || !job.no_evaluation_reason().empty()) return;
+  if (!may_communicate_after(job, record.step)) return;
   const StepStats e = job.evaluate();
   accuracy_ = e.samples ? e.correct / e.samples : 0;
   loss_ = e.samples ? e.loss_sum / e.samples : 0;

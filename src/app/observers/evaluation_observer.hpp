@@ -13,6 +13,7 @@ class EvaluationObserver : public StepObserver {
   EvaluationObserver(std::chrono::steady_clock::time_point run_start, MetricsObserver& metrics)
       : run_start_(run_start), metrics_(metrics) {}
   void after_step(Job& job, const StepRecord& record) override;
+  bool may_communicate_after(const Job& job, int64_t step) const override;  // an evaluation
   // The last evaluation's accuracy and loss; accuracy -1 when none ran.
   double accuracy() const { return accuracy_; }
   double loss() const { return loss_; }

@@ -32,14 +32,17 @@ MetricsRow MetricsObserver::row(Job& job, const char* kind, int64_t steps_done) 
   return row;
 }
 
+bool MetricsObserver::may_communicate_after(const Job& job, int64_t step) const {
+  return (step + 1) % job.config().train.log_every_steps == 0 || job.epoch_ends_after(step);
+}
+
 void MetricsObserver::after_step(Job& job, const StepRecord& record) {
   window_.loss_sum += record.stats.loss_sum;
   window_.correct += record.stats.correct;
   window_.samples += record.stats.samples;
   ++steps_;
   const int64_t done = record.step + 1;
-  const bool epoch_end = done % job.steps_per_epoch() == 0 || done == job.total_steps();
-  if (done % job.config().train.log_every_steps != 0 && !epoch_end) return;
+  if (!may_communicate_after(job, record.step)) return;
   const PreloadStats preload = job.source().preload_stats();
   double v[5] = {window_.loss_sum, window_.correct, double(window_.samples), double(preload.hits),
                  double(preload.misses)};

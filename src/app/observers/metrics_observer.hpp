@@ -20,6 +20,7 @@ class MetricsObserver : public StepObserver {
   MetricsObserver(std::chrono::steady_clock::time_point run_start,
                   const RunConfig::Failure& failure);
   void after_step(Job& job, const StepRecord& record) override;
+  bool may_communicate_after(const Job& job, int64_t step) const override;  // its rows
   // Time spent outside training (an evaluation) does not count against samples/s.
   void restart_clock() { window_start_ = std::chrono::steady_clock::now(); }
   // A row's common columns: step, epoch, wall time and memory.

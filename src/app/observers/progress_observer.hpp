@@ -11,6 +11,7 @@ class ProgressObserver : public StepObserver {
  public:
   ProgressObserver() : since_(std::chrono::steady_clock::now()) {}
   void after_step(Job& job, const StepRecord& record) override;
+  bool may_communicate_after(const Job&, int64_t) const override { return false; }
 
  private:
   std::chrono::steady_clock::time_point since_;

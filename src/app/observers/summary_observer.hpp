@@ -18,6 +18,7 @@ class SummaryObserver : public StepObserver {
   SummaryObserver(Job& job, std::chrono::steady_clock::time_point run_start,
                   const EvaluationObserver& evaluation);
   void after_step(Job& job, const StepRecord& record) override;
+  bool may_communicate_after(const Job&, int64_t) const override { return false; }
   void finish(Job& job) override;
   const TrainResult& result() const { return result_; }
 

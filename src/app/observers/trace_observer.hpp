@@ -14,6 +14,9 @@ class TraceObserver : public StepObserver {
   explicit TraceObserver(Job& job);  // collective
   void before_step(Job& job, int64_t step) override;
   void after_step(Job& job, const StepRecord& record) override;
+  bool may_communicate_after(const Job&, int64_t step) const override {
+    return recorder_->writes_after(step);
+  }
   void finish(Job& job) override;
 
  private:

@@ -1,0 +1,59 @@
+// The multiplexer's step-end arrival (app/background/step_end_arrival.hpp) on two real ranks:
+// what it carries comes back summed (the longest streak, the votes), and a rank that waited
+// learns when its peer arrived, by the one clock of this host, exactly as the peer read it.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <chrono>
+#include <thread>
+
+#include "app/background/step_end_arrival.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "util/steady_seconds.hpp"
+
+namespace {
+
+TEST(StepEndArrival, CarriesStreaksVotesAndTheLastPeersArrivalTime) {
+  wt::MpiCommunicator comm(MPI_COMM_WORLD);
+  const int rank = comm.rank(), size = comm.size();
+  // Rank 0 arrives late: every other rank finds it missing first.
+  if (rank == 0) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  wt::StepEndArrival arrival(comm, /*streak=*/rank + 1, /*vote=*/rank == 1 ? 1 : 0);
+  const double posted = arrival.arrived_at();
+  while (!arrival.test()) {
+  }
+  arrival.wait();
+  EXPECT_EQ(arrival.longest_streak(), size);
+  EXPECT_EQ(arrival.votes(), size > 1 ? 1.0 : 0.0);
+  // Every rank's own arrival time, summed in doubles, to check what the floats carried.
+  std::vector<double> times(size_t(size), 0.0);
+  times[size_t(rank)] = posted;
+  comm.allreduce_sum(times.data(), size, 0);
+  if (rank == 0) {  // the last to arrive: it never found a peer missing, so it cannot tell
+    EXPECT_EQ(arrival.last_peer_arrival(), -1.0);
+  } else {
+    double last = -1;
+    for (int r = 0; r < size; ++r)
+      if (r != rank) last = std::max(last, times[size_t(r)]);
+    EXPECT_NEAR(arrival.last_peer_arrival(), last, 1e-9);
+    EXPECT_GT(arrival.last_peer_arrival(), posted + 0.02);  // rank 0's 30 ms
+  }
+}
+
+TEST(StepEndArrival, APeerTimeOutsideTheSpanOfItsArrivalIsNotTrusted) {
+  // A peer on another host reads another clock: shifted by a day here (its time is the
+  // arrival's, plus 86400 s), it falls outside [last miss, completion] and reads as unknown.
+  wt::MpiCommunicator comm(MPI_COMM_WORLD);
+  if (comm.size() < 2) GTEST_SKIP() << "needs two ranks";
+  const int rank = comm.rank();
+  if (rank == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  wt::StepEndArrival arrival(comm, 0, 0, /*clock_offset_s=*/rank == 0 ? 86400.0 : 0.0);
+  while (!arrival.test()) {
+  }
+  arrival.wait();
+  if (rank != 0) {
+    EXPECT_EQ(arrival.last_peer_arrival(), -1.0);
+  }
+}
+
+}  // namespace
