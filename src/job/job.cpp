@@ -290,11 +290,10 @@ void Job::begin_step(int64_t step) {
 }
 
 StepStats Job::finish_step(int64_t step) {
-  CachingAllocator::JobScope account(device_.allocator(), id());
-  StepStats stats = executor_->finish_step();
-  // The step's non-finite counts in one copy: a divergence one rank saw stops every rank here.
-  guard_->end_step(step, *comm_);
-  return after_guard(step, stats);
+  finish_local_step(step);
+  // The step's non-finite counts in one copy: a divergence one rank saw stops every rank here
+  // (votes < 0: the guard agrees on them itself).
+  return finish_voted_step(step, -1);
 }
 
 double Job::finish_local_step(int64_t step) {
@@ -306,10 +305,7 @@ double Job::finish_local_step(int64_t step) {
 StepStats Job::finish_voted_step(int64_t step, double votes) {
   CachingAllocator::JobScope account(device_.allocator(), id());
   guard_->end_step(step, *comm_, votes);
-  return after_guard(step, local_stats_);
-}
-
-StepStats Job::after_guard(int64_t step, StepStats stats) {
+  StepStats stats = local_stats_;
   if (guard_->skipped(step)) {
     log_.warning("skipped step %lld: %s (%lld skipped so far)", (long long)(step + 1),
                  guard_->last_reason().c_str(), (long long)guard_->skipped_steps());

@@ -84,8 +84,8 @@ class Job {
   // finish_step in two halves, for a driver that carries the ranks' agreement on a non-finite
   // gradient in a step-end collective of its own (app/background/multiplexer.hpp):
   // finish_local_step ends this rank's part and returns its vote (NonFiniteGuard::vote);
-  // finish_voted_step, given the votes summed over the job's ranks, ends the step as
-  // finish_step does.
+  // finish_voted_step, given the votes summed over the job's ranks (< 0: the guard agrees on
+  // them itself, as finish_step has it), ends the step; a skipped step's stats are empty.
   double finish_local_step(int64_t step);
   StepStats finish_voted_step(int64_t step, double votes);
   // The test split through the one evaluation path, summed over the ranks (collective).
@@ -129,8 +129,6 @@ class Job {
 
  private:
   void build_model_and_program(Communicator& comm);
-  // The step's stats once the guard has decided: empty for a skipped step (logged).
-  StepStats after_guard(int64_t step, StepStats stats);
   void build_executor(Communicator& comm);
   void resume();
   ResumeRequest resume_request() const;

@@ -21,6 +21,7 @@ LeadWait::LeadWait(const RankProgram& program) {
         if (is_receive(instructions[p].op) && instructions[p].event == ins.event) {
           stream_ = stream;
           index_ = i;
+          break;
         }
       return;
     }
