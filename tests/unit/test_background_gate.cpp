@@ -208,6 +208,20 @@ TEST(RunBudget, AOneOffChargeIsOwedProRataOverTheRun) {
   EXPECT_EQ(spread.solo_steps_after_step(true), 5);  // 2.5 s over, 0.5 s a step alone
 }
 
+// A pipeline's later stage still in a background node when its peers arrived begins the next
+// step late, and that step, alone, ends when its peers' steps do: it looks short by the delay
+// on this rank alone, and a solo estimate taken from it would call the whole run slower than it is.
+TEST(RunBudget, ASoloStepBegunLateIsTimedFromItsPeersArrival) {
+  RunBudget budget(1.5, 1000);
+  budget.record_step(1.0, true);
+  budget.record_step(0.75, true, /*late_start_s=*/0.25);
+  EXPECT_DOUBLE_EQ(budget.solo_step_seconds(), 1.0);
+  EXPECT_DOUBLE_EQ(budget.slowdown(), 1.75 / 2.0);  // the run's own time, as it was
+  budget.record_step(1.25, false, 0.5);  // beside background work: no solo time to correct
+  EXPECT_DOUBLE_EQ(budget.solo_step_seconds(), 1.0);
+  EXPECT_DOUBLE_EQ(budget.debt_seconds(), -1.5);  // each step less 1.5 x 1 s: -0.5 - 0.75 - 0.25
+}
+
 TEST(RunBudget, TheSoloRuleAsksForOneStepAlone) {
   RunBudget budget(1.1, 3);
   budget.record_step(1.0, true);

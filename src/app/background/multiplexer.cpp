@@ -90,6 +90,7 @@ StepStats Multiplexer::run_step(Job& job, int64_t step, bool quiet_end) {
   // recording them).
   const int64_t warm = fg_.start_step() + settings_.warmup_steps;
   const bool warming_up = step < warm;
+  const double late_start = late_start_s_;  // fill_step_end sets it for the step after
   // held: a solo step of the whole job, every rank alike (the warm-up, the run budget's, or
   // every step once no rank has a background left since the refit).
   const bool held = warming_up || !any_rank_multiplexes_ || !budget_admits(step);
@@ -114,7 +115,7 @@ StepStats Multiplexer::run_step(Job& job, int64_t step, bool quiet_end) {
   StepStats stats =
       fg_.finish_voted_step(step, fill_step_end(step, warming_up, held, vote, quiet_end));
   // The first step pays for warm-up allocations, alone or not: it says nothing of either.
-  if (step > fg_.start_step()) budget_.record_step(steady_seconds() - began, held);
+  if (step > fg_.start_step()) budget_.record_step(steady_seconds() - began, held, late_start);
   totals_.foreground_slowdown = budget_.slowdown();
   if (step + 1 == warm) {  // the solo times are in: profile the background, then multiplex
     feedback_.set_warming_up(false);
@@ -151,6 +152,7 @@ bool Multiplexer::budget_admits(int64_t step) {
 double Multiplexer::fill_step_end(int64_t step, bool warming_up, bool held, double vote,
                                   bool quiet_end) {
   lead_.step_ended(held, lead_.found() ? feedback_.last_end(lead_.stream(), lead_.index()) : -1);
+  late_start_s_ = 0;
   if (fg_.comm().size() == 1 || !any_rank_multiplexes_) return -1;
   // Inside an agreed streak of solo steps (not its last): nothing to fill, nothing to vote; the
   // step runs exactly as alone, so the budget's solo time carries no collective of its own.
@@ -181,9 +183,10 @@ double Multiplexer::fill_step_end(int64_t step, bool warming_up, bool held, doub
     // A node may run on into the next step's first wait (lead_wait.hpp) when no collective
     // comes first (the votes ride here; quiet_end: nor do the observers'), so no peer waits for
     // it, and ends before that wait is expected to, less kLeadMargin_s for this rank's own
-    // step end and receive post.
+    // step end and receive post. Not into a step this rank's budget runs alone (streak): that
+    // step's time is its solo estimate, and a node running on might delay its peer's send.
     const double expected = step_end_.expected_seconds();
-    const double after = quiet_end ? lead_.expected_after_arrival() : -1;
+    const double after = quiet_end && streak == 0 ? lead_.expected_after_arrival() : -1;
     const double lead = std::max(0.0, after - kLeadMargin_s);
     while (background_active() && !arrival.test()) {
       const double idle_left = expected + lead - (steady_seconds() - arrival.arrived_at());
@@ -192,6 +195,8 @@ double Multiplexer::fill_step_end(int64_t step, bool warming_up, bool held, doub
   }
   arrival.wait();
   lead_.peers_arrived(arrival.last_peer_arrival());
+  if (arrival.last_peer_arrival() >= 0)
+    late_start_s_ = std::max(0.0, steady_seconds() - arrival.last_peer_arrival());
   held_until_ = step + arrival.longest_streak();
   const double run = steady_seconds() - arrival.arrived_at();
   if (held) step_end_.add_solo_run(run);

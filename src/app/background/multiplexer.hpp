@@ -135,7 +135,8 @@ class Multiplexer : public StepDriver {
   double background_step_began_ = 0;
   int consecutive_drops_ = 0;
   std::function<void(double)> refit_;
-  int64_t held_until_ = -1;           // the last step of the agreed streak of steps alone
+  int64_t held_until_ = -1;  // the last step of the agreed streak of steps alone
+  double late_start_s_ = 0;  // how long after its peers' arrival this rank left the last step
   bool any_rank_multiplexes_ = true;  // false: every rank's background left out at the refit
   struct BlockedAt {                  // per stream: the wait it is blocked at, timed from since
     const Instruction* wait = nullptr;

@@ -112,9 +112,9 @@ double RunBudget::charged_due() const {
   return charged_s_ + spread_s_ * done;
 }
 
-void RunBudget::record_step(double seconds, bool solo) {
+void RunBudget::record_step(double seconds, bool solo, double late_start_s) {
   if (solo) {
-    recent_solo_.push_back(seconds);
+    recent_solo_.push_back(seconds + late_start_s);
     if (recent_solo_.size() > kRecentSoloSteps) recent_solo_.pop_front();
     since_solo_ = 0;
   } else {

@@ -80,8 +80,11 @@ class RunBudget {
   // kMaxSoloStreak. Several ranks agree on a streak so that its steps need no vote.
   int64_t solo_steps_after_step(bool solo) const;
   static constexpr int64_t kMaxSoloStreak = 25;
-  // A step of `seconds`; solo when no background work ran in it.
-  void record_step(double seconds, bool solo);
+  // A step of `seconds`; solo when no background work ran in it. late_start_s: how long after
+  // its peers' arrival at the step before this rank began it (still in a background node): a
+  // solo step is timed from that arrival for the solo estimate, since the late start shortened
+  // it on this rank alone (a pipeline's later stage, whose next input came when it came).
+  void record_step(double seconds, bool solo, double late_start_s = 0);
   // Foreground time spent on background work outside its steps, owed at once.
   void charge(double seconds) {
     debt_s_ += seconds;
