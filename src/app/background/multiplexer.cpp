@@ -194,9 +194,9 @@ double Multiplexer::fill_step_end(int64_t step, bool warming_up, bool held, doub
     }
   }
   arrival.wait();
-  lead_.peers_arrived(arrival.last_peer_arrival());
-  if (arrival.last_peer_arrival() >= 0)
-    late_start_s_ = std::max(0.0, steady_seconds() - arrival.last_peer_arrival());
+  const double peers_arrived_at = arrival.last_peer_arrival();  // -1: unknown
+  lead_.peers_arrived(peers_arrived_at);
+  if (peers_arrived_at >= 0) late_start_s_ = std::max(0.0, steady_seconds() - peers_arrived_at);
   held_until_ = step + arrival.longest_streak();
   const double run = steady_seconds() - arrival.arrived_at();
   if (held) step_end_.add_solo_run(run);
