@@ -43,9 +43,18 @@ class MpiRequest : public CommRequest {
   void wait() override { WT_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE)); }
 };
 
+// Each rank's ring for point-to-point messages on its node: WAVETRAIN_SHM_POINT_TO_POINT_MB
+// (0: every message through MPI), the same on every rank under mpirun. 8 MiB holds a few of the
+// shipped decks' largest stage activations (lenet's 1.6 MB at batch 32); larger ones go
+// through MPI.
+int64_t default_ring_bytes() {
+  const char* mb = std::getenv("WAVETRAIN_SHM_POINT_TO_POINT_MB");
+  return int64_t(mb ? std::atof(mb) * double(1 << 20) : 8.0 * double(1 << 20));
+}
+
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(MPI_Comm world) {
+MpiCommunicator::MpiCommunicator(MPI_Comm world, int64_t point_to_point_ring_bytes) {
   MPI_Comm dup;
   WT_MPI_CHECK(MPI_Comm_dup(world, &dup));
   MPI_Comm_rank(dup, &rank_);
@@ -58,6 +67,8 @@ MpiCommunicator::MpiCommunicator(MPI_Comm world) {
   const char* shm = std::getenv("WAVETRAIN_SHM_ALLREDUCE");  // same on every rank under mpirun
   use_shm_ = !(shm && std::strcmp(shm, "0") == 0);
   shm_.push_back(use_shm_ ? ShmAllreduce::create(dup) : nullptr);
+  p2p_ = ShmPointToPoint::create(
+      dup, point_to_point_ring_bytes >= 0 ? point_to_point_ring_bytes : default_ring_bytes());
 }
 
 MpiCommunicator::~MpiCommunicator() {
@@ -132,6 +143,7 @@ void MpiCommunicator::broadcast_bytes(void* data, int64_t bytes, int root_world_
 
 std::unique_ptr<CommRequest> MpiCommunicator::isend(const float* data, int64_t count, int peer,
                                                     int tag) {
+  if (p2p_ && p2p_->reaches(peer)) return p2p_->isend(data, count, peer, tag);
   auto req = std::make_unique<MpiRequest>();
   req->point_to_point = true;
   WT_MPI_CHECK(MPI_Isend(data, as_int(count), MPI_FLOAT, peer, tag, comms_[0], &req->request));
@@ -139,6 +151,7 @@ std::unique_ptr<CommRequest> MpiCommunicator::isend(const float* data, int64_t c
 }
 
 std::unique_ptr<CommRequest> MpiCommunicator::irecv(float* data, int64_t count, int peer, int tag) {
+  if (p2p_ && p2p_->reaches(peer)) return p2p_->irecv(data, count, peer, tag);
   auto req = std::make_unique<MpiRequest>();
   req->point_to_point = true;
   WT_MPI_CHECK(MPI_Irecv(data, as_int(count), MPI_FLOAT, peer, tag, comms_[0], &req->request));

@@ -6,6 +6,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/shm_allreduce.hpp"
+#include "comm/shm_point_to_point.hpp"
 
 namespace wt {
 
@@ -17,7 +18,9 @@ void scatter_bytes_over(MPI_Comm comm, int rank, const void* send,
 class MpiCommunicator : public Communicator {
  public:
   // Duplicates `world` so wavetrain's traffic never matches a user's or a library's.
-  explicit MpiCommunicator(MPI_Comm world = MPI_COMM_WORLD);
+  // point_to_point_ring_bytes: each rank's ShmPointToPoint ring (0: none); by default
+  // WAVETRAIN_SHM_POINT_TO_POINT_MB, or 8 MiB.
+  explicit MpiCommunicator(MPI_Comm world = MPI_COMM_WORLD, int64_t point_to_point_ring_bytes = -1);
   ~MpiCommunicator() override;
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -42,6 +45,9 @@ class MpiCommunicator : public Communicator {
   // Whether blocking float allreduces over `group` go through ShmAllreduce (all ranks on one
   // node, and not turned off with WAVETRAIN_SHM_ALLREDUCE=0).
   bool shared_memory_allreduce(int group) const { return shm_.at(group) != nullptr; }
+  // The channel point-to-point messages to ranks on this node take (null when every rank is
+  // alone on its node, or with WAVETRAIN_SHM_POINT_TO_POINT_MB=0).
+  const ShmPointToPoint* shared_memory_point_to_point() const { return p2p_.get(); }
 
  private:
   MPI_Comm group_comm(int group) const;
@@ -57,6 +63,7 @@ class MpiCommunicator : public Communicator {
   MPI_Comm host_bytes_ = MPI_COMM_NULL;
   std::vector<std::vector<int>> group_ranks_;       // world ranks of each group
   std::vector<std::unique_ptr<ShmAllreduce>> shm_;  // by group id; null where not used
+  std::unique_ptr<ShmPointToPoint> p2p_;
   bool use_shm_ = true;
   int rank_ = 0;
   int size_ = 1;

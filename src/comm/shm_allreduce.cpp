@@ -1,11 +1,10 @@
 #include "comm/shm_allreduce.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
+#include "comm/shared_window.hpp"
 #include "util/mpi_check.hpp"
 #include "util/unwinding.hpp"
 
@@ -13,8 +12,6 @@ namespace wt {
 
 namespace {
 constexpr int kMaxRanks = 64;
-// Open MPI's bookkeeping in the window's backing file, beyond the ranks' segments.
-constexpr double kWindowFileSlack = 1 << 20;
 }  // namespace
 
 std::unique_ptr<ShmAllreduce> ShmAllreduce::create(MPI_Comm comm) {
@@ -54,14 +51,7 @@ bool ShmAllreduce::reserve(int64_t count) {
   if (unusable_) return false;
   if (count <= capacity_) return true;
   const int64_t capacity = std::max<int64_t>(count, 1024);
-  // The whole node's window is one file in /dev/shm: every rank's limit must allow it.
-  struct rlimit limit {};
-  double allowed = ::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY
-                       ? double(limit.rlim_cur)
-                       : 1e300;
-  WT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &allowed, 1, MPI_DOUBLE, MPI_MIN, comm_));
-  const double window_bytes = double(size_) * 2.0 * double(capacity) * sizeof(float);
-  if (window_bytes + kWindowFileSlack > allowed) {
+  if (!shared_window_fits(comm_, double(size_) * 2.0 * double(capacity) * sizeof(float))) {
     unusable_ = true;
     return false;
   }

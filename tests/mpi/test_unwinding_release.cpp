@@ -24,6 +24,7 @@
 #include "comm/heartbeat_board.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "comm/shm_allreduce.hpp"
+#include "comm/shm_point_to_point.hpp"
 #include "comm/watched_communicator.hpp"
 #include "util/unwinding.hpp"
 
@@ -133,6 +134,15 @@ TEST_F(UnwindingRelease, ShmAllreduceFreesItsWindowOnlyWhenNotUnwinding) {
   if (world_rank() == 1) drop_while_unwinding([&] { shm.reset(); });
 }
 
+TEST_F(UnwindingRelease, ShmPointToPointFreesItsWindowOnlyWhenNotUnwinding) {
+  auto channel = wt::ShmPointToPoint::create(MPI_COMM_WORLD, 1 << 20);
+  ASSERT_NE(channel, nullptr);
+  ASSERT_TRUE(channel->reaches(1 - world_rank()));
+  EXPECT_TRUE(rank0_released_alone(
+      "ShmPointToPoint", [&] { channel.reset(); }, kDeadlineSeconds));
+  if (world_rank() == 1) drop_while_unwinding([&] { channel.reset(); });
+}
+
 TEST_F(UnwindingRelease, MpiCommunicatorFreesItsGroupsOnlyWhenNotUnwinding) {
   auto comm = std::make_unique<wt::MpiCommunicator>(MPI_COMM_WORLD);
   comm->add_group({0, 1});
@@ -143,23 +153,46 @@ TEST_F(UnwindingRelease, MpiCommunicatorFreesItsGroupsOnlyWhenNotUnwinding) {
   if (world_rank() == 1) drop_while_unwinding([&] { comm.reset(); });
 }
 
-// A receive whose sender never sends (the peer is elsewhere): its request (MpiRequest) must be
-// withdrawn, not waited for. Through the stall watch's decorator too (WatchedCommunicator's
-// request), as main() wires it.
+// A receive whose sender never sends (the peer is elsewhere): its request must be withdrawn, not
+// waited for: through MPI (MpiRequest), through the node's shared window (ShmReceive) and
+// through the stall watch's decorator (WatchedCommunicator's request), as main() wires it.
 TEST_F(UnwindingRelease, PendingReceiveIsWithdrawnNotWaitedFor) {
-  wt::MpiCommunicator mpi(MPI_COMM_WORLD);
+  wt::MpiCommunicator mpi(MPI_COMM_WORLD, /*point_to_point_ring_bytes=*/0);
+  wt::MpiCommunicator shm(MPI_COMM_WORLD);
+  ASSERT_EQ(mpi.shared_memory_point_to_point(), nullptr);
+  ASSERT_NE(shm.shared_memory_point_to_point(), nullptr);
   wt::StallWatch watch(mpi, mpi, 600);
   float landing[4] = {0, 0, 0, 0};
-  std::unique_ptr<wt::CommRequest> plain, watched;
+  std::unique_ptr<wt::CommRequest> plain, through_window, watched;
   if (world_rank() == 0) {
     plain = mpi.irecv(landing, 4, 1, 11);
+    through_window = shm.irecv(landing, 4, 1, 11);
     watched = watch.comm().irecv(landing, 4, 1, 12);
   }
   EXPECT_TRUE(rank0_released_alone(
       "MpiRequest", [&] { plain.reset(); }, kDeadlineSeconds));
   EXPECT_TRUE(rank0_released_alone(
+      "ShmReceive", [&] { through_window.reset(); }, kDeadlineSeconds));
+  EXPECT_TRUE(rank0_released_alone(
       "WatchedCommunicator::Request", [&] { watched.reset(); }, kDeadlineSeconds));
   mpi.barrier();
+}
+
+// A send through the shared window dropped while unwinding before it was tested (ShmSend): its
+// header's request is given up, not waited for; the message still arrives.
+TEST_F(UnwindingRelease, UntestedShmSendIsGivenUpNotWaitedFor) {
+  wt::MpiCommunicator shm(MPI_COMM_WORLD);
+  float data[4] = {1, 2, 3, 4};
+  std::unique_ptr<wt::CommRequest> send;
+  if (world_rank() == 0) send = shm.isend(data, 4, 1, 13);
+  EXPECT_TRUE(rank0_released_alone(
+      "ShmSend", [&] { send.reset(); }, kDeadlineSeconds));
+  if (world_rank() == 1) {
+    float got[4] = {0, 0, 0, 0};
+    shm.irecv(got, 4, 0, 13)->wait();
+    EXPECT_EQ(got[3], 4.0f);
+  }
+  shm.barrier();
 }
 
 // A non-blocking allreduce rank 1 has not joined: abandoned while unwinding (MPI forbids

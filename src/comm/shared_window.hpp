@@ -1,0 +1,14 @@
+#pragma once
+// What an MPI-3 shared-memory window needs from the machine: it is one file in /dev/shm for the
+// whole node, so every rank's file size limit (ulimit -f) must allow it, or
+// MPI_Win_allocate_shared ends the job with SIGXFSZ.
+#include <mpi.h>
+
+namespace wt {
+
+// Collective over `comm` (the ranks that will share the window): whether a window of
+// `window_bytes` in all fits under every rank's file size limit, with room for Open MPI's own
+// bookkeeping. Every rank gets the same answer.
+bool shared_window_fits(MPI_Comm comm, double window_bytes);
+
+}  // namespace wt
