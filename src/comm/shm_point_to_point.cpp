@@ -1,5 +1,6 @@
 #include "comm/shm_point_to_point.hpp"
 
+#include <climits>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -21,6 +22,18 @@ constexpr int64_t kPayloadTags = 32768;
 
 uint32_t* consumed_flag(char* region) { return reinterpret_cast<uint32_t*>(region); }
 
+// A request still pending when its owner goes: waited for, or withdrawn while an exception
+// unwinds (the peer may never come: util/unwinding.hpp).
+void finish_or_withdraw(MPI_Request& request) {
+  if (request == MPI_REQUEST_NULL) return;
+  if (!exception_unwinding()) {
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Cancel(&request);
+    MPI_Request_free(&request);
+  }
+}
+
 // A send: the bytes are in our ring (or on their way through MPI) and the header is on its way.
 class ShmSend : public CommRequest {
  public:
@@ -28,15 +41,7 @@ class ShmSend : public CommRequest {
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};  // the header's, the payload's
 
   ~ShmSend() override {
-    for (MPI_Request& r : requests) {
-      if (r == MPI_REQUEST_NULL) continue;
-      if (!exception_unwinding()) {
-        MPI_Wait(&r, MPI_STATUS_IGNORE);
-      } else {  // the peer may never come (util/unwinding.hpp)
-        MPI_Cancel(&r);
-        MPI_Request_free(&r);
-      }
-    }
+    for (MPI_Request& r : requests) finish_or_withdraw(r);
   }
   bool test() override {
     int done = 0;
@@ -56,15 +61,8 @@ class ShmReceive : public CommRequest {
                            &header_request_));
   }
   ~ShmReceive() override {
-    for (MPI_Request* r : {&header_request_, &payload_request_}) {
-      if (*r == MPI_REQUEST_NULL) continue;
-      if (!exception_unwinding()) {
-        MPI_Wait(r, MPI_STATUS_IGNORE);
-      } else {
-        MPI_Cancel(r);
-        MPI_Request_free(r);
-      }
-    }
+    finish_or_withdraw(header_request_);
+    finish_or_withdraw(payload_request_);
   }
   bool test() override {
     if (!header_arrived_) {
@@ -242,6 +240,7 @@ std::unique_ptr<CommRequest> ShmPointToPoint::isend(const float* data, int64_t c
     MPI_Win_sync(win_);  // the bytes are visible before the header can be
     ++sent_.through_ring;
   } else {
+    if (count > INT_MAX) throw std::runtime_error("message larger than 2^31 elements");
     WT_MPI_CHECK(MPI_Isend(data, int(count), MPI_FLOAT, peer, payload_tag(header.sequence),
                            payloads_, &send->requests[1]));
     ++sent_.through_mpi;
