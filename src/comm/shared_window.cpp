@@ -20,4 +20,10 @@ bool shared_window_fits(MPI_Comm comm, double window_bytes) {
   return window_bytes + kWindowFileSlack <= allowed;
 }
 
+void free_shared_window(MPI_Win& win) {
+  if (win == MPI_WIN_NULL) return;
+  MPI_Win_unlock_all(win);
+  MPI_Win_free(&win);
+}
+
 }  // namespace wt

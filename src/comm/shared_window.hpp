@@ -11,4 +11,8 @@ namespace wt {
 // bookkeeping. Every rank gets the same answer.
 bool shared_window_fits(MPI_Comm comm, double window_bytes);
 
+// Collective over the window's ranks: ends the lock_all epoch it was opened with and frees it
+// (nothing when it is MPI_WIN_NULL). Never while an exception unwinds (util/unwinding.hpp).
+void free_shared_window(MPI_Win& win);
+
 }  // namespace wt

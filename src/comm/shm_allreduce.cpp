@@ -36,10 +36,7 @@ ShmAllreduce::~ShmAllreduce() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized || exception_unwinding()) return;  // collective: util/unwinding.hpp
-  if (win_ != MPI_WIN_NULL) {
-    MPI_Win_unlock_all(win_);
-    MPI_Win_free(&win_);
-  }
+  free_shared_window(win_);
   MPI_Comm_free(&comm_);
 }
 
@@ -55,10 +52,7 @@ bool ShmAllreduce::reserve(int64_t count) {
     unusable_ = true;
     return false;
   }
-  if (win_ != MPI_WIN_NULL) {
-    MPI_Win_unlock_all(win_);
-    MPI_Win_free(&win_);
-  }
+  free_shared_window(win_);
   capacity_ = capacity;
   float* mine = nullptr;
   WT_MPI_CHECK(MPI_Win_allocate_shared(MPI_Aint(2 * capacity_ * int64_t(sizeof(float))),

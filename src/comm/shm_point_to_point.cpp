@@ -164,10 +164,7 @@ ShmPointToPoint::~ShmPointToPoint() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized || exception_unwinding()) return;  // collective: util/unwinding.hpp
-  if (win_ != MPI_WIN_NULL) {
-    MPI_Win_unlock_all(win_);
-    MPI_Win_free(&win_);
-  }
+  free_shared_window(win_);
   MPI_Comm_free(&node_);
   MPI_Comm_free(&headers_);
   MPI_Comm_free(&payloads_);
