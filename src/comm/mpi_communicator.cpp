@@ -151,6 +151,8 @@ std::unique_ptr<CommRequest> MpiCommunicator::isend(const float* data, int64_t c
 }
 
 std::unique_ptr<CommRequest> MpiCommunicator::irecv(float* data, int64_t count, int peer, int tag) {
+  if (p2p_ && peer < 0)  // a sender on this node sends on the channel's communicator
+    throw std::logic_error("a receive from any source cannot take messages of ShmPointToPoint");
   if (p2p_ && p2p_->reaches(peer)) return p2p_->irecv(data, count, peer, tag);
   auto req = std::make_unique<MpiRequest>();
   req->point_to_point = true;

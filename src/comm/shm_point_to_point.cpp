@@ -16,11 +16,26 @@ namespace {
 // Each region of a ring starts with this many bytes: the receiver's "consumed" flag (a uint32)
 // and padding, so the floats after it start on a cache line.
 constexpr int64_t kRegionHeader = 64;
-// MPI guarantees tags up to 32767; a payload's tag is its sequence number modulo this, and far
-// fewer messages than that are ever in flight between two ranks.
-constexpr int64_t kPayloadTags = 32768;
 
 uint32_t* consumed_flag(char* region) { return reinterpret_cast<uint32_t*>(region); }
+
+int as_int(int64_t count) {
+  if (count > INT_MAX) throw std::runtime_error("message larger than 2^31 elements");
+  return int(count);
+}
+
+// One MPI message of a header and `count` floats after it, wherever each lies (MPI_BOTTOM).
+// A receive of this type also takes a message of the header alone (a prefix of its signature).
+MPI_Datatype header_and_floats(ShmPointToPoint::Header* header, float* data, int64_t count) {
+  int lengths[2] = {int(sizeof *header), as_int(count)};
+  MPI_Aint at[2];
+  MPI_Get_address(header, &at[0]);
+  MPI_Get_address(data, &at[1]);
+  MPI_Datatype types[2] = {MPI_BYTE, MPI_FLOAT}, type;
+  WT_MPI_CHECK(MPI_Type_create_struct(2, lengths, at, types, &type));
+  WT_MPI_CHECK(MPI_Type_commit(&type));
+  return type;
+}
 
 // A request still pending when its owner goes: waited for, or withdrawn while an exception
 // unwinds (the peer may never come: util/unwinding.hpp).
@@ -34,70 +49,67 @@ void finish_or_withdraw(MPI_Request& request) {
   }
 }
 
-// A send: the bytes are in our ring (or on their way through MPI) and the header is on its way.
+// A send: the bytes are in our ring and the header is on its way, or both travel as one MPI
+// message.
 class ShmSend : public CommRequest {
  public:
   ShmPointToPoint::Header header;
-  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};  // the header's, the payload's
+  MPI_Request request = MPI_REQUEST_NULL;
 
-  ~ShmSend() override {
-    for (MPI_Request& r : requests) finish_or_withdraw(r);
-  }
+  ~ShmSend() override { finish_or_withdraw(request); }
   bool test() override {
     int done = 0;
-    WT_MPI_CHECK(MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE));
+    WT_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     return done != 0;
   }
-  void wait() override { WT_MPI_CHECK(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE)); }
+  void wait() override { WT_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE)); }
 };
 
-// A receive: first the header (matched by MPI with the caller's tag), then the bytes, copied out
-// of the sender's ring or received through MPI.
+// A receive: one MPI message, matched with the caller's tag, that holds the header and, when the
+// sender's ring had no room, the floats; otherwise they are copied out of the sender's ring.
+// Posted whole at once, so it is matched whenever this rank is inside MPI, as MPI_Irecv is.
 class ShmReceive : public CommRequest {
  public:
   ShmReceive(ShmPointToPoint& channel, float* data, int64_t room, int peer, int tag)
       : channel_(channel), data_(data), room_(room), peer_(peer), tag_(tag) {
-    WT_MPI_CHECK(MPI_Irecv(&header_, sizeof header_, MPI_BYTE, peer, tag, channel.headers(),
-                           &header_request_));
+    MPI_Datatype type = header_and_floats(&header_, data, room);
+    const int posted = MPI_Irecv(MPI_BOTTOM, 1, type, peer, tag, channel.headers(), &request_);
+    MPI_Type_free(&type);  // the receive keeps what it needs
+    WT_MPI_CHECK(posted);
   }
   ~ShmReceive() override {
-    finish_or_withdraw(header_request_);
-    finish_or_withdraw(payload_request_);
+    if (request_ != MPI_REQUEST_NULL && !exception_unwinding()) {
+      try {
+        wait();  // as MpiRequest's: the data lands, and a ring region is given back
+      } catch (const std::exception&) {
+      }
+    }
+    finish_or_withdraw(request_);
   }
   bool test() override {
-    if (!header_arrived_) {
-      int flag = 0;
-      WT_MPI_CHECK(MPI_Test(&header_request_, &flag, MPI_STATUS_IGNORE));
-      if (!flag) return false;
-      take_header();
-    }
-    int flag = 1;
-    if (payload_request_ != MPI_REQUEST_NULL)
-      WT_MPI_CHECK(MPI_Test(&payload_request_, &flag, MPI_STATUS_IGNORE));
+    if (arrived_) return true;
+    int flag = 0;
+    WT_MPI_CHECK(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE));
+    if (flag) take_message();
     return flag != 0;
   }
   void wait() override {
-    if (!header_arrived_) {
-      WT_MPI_CHECK(MPI_Wait(&header_request_, MPI_STATUS_IGNORE));
-      take_header();
-    }
-    WT_MPI_CHECK(MPI_Wait(&payload_request_, MPI_STATUS_IGNORE));
+    if (arrived_) return;
+    WT_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+    take_message();
   }
 
  private:
-  // Copies the message out of the sender's ring, or posts the receive of its MPI payload.
-  void take_header() {
-    header_arrived_ = true;
-    if (header_.count > room_)
+  // Copies the message out of the sender's ring (MPI has delivered a fallback's floats).
+  void take_message() {
+    arrived_ = true;
+    if (header_.offset < 0) return;
+    if (header_.count > room_) {
+      channel_.mark_consumed(peer_, header_.offset);  // the sender's ring must not stay full
       throw std::runtime_error("a message of " + std::to_string(header_.count) +
                                " floats from rank " + std::to_string(peer_) + " (tag " +
                                std::to_string(tag_) + ") does not fit its receive of " +
                                std::to_string(room_));
-    if (header_.offset < 0) {
-      WT_MPI_CHECK(MPI_Irecv(data_, int(header_.count), MPI_FLOAT, peer_,
-                             ShmPointToPoint::payload_tag(header_.sequence), channel_.payloads(),
-                             &payload_request_));
-      return;
     }
     std::memcpy(data_, channel_.message_in(peer_, header_.offset),
                 size_t(header_.count) * sizeof(float));
@@ -109,8 +121,8 @@ class ShmReceive : public CommRequest {
   int64_t room_;
   int peer_, tag_;
   ShmPointToPoint::Header header_;
-  bool header_arrived_ = false;
-  MPI_Request header_request_ = MPI_REQUEST_NULL, payload_request_ = MPI_REQUEST_NULL;
+  bool arrived_ = false;
+  MPI_Request request_ = MPI_REQUEST_NULL;
 };
 
 }  // namespace
@@ -127,12 +139,13 @@ std::unique_ptr<ShmPointToPoint> ShmPointToPoint::create(MPI_Comm world, int64_t
 ShmPointToPoint::ShmPointToPoint(MPI_Comm world, MPI_Comm node, int64_t ring_bytes)
     : node_(node), ring_bytes_((ring_bytes + kRegionHeader - 1) / kRegionHeader * kRegionHeader) {
   WT_MPI_CHECK(MPI_Comm_dup(world, &headers_));
-  WT_MPI_CHECK(MPI_Comm_dup(world, &payloads_));
   int size = 0, node_size = 0;
   MPI_Comm_size(world, &size);
   MPI_Comm_size(node_, &node_size);
   node_rank_of_.assign(size_t(size), -1);
-  next_sequence_.assign(size_t(size), 0);
+  // Every rank of the node allocates the same ring, the largest any asked for: a rank that
+  // skipped the window's collective allocation while the others made it would hang them.
+  WT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &ring_bytes_, 1, MPI_INT64_T, MPI_MAX, node_));
   // Ranks alone on their node, or on a node whose file size limit keeps the window out, send
   // everything through MPI (reaches() is false for every peer).
   if (node_size < 2 || !shared_window_fits(node_, double(node_size) * double(ring_bytes_))) return;
@@ -167,15 +180,12 @@ ShmPointToPoint::~ShmPointToPoint() {
   free_shared_window(win_);
   MPI_Comm_free(&node_);
   MPI_Comm_free(&headers_);
-  MPI_Comm_free(&payloads_);
 }
 
 bool ShmPointToPoint::reaches(int world_rank) const {
   return win_ != MPI_WIN_NULL && world_rank >= 0 && world_rank < int(node_rank_of_.size()) &&
          node_rank_of_[size_t(world_rank)] >= 0;
 }
-
-int ShmPointToPoint::payload_tag(int64_t sequence) { return int(sequence % kPayloadTags); }
 
 char* ShmPointToPoint::region(int node_rank, int64_t offset) const {
   return ring_of_[size_t(node_rank)] + offset;
@@ -224,26 +234,25 @@ std::unique_ptr<CommRequest> ShmPointToPoint::isend(const float* data, int64_t c
   auto send = std::make_unique<ShmSend>();
   Header& header = send->header;
   header.count = count;
-  header.sequence = next_sequence_[size_t(peer)]++;
   reclaim();
   const int64_t bytes = count * int64_t(sizeof(float));
   const int64_t region_bytes =
       (kRegionHeader + bytes + kRegionHeader - 1) / kRegionHeader * kRegionHeader;
   header.offset = allocate(region_bytes);
-  if (header.offset >= 0) {
-    char* at = region(node_rank_, header.offset);
-    __atomic_store_n(consumed_flag(at), 0u, __ATOMIC_RELAXED);
-    std::memcpy(at + kRegionHeader, data, size_t(bytes));
-    MPI_Win_sync(win_);  // the bytes are visible before the header can be
-    ++sent_.through_ring;
-  } else {
-    if (count > INT_MAX) throw std::runtime_error("message larger than 2^31 elements");
-    WT_MPI_CHECK(MPI_Isend(data, int(count), MPI_FLOAT, peer, payload_tag(header.sequence),
-                           payloads_, &send->requests[1]));
+  if (header.offset < 0) {  // no room: the header and the floats as one MPI message
     ++sent_.through_mpi;
+    MPI_Datatype type = header_and_floats(&header, const_cast<float*>(data), count);
+    const int posted = MPI_Isend(MPI_BOTTOM, 1, type, peer, tag, headers_, &send->request);
+    MPI_Type_free(&type);
+    WT_MPI_CHECK(posted);
+    return send;
   }
-  WT_MPI_CHECK(
-      MPI_Isend(&header, sizeof header, MPI_BYTE, peer, tag, headers_, &send->requests[0]));
+  char* at = region(node_rank_, header.offset);
+  __atomic_store_n(consumed_flag(at), 0u, __ATOMIC_RELAXED);
+  std::memcpy(at + kRegionHeader, data, size_t(bytes));
+  MPI_Win_sync(win_);  // the bytes are visible before the header can be
+  ++sent_.through_ring;
+  WT_MPI_CHECK(MPI_Isend(&header, sizeof header, MPI_BYTE, peer, tag, headers_, &send->request));
   return send;
 }
 

@@ -5,12 +5,13 @@
 // 32 kB fragments that advance only while both ranks are inside MPI: a rank busy computing (a
 // background tasklet, a layer) holds its peer's send, and the receive ends only after several
 // round trips once it returns. Here the sender copies the message into its own ring in the window
-// and sends a 32-byte header, which MPI delivers eagerly: the send ends at once, whatever the
+// and sends a 16-byte header, which MPI delivers eagerly: the send ends at once, whatever the
 // receiver does, and the receive is one header match and one copy.
 //
 // MPI still matches every message (the header carries the caller's tag), so the order and tag
 // rules are MPI's. A message the ring has no room for (too large, or the receivers are behind)
-// goes through MPI whole, announced by its header.
+// goes through MPI whole, its floats in the header's message (a receive is posted as one MPI
+// receive of a header and up to its room of floats, so it is matched as MPI_Irecv would be).
 #include <mpi.h>
 
 #include <cstdint>
@@ -43,17 +44,13 @@ class ShmPointToPoint {
   };
   Sent sent() const { return sent_; }
 
-  // Where a message's bytes are: at `offset` in the sender's ring, or (offset < 0) in an MPI
-  // message on the payload communicator with tag payload_tag(sequence).
+  // Where a message's floats are: at `offset` in the sender's ring, or (offset < 0) after the
+  // header in the same MPI message.
   struct Header {
     int64_t offset = -1;
     int64_t count = 0;
-    int64_t sequence = 0;
-    int64_t unused = 0;
   };
-  static int payload_tag(int64_t sequence);
   MPI_Comm headers() const { return headers_; }
-  MPI_Comm payloads() const { return payloads_; }
   const float* message_in(int sender, int64_t offset) const;
   void mark_consumed(int sender, int64_t offset);  // the receiver has copied it out
 
@@ -63,7 +60,7 @@ class ShmPointToPoint {
   void reclaim();                   // frees the oldest regions their receivers have consumed
   char* region(int node_rank, int64_t offset) const;
 
-  MPI_Comm headers_ = MPI_COMM_NULL, payloads_ = MPI_COMM_NULL, node_ = MPI_COMM_NULL;
+  MPI_Comm headers_ = MPI_COMM_NULL, node_ = MPI_COMM_NULL;
   MPI_Win win_ = MPI_WIN_NULL;
   int64_t ring_bytes_ = 0;
   int node_rank_ = 0;              // ours
@@ -72,9 +69,8 @@ class ShmPointToPoint {
   struct Region {
     int64_t offset, bytes;
   };
-  std::deque<Region> in_flight_;        // our ring's regions, oldest first
-  int64_t head_ = 0;                    // where the next region goes
-  std::vector<int64_t> next_sequence_;  // by world rank we send to
+  std::deque<Region> in_flight_;  // our ring's regions, oldest first
+  int64_t head_ = 0;              // where the next region goes
   Sent sent_;
 };
 

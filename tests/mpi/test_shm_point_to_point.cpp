@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -98,6 +99,34 @@ TEST(ShmPointToPoint, AFullRingSendsThroughMpiInOrder) {
     channel->irecv(again.data(), 4096, 0, 9)->wait();
     EXPECT_EQ(again, message(4096, 99));
   }
+}
+
+// Both ranks send a message too large for the ring head to head and wait for their sends before
+// their receives: MPI's rendezvous completes this because each receive was posted before, and
+// the channel's must too (a receive whose floats were only asked for once the caller tested it
+// would leave both sends waiting). Bounded: a send not ended in 20 s fails and ends the job.
+TEST(ShmPointToPoint, HeadToHeadSendsThroughMpiDoNotWaitForTheirReceivesToBeTested) {
+  auto channel = wt::ShmPointToPoint::create(MPI_COMM_WORLD, 64 << 10);
+  ASSERT_NE(channel, nullptr);
+  const int peer = 1 - world_rank();
+  const int64_t n = 750000;  // 3 MB, past any eager limit and the 64 kB ring
+  std::vector<float> out = message(n, world_rank()), in(static_cast<size_t>(n));
+  auto receive = channel->irecv(in.data(), n, peer, 21);
+  auto send = channel->isend(out.data(), n, peer, 21);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  bool ended = false;
+  while (!(ended = send->test()) && std::chrono::steady_clock::now() < give_up) {
+  }
+  if (!ended) {
+    std::fprintf(stderr,
+                 "FAIL: rank %d's send through MPI waited 20 s for a receive posted "
+                 "before it\n",
+                 world_rank());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  receive->wait();
+  EXPECT_EQ(in, message(n, peer));
+  EXPECT_EQ(channel->sent().through_mpi, 1);
 }
 
 TEST(ShmPointToPoint, AMessageLargerThanItsReceiveIsAClearError) {
