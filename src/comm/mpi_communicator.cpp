@@ -1,7 +1,6 @@
 #include "comm/mpi_communicator.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -14,11 +13,6 @@
 namespace wt {
 
 namespace {
-
-int as_int(int64_t count) {
-  if (count > INT_MAX) throw std::runtime_error("message larger than 2^31 elements");
-  return static_cast<int>(count);
-}
 
 class MpiRequest : public CommRequest {
  public:
@@ -111,7 +105,7 @@ int MpiCommunicator::group_rank_of(int group, int world_rank) const {
 std::unique_ptr<CommRequest> MpiCommunicator::iallreduce_sum(float* data, int64_t count,
                                                              int group) {
   auto req = std::make_unique<MpiRequest>();
-  WT_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, as_int(count), MPI_FLOAT, MPI_SUM,
+  WT_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, mpi_count(count), MPI_FLOAT, MPI_SUM,
                               group_comm(group), &req->request));
   return req;
 }
@@ -124,21 +118,21 @@ void MpiCommunicator::allreduce_sum(float* data, int64_t count, int group) {
     if (shm_[group]->sum(data, count)) return;  // else a file size limit: MPI below
   }
   WT_MPI_CHECK(
-      MPI_Allreduce(MPI_IN_PLACE, data, as_int(count), MPI_FLOAT, MPI_SUM, group_comm(group)));
+      MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(count), MPI_FLOAT, MPI_SUM, group_comm(group)));
 }
 
 void MpiCommunicator::allreduce_sum(double* data, int64_t count, int group) {
   WT_MPI_CHECK(
-      MPI_Allreduce(MPI_IN_PLACE, data, as_int(count), MPI_DOUBLE, MPI_SUM, group_comm(group)));
+      MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(count), MPI_DOUBLE, MPI_SUM, group_comm(group)));
 }
 
 void MpiCommunicator::broadcast(float* data, int64_t count, int root_world_rank, int group) {
-  WT_MPI_CHECK(MPI_Bcast(data, as_int(count), MPI_FLOAT, group_rank_of(group, root_world_rank),
+  WT_MPI_CHECK(MPI_Bcast(data, mpi_count(count), MPI_FLOAT, group_rank_of(group, root_world_rank),
                          group_comm(group)));
 }
 
 void MpiCommunicator::broadcast_bytes(void* data, int64_t bytes, int root_world_rank) {
-  WT_MPI_CHECK(MPI_Bcast(data, as_int(bytes), MPI_BYTE, root_world_rank, host_bytes_));
+  WT_MPI_CHECK(MPI_Bcast(data, mpi_count(bytes), MPI_BYTE, root_world_rank, host_bytes_));
 }
 
 std::unique_ptr<CommRequest> MpiCommunicator::isend(const float* data, int64_t count, int peer,
@@ -146,7 +140,7 @@ std::unique_ptr<CommRequest> MpiCommunicator::isend(const float* data, int64_t c
   if (p2p_ && p2p_->reaches(peer)) return p2p_->isend(data, count, peer, tag);
   auto req = std::make_unique<MpiRequest>();
   req->point_to_point = true;
-  WT_MPI_CHECK(MPI_Isend(data, as_int(count), MPI_FLOAT, peer, tag, comms_[0], &req->request));
+  WT_MPI_CHECK(MPI_Isend(data, mpi_count(count), MPI_FLOAT, peer, tag, comms_[0], &req->request));
   return req;
 }
 
@@ -156,7 +150,7 @@ std::unique_ptr<CommRequest> MpiCommunicator::irecv(float* data, int64_t count, 
   if (p2p_ && p2p_->reaches(peer)) return p2p_->irecv(data, count, peer, tag);
   auto req = std::make_unique<MpiRequest>();
   req->point_to_point = true;
-  WT_MPI_CHECK(MPI_Irecv(data, as_int(count), MPI_FLOAT, peer, tag, comms_[0], &req->request));
+  WT_MPI_CHECK(MPI_Irecv(data, mpi_count(count), MPI_FLOAT, peer, tag, comms_[0], &req->request));
   return req;
 }
 
@@ -164,7 +158,7 @@ std::unique_ptr<CommRequest> MpiCommunicator::ibroadcast_typed(void* data, int64
                                                                MPI_Datatype type,
                                                                int root_world_rank, int group) {
   auto req = std::make_unique<MpiRequest>();
-  WT_MPI_CHECK(MPI_Ibcast(data, as_int(count), type, group_rank_of(group, root_world_rank),
+  WT_MPI_CHECK(MPI_Ibcast(data, mpi_count(count), type, group_rank_of(group, root_world_rank),
                           group_comm(group), &req->request));
   return req;
 }
@@ -184,8 +178,8 @@ void scatter_bytes_over(MPI_Comm comm, int rank, const void* send,
   std::vector<int> counts, displacements;
   int64_t offset = 0;
   for (int64_t b : bytes_per_rank) {
-    counts.push_back(as_int(b));
-    displacements.push_back(as_int(offset));  // MPI's displacements are ints too
+    counts.push_back(mpi_count(b));
+    displacements.push_back(mpi_count(offset));  // MPI's displacements are ints too
     offset += b;
   }
   WT_MPI_CHECK(MPI_Scatterv(send, counts.data(), displacements.data(), MPI_BYTE, recv,
@@ -205,7 +199,7 @@ std::unique_ptr<CommRequest> MpiCommunicator::ireduce_sum(float* data, int64_t c
   int me = 0;
   MPI_Comm_rank(comm, &me);
   WT_MPI_CHECK(MPI_Ireduce(me == root ? MPI_IN_PLACE : data, me == root ? data : nullptr,
-                           as_int(count), MPI_FLOAT, MPI_SUM, root, comm, &req->request));
+                           mpi_count(count), MPI_FLOAT, MPI_SUM, root, comm, &req->request));
   return req;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// What an MPI-3 shared-memory window needs from the machine: it is one file in /dev/shm for the
-// whole node, so every rank's file size limit (ulimit -f) must allow it, or
+// What an MPI-3 shared-memory window needs from the machine: it is one file for the whole node
+// (in /dev/shm or Open MPI's session directory), so every rank's file size limit (ulimit -f)
+// must allow it, or
 // MPI_Win_allocate_shared ends the job with SIGXFSZ.
 #include <mpi.h>
 

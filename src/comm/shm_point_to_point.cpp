@@ -1,6 +1,5 @@
 #include "comm/shm_point_to_point.hpp"
 
-#include <climits>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -19,15 +18,10 @@ constexpr int64_t kRegionHeader = 64;
 
 uint32_t* consumed_flag(char* region) { return reinterpret_cast<uint32_t*>(region); }
 
-int as_int(int64_t count) {
-  if (count > INT_MAX) throw std::runtime_error("message larger than 2^31 elements");
-  return int(count);
-}
-
 // One MPI message of a header and `count` floats after it, wherever each lies (MPI_BOTTOM).
 // A receive of this type also takes a message of the header alone (a prefix of its signature).
 MPI_Datatype header_and_floats(ShmPointToPoint::Header* header, float* data, int64_t count) {
-  int lengths[2] = {int(sizeof *header), as_int(count)};
+  int lengths[2] = {int(sizeof *header), mpi_count(count)};
   MPI_Aint at[2];
   MPI_Get_address(header, &at[0]);
   MPI_Get_address(data, &at[1]);
