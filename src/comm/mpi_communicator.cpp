@@ -38,8 +38,9 @@ class MpiRequest : public CommRequest {
 };
 
 // Each rank's ring for point-to-point messages on its node: WAVETRAIN_SHM_POINT_TO_POINT_MB
-// (0: every message through MPI), the same on every rank under mpirun. 8 MiB holds a few of the
-// shipped decks' largest stage activations (lenet's 1.6 MB at batch 32); larger ones go
+// (0: every message through MPI), the same on every rank under mpirun. 8 MiB holds a few of
+// the shipped decks' stage activations at their batches (lenet's conv2 output at batch 32 is
+// 1.6 MB; its fc1 output, where the flops balance cuts it on 2 ranks, 32 kB); larger ones go
 // through MPI.
 int64_t default_ring_bytes() {
   const char* mb = std::getenv("WAVETRAIN_SHM_POINT_TO_POINT_MB");
