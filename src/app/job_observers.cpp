@@ -12,6 +12,7 @@ JobObservers::JobObservers(Job& job, const RunConfig& config, const TrainOptions
     : callback_(options.on_step),
       trace_(config.trace.enabled ? std::make_unique<TraceObserver>(job) : nullptr),
       metrics_(t_start, config.failure),
+      progress_(metrics_),
       evaluation_(t_start, metrics_),
       checkpoints_(shared_control
                        ? std::make_unique<CheckpointObserver>(job, *shared_control)

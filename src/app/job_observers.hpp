@@ -41,8 +41,8 @@ class JobObservers {
   };
   StepCallback callback_;
   std::unique_ptr<TraceObserver> trace_;
-  ProgressObserver progress_;
   MetricsObserver metrics_;
+  ProgressObserver progress_;  // reads the metrics' latest job-wide loss
   EvaluationObserver evaluation_;
   std::unique_ptr<CheckpointObserver> checkpoints_;
   SummaryObserver summary_;

@@ -53,6 +53,7 @@ void MetricsObserver::after_step(Job& job, const StepRecord& record) {
                    " (training loss summed over the last " + std::to_string(steps_) +
                    " steps is not finite)");
   if (v[2] > 0) {
+    latest_ = {v[0] / v[2], done};
     const std::string exploded = explosions_.check(done, v[0] / v[2], steps_);
     if (!exploded.empty() && explosions_.stops())
       throw Diverged(exploded + "; failure.on_explosion = \"warn\" only reports it");

@@ -25,12 +25,20 @@ class MetricsObserver : public StepObserver {
   void restart_clock() { window_start_ = std::chrono::steady_clock::now(); }
   // A row's common columns: step, epoch, wall time and memory.
   MetricsRow row(Job& job, const char* kind, int64_t steps_done) const;
+  // The training loss of the latest row, summed over the ranks (the same on every rank), and the
+  // steps done then; steps 0 before the first row.
+  struct LatestLoss {
+    double loss = 0;
+    int64_t steps_done = 0;
+  };
+  const LatestLoss& latest_loss() const { return latest_; }
 
  private:
   std::chrono::steady_clock::time_point run_start_, window_start_;
   StepStats window_;
   int64_t steps_ = 0;
   LossExplosionWatch explosions_;
+  LatestLoss latest_;
 };
 
 }  // namespace wt
