@@ -232,18 +232,19 @@ void BackgroundTraining::finish() {
   if (!multiplexer_) return;
   multiplexer_->finish();
   const MultiplexTotals& t = multiplexer_->totals();
-  const MemoryStats memory = foreground_.device().allocator().stats();
+  const CachingAllocator& allocator = foreground_.device().allocator();
+  char budget[64] = ", no device.memory_limit";
+  if (allocator.limit() > 0)
+    std::snprintf(budget, sizeof budget, " of budget %.1f MB", allocator.limit() / 1e6);
   foreground_.log().line(
       "background: %lld steps (%lld dropped%s), %lld tasklets, %.3f s in tasklets, %lld holds, "
       "%lld foreground steps alone by the run budget, foreground steps %.3fx their solo time; "
-      "device memory peak %.1f MB of budget %.1f MB (foreground %.1f MB, background %.1f MB)",
+      "device memory peak %.1f MB%s (foreground %.1f MB, background %.1f MB)",
       (long long)t.background_steps, (long long)t.dropped_steps,
       t.stopped.empty() ? "" : ", then stopped on a failure", (long long)t.tasklets,
       t.background_seconds, (long long)t.holds, (long long)t.budget_solo_steps,
-      t.foreground_slowdown, memory.peak_in_use / 1e6,
-      foreground_.device().allocator().limit() / 1e6,
-      foreground_.device().allocator().job_stats(0).peak_in_use / 1e6,
-      foreground_.device().allocator().job_stats(1).peak_in_use / 1e6);
+      t.foreground_slowdown, allocator.stats().peak_in_use / 1e6, budget,
+      allocator.job_stats(0).peak_in_use / 1e6, allocator.job_stats(1).peak_in_use / 1e6);
 }
 
 }  // namespace wt
