@@ -15,10 +15,18 @@ prints per rank, over the traced steps:
   over_bound     multi-node tasklets whose planned time exceeds background.tasklet_ms
   slow           multi-node tasklets that took more than 1.5 x tasklet_ms measured
   held           idle checks the gate held, by reason (first of each per wait and step)
+and where each rank's time went over the traced steps, as shares of their wall time:
+  foreground     the foreground's own work (every instruction but its Waits and receives)
+  background     inside tasklets
+  held idle      idle after the gate held (a node too long for the expected idle time left, a
+                 send or allreduce in flight, ...): the background could not fill it
+  idle alone     idle in the steps the run budget ran alone (every solo_every-th and its own)
+  other idle     the rest (the gaps between tasklets, a wait before the first one)
 --json prints the same as one JSON object (per rank), for scripts.
 """
 
 import argparse
+import bisect
 import csv
 import json
 import sys
@@ -117,6 +125,46 @@ def rank_report(events, rows, origin, tasklet_ms, window):
     return report
 
 
+def time_shares(rank_trace, rows, origin, window):
+    """Shares of the traced steps' wall time: foreground, background, held (by the reason of the
+    hold before the gap), alone, other. Tasklets count by when they ran, not by fg_step: one may
+    run on past its step's end into the next step's first receive."""
+    events = rank_trace.events
+    rows = sorted(rows, key=lambda r: r["begin_s"])
+    begins = [r["begin_s"] - origin for r in rows]
+    alone_steps = {r["fg_step"] for r in rows if r["kind"] == "held_run_budget"}
+    spent = {"foreground": 0.0, "background": 0.0, "held": {}, "alone": 0.0, "other": 0.0}
+    wall = 0.0
+    for step, b, e in zip(rank_trace.steps["step"], rank_trace.steps["begin"],
+                          rank_trace.steps["end"]):
+        if not window[0] <= step < window[1]:
+            continue
+        wall += e - b
+        items = [(eb, ee, "foreground") for name, es, eb, ee in
+                 zip(events["name"], events["step"], events["begin"], events["end"])
+                 if es == step and name != "Wait" and not name.startswith("Recv")]
+        for i in range(bisect.bisect_left(begins, b), bisect.bisect_left(begins, e)):
+            kind = rows[i]["kind"]
+            items.append((begins[i], rows[i]["end_s"] - origin,
+                          "background" if kind.startswith("tasklet") else kind))
+        cursor, before = b, None
+        for ib, ie, kind in sorted(items) + [(e, e, None)]:
+            gap = min(ib, e) - cursor
+            if gap > 0:
+                if step in alone_steps:
+                    spent["alone"] += gap
+                elif before is not None and before.startswith("held"):
+                    spent["held"][before] = spent["held"].get(before, 0.0) + gap
+                else:
+                    spent["other"] += gap
+            if kind in ("foreground", "background"):
+                spent[kind] += max(0.0, min(ie, e) - max(ib, cursor))
+            cursor, before = max(cursor, min(ie, e)), kind
+    share = (lambda v: v / wall) if wall > 0 else (lambda v: 0.0)
+    return {k: ({h: share(t) for h, t in v.items()} if k == "held" else share(v))
+            for k, v in spent.items()}
+
+
 def main():
     parser = argparse.ArgumentParser(
         prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -138,6 +186,7 @@ def main():
                                  "older wavetrain): cannot line it up with the tasklets")
         rows = read_tasklets(Path(run.path) / "background" / f"rank_{rank}" / "tasklets.csv")
         reports[rank] = rank_report(rt.events, rows, origin, tasklet_ms, window)
+        reports[rank]["time"] = time_shares(rt, rows, origin, window)
     if args.json:
         print(json.dumps(reports))
         return
@@ -147,6 +196,12 @@ def main():
         held = ", ".join(f"{k} {v}" for k, v in sorted(r["held"].items())) or "-"
         print(f"{rank:4d}  {r['tasklets']:8d}  {r['runnable']:8d}  {r['in_allreduce']:12d}  "
               f"{r['in_send']:7d}  {r['over_bound']:10d}  {r['slow']:4d}  {held}")
+    print("rank time: foreground  background  held idle  idle alone  other idle  (held by reason)")
+    for rank, r in reports.items():
+        t = r["time"]
+        why = ", ".join(f"{k} {v:.1%}" for k, v in sorted(t["held"].items())) or "-"
+        print(f"{rank:4d}       {t['foreground']:10.1%}  {t['background']:10.1%}  "
+              f"{sum(t['held'].values()):9.1%}  {t['alone']:10.1%}  {t['other']:10.1%}  ({why})")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@
 #     with priority = false both happen;
 #   - feedback: a test hook makes one foreground wait 200x its solo time in steps 8-9; background work
 #     is held during it from then on, and readmitted once its average relaxes;
-#   - bad [background] input exits 2 naming the file, line and key.
+#   - bad [background] input exits 2 naming the file, line and key;
+#   - analysis/background.py's time shares add up to the traced steps' wall time.
 source "$(dirname "$0")/lib/common.bash"
 data=$(fashion_mnist_h5)
 python=${WT_PYTHON:-/usr/bin/python3}
@@ -72,6 +73,9 @@ r=$(WAVETRAIN_SHM_POINT_TO_POINT_MB=0 report priority "$pipeline")
 check "$r" "all(x['tasklets'] > 0 for x in ranks) and all(x['runnable'] == 0 for x in ranks)" \
   "priority: tasklets only while every foreground stream waits"
 check "$r" "all(x['over_bound'] == 0 for x in ranks)" "pacing: multi-node tasklets within tasklet_ms"
+check "$r" "all(abs(sum(v if k != 'held' else sum(v.values()) for k, v in x['time'].items()) - 1) < 1e-9
+                for x in ranks) and min(x['time']['background'] for x in ranks) > 0" \
+  "time shares: the traced steps' wall time, all of it, tasklets on every rank"
 check "$r" "all(x['in_send'] == 0 for x in ranks)" \
   "pipeline: no tasklet while a foreground send is in flight (block_during_send)"
 r=$(WAVETRAIN_SHM_POINT_TO_POINT_MB=0 report send_allowed "$pipeline" 'block_during_send = false')
