@@ -73,8 +73,9 @@ r=$(WAVETRAIN_SHM_POINT_TO_POINT_MB=0 report priority "$pipeline")
 check "$r" "all(x['tasklets'] > 0 for x in ranks) and all(x['runnable'] == 0 for x in ranks)" \
   "priority: tasklets only while every foreground stream waits"
 check "$r" "all(x['over_bound'] == 0 for x in ranks)" "pacing: multi-node tasklets within tasklet_ms"
-check "$r" "all(abs(sum(v if k != 'held' else sum(v.values()) for k, v in x['time'].items()) - 1) < 1e-9
-                for x in ranks) and min(x['time']['background'] for x in ranks) > 0" \
+shares="[sum(v if k != 'held' else sum(v.values()) for k, v in x['time'].items()) for x in ranks]"
+filled="min(x['time']['background'] for x in ranks)"
+check "$r" "all(abs(s - 1) < 1e-9 for s in $shares) and $filled > 0" \
   "time shares: the traced steps' wall time, all of it, tasklets on every rank"
 check "$r" "all(x['in_send'] == 0 for x in ranks)" \
   "pipeline: no tasklet while a foreground send is in flight (block_during_send)"
