@@ -16,7 +16,8 @@ prints per rank, over the traced steps:
   slow           multi-node tasklets that took more than 1.5 x tasklet_ms measured
   held           idle checks the gate held, by reason (first of each per wait and step)
 and where each rank's time went over the traced steps, as shares of their wall time:
-  foreground     the foreground's own work (every instruction but its Waits and receives)
+  foreground     the foreground's own work (its compute and data loading; not its transfers,
+                 traced until seen complete, nor its Waits)
   background     inside tasklets
   held idle      idle after the gate held (a node too long for the expected idle time left, a
                  send or allreduce in flight, ...): the background could not fill it
@@ -104,7 +105,7 @@ def rank_report(events, rows, origin, tasklet_ms, window):
     allreduces = spans_named(events, lambda name: name == "AllReduce")
     sends = spans_named(events, lambda name: name.startswith("Send"))
     report = {"tasklets": 0, "runnable": 0, "in_allreduce": 0, "in_send": 0, "over_bound": 0,
-              "slow": 0, "held": {}}
+              "slow": 0, "held": {}, "tasklet_s": 0.0}
     cache = {}
     for row in rows:
         step = row["fg_step"]
@@ -115,7 +116,10 @@ def rank_report(events, rows, origin, tasklet_ms, window):
             continue
         begin, end = row["begin_s"] - origin, row["end_s"] - origin
         report["tasklets"] += 1
-        spans = cache.setdefault(step, stream_spans(events, step))
+        report["tasklet_s"] += end - begin
+        if step not in cache:
+            cache[step] = stream_spans(events, step)
+        spans = cache[step]
         report["runnable"] += not blocked(spans, begin)
         report["in_allreduce"] += overlaps(allreduces, begin, end)
         report["in_send"] += overlaps(sends, begin, end)
@@ -140,10 +144,15 @@ def time_shares(rank_trace, rows, origin, window):
         if not window[0] <= step < window[1]:
             continue
         wall += e - b
+        # Transfers and Waits are not work: a send or an allreduce is traced until it is seen
+        # complete, so its span is mostly waiting, which tasklets may fill.
         items = [(eb, ee, "foreground") for name, es, eb, ee in
                  zip(events["name"], events["step"], events["begin"], events["end"])
-                 if es == step and name != "Wait" and not name.startswith("Recv")]
-        for i in range(bisect.bisect_left(begins, b), bisect.bisect_left(begins, e)):
+                 if es == step and wtrun.op_class(name) in ("compute", "data", "other")]
+        first = bisect.bisect_left(begins, b)
+        if first > 0 and rows[first - 1]["end_s"] - origin > b:
+            first -= 1  # a tasklet begun in the step before, still running at this one's start
+        for i in range(first, bisect.bisect_left(begins, e)):
             kind = rows[i]["kind"]
             items.append((begins[i], rows[i]["end_s"] - origin,
                           "background" if kind.startswith("tasklet") else kind))
@@ -161,8 +170,10 @@ def time_shares(rank_trace, rows, origin, window):
                 spent[kind] += max(0.0, min(ie, e) - max(ib, cursor))
             cursor, before = max(cursor, min(ie, e)), kind
     share = (lambda v: v / wall) if wall > 0 else (lambda v: 0.0)
-    return {k: ({h: share(t) for h, t in v.items()} if k == "held" else share(v))
-            for k, v in spent.items()}
+    shares = {k: ({h: share(t) for h, t in v.items()} if k == "held" else share(v))
+              for k, v in spent.items()}
+    shares["wall_s"] = wall
+    return shares
 
 
 def main():

@@ -22,7 +22,7 @@ JobObservers::JobObservers(Job& job, const RunConfig& config, const TrainOptions
 std::vector<StepObserver*> JobObservers::list() {
   std::vector<StepObserver*> observers{&callback_};
   if (trace_) observers.push_back(trace_.get());
-  for (StepObserver* o : std::initializer_list<StepObserver*>{&progress_, &metrics_, &evaluation_,
+  for (StepObserver* o : std::initializer_list<StepObserver*>{&metrics_, &progress_, &evaluation_,
                                                               checkpoints_.get(), &summary_})
     observers.push_back(o);
   return observers;

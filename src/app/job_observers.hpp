@@ -1,6 +1,7 @@
 #pragma once
 // A job's observers around every step, in their order: the caller's step hook, the trace (which
-// closes the step first), progress, metrics, evaluation, checkpoints and stops, then the summary
+// closes the step first), metrics, progress (which may show the metrics' row of the same step),
+// evaluation, checkpoints and stops, then the summary
 // (the end checkpoint comes before the summary and the final line). One bundle per job.
 #include <chrono>
 #include <functional>

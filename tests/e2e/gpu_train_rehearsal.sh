@@ -27,7 +27,8 @@ WT_TRAIN_TIMEOUT=5 bash "$script" --build "$build" --device strict --work "$dir/
   --only accuracy >"$dir/timeout.txt" 2>&1 || status=$?
 cat "$dir/timeout.txt"
 [[ $status == 1 ]] || fail "a timed-out proof exited $status, not 1"
-grep -q "accuracy: exit 124" "$dir/timeout.txt" || fail "the run was not stopped by the timeout"
+# 124: stopped by SIGTERM (wavetrain checkpoints and ends); 137: killed 10 s later.
+grep -qE "accuracy: exit (124|137)" "$dir/timeout.txt" || fail "the run was not stopped by the timeout"
 grep -q "^proof lenet accuracy: FAIL" "$dir/timeout.txt" || fail "the timed-out proof did not FAIL"
-((SECONDS - start < 60)) || fail "the timed-out rehearsal took $((SECONDS - start)) s"
+((SECONDS - start < 120)) || fail "the timed-out rehearsal took $((SECONDS - start)) s"
 echo "ok"

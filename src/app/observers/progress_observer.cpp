@@ -10,7 +10,7 @@
 namespace wt {
 
 std::string ProgressObserver::loss_text() const {
-  char text[64];
+  char text[512];  // a diverging loss under failure.on_explosion = "warn" prints in full
   if (window_.samples > 0) {
     std::snprintf(text, sizeof text, "%.4f", window_.loss_sum / window_.samples);
   } else if (metrics_.latest_loss().steps_done > 0) {
@@ -18,7 +18,7 @@ std::string ProgressObserver::loss_text() const {
     std::snprintf(text, sizeof text, "%.4f (step %lld, all ranks)", metrics_.latest_loss().loss,
                   (long long)metrics_.latest_loss().steps_done);
   } else {
-    std::snprintf(text, sizeof text, "- (on the last stage; in metrics.csv)");
+    std::snprintf(text, sizeof text, "- (none on this rank yet)");
   }
   return text;
 }
