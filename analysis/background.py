@@ -137,6 +137,12 @@ def time_shares(rank_trace, rows, origin, window):
     rows = sorted(rows, key=lambda r: r["begin_s"])
     begins = [r["begin_s"] - origin for r in rows]
     alone_steps = {r["fg_step"] for r in rows if r["kind"] == "held_run_budget"}
+    # Transfers and Waits are not work: a send or an allreduce is traced until it is seen
+    # complete, so its span is mostly waiting, which tasklets may fill.
+    work = {}  # step -> its foreground work's (begin, end, "foreground"), grouped once
+    for name, es, eb, ee in zip(events["name"], events["step"], events["begin"], events["end"]):
+        if window[0] <= es < window[1] and wtrun.op_class(name) in ("compute", "data", "other"):
+            work.setdefault(int(es), []).append((eb, ee, "foreground"))
     spent = {"foreground": 0.0, "background": 0.0, "held": {}, "alone": 0.0, "other": 0.0}
     wall = 0.0
     for step, b, e in zip(rank_trace.steps["step"], rank_trace.steps["begin"],
@@ -144,11 +150,7 @@ def time_shares(rank_trace, rows, origin, window):
         if not window[0] <= step < window[1]:
             continue
         wall += e - b
-        # Transfers and Waits are not work: a send or an allreduce is traced until it is seen
-        # complete, so its span is mostly waiting, which tasklets may fill.
-        items = [(eb, ee, "foreground") for name, es, eb, ee in
-                 zip(events["name"], events["step"], events["begin"], events["end"])
-                 if es == step and wtrun.op_class(name) in ("compute", "data", "other")]
+        items = list(work.get(int(step), []))
         first = bisect.bisect_left(begins, b)
         if first > 0 and rows[first - 1]["end_s"] - origin > b:
             first -= 1  # a tasklet begun in the step before, still running at this one's start
