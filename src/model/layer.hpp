@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/backward_part.hpp"
 #include "ops/ops_backend.hpp"
 #include "tensor/rng.hpp"
 #include "tensor/tensor.hpp"
@@ -48,6 +49,8 @@ struct LayerContext {
   int stream = 0;                         // the instruction's stream: its allocations' stream
   CachingAllocator* allocator = nullptr;  // the device's (the executor's model's)
   const OpsBackend* ops = nullptr;        // the device's kernels
+  // backward: the whole pass, or one half of it (only on a layer whose splits_backward()).
+  BackwardPart backward_part = BackwardPart::Whole;
 
   // New tensors for this call's outputs and temporaries: the device's memory, this stream.
   Tensor empty(const Shape& shape) const { return Tensor::empty(shape, *allocator, stream); }
@@ -94,6 +97,10 @@ class Layer {
   // otherwise the layer allocates and overwrites *din[i]. Parameter gradients accumulate.
   virtual void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
                         const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) = 0;
+  // Whether backward runs in halves (ctx.backward_part): InputGradient fills din alone and leaves
+  // the parameter gradients; ParamGradient (din all null) accumulates them alone; together they
+  // compute exactly what the whole pass does.
+  virtual bool splits_backward() const { return false; }
 
   // Epilogue fusion (model/fuse_epilogues.hpp). A layer whose output only a ReLU reads may take
   // that ReLU into its output pass: true when it can (then fuse_relu_epilogue follows).

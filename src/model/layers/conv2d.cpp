@@ -75,7 +75,9 @@ void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
     *din[0] = ctx.empty(x.shape());
     dx = din[0]->device_ptr();
   }
-  float* dbias = has_bias_ ? params_[1]->grad.device_ptr() : nullptr;
+  const bool params = ctx.backward_part != BackwardPart::InputGradient;
+  float* dw = params ? params_[0]->grad.device_ptr() : nullptr;
+  float* dbias = has_bias_ && params ? params_[1]->grad.device_ptr() : nullptr;
   const float* dy = dout.device_ptr();
   Tensor masked;
   if (relu_mask_) {  // the fused ReLU's backward, when no pooling after it took the mask
@@ -83,8 +85,8 @@ void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
     ctx.ops->relu_backward(out.device_ptr(), dy, masked.device_ptr(), masked.numel());
     dy = masked.device_ptr();
   }
-  ctx.ops->conv2d_backward(g, x.device_ptr(), params_[0]->value.device_ptr(), dy, dx,
-                           params_[0]->grad.device_ptr(), dbias, ctx.scratch());
+  ctx.ops->conv2d_backward(g, x.device_ptr(), params_[0]->value.device_ptr(), dy, dx, dw, dbias,
+                           ctx.scratch());
 }
 
 void Conv2d::fuse_relu_epilogue(bool mask_gradient) {

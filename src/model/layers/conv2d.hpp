@@ -19,6 +19,7 @@ class Conv2d : public Layer {
                const LayerContext& ctx) override;
   void backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
                 const std::vector<Tensor*>& din, Saved& saved, const LayerContext& ctx) override;
+  bool splits_backward() const override { return true; }
   double flops_per_sample() const override;
   bool can_fuse_relu_epilogue() const override { return true; }
   void fuse_relu_epilogue(bool mask_gradient) override;

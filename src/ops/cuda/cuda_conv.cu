@@ -191,9 +191,10 @@ void CudaOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, cons
   ConvDescriptors d(g, impl_->tf32, Precision::Fp32);
   ConvScratch ws(scratch, plan.backward_bytes, impl_->workspace, impl_->stream);
   const float one = 1.0f, zero = 0.0f;
-  WT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(impl_->cudnn, &one, d.x, x, d.y, dy, d.conv,
-                                                plan.backward_filter, ws.data, plan.backward_bytes,
-                                                &one, d.w, dw));
+  if (dw)
+    WT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(impl_->cudnn, &one, d.x, x, d.y, dy, d.conv,
+                                                  plan.backward_filter, ws.data,
+                                                  plan.backward_bytes, &one, d.w, dw));
   if (dbias)
     WT_CUDNN_CHECK(cudnnConvolutionBackwardBias(impl_->cudnn, &one, d.y, dy, &one, d.bias, dbias));
   if (dx)
@@ -232,14 +233,16 @@ void CudaOps::conv2d_backward_bf16(const ops::Conv2dGeometry& g, const float* x,
   ConvScratch ws(scratch, ws_bytes + copies.bytes(), impl_->workspace, impl_->stream);
   void* base = static_cast<char*>(ws.data) + ws_bytes;
   cudaStream_t s = impl_->stream;
-  cuda_for(s, copies.x, kern::ToBf16{x, copies.at(base, kX16)});
+  if (dw) cuda_for(s, copies.x, kern::ToBf16{x, copies.at(base, kX16)});
   cuda_for(s, copies.w, kern::ToBf16{w, copies.at(base, kW16)});
   cuda_for(s, copies.y, kern::ToBf16{dy, copies.at(base, kY16)});
   const float one = 1.0f, zero = 0.0f;
-  WT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-      impl_->cudnn, &one, d.x, copies.at(base, kX16), d.y, copies.at(base, kY16), d.conv,
-      plan.backward_filter, ws.data, plan.backward_bytes, &zero, d.w, copies.at(base, kDw16)));
-  cuda_for(s, copies.w, kern::FromBf16{copies.at(base, kDw16), dw, true});
+  if (dw) {
+    WT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+        impl_->cudnn, &one, d.x, copies.at(base, kX16), d.y, copies.at(base, kY16), d.conv,
+        plan.backward_filter, ws.data, plan.backward_bytes, &zero, d.w, copies.at(base, kDw16)));
+    cuda_for(s, copies.w, kern::FromBf16{copies.at(base, kDw16), dw, true});
+  }
   if (dbias)
     WT_CUDNN_CHECK(
         cudnnConvolutionBackwardBias(impl_->cudnn, &one, d.y32, dy, &one, d.bias, dbias));

@@ -200,9 +200,11 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
                       sizeof(float) * P);
       dy_chunk = staged;
     }
-    for (int64_t s = 0; s < S; ++s) im2col(g, x + (n0 + s) * in_size, col + s * P, ld, scratch);
-    // dw[OC, K] += dy[OC, S*P] * col[K, S*P]^T
-    gemm(false, true, OC, K, ld, 1.0f, dy_chunk, ld, col, ld, 1.0f, dw, K);
+    if (dw) {
+      for (int64_t s = 0; s < S; ++s) im2col(g, x + (n0 + s) * in_size, col + s * P, ld, scratch);
+      // dw[OC, K] += dy[OC, S*P] * col[K, S*P]^T
+      gemm(false, true, OC, K, ld, 1.0f, dy_chunk, ld, col, ld, 1.0f, dw, K);
+    }
     if (!dx) continue;
     // dcol[K, S*P] = w[OC, K]^T * dy[OC, S*P], written over col (no longer needed), then folded.
     gemm(true, false, K, ld, OC, 1.0f, w, K, dy_chunk, ld, 0.0f, col, ld);

@@ -305,22 +305,27 @@ void conv2d_dnnl_backward(const Conv2dGeometry& g, const float* x, const float* 
   ConvCache& c = cache();
   const ConvPrimitives& p = primitives(c, g, dbias != nullptr, layout, precision);
   // Weight gradient: computed into scratch, then added into dw by the accumulating reorder.
-  const void* bw_src = to_internal(c, *p.x_to_bw, kSrc, p.bw_src, x);
-  const void* bw_dy = to_internal(c, *p.dy_to_bw, kDiffDst, p.bw_diff_dst, dy);
-  void* diff_w = c.scratch(kDiffWeights, p.bw_diff_weights);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(c, p.bw_src, bw_src)},
-                                       {DNNL_ARG_DIFF_DST, wrap(c, p.bw_diff_dst, bw_dy)},
-                                       {DNNL_ARG_DIFF_WEIGHTS, wrap(c, p.bw_diff_weights, diff_w)}};
+  const void* bw_src = nullptr;
+  const void* bw_dy = nullptr;
   float* diff_b = nullptr;
-  if (dbias) {
-    diff_b = static_cast<float*>(c.scratch(kDiffBias, p.bw_diff_bias));
-    args.emplace(DNNL_ARG_DIFF_BIAS, wrap(c, p.bw_diff_bias, diff_b));
+  if (dw) {
+    bw_src = to_internal(c, *p.x_to_bw, kSrc, p.bw_src, x);
+    bw_dy = to_internal(c, *p.dy_to_bw, kDiffDst, p.bw_diff_dst, dy);
+    void* diff_w = c.scratch(kDiffWeights, p.bw_diff_weights);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, wrap(c, p.bw_src, bw_src)},
+        {DNNL_ARG_DIFF_DST, wrap(c, p.bw_diff_dst, bw_dy)},
+        {DNNL_ARG_DIFF_WEIGHTS, wrap(c, p.bw_diff_weights, diff_w)}};
+    if (dbias) {
+      diff_b = static_cast<float*>(c.scratch(kDiffBias, p.bw_diff_bias));
+      args.emplace(DNNL_ARG_DIFF_BIAS, wrap(c, p.bw_diff_bias, diff_b));
+    }
+    p.backward_weights.execute(c.stream(), args);
+    p.bw_to_dw->run(c.stream(), c.engine(), diff_w, dw);
   }
-  p.backward_weights.execute(c.stream(), args);
-  p.bw_to_dw->run(c.stream(), c.engine(), diff_w, dw);
   if (dx) {
     // dy in backward data's layout: reuse the weight pass's copy when the layouts agree.
-    const void* bd_dy = p.bd_diff_dst == p.bw_diff_dst
+    const void* bd_dy = bw_dy && p.bd_diff_dst == p.bw_diff_dst
                             ? bw_dy
                             : to_internal(c, *p.dy_to_bd, kDiffDst2, p.bd_diff_dst, dy);
     const void* bd_w = to_internal(c, *p.w_to_bd, kWeights, p.bd_weights, w);
@@ -331,7 +336,7 @@ void conv2d_dnnl_backward(const Conv2dGeometry& g, const float* x, const float* 
     if (p.bd_to_dx->needed()) p.bd_to_dx->run(c.stream(), c.engine(), diff_src, dx);
   }
   c.stream().wait();
-  if (dbias)
+  if (diff_b)
     for (int64_t oc = 0; oc < g.out_channels; ++oc) dbias[oc] += diff_b[oc];
 }
 

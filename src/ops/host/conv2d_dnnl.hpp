@@ -2,10 +2,10 @@
 // 2-D convolution through oneDNN convolution primitives (builds with WT_GEMM_DNNL only). Tensors
 // are NCHW float at this boundary, or nChw16c where the geometry's x_blocked/y_blocked say
 // (model/block_channels.hpp); inside, oneDNN may pick blocked layouts and the activations and
-// weights are reordered to and from them where they differ. Primitives are created once per geometry and kept
-// in a per-thread cache (the batch changes between training, evaluation and the last batch).
-// Under Precision::Bf16 the products read bf16 (src, weights, diff_dst: rounded by the reorders
-// from the user's FP32) and write FP32 (dst, diff_src, diff_weights): AVX512-BF16 kernels.
+// weights are reordered to and from them where they differ. Primitives are created once per
+// geometry and kept in a per-thread cache (the batch changes between training, evaluation and the
+// last batch). Under Precision::Bf16 the products read bf16 (src, weights, diff_dst: rounded by the
+// reorders from the user's FP32) and write FP32 (dst, diff_src, diff_weights): AVX512-BF16 kernels.
 #include "ops/host/conv2d.hpp"
 #include "ops/precision.hpp"
 
@@ -34,7 +34,7 @@ void conv2d_dnnl_forward(const Conv2dGeometry& g, const float* x, const float* w
                          bool relu = false, Precision precision = Precision::Fp32);
 
 // Same contract as conv2d_backward: dw += dL/dw, dbias += dL/dbias (may be null), dx overwritten
-// with dL/dx unless null.
+// with dL/dx unless null; dw null (dbias null too): dx alone.
 void conv2d_dnnl_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                           float* dx, float* dw, float* dbias,
                           DnnlConvLayout layout = conv2d_dnnl_default_layout(),
