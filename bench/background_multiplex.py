@@ -272,7 +272,9 @@ def pairs(args, tmp):
     own alone run), the cause check."""
     known = {"deeppool": DEEPPOOL, "foreground_first": "",
              # foreground first with the paper's per-wait feedback on top of its run budget
-             "foreground_first_with_feedback": "feedback = true"}
+             "foreground_first_with_feedback": "feedback = true",
+             # the ablation of split_backward: a convolution's backward as one node
+             "foreground_first_whole_backward": "split_backward = false"}
     names = args.policies.split()
     for name in names:
         if name not in known:

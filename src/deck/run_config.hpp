@@ -138,8 +138,9 @@ struct RunConfig {
     // foreground_first: fit_to_wait, micro-batches and the whole-run budget; deeppool: the
     // paper's multiplexing alone (the ablation).
     std::string policy = "foreground_first";
-    int64_t microbatches = 0;  // the background batch's split; 0 = by its longest node
-    int64_t solo_every = 25;   // foreground_first: one step in this many runs alone (solo time)
+    int64_t microbatches = 0;    // the background batch's split; 0 = by its longest node
+    int64_t solo_every = 25;     // foreground_first: one step in this many runs alone (solo time)
+    bool split_backward = true;  // foreground_first: a convolution's backward as dx, then dw
   } background;
 
   // ScaleDNN's lossy codec on the weights a stage owner broadcasts (compress/weight_codec.hpp).

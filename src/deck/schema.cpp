@@ -324,6 +324,11 @@ std::vector<KeyDef> background_keys() {
           "foreground_first: one foreground step in this many runs without background work, "
           "keeping the solo step time the whole-run budget compares with current")
           .in(Range::at_least(2)),
+      key("background", "split_backward", WT_FIELD(background.split_backward),
+          "foreground_first: a background node's backward that splits (a convolution's) runs as "
+          "two nodes, the input's gradient and then the weights', each about half as long, so "
+          "more of them fit the foreground's idle time; the same arithmetic (the same model); "
+          "false = whole passes (ignored under deeppool)"),
   };
 }
 

@@ -251,7 +251,7 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
       const int e = ins.node_end < 0 ? st.node_end : ins.node_end;
       Slot& slot = *slots_[ins.slot];
       slot.samples = samples_of(slot, ins.stage);
-      backward_nodes(replica(ins), slot, b, e);
+      backward_nodes(replica(ins), slot, {b, e, st.node_begin}, ins.backward_part);
       break;
     }
     case OpCode::AllReduce:
@@ -445,8 +445,14 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
   }
 }
 
-void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
+void Executor::backward_nodes(Model& model, Slot& slot, NodeRange range, BackwardPart part) {
   const auto& nodes = model.graph.nodes;
+  const int begin = range.begin, end = range.end;
+  if (part != BackwardPart::Whole &&
+      (end != begin + 1 || !nodes[size_t(begin)].layer->splits_backward()))
+    throw std::logic_error("schedule '" + program_.schedule + "': a backward half of nodes [" +
+                           std::to_string(begin) + "," + std::to_string(end) +
+                           "), not one node whose layer splits its backward");
   const int32_t* const device_labels = loss_labels(slot);
   for (int i = end - 1; i >= begin; --i) {
     const Node& node = nodes[i];
@@ -461,7 +467,9 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const int src = node.inputs[k];
         in.push_back(&slot.input_of(src));
-        din_ptrs.push_back(needs_input_gradient(src, begin) ? &din[k] : nullptr);
+        const bool wanted =
+            part != BackwardPart::ParamGradient && needs_input_gradient(src, range.stage_begin);
+        din_ptrs.push_back(wanted ? &din[k] : nullptr);
       }
       LayerContext ctx;
       ctx.mode = Mode::Train;
@@ -475,6 +483,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       ctx.stream = current_stream_;
       ctx.allocator = &model.allocator();
       ctx.ops = &ops();
+      ctx.backward_part = part;
       try {
         node.layer->backward(in, slot.out[i], dout, din_ptrs, slot.saved[i], ctx);
       } catch (const OutOfMemory& e) {
@@ -494,23 +503,27 @@ void Executor::backward_nodes(Model& model, Slot& slot, int begin, int end) {
       }
       din.clear();  // a summed-in gradient is dead now: give its memory back at once
     }
-    slot.out[i] = Tensor();
-    slot.saved[i] = Saved{};
-    slot.grad[i] = Tensor();
+    if (part != BackwardPart::InputGradient) {  // the parameters' half reads them still
+      slot.out[i] = Tensor();
+      slot.saved[i] = Saved{};
+      slot.grad[i] = Tensor();
+    }
     events_->poll();
   }
+  if (part == BackwardPart::InputGradient) return;
   if (begin == 0) slot.input = Tensor();
   // Burst: the stage's re-laid input is dead once the stage's backward is done (its gradient
   // rows still go back).
   if (begin > 0) slot.relaid_out[begin - 1] = Tensor();
 }
 
-// An input made inside this Backward's node range whose gradient nothing upstream uses is not
-// computed (the graph input never is). One made before `begin` (another stage's, another
-// segment's) is: a schedule may send it back to that stage's rank.
-bool Executor::needs_input_gradient(int src, int begin) const {
+// An input made inside the Backward's stage whose gradient nothing upstream uses is not computed
+// (the graph input never is), also when the stage runs node by node (per_node). One made before
+// the stage (another stage's, another segment's) is: a schedule may send it back to that stage's
+// rank.
+bool Executor::needs_input_gradient(int src, int stage_begin) const {
   if (src == kGraphInput) return false;
-  return src < begin || gradient_needed_[size_t(src)];
+  return src < stage_begin || gradient_needed_[size_t(src)];
 }
 
 void Executor::require_values(const Instruction& ins) {

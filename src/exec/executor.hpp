@@ -171,9 +171,13 @@ class Executor {
                      bool free_dead);
   // What the issuing transfer (and its completion work) touches: declared with it (start()).
   void comm_touches(const Instruction& ins, const float* ptr, int64_t count, bool write);
-  void backward_nodes(Model& model, Slot& slot, int begin, int end);
-  // Whether a Backward over nodes [begin, ...) computes the gradient of node src's output.
-  bool needs_input_gradient(int src, int begin) const;
+  struct NodeRange {
+    int begin, end;   // the Backward's nodes
+    int stage_begin;  // its stage's first node
+  };
+  void backward_nodes(Model& model, Slot& slot, NodeRange range, BackwardPart part);
+  // Whether a Backward in the stage beginning at node stage_begin computes node src's gradient.
+  bool needs_input_gradient(int src, int stage_begin) const;
   Model& replica(const Instruction& ins) { return *replicas_[ins.replica]; }
   void execute_gradient_exchange(const Instruction& ins);
   // Deadlock messages: each stream's blocking Wait with the instruction that should complete its

@@ -50,6 +50,20 @@ Graph load_training_graph(const RunConfig& config, const OpsBackend& ops,
   return graph;
 }
 
+// Per node: whether its Backward may run in halves, a layer that splits it whose input's
+// gradient is computed (otherwise the input's half would do nothing).
+std::vector<char> backward_halves(const Graph& graph) {
+  const std::vector<char> needed = graph.output_gradient_needed();
+  std::vector<char> halves(graph.nodes.size(), 0);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& node = graph.nodes[i];
+    if (!node.layer->splits_backward()) continue;
+    for (int src : node.inputs)
+      if (src != kGraphInput && needed[size_t(src)]) halves[i] = 1;
+  }
+  return halves;
+}
+
 }  // namespace
 
 Job::Job(const RunConfig& config, const JobOptions& options, DeviceContext& device, int rank,
@@ -150,6 +164,8 @@ void Job::build_model_and_program(Communicator& comm) {
       program_ = ScheduleRegistry::generate(config_.schedule.kind, input);
       if (options_.colocated_stream >= 0) {
         program_ = on_stream(per_node(program_, input.stages), options_.colocated_stream);
+        if (options_.split_backward)
+          program_ = split_backward(program_, backward_halves(model_->graph));
         const int stages = static_cast<int>(input.stages.size());
         validate_program(program_, stages, CommRules::Mpi);
         validate_program(program_, stages, CommRules::Nccl);

@@ -50,6 +50,9 @@ struct JobOptions {
   // Forward and Backward split node by node, so that a driver interleaves the rank's jobs inside
   // a step (exec/colocated_step.hpp). -1: the schedule as generated.
   int colocated_stream = -1;
+  // With colocated_stream: the Backward of a node whose layer splits it runs as two instructions,
+  // its input's gradient and then its parameters' (sched/job_placement.hpp's split_backward).
+  bool split_backward = false;
   std::string log_prefix;  // before each console line (co-located jobs: "[<run.name>] ")
 };
 

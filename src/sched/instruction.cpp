@@ -46,6 +46,8 @@ std::string Instruction::str() const {
       if (batch >= 0) add("batch", batch);
       if (node_begin >= 0)
         s += " nodes=[" + std::to_string(node_begin) + "," + std::to_string(node_end) + ")";
+      if (backward_part != BackwardPart::Whole)
+        s += std::string(" half=") + backward_part_name(backward_part);
       break;
     case OpCode::AllReduce:
       add("stage", stage);

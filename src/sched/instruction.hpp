@@ -6,13 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "model/backward_part.hpp"
+
 namespace wt {
 
 enum class OpCode {
   LoadBatch,  // slot <- part `part` of `parts` of global batch `batch` of this step
   Forward,    // stage on slot (the last stage includes the loss); nodes [node_begin, node_end)
               // in order if given
-  Backward,   // stage on slot, nodes [node_begin, node_end) in reverse order if given
+  Backward,   // stage on slot, nodes [node_begin, node_end) in reverse order if given; or one
+              // node's half (backward_part)
   AllReduce,  // start summing the gradients of nodes [node_begin, node_end) of stage over group;
               // completes `event`
   Wait,       // block this stream until `event` has completed
@@ -77,6 +80,8 @@ struct Instruction {
   int64_t rows = 0;          // how many
   int64_t total_rows = 0;    // rows of the receiving tensor (allocated by its first piece)
   int64_t sample_begin = 0;  // the global batch position of the first row
+  // Backward of one node: whole, or one of its halves (split_backward, sched/job_placement.hpp).
+  BackwardPart backward_part = BackwardPart::Whole;
   std::string str() const;
 };
 

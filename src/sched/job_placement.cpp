@@ -48,4 +48,28 @@ Program per_node(Program program, const std::vector<StageInfo>& stages) {
   return program;
 }
 
+Program split_backward(Program program, const std::vector<char>& splits) {
+  for (RankProgram& rank : program.ranks)
+    for (auto& stream : rank.streams) {
+      std::vector<Instruction> split;
+      for (const Instruction& ins : stream) {
+        const bool halves = ins.op == OpCode::Backward && is_node_pass(ins) &&
+                            ins.backward_part == BackwardPart::Whole &&
+                            size_t(ins.node_begin) < splits.size() &&
+                            splits[size_t(ins.node_begin)];
+        if (!halves) {
+          split.push_back(ins);
+          continue;
+        }
+        Instruction half = ins;
+        half.backward_part = BackwardPart::InputGradient;
+        split.push_back(half);
+        half.backward_part = BackwardPart::ParamGradient;
+        split.push_back(half);
+      }
+      stream = std::move(split);
+    }
+  return program;
+}
+
 }  // namespace wt

@@ -104,7 +104,8 @@ class Checker {
           const auto key = std::make_tuple(ins.job, ins.stage, id->batch, id->part, id->parts);
           const int b = ins.node_begin < 0 ? -1 : ins.node_begin;
           const int e = ins.node_end < 0 ? -1 : ins.node_end;
-          (ins.op == OpCode::Forward ? forward_ranges_ : backward_ranges_)[key].push_back({b, e});
+          if (ins.op == OpCode::Forward || whole_after_halves(key, s, ins, bad))
+            (ins.op == OpCode::Forward ? forward_ranges_ : backward_ranges_)[key].push_back({b, e});
         }
         if (traits.completes_event) {
           if (ins.event < 0 || ins.event >= p_.events || !completed.insert(ins.event).second)
@@ -143,6 +144,10 @@ class Checker {
         }
       }
     }
+    for (const auto& [node, stream] : input_halves_)
+      fail("rank " + std::to_string(r) + " stream " + std::to_string(stream) + ": node " +
+           std::to_string(node.second) +
+           "'s backward has its input's half (dx) without its parameters' (dw) after it");
     for (int e : waited)
       if (!completed.count(e))
         fail("rank " + std::to_string(r) + " waits on event " + std::to_string(e) +
@@ -151,6 +156,26 @@ class Checker {
       if (!waited.count(e))
         fail("rank " + std::to_string(r) + " never waits on event " + std::to_string(e) +
              ": its communication could outlive the step");
+  }
+
+  // A Backward's halves (model/backward_part.hpp): one node each, the input's first and then,
+  // on the same stream, the parameters'. True when the pass counts as the node's backward (a
+  // whole one, or the half that completes it).
+  template <typename Key, typename Bad>
+  bool whole_after_halves(const Key& key, int stream, const Instruction& ins, Bad&& bad) {
+    if (ins.backward_part == BackwardPart::Whole) return true;
+    if (ins.node_begin < 0 || ins.node_end != ins.node_begin + 1)
+      bad("a backward half runs one node");
+    const auto node = std::make_pair(key, ins.node_begin);
+    if (ins.backward_part == BackwardPart::InputGradient) {
+      if (!input_halves_.emplace(node, stream).second) bad("input's half (dx) twice");
+      return false;
+    }
+    auto open = input_halves_.find(node);
+    if (open == input_halves_.end() || open->second != stream)
+      bad("the parameters' half (dw) without the input's (dx) before it on its stream");
+    input_halves_.erase(open);
+    return true;
   }
 
   // Node coverage of the forward or backward passes of one (stage, batch part): each node of the
@@ -336,6 +361,7 @@ class Checker {
   // (job, stage, batch, part, parts) -> node ranges of its passes ({-1, -1}: the whole stage)
   using PassKey = std::tuple<int, int, int, int, int>;
   std::map<PassKey, std::vector<std::pair<int, int>>> forward_ranges_, backward_ranges_;
+  std::map<std::pair<PassKey, int>, int> input_halves_;  // (pass, node) -> its stream, until dw
   std::map<std::pair<int, int>, std::vector<const Instruction*>> collectives_;  // (rank, group)
   std::map<Channel, std::vector<Located>> sends_, recvs_;
   using RowsKey = std::tuple<int, int, int, bool>;  // (rank, slot, stage, gradient)

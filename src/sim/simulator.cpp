@@ -350,6 +350,8 @@ class Simulation {
         }
         case OpCode::Backward: {
           cost = job_costs(ins.job).backward_s(ins.stage, ins.node_begin, ins.node_end, n);
+          // A half is one of the pass's two products of the same size (dx, dw).
+          if (ins.backward_part != BackwardPart::Whole) cost *= 0.5;
           const double begins = std::max(st.time, compute_free_[rank]);
           borrow(rank, ins, true, true, begins);
           working =
@@ -372,10 +374,12 @@ class Simulation {
           throw std::logic_error("simulator: unhandled " + ins.str());
       }
       st.time = run_compute(rank, stream, ins, st.time, cost);
-      if (ins.op == OpCode::Backward)  // its part of the saved activations is released
-        memory_delta(
-            rank, st.time,
-            -job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n) - working);
+      if (ins.op == OpCode::Backward) {  // its working set, and its part of the saved activations
+        int64_t released = working;      // (the parameters' half releases those when split)
+        if (ins.backward_part != BackwardPart::InputGradient)
+          released += job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n);
+        memory_delta(rank, st.time, -released);
+      }
       if (residency_[rank].release_values_after[stream][st.pc])  // a borrowed stage's last read
         borrow(rank, ins, false, false, st.time);
       ++st.pc;

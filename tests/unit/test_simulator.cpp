@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 
 #include "deck/run_config.hpp"
 #include "exec/schedule_input.hpp"
+#include "sched/job_placement.hpp"
 #include "sched/schedule_registry.hpp"
 #include "sim/simulator.hpp"
 #include "util/input_error.hpp"
@@ -48,6 +50,8 @@ struct SimulatedMlp {
   int64_t scatter_bytes_per_sample = 0;
 
   double background_tasklet_s = 0;
+  // Applied to the generated program before it is simulated (a placement, say).
+  std::function<wt::Program(const wt::Program&, const wt::ScheduleInput&)> transform;
 
   wt::SimResult run(const std::string& kind, int ranks, const wt::DeviceModel& device,
                     int microbatches = 1) {
@@ -60,7 +64,8 @@ struct SimulatedMlp {
     wt::ScheduleInput in =
         wt::make_schedule_input(graph, cuts, config.schedule, config.train.global_batch, ranks);
     if (kind == "burst") in.stage_ranks = {ranks, 1};  // the second stage on rank 0 alone
-    const wt::Program p = wt::ScheduleRegistry::generate(kind, in);
+    wt::Program p = wt::ScheduleRegistry::generate(kind, in);
+    if (transform) p = transform(p, in);
     const wt::CostModel costs(graph, cuts, device, &profile, 1);
     wt::SimOptions o;
     o.global_batch = 32;
@@ -164,6 +169,23 @@ TEST(Simulator, PeakMemoryIsWeightsStateOneBatchOfActivationsAndTheBackwardsWork
   // Two replicas of tick-tock hold twice the weights.
   const wt::SimResult tt = s.run("ticktock", 1, free_device());
   EXPECT_GE(tt.peak_bytes[0], 6 * params);
+}
+
+// A backward in halves (sched/job_placement.hpp's split_backward) costs the whole pass in all and
+// holds the node's saved activations until its second half: the same step time and peak memory.
+TEST(Simulator, BackwardHalvesCostTheWholePassAndHoldItsActivationsUntilTheSecond) {
+  SimulatedMlp s;
+  s.transform = [](const wt::Program& p, const wt::ScheduleInput& in) {
+    return wt::per_node(p, in.stages);
+  };
+  const wt::SimResult nodes = s.run("gang", 1, free_device());
+  s.transform = [](const wt::Program& p, const wt::ScheduleInput& in) {
+    return wt::split_backward(wt::per_node(p, in.stages), std::vector<char>(64, 1));
+  };
+  const wt::SimResult halves = s.run("gang", 1, free_device());
+  EXPECT_NEAR(halves.step_s, nodes.step_s, 1e-12);
+  EXPECT_EQ(halves.peak_bytes, nodes.peak_bytes);
+  EXPECT_NEAR(nodes.step_s, 2 * kF + 2 * kB, 1e-9);
 }
 
 TEST(Simulator, ScalesToAThousandRanks) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "app/background/background_split.hpp"
@@ -71,6 +72,18 @@ void plant_budget_debt(Multiplexer& multiplexer, int rank) {
   if (on_rank == rank) multiplexer.charge_budget(seconds);
 }
 
+// The nodes whose backward the background's program runs in halves ("conv2"; "" when none).
+std::string halved_nodes(Job& job) {
+  std::set<int> nodes;
+  for (const auto& stream : job.executor().rank_program().streams)
+    for (const Instruction& ins : stream)
+      if (ins.backward_part == BackwardPart::InputGradient) nodes.insert(ins.node_begin);
+  std::string names;
+  for (int n : nodes)
+    names += (names.empty() ? "" : ", ") + job.model().graph.nodes[size_t(n)].name;
+  return names;
+}
+
 }  // namespace
 
 BackgroundTraining::BackgroundTraining(const RunConfig& foreground_config,
@@ -105,6 +118,8 @@ void BackgroundTraining::start(const RunConfig& foreground_config, Job& foregrou
   o.id = 1;                     // its memory account on the shared device
   // Its own stream after the foreground's, and its passes node by node: tasklets are node ranges.
   o.colocated_stream = int(foreground.executor().rank_program().streams.size());
+  o.split_backward = foreground_config.background.split_backward &&
+                     foreground_config.background.policy == "foreground_first";
   o.log_prefix = "[background " + std::to_string(world.rank()) + "] ";
   self_ = std::make_unique<MpiCommunicator>(MPI_COMM_SELF);
   job_options_ = o;
@@ -112,6 +127,12 @@ void BackgroundTraining::start(const RunConfig& foreground_config, Job& foregrou
   try {
     split_long_nodes(foreground_config.background, o, foreground);
     build_job(microbatches_);
+    const std::string halved = halved_nodes(*job_);
+    if (!halved.empty())
+      foreground.log().line(
+          "background: the backward of %s runs in halves (its input's gradient, then its "
+          "weights'), so each fits a shorter idle time",
+          halved.c_str());
   } catch (const OutOfMemory& e) {
     foreground.log().warning("background job not started: %s (background.memory_limit = %lld)",
                              e.what(), (long long)foreground_config.background.memory_limit);
