@@ -45,7 +45,10 @@ void NodeMemoryRecorder::executed(int, const Instruction& ins, double, double, i
   NodePhaseMemory& node =
       (forward ? profile_.forward : profile_.backward).at(size_t(ins.node_begin));
   (forward ? seen_forward_ : seen_backward_)[size_t(ins.node_begin)] = 1;
-  node = phase;
+  if (ins.backward_part == BackwardPart::ParamGradient)
+    append(node, phase);  // a backward in halves: the second after the first
+  else
+    node = phase;
   if (!last_phase_) {  // the instructions before the first pass count with it
     NodePhaseMemory first = before_first_;
     append(first, node);

@@ -13,7 +13,7 @@ enum class BackwardPart : uint8_t {
   ParamGradient,  // the node's parameter gradients only, after InputGradient; then it is done
 };
 
-// "" for Whole; "dx", "dw" for the halves (in instruction texts and traces).
+// "" for Whole; "dx", "dw" for the halves (in instruction texts and the background's log).
 inline const char* backward_part_name(BackwardPart part) {
   return part == BackwardPart::InputGradient   ? "dx"
          : part == BackwardPart::ParamGradient ? "dw"

@@ -98,7 +98,8 @@ class OpsBackend {
   virtual void conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                               const float* bias, float* y, const Scratch& scratch) const = 0;
   // dw, dbias += their gradients (dbias may be null), dx overwritten; dx null: the parameters'
-  // alone; dw null (dbias null too): dx alone (a backward in halves, model/backward_part.hpp).
+  // alone; dw null: dx alone, dbias untouched but passed all the same, so that both halves of a
+  // backward (model/backward_part.hpp) run the kernels the whole pass does.
   virtual void conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                                const float* dy, float* dx, float* dw, float* dbias,
                                const Scratch& scratch) const = 0;

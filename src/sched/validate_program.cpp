@@ -56,10 +56,11 @@ class Checker {
   }
 
   // Range checks, slot identities, events, and what each rank contributes to the global checks.
+  struct Identity {  // a slot's batch part
+    int batch, part, parts;
+  };
+
   void check_rank(int r) {
-    struct Identity {
-      int batch, part, parts;
-    };
     std::map<int, Identity> slot_batch;
     std::map<std::pair<int, int>, Identity> stage_batch;  // (slot, stage): rows re-laid for it
     std::set<int> completed, waited;
@@ -100,12 +101,7 @@ class Checker {
             id = &relaid->second;
           else if (auto it = slot_batch.find(ins.slot); it != slot_batch.end())
             id = &it->second;
-          if (!id) bad("slot used before it is loaded or received");
-          const auto key = std::make_tuple(ins.job, ins.stage, id->batch, id->part, id->parts);
-          const int b = ins.node_begin < 0 ? -1 : ins.node_begin;
-          const int e = ins.node_end < 0 ? -1 : ins.node_end;
-          if (ins.op == OpCode::Forward || whole_after_halves(key, s, ins, bad))
-            (ins.op == OpCode::Forward ? forward_ranges_ : backward_ranges_)[key].push_back({b, e});
+          note_pass(streams[s], i, id, bad);
         }
         if (traits.completes_event) {
           if (ins.event < 0 || ins.event >= p_.events || !completed.insert(ins.event).second)
@@ -144,10 +140,6 @@ class Checker {
         }
       }
     }
-    for (const auto& [node, stream] : input_halves_)
-      fail("rank " + std::to_string(r) + " stream " + std::to_string(stream) + ": node " +
-           std::to_string(node.second) +
-           "'s backward has its input's half (dx) without its parameters' (dw) after it");
     for (int e : waited)
       if (!completed.count(e))
         fail("rank " + std::to_string(r) + " waits on event " + std::to_string(e) +
@@ -158,24 +150,40 @@ class Checker {
              ": its communication could outlive the step");
   }
 
-  // A Backward's halves (model/backward_part.hpp): one node each, the input's first and then,
-  // on the same stream, the parameters'. True when the pass counts as the node's backward (a
-  // whole one, or the half that completes it).
-  template <typename Key, typename Bad>
-  bool whole_after_halves(const Key& key, int stream, const Instruction& ins, Bad&& bad) {
+  // A Forward's or Backward's node range, under its batch part's key; a Backward in halves
+  // counts once, with its parameters' half.
+  template <typename Bad>
+  void note_pass(const std::vector<Instruction>& stream, size_t i, const Identity* id, Bad&& bad) {
+    const Instruction& ins = stream[i];
+    if (!id) bad("slot used before it is loaded or received");
+    if (ins.op == OpCode::Backward && !completes_backward(stream, i, bad)) return;
+    const PassKey key{ins.job, ins.stage, id->batch, id->part, id->parts};
+    const int b = ins.node_begin < 0 ? -1 : ins.node_begin;
+    const int e = ins.node_end < 0 ? -1 : ins.node_end;
+    (ins.op == OpCode::Forward ? forward_ranges_ : backward_ranges_)[key].push_back({b, e});
+  }
+
+  // A Backward's halves (model/backward_part.hpp) run one node, the input's (dx) followed at once
+  // on its stream by the parameters' (dw) of the same node and slot: nothing between them may
+  // read the parameter gradients the first leaves undone. False for the input's half.
+  template <typename Bad>
+  static bool completes_backward(const std::vector<Instruction>& stream, size_t i, Bad&& bad) {
+    const Instruction& ins = stream[i];
     if (ins.backward_part == BackwardPart::Whole) return true;
     if (ins.node_begin < 0 || ins.node_end != ins.node_begin + 1)
       bad("a backward half runs one node");
-    const auto node = std::make_pair(key, ins.node_begin);
-    if (ins.backward_part == BackwardPart::InputGradient) {
-      if (!input_halves_.emplace(node, stream).second) bad("input's half (dx) twice");
-      return false;
-    }
-    auto open = input_halves_.find(node);
-    if (open == input_halves_.end() || open->second != stream)
-      bad("the parameters' half (dw) without the input's (dx) before it on its stream");
-    input_halves_.erase(open);
-    return true;
+    const bool input = ins.backward_part == BackwardPart::InputGradient;
+    const Instruction* other = input ? (i + 1 < stream.size() ? &stream[i + 1] : nullptr)
+                                     : (i > 0 ? &stream[i - 1] : nullptr);
+    const bool paired =
+        other && other->op == OpCode::Backward && other->backward_part != ins.backward_part &&
+        other->backward_part != BackwardPart::Whole && other->node_begin == ins.node_begin &&
+        other->node_end == ins.node_end && other->stage == ins.stage && other->slot == ins.slot &&
+        other->replica == ins.replica && other->job == ins.job;
+    if (!paired)
+      bad(input ? "the input's half (dx) not followed at once by its parameters' (dw)"
+                : "the parameters' half (dw) not right after its input's (dx)");
+    return !input;
   }
 
   // Node coverage of the forward or backward passes of one (stage, batch part): each node of the
@@ -361,7 +369,6 @@ class Checker {
   // (job, stage, batch, part, parts) -> node ranges of its passes ({-1, -1}: the whole stage)
   using PassKey = std::tuple<int, int, int, int, int>;
   std::map<PassKey, std::vector<std::pair<int, int>>> forward_ranges_, backward_ranges_;
-  std::map<std::pair<PassKey, int>, int> input_halves_;  // (pass, node) -> its stream, until dw
   std::map<std::pair<int, int>, std::vector<const Instruction*>> collectives_;  // (rank, group)
   std::map<Channel, std::vector<Located>> sends_, recvs_;
   using RowsKey = std::tuple<int, int, int, bool>;  // (rank, slot, stage, gradient)

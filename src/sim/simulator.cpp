@@ -356,7 +356,8 @@ class Simulation {
           borrow(rank, ins, true, true, begins);
           working =
               job_costs(ins.job).backward_working_bytes(ins.stage, ins.node_begin, ins.node_end, n);
-          memory_delta(rank, begins, working);
+          // Halves: the working set is taken by the first and held until the second ends.
+          if (ins.backward_part != BackwardPart::ParamGradient) memory_delta(rank, begins, working);
           break;
         }
         case OpCode::Step:
@@ -374,12 +375,11 @@ class Simulation {
           throw std::logic_error("simulator: unhandled " + ins.str());
       }
       st.time = run_compute(rank, stream, ins, st.time, cost);
-      if (ins.op == OpCode::Backward) {  // its working set, and its part of the saved activations
-        int64_t released = working;      // (the parameters' half releases those when split)
-        if (ins.backward_part != BackwardPart::InputGradient)
-          released += job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n);
-        memory_delta(rank, st.time, -released);
-      }
+      // Its working set and its part of the saved activations are released (by the second half).
+      if (ins.op == OpCode::Backward && ins.backward_part != BackwardPart::InputGradient)
+        memory_delta(
+            rank, st.time,
+            -job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n) - working);
       if (residency_[rank].release_values_after[stream][st.pc])  // a borrowed stage's last read
         borrow(rank, ins, false, false, st.time);
       ++st.pc;

@@ -29,10 +29,11 @@ same_foreground whole
 echo "ok the foreground bitwise as alone, with halves and without"
 
 done_steps() { sed -n 's/.*done: \([0-9]*\) steps.*/\1/p' "$dir/runs/$1/background/rank_$2/log.txt"; }
-for r in 0 1; do
-  k=$(done_steps halves $r)
-  [[ -n $k && $k == "$(done_steps whole $r)" ]] ||
-    fail "rank $r: the backgrounds trained '$k' and '$(done_steps whole $r)' steps"
+for r in 0 1; do  # at the fewer steps of the two (checkpoints every step, all kept)
+  a=$(done_steps halves $r) b=$(done_steps whole $r)
+  [[ -n $a && -n $b ]] || fail "rank $r: a background did not finish ('$a', '$b' steps)"
+  k=$((a < b ? a : b))
+  ((k > 0)) || fail "rank $r: a background trained no step"
   "$python" "$WT_SOURCE_DIR/tests/e2e/lib/same_weights.py" \
     "$(ckpt "$dir/runs/halves/background/rank_$r" "$k")" \
     "$(ckpt "$dir/runs/whole/background/rank_$r" "$k")" ||

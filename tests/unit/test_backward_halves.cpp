@@ -1,5 +1,6 @@
 // A convolution's backward in halves (model/backward_part.hpp): its input's gradient alone (dw
-// null), then its parameters' alone (dx null), bit for bit the whole pass, on the host (oneDNN's
+// null, dbias untouched), then its parameters' alone (dx null), bit for bit the whole pass, in
+// FP32 and bf16, on the host (oneDNN's
 // primitives where built with it, im2col + GEMM where it declines the geometry) and the strict
 // device; and the conv2d layer splits by the context's backward_part, its fused ReLU mask included.
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "device/device_context.hpp"
@@ -16,9 +18,27 @@
 namespace wt {
 namespace {
 
-class BackwardHalves : public ::testing::TestWithParam<DeviceKind> {
+struct HalvesCase {
+  DeviceKind kind;
+  Precision precision;
+};
+
+// The device of `c`, in FP32 where this CPU cannot run the case's bf16 (the test then skips).
+DeviceOptions device_options(const HalvesCase& c) {
+  DeviceOptions o;
+  o.kind = c.kind;
+  o.strict_seed = 11;
+  if (precision_unsupported(c.kind, c.precision).empty()) o.precision = c.precision;
+  return o;
+}
+
+class BackwardHalves : public ::testing::TestWithParam<HalvesCase> {
  protected:
-  BackwardHalves() : device_(0, GetParam(), 11) {}
+  BackwardHalves() : device_(device_options(GetParam())) {}
+  void SetUp() override {
+    const std::string why = precision_unsupported(GetParam().kind, GetParam().precision);
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
 
   const OpsBackend& ops() { return device_.ops(); }
   Tensor random(int64_t n) {
@@ -59,9 +79,11 @@ TEST_P(BackwardHalves, Conv2dOpsHalvesAreTheWholePass) {
     ops().conv2d_backward(g, x.device_ptr(), w.device_ptr(), dy.device_ptr(), dx.device_ptr(),
                           dw.device_ptr(), db.device_ptr(), Scratch{&device_.allocator(), 0});
     Tensor hdx = filled(xs, 0), hdw = filled(ws, 0.5f), hdb = filled(g.out_channels, 0.25f);
+    // The input's half: dw null, dbias passed (it picks the whole pass's kernels) but untouched.
     ops().conv2d_backward(g, x.device_ptr(), w.device_ptr(), dy.device_ptr(), hdx.device_ptr(),
-                          nullptr, nullptr, Scratch{&device_.allocator(), 0});
+                          nullptr, hdb.device_ptr(), Scratch{&device_.allocator(), 0});
     expect_bitwise_equal(hdw, filled(ws, 0.5f), "dw after the input's half (untouched)");
+    expect_bitwise_equal(hdb, filled(g.out_channels, 0.25f), "dbias after the input's half");
     ops().conv2d_backward(g, x.device_ptr(), w.device_ptr(), dy.device_ptr(), nullptr,
                           hdw.device_ptr(), hdb.device_ptr(), Scratch{&device_.allocator(), 0});
     expect_bitwise_equal(hdx, dx, "dx");
@@ -115,9 +137,14 @@ TEST_P(BackwardHalves, Conv2dLayerSplitsByTheContextsPart) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, BackwardHalves,
-                         ::testing::Values(DeviceKind::Host, DeviceKind::Strict),
-                         [](const ::testing::TestParamInfo<DeviceKind>& info) {
-                           return info.param == DeviceKind::Host ? "Host" : "Strict";
+                         ::testing::Values(HalvesCase{DeviceKind::Host, Precision::Fp32},
+                                           HalvesCase{DeviceKind::Strict, Precision::Fp32},
+                                           HalvesCase{DeviceKind::Host, Precision::Bf16},
+                                           HalvesCase{DeviceKind::Strict, Precision::Bf16}),
+                         [](const ::testing::TestParamInfo<HalvesCase>& info) {
+                           return std::string(info.param.kind == DeviceKind::Host ? "Host"
+                                                                                  : "Strict") +
+                                  (info.param.precision == Precision::Bf16 ? "Bf16" : "Fp32");
                          });
 
 }  // namespace

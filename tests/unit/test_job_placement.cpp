@@ -85,28 +85,51 @@ size_t find_half(const std::vector<wt::Instruction>& s, int node, wt::BackwardPa
   return s.size();
 }
 
+// Two micro-batches in flight on one rank (a one-stage pipeline): each slot's halves pair up.
+TEST(JobPlacement, HalvesOfSeveralMicroBatchesAreValid) {
+  wt::ScheduleInput in = wt_test::chain_of_stages(1, 1, 2);
+  const wt::Program pipeline = wt::ScheduleRegistry::generate("pipeline", in);
+  const wt::Program halved =
+      wt::split_backward(wt::on_stream(wt::per_node(pipeline, in.stages), 0), {1, 1, 1});
+  int halves = 0;
+  for (const wt::Instruction& ins : halved.ranks[0].streams[0])
+    halves += ins.backward_part != wt::BackwardPart::Whole;
+  EXPECT_EQ(halves, 2 * 3 * 2);  // 2 micro-batches x 3 nodes x 2 halves
+  EXPECT_NO_THROW(wt::validate_program(halved, 1, wt::CommRules::Mpi));
+}
+
 TEST(JobPlacement, TheValidatorRefusesHalvesOutOfOrderAloneOrOverSeveralNodes) {
   using P = wt::BackwardPart;
   // The parameters' half moved before the input's.
   std::string e = validation_error([](std::vector<wt::Instruction>& s) {
     std::swap(s[find_half(s, 2, P::InputGradient)], s[find_half(s, 2, P::ParamGradient)]);
   });
-  EXPECT_NE(e.find("the parameters' half (dw) without the input's (dx) before it"),
-            std::string::npos)
+  EXPECT_NE(e.find("the parameters' half (dw) not right after its input's (dx)"), std::string::npos)
       << e;
   EXPECT_NE(e.find("nodes=[2,3) half=dw"), std::string::npos) << e;
   // The parameters' half dropped: the input's half alone.
   e = validation_error([](std::vector<wt::Instruction>& s) {
     s.erase(s.begin() + find_half(s, 1, P::ParamGradient));
   });
-  EXPECT_NE(e.find("node 1's backward has its input's half (dx) without its parameters' (dw)"),
+  EXPECT_NE(e.find("the input's half (dx) not followed at once by its parameters' (dw)"),
             std::string::npos)
       << e;
+  EXPECT_NE(e.find("nodes=[1,2) half=dx"), std::string::npos) << e;
   // The input's half dropped: the parameters' half without it.
   e = validation_error([](std::vector<wt::Instruction>& s) {
     s.erase(s.begin() + find_half(s, 1, P::InputGradient));
   });
-  EXPECT_NE(e.find("the parameters' half (dw) without the input's (dx)"), std::string::npos) << e;
+  EXPECT_NE(e.find("the parameters' half (dw) not right after its input's (dx)"), std::string::npos)
+      << e;
+  // Something between the halves (a Record: any instruction might read the gradients dx left).
+  e = validation_error([](std::vector<wt::Instruction>& s) {
+    wt::Instruction record{wt::OpCode::Record};
+    record.event = 0;
+    s.insert(s.begin() + find_half(s, 2, P::ParamGradient), record);
+  });
+  EXPECT_NE(e.find("the input's half (dx) not followed at once by its parameters' (dw)"),
+            std::string::npos)
+      << e;
   // A half over two nodes.
   e = validation_error(
       [](std::vector<wt::Instruction>& s) { s[find_half(s, 1, P::InputGradient)].node_begin = 0; });

@@ -171,9 +171,18 @@ TEST(Simulator, PeakMemoryIsWeightsStateOneBatchOfActivationsAndTheBackwardsWork
   EXPECT_GE(tt.peak_bytes[0], 6 * params);
 }
 
+// Bytes in use on rank 0 from time t on (the last change at or before t).
+int64_t bytes_at(const std::vector<wt::SimulatedMemory>& memory, double t) {
+  int64_t bytes = 0;
+  for (const wt::SimulatedMemory& m : memory)
+    if (m.rank == 0 && m.t_s <= t + 1e-15) bytes = m.bytes;
+  return bytes;
+}
+
 // A backward in halves (sched/job_placement.hpp's split_backward) costs the whole pass in all and
-// holds the node's saved activations until its second half: the same step time and peak memory.
-TEST(Simulator, BackwardHalvesCostTheWholePassAndHoldItsActivationsUntilTheSecond) {
+// holds the node's working set and saved activations until its second half ends: the same step
+// time and the same memory at every moment as node by node.
+TEST(Simulator, BackwardHalvesCostAndHoldWhatTheWholePassDoes) {
   SimulatedMlp s;
   s.transform = [](const wt::Program& p, const wt::ScheduleInput& in) {
     return wt::per_node(p, in.stages);
@@ -183,9 +192,17 @@ TEST(Simulator, BackwardHalvesCostTheWholePassAndHoldItsActivationsUntilTheSecon
     return wt::split_backward(wt::per_node(p, in.stages), std::vector<char>(64, 1));
   };
   const wt::SimResult halves = s.run("gang", 1, free_device());
+  EXPECT_NEAR(nodes.step_s, 2 * kF + 2 * kB, 1e-9);
   EXPECT_NEAR(halves.step_s, nodes.step_s, 1e-12);
   EXPECT_EQ(halves.peak_bytes, nodes.peak_bytes);
-  EXPECT_NEAR(nodes.step_s, 2 * kF + 2 * kB, 1e-9);
+  ASSERT_FALSE(halves.memory.empty());
+  for (const auto* timeline : {&nodes.memory, &halves.memory})
+    for (const wt::SimulatedMemory& m : *timeline) {
+      EXPECT_EQ(bytes_at(halves.memory, m.t_s), bytes_at(nodes.memory, m.t_s)) << "at " << m.t_s;
+      // Between a node's halves: its middle (its backward takes 2 ms, so each half 1 ms).
+      EXPECT_EQ(bytes_at(halves.memory, m.t_s + 1e-3), bytes_at(nodes.memory, m.t_s + 1e-3))
+          << "at " << m.t_s + 1e-3;
+    }
 }
 
 TEST(Simulator, ScalesToAThousandRanks) {

@@ -248,9 +248,10 @@ void Multiplexer::warn_long_nodes() {
     const Instruction& ins = stream[i];
     if (t * 1e3 <= settings_.tasklet_ms || ins.node_begin < 0) continue;
     char line[160];
-    std::snprintf(line, sizeof line, "%s%s %s %.2f ms", nodes.empty() ? "" : ", ",
+    std::snprintf(line, sizeof line, "%s%s %s%s%s %.2f ms", nodes.empty() ? "" : ", ",
                   bg_->model().graph.nodes[size_t(ins.node_begin)].name.c_str(),
-                  opcode_traits(ins.op).name, t * 1e3);
+                  opcode_traits(ins.op).name, ins.backward_part == BackwardPart::Whole ? "" : " ",
+                  backward_part_name(ins.backward_part), t * 1e3);
     nodes += line;
   }
   if (nodes.empty()) return;

@@ -75,9 +75,10 @@ void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
     *din[0] = ctx.empty(x.shape());
     dx = din[0]->device_ptr();
   }
-  const bool params = ctx.backward_part != BackwardPart::InputGradient;
-  float* dw = params ? params_[0]->grad.device_ptr() : nullptr;
-  float* dbias = has_bias_ && params ? params_[1]->grad.device_ptr() : nullptr;
+  // The input's half passes dbias all the same: it picks the same kernels as the whole pass.
+  float* dw =
+      ctx.backward_part != BackwardPart::InputGradient ? params_[0]->grad.device_ptr() : nullptr;
+  float* dbias = has_bias_ ? params_[1]->grad.device_ptr() : nullptr;
   const float* dy = dout.device_ptr();
   Tensor masked;
   if (relu_mask_) {  // the fused ReLU's backward, when no pooling after it took the mask

@@ -195,7 +195,7 @@ void CudaOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, cons
     WT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(impl_->cudnn, &one, d.x, x, d.y, dy, d.conv,
                                                   plan.backward_filter, ws.data,
                                                   plan.backward_bytes, &one, d.w, dw));
-  if (dbias)
+  if (dbias && dw)
     WT_CUDNN_CHECK(cudnnConvolutionBackwardBias(impl_->cudnn, &one, d.y, dy, &one, d.bias, dbias));
   if (dx)
     WT_CUDNN_CHECK(cudnnConvolutionBackwardData(impl_->cudnn, &one, d.w, w, d.y, dy, d.conv,
@@ -243,7 +243,7 @@ void CudaOps::conv2d_backward_bf16(const ops::Conv2dGeometry& g, const float* x,
         plan.backward_filter, ws.data, plan.backward_bytes, &zero, d.w, copies.at(base, kDw16)));
     cuda_for(s, copies.w, kern::FromBf16{copies.at(base, kDw16), dw, true});
   }
-  if (dbias)
+  if (dbias && dw)
     WT_CUDNN_CHECK(
         cudnnConvolutionBackwardBias(impl_->cudnn, &one, d.y32, dy, &one, d.bias, dbias));
   if (!dx) return;

@@ -183,7 +183,7 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
   float* col = workspace;
   float* staged = workspace + K * chunk * P;
   float* scratch = staged + (chunk > 1 ? OC * chunk * P : 0);
-  if (dbias) {
+  if (dbias && dw) {
     for (int64_t n = 0; n < g.batch; ++n)
       for (int64_t oc = 0; oc < OC; ++oc) {
         dbias[oc] += sum_of(dy + n * out_size + oc * P, P);

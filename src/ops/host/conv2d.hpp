@@ -27,7 +27,7 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
 
 // Given dy, accumulates dw += dL/dw and dbias += dL/dbias (dbias may be null) and, when dx is not
 // null, overwrites dx with dL/dx. x is the forward input (im2col is recomputed, not saved). dw
-// null (dbias null too): dx alone, a backward split in halves (model/backward_part.hpp).
+// null: dx alone, dbias untouched (a backward in halves, model/backward_part.hpp).
 void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                      float* dx, float* dw, float* dbias, float* workspace, int64_t chunk);
 

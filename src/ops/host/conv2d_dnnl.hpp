@@ -34,7 +34,7 @@ void conv2d_dnnl_forward(const Conv2dGeometry& g, const float* x, const float* w
                          bool relu = false, Precision precision = Precision::Fp32);
 
 // Same contract as conv2d_backward: dw += dL/dw, dbias += dL/dbias (may be null), dx overwritten
-// with dL/dx unless null; dw null (dbias null too): dx alone.
+// with dL/dx unless null; dw null: dx alone, dbias untouched (it still picks the primitives).
 void conv2d_dnnl_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                           float* dx, float* dw, float* dbias,
                           DnnlConvLayout layout = conv2d_dnnl_default_layout(),
