@@ -19,13 +19,8 @@
 # background's profiling steps alone put it in debt for longer). failure.stall_seconds = 30: a
 # collective the ranks disagree on (the step-end vote one skips) is reported, not a hang.
 source "$(dirname "$0")/lib/common.bash"
-data=$(fashion_mnist_h5)
-python=${WT_PYTHON:-/usr/bin/python3}
 steps=20
-
-source "$(dirname "$0")/lib/background_deck.bash"
 source "$(dirname "$0")/lib/background_pipeline.bash"
-write_background_deck "$dir/bg.toml"
 run_fg alone ""
 "$WAVETRAIN" "$dir/bg.toml" --quiet >/dev/null || fail "the background deck alone failed"
 

@@ -7,13 +7,8 @@
 #   - leaves the foreground bitwise as alone.
 # conv1 reads the data, whose gradient nothing needs: its backward stays whole.
 source "$(dirname "$0")/lib/common.bash"
-data=$(fashion_mnist_h5)
-python=${WT_PYTHON:-/usr/bin/python3}
 steps=20
-
-source "$(dirname "$0")/lib/background_deck.bash"
 source "$(dirname "$0")/lib/background_pipeline.bash"
-write_background_deck "$dir/bg.toml"
 
 run_fg alone ""
 fixed=$'solo_every = 5\nslowdown_target = 100\nmicrobatches = 2'

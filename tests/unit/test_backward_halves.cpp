@@ -6,11 +6,11 @@
 #include <gtest/gtest.h>
 #include <toml++/toml.h>
 
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "bitwise_tensors.hpp"
 #include "device/device_context.hpp"
 #include "model/layer_registry.hpp"
 #include "tensor/rng.hpp"
@@ -49,16 +49,7 @@ class BackwardHalves : public ::testing::TestWithParam<HalvesCase> {
     return t;
   }
   Tensor filled(int64_t n, float value) {
-    Tensor t = Tensor::empty({n}, device_.allocator());
-    t.fill(value);
-    return t;
-  }
-  static void expect_bitwise_equal(const Tensor& halves, const Tensor& whole, const char* what) {
-    const std::vector<float> a = halves.to_host(), b = whole.to_host();
-    ASSERT_EQ(a.size(), b.size()) << what;
-    size_t differ = 0;
-    for (size_t i = 0; i < a.size(); ++i) differ += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
-    EXPECT_EQ(differ, 0u) << what << ": " << differ << " of " << a.size() << " values differ";
+    return testing::filled_tensor(device_.allocator(), n, value);
   }
 
   DeviceContext device_;
@@ -82,13 +73,14 @@ TEST_P(BackwardHalves, Conv2dOpsHalvesAreTheWholePass) {
     // The input's half: dw null, dbias passed (it picks the whole pass's kernels) but untouched.
     ops().conv2d_backward(g, x.device_ptr(), w.device_ptr(), dy.device_ptr(), hdx.device_ptr(),
                           nullptr, hdb.device_ptr(), Scratch{&device_.allocator(), 0});
-    expect_bitwise_equal(hdw, filled(ws, 0.5f), "dw after the input's half (untouched)");
-    expect_bitwise_equal(hdb, filled(g.out_channels, 0.25f), "dbias after the input's half");
+    testing::expect_bitwise_equal(hdw, filled(ws, 0.5f), "dw after the input's half (untouched)");
+    testing::expect_bitwise_equal(hdb, filled(g.out_channels, 0.25f),
+                                  "dbias after the input's half");
     ops().conv2d_backward(g, x.device_ptr(), w.device_ptr(), dy.device_ptr(), nullptr,
                           hdw.device_ptr(), hdb.device_ptr(), Scratch{&device_.allocator(), 0});
-    expect_bitwise_equal(hdx, dx, "dx");
-    expect_bitwise_equal(hdw, dw, "dw");
-    expect_bitwise_equal(hdb, db, "dbias");
+    testing::expect_bitwise_equal(hdx, dx, "dx");
+    testing::expect_bitwise_equal(hdw, dw, "dw");
+    testing::expect_bitwise_equal(hdb, db, "dbias");
   }
 }
 
@@ -127,13 +119,13 @@ TEST_P(BackwardHalves, Conv2dLayerSplitsByTheContextsPart) {
   ctx.backward_part = BackwardPart::InputGradient;
   layer->backward({&x}, out, dout, {&dx_halves}, saved, ctx);
   for (size_t i = 0; i < specs.size(); ++i)
-    expect_bitwise_equal(halves[i].grad, filled(shape_numel(specs[i].shape), 0.5f),
-                         "a parameter gradient after the input's half (untouched)");
+    testing::expect_bitwise_equal(halves[i].grad, filled(shape_numel(specs[i].shape), 0.5f),
+                                  "a parameter gradient after the input's half (untouched)");
   ctx.backward_part = BackwardPart::ParamGradient;
   layer->backward({&x}, out, dout, {nullptr}, saved, ctx);
-  expect_bitwise_equal(dx_halves, dx_whole, "dx");
+  testing::expect_bitwise_equal(dx_halves, dx_whole, "dx");
   for (size_t i = 0; i < specs.size(); ++i)
-    expect_bitwise_equal(halves[i].grad, whole[i].grad, specs[i].name.c_str());
+    testing::expect_bitwise_equal(halves[i].grad, whole[i].grad, specs[i].name.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, BackwardHalves,

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
+#include "bitwise_tensors.hpp"
 #include "device/device_context.hpp"
 #include "tensor/rng.hpp"
 
@@ -28,21 +28,12 @@ class FusedEpilogueOps : public ::testing::TestWithParam<DeviceKind> {
     return t;
   }
   Tensor filled(int64_t n, float value) {
-    Tensor t = Tensor::empty({n}, device_.allocator());
-    t.fill(value);
-    return t;
+    return testing::filled_tensor(device_.allocator(), n, value);
   }
   Tensor copy(const Tensor& from) {
     Tensor t = Tensor::empty(from.shape(), device_.allocator());
     t.copy_from(from);
     return t;
-  }
-  static void expect_bitwise_equal(const Tensor& fused, const Tensor& unfused, const char* what) {
-    const std::vector<float> a = fused.to_host(), b = unfused.to_host();
-    ASSERT_EQ(a.size(), b.size()) << what;
-    size_t differ = 0;
-    for (size_t i = 0; i < a.size(); ++i) differ += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
-    EXPECT_EQ(differ, 0u) << what << ": " << differ << " of " << a.size() << " values differ";
   }
   void check_conv(const ops::Conv2dGeometry& g, const char* what);
   void check_pool(const ops::Pool2dGeometry& g, const char* what);
@@ -60,7 +51,7 @@ TEST_P(FusedEpilogueOps, LinearReluForwardIsLinearThenRelu) {
   ops().linear_forward(x.device_ptr(), w.device_ptr(), b.device_ptr(), rows, in, out,
                        unfused.device_ptr());
   ops().relu_forward(unfused.device_ptr(), unfused.device_ptr(), rows * out);
-  expect_bitwise_equal(fused, unfused, "linear_relu_forward");
+  testing::expect_bitwise_equal(fused, unfused, "linear_relu_forward");
   const std::vector<float> y = fused.to_host();
   EXPECT_GT(std::count(y.begin(), y.end(), 0.0f), 0);  // the ReLU did clip something
 }
@@ -75,7 +66,7 @@ void FusedEpilogueOps::check_conv(const ops::Conv2dGeometry& g, const char* what
   ops().conv2d_forward(g, x.device_ptr(), w.device_ptr(), b.device_ptr(), unfused.device_ptr(),
                        scratch());
   ops().relu_forward(unfused.device_ptr(), unfused.device_ptr(), ys);
-  expect_bitwise_equal(fused, unfused, what);
+  testing::expect_bitwise_equal(fused, unfused, what);
 }
 
 TEST_P(FusedEpilogueOps, Conv2dReluForwardIsConvThenRelu) {
@@ -95,8 +86,8 @@ TEST_P(FusedEpilogueOps, ReluBackwardColumnSumsIsReluBackwardThenColumnSums) {
                                   sums.device_ptr());
   ops().relu_backward(y.device_ptr(), dy.device_ptr(), unfused.device_ptr(), rows * width);
   ops().add_column_sums(unfused.device_ptr(), rows, width, unfused_sums.device_ptr());
-  expect_bitwise_equal(fused, unfused, "relu_backward_column_sums dx");
-  expect_bitwise_equal(sums, unfused_sums, "relu_backward_column_sums sums");
+  testing::expect_bitwise_equal(fused, unfused, "relu_backward_column_sums dx");
+  testing::expect_bitwise_equal(sums, unfused_sums, "relu_backward_column_sums sums");
 }
 
 void FusedEpilogueOps::check_pool(const ops::Pool2dGeometry& g, const char* what) {
@@ -109,7 +100,7 @@ void FusedEpilogueOps::check_pool(const ops::Pool2dGeometry& g, const char* what
   ops().maxpool2d_relu_backward(g, x.device_ptr(), dy.device_ptr(), fused.device_ptr());
   ops().maxpool2d_backward(g, x.device_ptr(), dy.device_ptr(), unfused.device_ptr());
   ops().relu_backward(x.device_ptr(), unfused.device_ptr(), unfused.device_ptr(), xs);
-  expect_bitwise_equal(fused, unfused, what);
+  testing::expect_bitwise_equal(fused, unfused, what);
 }
 
 TEST_P(FusedEpilogueOps, MaxPoolReluBackwardIsMaxPoolBackwardThenReluBackward) {

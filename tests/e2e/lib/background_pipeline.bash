@@ -1,6 +1,12 @@
 # The 2-rank lenet pipeline foreground (one microbatch, FLOP-balanced cut, global batch 32) of the
-# foreground_first tests (background_foreground_first.sh, background_split_backward.sh). Needs
-# $data, $dir, $steps, $python (lib/common.bash) and bg.toml (lib/background_deck.bash).
+# foreground_first tests (background_foreground_first.sh, background_split_backward.sh), and
+# their lenet background deck, written to $dir/bg.toml. Needs $dir and $steps (lib/common.bash);
+# sets $data and $python.
+data=$(fashion_mnist_h5)
+python=${WT_PYTHON:-/usr/bin/python3}
+source "$(dirname "${BASH_SOURCE[0]}")/background_deck.bash"
+write_background_deck "$dir/bg.toml"
+
 run_fg() {  # run name, [background] lines ("" = alone), model (lenet), background deck (bg.toml)
   local bg=""
   [[ -n $2 ]] && bg=$'[background]\nwarmup_steps = 2\n'"deck = \"${4:-bg.toml}\""$'\n'"$2"
