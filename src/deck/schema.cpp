@@ -247,7 +247,8 @@ std::vector<KeyDef> auto_keys() {
   };
 }
 
-// DeepPool's foreground/background multiplexing (app/background_training.hpp).
+// DeepPool's foreground/background multiplexing (app/background_training.hpp): the job, its
+// pacing and its gates.
 std::vector<KeyDef> background_keys() {
   return {
       key("background", "deck", WT_FIELD(background.deck),
@@ -291,6 +292,12 @@ std::vector<KeyDef> background_keys() {
           "the background job's share of device.memory_limit in bytes (its out-of-memory drops "
           "that background step, never the foreground); 0 = no share of its own")
           .in(Range::at_least(0)),
+  };
+}
+
+// The background's policy and the ablations of DeepPool's mechanisms.
+std::vector<KeyDef> background_policy_keys() {
+  return {
       key("background", "priority", WT_FIELD(background.priority),
           "ablation: false = the background runs as an equal-priority stream (an instruction of "
           "each in turn)"),
@@ -442,7 +449,7 @@ const std::vector<KeyDef>& deck_schema() {
   static const std::vector<KeyDef> schema = [] {
     std::vector<KeyDef> all;
     for (auto part : {run_keys, optimizer_keys, schedule_keys, colocate_keys, auto_keys,
-                      background_keys, train_keys, runtime_keys}) {
+                      background_keys, background_policy_keys, train_keys, runtime_keys}) {
       std::vector<KeyDef> keys = part();
       all.insert(all.end(), keys.begin(), keys.end());
     }

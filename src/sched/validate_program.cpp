@@ -106,33 +106,8 @@ class Checker {
         if (traits.completes_event) {
           if (ins.event < 0 || ins.event >= p_.events || !completed.insert(ins.event).second)
             bad("event missing, out of range or completed twice");
-          if (ins.op == OpCode::Record) {
-            // Orders streams of this rank; nothing to match.
-          } else if (is_collective(ins.op)) {
-            if (ins.group < 0 || ins.group >= static_cast<int>(p_.groups.size()))
-              bad("unknown group");
-            const auto& members = p_.groups[ins.group];
-            if (std::find(members.begin(), members.end(), r) == members.end())
-              bad("rank is not a member of the group");
-            if (ins.op != OpCode::AllReduce &&
-                std::find(members.begin(), members.end(), ins.root) == members.end())
-              bad("root is not a member of the group");
-            auto [it, fresh] = group_stream.emplace(ins.group, s);
-            if (!fresh && it->second != s)
-              bad(std::string("collectives on one group must come from one stream (") +
-                  comm_rules_name(rules_) + " orders them)");
-            collectives_[{r, ins.group}].push_back(&ins);
-          } else {
-            if (ins.peer < 0 || ins.peer >= p_.world_size || ins.peer == r)
-              bad("peer out of range");
-            const bool sending = is_send(ins.op);
-            const Channel channel = message_channel(r, ins, rules_);
-            auto& list = sending ? sends_[channel] : recvs_[channel];
-            if (!list.empty() && list.back().stream != s)
-              bad(std::string("one channel's messages must come from one stream (") +
-                  comm_rules_name(rules_) + " orders them)");
-            list.push_back({s, &ins});
-          }
+          // A Record orders streams of this rank: nothing to match.
+          if (ins.op != OpCode::Record) note_communication(r, s, ins, group_stream, bad);
         }
         if (traits.waits_event) {
           if (ins.event < 0 || ins.event >= p_.events) bad("event out of range");
@@ -148,6 +123,34 @@ class Checker {
       if (!waited.count(e))
         fail("rank " + std::to_string(r) + " never waits on event " + std::to_string(e) +
              ": its communication could outlive the step");
+  }
+
+  // A collective's group and stream, or a message's peer and channel, noted for the global checks.
+  template <typename Bad>
+  void note_communication(int r, int s, const Instruction& ins, std::map<int, int>& group_stream,
+                          Bad&& bad) {
+    if (is_collective(ins.op)) {
+      if (ins.group < 0 || ins.group >= static_cast<int>(p_.groups.size())) bad("unknown group");
+      const auto& members = p_.groups[ins.group];
+      if (std::find(members.begin(), members.end(), r) == members.end())
+        bad("rank is not a member of the group");
+      if (ins.op != OpCode::AllReduce &&
+          std::find(members.begin(), members.end(), ins.root) == members.end())
+        bad("root is not a member of the group");
+      auto [it, fresh] = group_stream.emplace(ins.group, s);
+      if (!fresh && it->second != s)
+        bad(std::string("collectives on one group must come from one stream (") +
+            comm_rules_name(rules_) + " orders them)");
+      collectives_[{r, ins.group}].push_back(&ins);
+      return;
+    }
+    if (ins.peer < 0 || ins.peer >= p_.world_size || ins.peer == r) bad("peer out of range");
+    const Channel channel = message_channel(r, ins, rules_);
+    auto& list = is_send(ins.op) ? sends_[channel] : recvs_[channel];
+    if (!list.empty() && list.back().stream != s)
+      bad(std::string("one channel's messages must come from one stream (") +
+          comm_rules_name(rules_) + " orders them)");
+    list.push_back({s, &ins});
   }
 
   // A Forward's or Backward's node range, under its batch part's key; a Backward in halves

@@ -323,69 +323,72 @@ class Simulation {
         issue_collective(rank, stream, st.time, ins);
         continue;
       }
-      // Compute on this rank's engine.
-      double cost = 0;
-      const int64_t n = slot_samples(rank, ins);
-      int64_t working = 0;  // a Backward's working set, released with its saved activations
-      switch (ins.op) {
-        case OpCode::LoadBatch:  // labels alone: the slot's samples arrive from a peer
-          if (!ins.labels_only)
-            slot_samples_[rank][ins.slot] =
-                part_samples(global_batch(ins.job), ins.part, ins.parts);
-          // Sharded, the preloader has it ready: no cost on the critical path. Scattered, rank
-          // 0's link sends each other rank its part, one after another, before that rank goes on.
-          if (opt_.scatter_bytes_per_sample > 0 && ins.parts > 1 && rank != 0)
-            st.time = run_transfer(
-                {0, rank}, st.time,
-                costs_.message_s(opt_.scatter_bytes_per_sample *
-                                     part_samples(global_batch(ins.job), ins.part, ins.parts),
-                                 0, rank));
-          break;
-        case OpCode::Forward: {
-          cost = job_costs(ins.job).forward_s(ins.stage, ins.node_begin, ins.node_end, n);
-          const int64_t held =
-              job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n);
-          memory_delta(rank, std::max(st.time, compute_free_[rank]), held);
-          break;
-        }
-        case OpCode::Backward: {
-          cost = job_costs(ins.job).backward_s(ins.stage, ins.node_begin, ins.node_end, n);
-          // A half is one of the pass's two products of the same size (dx, dw).
-          if (ins.backward_part != BackwardPart::Whole) cost *= 0.5;
-          const double begins = std::max(st.time, compute_free_[rank]);
-          borrow(rank, ins, true, true, begins);
-          working =
-              job_costs(ins.job).backward_working_bytes(ins.stage, ins.node_begin, ins.node_end, n);
-          // Halves: the working set is taken by the first and held until the second ends.
-          if (ins.backward_part != BackwardPart::ParamGradient) memory_delta(rank, begins, working);
-          break;
-        }
-        case OpCode::Step:
-          cost = job_costs(ins.job).step_s(ins.stage);
-          break;
-        case OpCode::KeepGradient:
-        case OpCode::AddKeptGradient:
-          cost = costs_.gradient_copy_s(ins.stage);
-          break;
-        case OpCode::CopyRows:
-          cost = costs_.memory_copy_s(ins.bytes);
-          note_relaid_rows(rank, ins);
-          break;
-        default:
-          throw std::logic_error("simulator: unhandled " + ins.str());
-      }
-      st.time = run_compute(rank, stream, ins, st.time, cost);
-      // Its working set and its part of the saved activations are released (by the second half).
-      if (ins.op == OpCode::Backward && ins.backward_part != BackwardPart::InputGradient)
-        memory_delta(
-            rank, st.time,
-            -job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n) - working);
-      if (residency_[rank].release_values_after[stream][st.pc])  // a borrowed stage's last read
-        borrow(rank, ins, false, false, st.time);
-      ++st.pc;
+      issue_compute(rank, stream, st, ins);
       ready_.push({st.time, id});
       return;
     }
+  }
+
+  // A compute instruction on this rank's engine, from st.time; st.time becomes its end.
+  void issue_compute(int rank, int stream, StreamState& st, const Instruction& ins) {
+    double cost = 0;
+    const int64_t n = slot_samples(rank, ins);
+    int64_t working = 0;  // a Backward's working set, released with its saved activations
+    switch (ins.op) {
+      case OpCode::LoadBatch:  // labels alone: the slot's samples arrive from a peer
+        if (!ins.labels_only)
+          slot_samples_[rank][ins.slot] = part_samples(global_batch(ins.job), ins.part, ins.parts);
+        // Sharded, the preloader has it ready: no cost on the critical path. Scattered, rank
+        // 0's link sends each other rank its part, one after another, before that rank goes on.
+        if (opt_.scatter_bytes_per_sample > 0 && ins.parts > 1 && rank != 0)
+          st.time = run_transfer(
+              {0, rank}, st.time,
+              costs_.message_s(opt_.scatter_bytes_per_sample *
+                                   part_samples(global_batch(ins.job), ins.part, ins.parts),
+                               0, rank));
+        break;
+      case OpCode::Forward: {
+        cost = job_costs(ins.job).forward_s(ins.stage, ins.node_begin, ins.node_end, n);
+        const int64_t held =
+            job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n);
+        memory_delta(rank, std::max(st.time, compute_free_[rank]), held);
+        break;
+      }
+      case OpCode::Backward: {
+        cost = job_costs(ins.job).backward_s(ins.stage, ins.node_begin, ins.node_end, n);
+        // A half is one of the pass's two products of the same size (dx, dw).
+        if (ins.backward_part != BackwardPart::Whole) cost *= 0.5;
+        const double begins = std::max(st.time, compute_free_[rank]);
+        borrow(rank, ins, true, true, begins);
+        working =
+            job_costs(ins.job).backward_working_bytes(ins.stage, ins.node_begin, ins.node_end, n);
+        // Halves: the working set is taken by the first and held until the second ends.
+        if (ins.backward_part != BackwardPart::ParamGradient) memory_delta(rank, begins, working);
+        break;
+      }
+      case OpCode::Step:
+        cost = job_costs(ins.job).step_s(ins.stage);
+        break;
+      case OpCode::KeepGradient:
+      case OpCode::AddKeptGradient:
+        cost = costs_.gradient_copy_s(ins.stage);
+        break;
+      case OpCode::CopyRows:
+        cost = costs_.memory_copy_s(ins.bytes);
+        note_relaid_rows(rank, ins);
+        break;
+      default:
+        throw std::logic_error("simulator: unhandled " + ins.str());
+    }
+    st.time = run_compute(rank, stream, ins, st.time, cost);
+    // Its working set and its part of the saved activations are released (by the second half).
+    if (ins.op == OpCode::Backward && ins.backward_part != BackwardPart::InputGradient)
+      memory_delta(
+          rank, st.time,
+          -job_costs(ins.job).saved_bytes(ins.stage, ins.node_begin, ins.node_end, n) - working);
+    if (residency_[rank].release_values_after[stream][st.pc])  // a borrowed stage's last read
+      borrow(rank, ins, false, false, st.time);
+    ++st.pc;
   }
 
   // Burst: a stage whose input rows were re-laid computes on that many samples.
