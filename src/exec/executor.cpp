@@ -503,7 +503,8 @@ void Executor::backward_nodes(Model& model, Slot& slot, NodeRange range, Backwar
       }
       din.clear();  // a summed-in gradient is dead now: give its memory back at once
     }
-    if (part != BackwardPart::InputGradient) {  // the parameters' half reads them still
+    // The parameters' half reads them still.
+    if (part != BackwardPart::InputGradient || planted_ == PlantedBug::HalvesFreeEarly) {
       slot.out[i] = Tensor();
       slot.saved[i] = Saved{};
       slot.grad[i] = Tensor();

@@ -27,6 +27,7 @@ const std::pair<const char*, PlantedBug> kNames[] = {
     {"record_before_work", PlantedBug::RecordBeforeWork},
     {"write_during_transfer", PlantedBug::WriteDuringTransfer},
     {"wait_on_wrong_event", PlantedBug::WaitOnWrongEvent},
+    {"halves_free_early", PlantedBug::HalvesFreeEarly},
 };
 
 using Stream = std::vector<Instruction>;

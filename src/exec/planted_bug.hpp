@@ -5,7 +5,7 @@
 // are program bugs (a schedule generator emitting the wrong order, planted after the validator
 // has passed the program), three are bugs in the executor, one in the device's queues and three
 // in the device glue that Record, Wait and transfers run through, and three more of other
-// classes.
+// classes. One more, HalvesFreeEarly, is an equivalence test's to catch.
 #include <string>
 
 #include "sched/instruction.hpp"
@@ -46,6 +46,11 @@ enum class PlantedBug {
   GraphLabelsMoved,
   GraphSyncInStep,
   GraphDropoutByValue,
+  // A backward in halves (model/backward_part.hpp) whose first half frees the node's output
+  // gradient and saved state, as a whole pass does: no device fault follows (the second half
+  // finds no gradient and adds nothing), a silently different model that the halves'
+  // equivalence test (tests/e2e/background_split_backward.sh) catches, not the strict device.
+  HalvesFreeEarly,
 };
 // The device glue bug a PlantedBug stands for, if it is one.
 bool is_glue_bug(PlantedBug bug);
