@@ -19,7 +19,8 @@
 #               the host's tick-tock, and the samples/s ratio to gang
 #   checkpoint  a GPU checkpoint resumed on a CPU rank and a CPU checkpoint resumed on the GPU
 #   accuracy    inputs/fashion_lenet_gpu.toml trained for its 10 epochs: test accuracy >= 92%
-#   throughput  samples/s of mlp 64, lenet 64, resnet 128, transformer_small 32 (median step)
+#   throughput  samples/s of mlp 64, lenet 64, resnet 128, transformer_small 32 (median step) and
+#               the device's peak memory beside PyTorch's
 #   auto        a CPU deck (device.kind = "auto", the default) runs on the GPU and says so
 #   input       lenet at batch 1024, traced: the device's time in LoadBatch (the uint8 batch's
 #               pinned copy and its normalisation, and any wait for the reading thread) as a
@@ -249,12 +250,14 @@ if wanted auto; then
 fi
 
 if wanted throughput; then
-  for row in "mlp fashion_mlp.toml 64" "lenet fashion_lenet.toml 64" "resnet fashion_resnet.toml 128" \
-    "transformer_small text_transformer.toml 32"; do
-    read -r model deck batch <<<"$row"
+  # The last figure: PyTorch's peak for the same model and batch (issue 31: a fresh process, its
+  # whole-step graph, max_memory_allocated, on an H100), the most the device may hold.
+  for row in "mlp fashion_mlp.toml 64 134" "lenet fashion_lenet.toml 64 174" \
+    "resnet fashion_resnet.toml 128 537" "transformer_small text_transformer.toml 32 215"; do
+    read -r model deck batch torch_mb <<<"$row"
     if train "speed-$model" 1 "$deck" --steps 300 --set "train.global_batch=$batch" \
       --set train.log_every_steps=100 --set checkpoint.every_steps=0 --set "device.kind=\"$gpu\""; then
-      report "throughput $model ($batch)" PASS "$(summary_value "speed-$model" samples_per_s_median) samples/s (median step)"
+      report "throughput $model ($batch)" PASS "$(summary_value "speed-$model" samples_per_s_median) samples/s (median step); peak device memory $(summary_value "speed-$model" peak_device_mb) MB reserved, $(summary_value "speed-$model" peak_device_in_use_mb) MB in use (PyTorch's graph: $torch_mb MB)"
     else
       report "throughput $model ($batch)" FAIL "the run failed"
     fi
@@ -308,7 +311,7 @@ if wanted graphs; then
       d=$(loss_difference "graphs-$model-off" "graphs-$model-on")
       on=$(summary_value "graphs-$model-on" samples_per_s_median)
       off=$(summary_value "graphs-$model-off" samples_per_s_median)
-      figures="on $on, off $off samples/s (median step); losses differ by $d"
+      figures="on $on, off $off samples/s (median step); losses differ by $d; peak device memory on $(summary_value "graphs-$model-on" peak_device_mb), off $(summary_value "graphs-$model-off" peak_device_mb) MB"
       if ! grep -q "the second step is captured as a graph" "$work/graphs-$model-on/log.txt"; then
         report "graphs $model ($batch)" FAIL "graphs did not start: $(grep -m1 cuda_graphs "$work/graphs-$model-on/log.txt")"
       elif [[ $d == 0 ]]; then report "graphs $model ($batch)" PASS "$figures"

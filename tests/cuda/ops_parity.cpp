@@ -87,16 +87,17 @@ class Harness {
   // Two device results of the same op on the same inputs must be bitwise equal: the GPU's sums
   // join in fixed trees, never in the order blocks happen to finish.
   template <class T>
-  void expect_bitwise_same(const std::string& name, Both<T>& first, Both<T>& second) {
+  void expect_bitwise_same(const std::string& name, Both<T>& first, Both<T>& second,
+                           const std::string& claim = "run twice") {
     std::vector<T> a(first.host.size()), b(second.host.size());
     memory_.download(a.data(), first.d(), a.size() * sizeof(T));
     memory_.download(b.data(), second.d(), b.size() * sizeof(T));
     const bool same =
         a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
     if (log_)
-      std::fprintf(log_, "%-40s %s\n", (name + " run twice: bitwise equal").c_str(),
+      std::fprintf(log_, "%-40s %s\n", (name + " " + claim + ": bitwise equal").c_str(),
                    same ? "ok" : "FAIL");
-    outcomes_.push_back(Outcome{name + " run twice", same ? 0.0 : 1e30, 0});
+    outcomes_.push_back(Outcome{name + " " + claim, same ? 0.0 : 1e30, 0});
   }
 
   // The host side's current values into the device copy.
@@ -257,9 +258,11 @@ void convolution(Harness& t, const ops::Conv2dGeometry& g, const std::string& na
   const int64_t ys = g.batch * g.out_channels * g.out_pixels();
   auto x = t.random(xs), w = t.random(ws), bias = t.random(g.out_channels), y = t.filled(ys, -1);
   auto dy = t.random(ys), dx = t.filled(xs, 7), dw = t.random(ws), dbias = t.random(g.out_channels);
+  // The same outputs' starting values again, for the backward in halves.
+  auto half_dx = t.copy_of(dx.host), half_dw = t.copy_of(dw.host);
+  auto half_dbias = t.copy_of(dbias.host);
   t.run([&](const OpsBackend& ops, bool device) {
-    const int64_t floats = ops.conv2d_scratch_floats(g, true);
-    auto scratch = t.filled(std::max<int64_t>(floats, 1), 0);
+    auto scratch = t.filled(std::max<int64_t>(ops.conv2d_scratch_floats(g, true), 1), 0);
     Scratch s;
     s.reserved = SIDE(scratch);
     ops.conv2d_forward(g, SIDE(x), SIDE(w), SIDE(bias), SIDE(y), s);
@@ -269,6 +272,20 @@ void convolution(Harness& t, const ops::Conv2dGeometry& g, const std::string& na
   t.expect("conv2d_backward dx " + name, dx, tolerance);
   t.expect("conv2d_backward dw " + name, dw, tolerance);
   t.expect("conv2d_backward dbias " + name, dbias, tolerance);
+  // A background's backward in halves (background.split_backward): the input's gradient alone
+  // (dw null; dbias passed, untouched), then the weights' and bias's (dx null). Same kernels as
+  // the whole pass, so bitwise its outputs on the device.
+  t.run_device([&](const OpsBackend& ops) {
+    auto scratch = t.filled(std::max<int64_t>(ops.conv2d_scratch_floats(g, true), 1), 0);
+    Scratch s;
+    s.reserved = scratch.d();
+    ops.conv2d_backward(g, x.d(), w.d(), dy.d(), half_dx.d(), nullptr, half_dbias.d(), s);
+    ops.conv2d_backward(g, x.d(), w.d(), dy.d(), nullptr, half_dw.d(), half_dbias.d(), s);
+  });
+  const std::string halves = "conv2d_backward in halves ";
+  t.expect_bitwise_same(halves + "dx " + name, dx, half_dx, "as the whole pass");
+  t.expect_bitwise_same(halves + "dw " + name, dw, half_dw, "as the whole pass");
+  t.expect_bitwise_same(halves + "dbias " + name, dbias, half_dbias, "as the whole pass");
 }
 
 void pooling(Harness& t, const ops::Pool2dGeometry& g, const std::string& name) {

@@ -82,4 +82,23 @@ TEST(OpsParity, ARunToRunDifferenceFailsTheRepeatCheck) {
             (std::vector<std::string>{"batchnorm_backward dx run twice"}));
 }
 
+// A backend whose weights' half of a convolution's backward (dx null) forgets the bias gradient:
+// every whole pass is right, so only the halves' comparison with the whole pass catches it.
+class HalvesDropBiasOps final : public wt::HostOps {
+ public:
+  void conv2d_backward(const wt::ops::Conv2dGeometry& g, const float* x, const float* w,
+                       const float* dy, float* dx, float* dw, float* dbias,
+                       const wt::Scratch& scratch) const override {
+    std::vector<float> dropped(static_cast<size_t>(g.out_channels));
+    HostOps::conv2d_backward(g, x, w, dy, dx, dw, dx ? dbias : dropped.data(), scratch);
+  }
+};
+
+TEST(OpsParity, AWrongHalfFailsTheHalvesComparison) {
+  EXPECT_EQ(
+      failed_comparisons(HalvesDropBiasOps{}),
+      (std::vector<std::string>{"conv2d_backward in halves dbias (3x3/1, padded) as the whole pass",
+                                "conv2d_backward in halves dbias (5x5/2) as the whole pass"}));
+}
+
 }  // namespace
