@@ -419,8 +419,8 @@ std::vector<KeyDef> runtime_keys() {
           "mantissa in the products); off: FP32 throughout, as the host"),
       key("device", "cuda_graphs", WT_FIELD(device.cuda_graphs),
           "strict, cuda: capture the second step's device work as a graph and replay it for "
-          "later steps (the launches of a step cost one; a new learning rate captures again); "
-          "jobs that communicate, use dropout or AdamW run eagerly, logged"),
+          "later steps (the launches of a step cost one); jobs that communicate, read labels by "
+          "rows (burst) or share the device run eagerly, logged"),
       key("device", "share_gpus", WT_FIELD(device.share_gpus),
           "cuda: let several ranks of a node drive one GPU (NCCL refuses one device twice in a "
           "communicator, so their transfers go through MPI over pinned host memory); off: such "

@@ -25,8 +25,6 @@ std::string Executor::enable_graphs() {
       if (opcode_traits(ins.op).comm != CommPattern::None)
         return "its program communicates (" + ins.str() +
                "), which the host drives between steps of a graph";
-      if (ins.op == OpCode::KeepGradient || ins.op == OpCode::AddKeptGradient)
-        return "its program keeps gradients from one step to the next (" + ins.str() + ")";
       if (ins.op == OpCode::LoadBatch && ins.rows > 0)
         return "its program reads labels by runs of rows (burst)";
     }

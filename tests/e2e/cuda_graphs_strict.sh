@@ -2,7 +2,8 @@
 # device.cuda_graphs on the strict device (exec/executor_graphs.cpp, device/strict_graph.hpp): the
 # second step is captured, later steps replay the captured closures while the host issues as
 # usual. Graphs on and off train bitwise the same model (lenet and mlp, constant and cosine
-# learning rates; mlp with AdamW, whose bias corrections change every step); with the optimizer's
+# learning rates; mlp with AdamW, whose bias corrections change every step; tick-tock's two
+# streams, with and without its wave offset); with the optimizer's
 # per-step values passed by value, a graph replays the captured learning rate and trains another
 # model (the replays really run the captured work, and the equivalence catches a stale value);
 # the same for dropout's generator state (an mlp with dropout); a batch copied from a moving
@@ -21,12 +22,18 @@ run() {  # name model graphs lr_schedule [extra arguments]
 }
 losses() { awk -F, '$1=="train" { print $2, $4 }' "$dir/$1/metrics.csv"; }
 
-for config in "lenet constant sgd" "lenet cosine sgd" "mlp cosine sgd" "mlp cosine adamw"; do
-  read -r model schedule optimizer <<<"$config"
-  name="$model-$schedule-$optimizer"
-  run "$name-off" "$model" false "$schedule" --set "optimizer.kind=\"$optimizer\"" ||
+# Tick-tock: two waves on two streams of one rank, in one graph (the tock stream joins the
+# capture through the tick's events), each wave's kept gradient read by the other across steps;
+# with its offset (node groups paired across the streams) and in lockstep.
+for config in "lenet constant sgd" "lenet cosine sgd" "mlp cosine sgd" "mlp cosine adamw" \
+  "lenet cosine sgd ticktock" "mlp cosine adamw ticktock" "lenet cosine sgd ticktock lockstep"; do
+  read -r model schedule optimizer kind lockstep <<<"$config"
+  name="$model-$schedule-$optimizer${kind:+-$kind}${lockstep:+-$lockstep}"
+  extra=(--set "optimizer.kind=\"$optimizer\"" --set "schedule.kind=\"${kind:-gang}\"")
+  [[ -n $lockstep ]] && extra+=(--set schedule.wave_offset=false)
+  run "$name-off" "$model" false "$schedule" "${extra[@]}" ||
     { cat "$dir/$name-off.out"; fail "$config: graphs off failed"; }
-  run "$name-on" "$model" true "$schedule" --set "optimizer.kind=\"$optimizer\"" ||
+  run "$name-on" "$model" true "$schedule" "${extra[@]}" ||
     { cat "$dir/$name-on.out"; fail "$config: graphs on failed"; }
   grep -q "the second step is captured as a graph" "$dir/$name-on.out" ||
     { cat "$dir/$name-on.out"; fail "$config: no line saying graphs are on"; }
@@ -36,6 +43,8 @@ for config in "lenet constant sgd" "lenet cosine sgd" "mlp cosine sgd" "mlp cosi
   [[ "$on" == "$off" ]] || { diff <(echo "$on") <(echo "$off"); fail "$config: graphs changed the losses"; }
   echo "ok: $config: graphs on and off give the same 8 losses"
 done
+[[ "$(losses lenet-cosine-sgd-ticktock-off)" != "$(losses lenet-cosine-sgd-off)" ]] ||
+  fail "tick-tock trained what gang did: the schedule was not applied"
 
 # The learning rate by value: each replay keeps the captured one, and trains another model.
 WAVETRAIN_TEST_PLANT_BUG=stale_graph run stale mlp true cosine || { cat "$dir/stale.out"; fail "stale_graph run failed"; }
