@@ -11,17 +11,30 @@ void CudaOps::maxpool2d_forward(const ops::Pool2dGeometry& g, const float* x, fl
            kern::MaxPoolForward{g, x, y});
 }
 
+// The backwards: over output windows where they tile the image (kern::pool_windows_tile: every
+// shipped model's pooling), else one gather per input cell.
+namespace {
+int64_t outputs(const ops::Pool2dGeometry& g) {
+  return g.batch * g.channels * g.out_h() * g.out_w();
+}
+int64_t inputs(const ops::Pool2dGeometry& g) { return g.batch * g.channels * g.in_h * g.in_w; }
+}  // namespace
+
 void CudaOps::maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
                                  float* dx) const {
-  cuda_for(impl_->stream, g.batch * g.channels * g.in_h * g.in_w,
-           kern::MaxPoolBackward{g, x, dy, dx});
+  if (kern::pool_windows_tile(g))
+    cuda_for(impl_->stream, outputs(g), kern::MaxPoolBackwardTiled<false>{g, x, dy, dx});
+  else
+    cuda_for(impl_->stream, inputs(g), kern::MaxPoolBackward{g, x, dy, dx});
 }
 
-// One gather pass per input cell with the ReLU's mask (kern::MaxPoolReluBackward).
+// With the ReLU's mask in the same pass (kern::MaxPoolReluBackward).
 void CudaOps::maxpool2d_relu_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
                                       float* dx) const {
-  cuda_for(impl_->stream, g.batch * g.channels * g.in_h * g.in_w,
-           kern::MaxPoolReluBackward{{g, x, dy, dx}});
+  if (kern::pool_windows_tile(g))
+    cuda_for(impl_->stream, outputs(g), kern::MaxPoolBackwardTiled<true>{g, x, dy, dx});
+  else
+    cuda_for(impl_->stream, inputs(g), kern::MaxPoolReluBackward{{g, x, dy, dx}});
 }
 
 void CudaOps::avgpool2d_forward(const ops::Pool2dGeometry& g, const float* x, float* y) const {
@@ -30,7 +43,10 @@ void CudaOps::avgpool2d_forward(const ops::Pool2dGeometry& g, const float* x, fl
 }
 
 void CudaOps::avgpool2d_backward(const ops::Pool2dGeometry& g, const float* dy, float* dx) const {
-  cuda_for(impl_->stream, g.batch * g.channels * g.in_h * g.in_w, kern::AvgPoolBackward{g, dy, dx});
+  if (kern::pool_windows_tile(g))
+    cuda_for(impl_->stream, outputs(g), kern::AvgPoolBackwardTiled{g, dy, dx});
+  else
+    cuda_for(impl_->stream, inputs(g), kern::AvgPoolBackward{g, dy, dx});
 }
 
 }  // namespace wt::cuda

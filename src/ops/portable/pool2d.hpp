@@ -115,6 +115,61 @@ struct MaxPoolReluBackward {
   }
 };
 
+// Windows that tile the image (stride == kernel, no padding, the image at least one window): each
+// input cell lies in at most one window, so the backwards can run one index per output window,
+// writing every cell it owns: the window's cells, and on the last row and column of windows the
+// cells past them that no window covers. Each cell gets what the gathers above give it (0.0f plus
+// its one term, or 0.0f), bit for bit, with a few divisions per window instead of several per
+// cell (64-bit divisions are long instruction sequences on a GPU).
+WT_HD bool pool_windows_tile(const ops::Pool2dGeometry& g) {
+  return g.stride == g.kernel && g.padding == 0 && g.in_h >= g.kernel && g.in_w >= g.kernel;
+}
+
+// The cells output window `o` owns: its plane's offset, rows [h0, h1) and columns [w0, w1).
+struct OwnedCells {
+  int64_t plane, h0, h1, w0, w1;
+};
+
+WT_HD OwnedCells owned_cells(const ops::Pool2dGeometry& g, int64_t o) {
+  const int64_t Ho = g.out_h(), Wo = g.out_w(), ow = o % Wo, rest = o / Wo, oh = rest % Ho;
+  const int64_t h0 = oh * g.kernel, w0 = ow * g.kernel;
+  return {rest / Ho * g.in_h * g.in_w, h0, oh == Ho - 1 ? g.in_h : h0 + g.kernel, w0,
+          ow == Wo - 1 ? g.in_w : w0 + g.kernel};
+}
+
+// MaxPoolBackward (relu = false) or MaxPoolReluBackward (true) for tiling windows, over outputs.
+template <bool relu>
+struct MaxPoolBackwardTiled {
+  ops::Pool2dGeometry g;
+  const float* x;
+  const float* dy;
+  float* dx;
+  WT_HD void operator()(int64_t o) const {
+    const OwnedCells c = owned_cells(g, o);
+    const float* xp = x + c.plane;
+    const PoolWindow win{c.h0, c.h0 + g.kernel, c.w0, c.w0 + g.kernel, g.kernel * g.kernel};
+    const int64_t best = pool_argmax(g, xp, win);
+    const float grad = relu && !(xp[best] > 0.0f) ? 0.0f : 0.0f + dy[o];
+    for (int64_t h = c.h0; h < c.h1; ++h)
+      for (int64_t w = c.w0; w < c.w1; ++w)
+        dx[c.plane + h * g.in_w + w] = h * g.in_w + w == best ? grad : 0.0f;
+  }
+};
+
+// AvgPoolBackward for tiling windows, over outputs.
+struct AvgPoolBackwardTiled {
+  ops::Pool2dGeometry g;
+  const float* dy;
+  float* dx;
+  WT_HD void operator()(int64_t o) const {
+    const OwnedCells c = owned_cells(g, o);
+    const float grad = 0.0f + dy[o] / static_cast<float>(g.kernel * g.kernel);
+    for (int64_t h = c.h0; h < c.h1; ++h)
+      for (int64_t w = c.w0; w < c.w1; ++w)
+        dx[c.plane + h * g.in_w + w] = h < c.h0 + g.kernel && w < c.w0 + g.kernel ? grad : 0.0f;
+  }
+};
+
 struct AvgPoolForward {
   ops::Pool2dGeometry g;
   const float* x;
