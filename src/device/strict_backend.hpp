@@ -42,7 +42,10 @@ class StrictBackend final : public DeviceBackend {
   void raise_deferred() override { queues_.races().raise_deferred(); }
   StrictStreams& queues() { return queues_; }
   bool supports_graphs() const override { return true; }
-  void begin_graph_capture() override { queues_.graph().begin_capture(); }
+  void begin_graph_capture() override {
+    const bool forks_none = queues_.glue_bug() == StrictStreams::GlueBug::CaptureForksNone;
+    queues_.graph().begin_capture(forks_none ? std::vector<int>{} : queues_.streams_in_use());
+  }
   void end_graph_capture() override { queues_.graph().end_capture(); }
   void begin_graph_replay() override { queues_.graph().begin_replay(); }
   void end_graph_replay() override { queues_.graph().end_replay(); }

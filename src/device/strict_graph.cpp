@@ -4,7 +4,10 @@
 
 namespace wt {
 
-void StrictGraph::begin_capture() {
+void StrictGraph::begin_capture(const std::vector<int>& forked) {
+  captured_streams_ = std::set<int>(forked.begin(), forked.end());
+  captured_streams_.insert(0);
+  captured_events_.clear();
   nodes_.clear();
   cursor_ = 0;
   kernel_ = nullptr;
@@ -37,9 +40,24 @@ std::string StrictGraph::describe(const std::string& kernel, int stream, size_t 
          " of the step)";
 }
 
+void StrictGraph::note_record(int64_t event, int stream) {
+  if (mode_ == Mode::Capturing && captured_streams_.count(stream)) captured_events_.insert(event);
+}
+
+void StrictGraph::note_wait(int stream, int64_t event) {
+  if (mode_ == Mode::Capturing && captured_events_.count(event)) captured_streams_.insert(stream);
+}
+
 void StrictGraph::on_launch(int stream, DeviceWork& work) {
   std::string kernel = kernel_ ? kernel_ : (work.what.empty() ? "device work" : work.what);
   kernel_ = nullptr;
+  if (mode_ == Mode::Capturing && !captured_streams_.count(stream))
+    throw GraphReplayError(
+        "strict device: " + kernel + " of " + races_.instruction() +
+        " was launched while a step is captured as a graph, but stream " + std::to_string(stream) +
+        " is not in the capture: it was not forked from the capturing stream when the capture "
+        "began and has not waited for an event recorded in it. A GPU would run this work once, "
+        "now, outside the graph, and never in a replay");
   if (mode_ == Mode::Capturing) {
     nodes_.push_back(Node{stream, std::move(kernel), std::move(accesses_), work.run});
     accesses_.clear();

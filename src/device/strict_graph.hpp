@@ -9,9 +9,16 @@
 // have, is refused with a message naming both (a GPU would silently use the captured memory); a
 // scalar that changed but was baked into the capture (a learning rate passed by value) runs
 // stale, as it would on a GPU, and the graphs-on/off equivalence tests show it.
+//
+// Which streams a capture holds follows CUDA's rules: the stream the capture began on (0), the
+// streams the device forked from it then (by an event: cuda_device.cpp forks every stream it has
+// used, and the strict backend the same), and any stream that waits for an event recorded in the
+// capture. Work launched on any other stream during a capture is refused: a GPU would run it
+// once, at once, outside the graph, and never in a replay.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,8 +41,13 @@ class StrictGraph {
 
   Mode mode() const { return mode_; }
   bool active() const { return mode_ != Mode::Off; }
-  // Forgets any earlier graph and records the work launched until end_capture().
-  void begin_capture();
+  // Forgets any earlier graph and records the work launched until end_capture(), on stream 0,
+  // the `forked` streams and the streams that join by waiting (above).
+  void begin_capture(const std::vector<int>& forked);
+  // A program event recorded on `stream`, and one that `stream` waits for (ids unique on the
+  // device): a wait for an event recorded in the capture brings the waiting stream into it.
+  void note_record(int64_t event, int stream);
+  void note_wait(int stream, int64_t event);
   void end_capture();
   // The work launched until end_replay() is checked against the capture and replaced by it.
   void begin_replay();
@@ -72,6 +84,8 @@ class StrictGraph {
 
   const RaceDetector& races_;
   Mode mode_ = Mode::Off;
+  std::set<int> captured_streams_;     // capturing: the streams in the capture
+  std::set<int64_t> captured_events_;  // capturing: events recorded in it
   std::vector<Node> nodes_;
   size_t cursor_ = 0;  // replaying: the next captured node
   const char* kernel_ = nullptr;

@@ -47,12 +47,14 @@ class StrictProgramEvents final : public ProgramEvents {
     e.recorded = true;
     e.issued_by = q_.races().instruction();
     q_.races().record_event(id(event), stream, e.sequence);
+    q_.graph().note_record(id(event), stream);
     if (q_.glue_bug() == StrictStreams::GlueBug::RecordDoneAtIssue) e.done = true;  // the bug
     q_.launch(stream, DeviceWork{[&e] { e.done = true; }, nullptr, false});
   }
 
   void wait(int stream, int event) override {
     q_.races().wait_event(stream, id(event), q_.next_sequence(stream));
+    q_.graph().note_wait(stream, id(event));  // a wait for a captured event joins the capture
     Event& e = events_[size_t(event)];
     q_.launch(stream, DeviceWork{[this, event, stream, waiter = q_.races().instruction()] {
                                    check_passed(event, stream, waiter);

@@ -23,6 +23,13 @@ StrictStreams::Queue& StrictStreams::queue(int stream) {
 
 void StrictStreams::set_priority(int stream, int priority) { queue(stream).priority = priority; }
 
+std::vector<int> StrictStreams::streams_in_use() const {
+  std::vector<int> used;
+  for (size_t s = 0; s < queues_.size(); ++s)
+    if (queues_[s].issued > 0 && int(s) != kCommStream) used.push_back(int(s));
+  return used;
+}
+
 int StrictStreams::priority(int stream) const {
   if (stream < 0 || static_cast<size_t>(stream) >= queues_.size()) return 0;
   return queues_[size_t(stream)].priority;

@@ -53,7 +53,15 @@ class StrictStreams final : public DeviceStreams {
   // Test only: a bug in the program events' glue (strict_program_events.cpp), the code the CUDA
   // backend ports: a transfer started without waiting for its stream; a Record marked complete
   // when issued; a transfer's completion work run after its event is marked complete.
-  enum class GlueBug { None, CommNotGated, RecordDoneAtIssue, CompletionAfterDone };
+  // CaptureForksNone: a whole-step graph's capture that forks none of the streams in use from the
+  // capturing one (cuda_device.cpp's fork loop left out).
+  enum class GlueBug {
+    None,
+    CommNotGated,
+    RecordDoneAtIssue,
+    CompletionAfterDone,
+    CaptureForksNone
+  };
   void plant_glue_bug(GlueBug bug) { glue_bug_ = bug; }
   GlueBug glue_bug() const { return glue_bug_; }
   // The priority of `stream`'s work from now on; larger is more urgent (RankProgram::priority's
@@ -77,6 +85,9 @@ class StrictStreams final : public DeviceStreams {
   bool idle() const override;
   bool running() const { return running_stream_ >= 0; }
   uint64_t executed() const { return executed_total_; }
+  // The streams work has been launched on, but the communication stream: those a CUDA device
+  // forks into a graph's capture when it begins (cuda_device.cpp).
+  std::vector<int> streams_in_use() const;
 
   // DeviceStreams: an event covers the work issued on the stream so far, or, recorded by work
   // that is running on that stream, the work up to and including it.

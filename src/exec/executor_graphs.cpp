@@ -39,6 +39,11 @@ std::string Executor::enable_graphs() {
 
 Executor::GraphStep Executor::choose_graph_step() const {
   if (!graphs_ || observer_ || eager_steps_ < 1) return GraphStep::Eager;
+  // Until every stage's update has counted (the first ones skipped for a non-finite gradient),
+  // the next update follows SGD's first-step rule, chosen when it is issued: not to be captured.
+  if (!graph_captured_ && optimizer_.some_stage_not_stepped() &&
+      planted_ != PlantedBug::GraphCapturesFirstUpdate)
+    return GraphStep::Eager;
   return graph_captured_ ? GraphStep::Replay : GraphStep::Capture;
 }
 
@@ -50,7 +55,10 @@ void Executor::begin_graph_step() {
     return;
   }
   // A graphed step starts with no batch held (an eager step's tensors would be freed inside the
-  // capture and not inside a replay) and ends the same way (end_graph_step_issue).
+  // capture and not inside a replay) and ends the same way (end_graph_step_issue). It also starts
+  // after the previous step's results were read back (one device synchronisation a step): that,
+  // not the capture's fork event, orders the eager steps' work (tick-tock's kept gradients) before
+  // the captured one; replays follow one another on stream 0.
   for (auto& slot : slots_) *slot = Slot(slot->out.size(), slot->stage_samples.size());
   CachingAllocator& memory = device_.allocator();
   if (graph_step_ == GraphStep::Capture) {

@@ -16,6 +16,7 @@ const std::pair<const char*, PlantedBug> kNames[] = {
     {"graph_labels_moved", PlantedBug::GraphLabelsMoved},
     {"graph_sync_in_step", PlantedBug::GraphSyncInStep},
     {"graph_dropout_by_value", PlantedBug::GraphDropoutByValue},
+    {"graph_captures_first_update", PlantedBug::GraphCapturesFirstUpdate},
     {"read_totals_unsynced", PlantedBug::ReadTotalsUnsynced},
     {"step_before_wait", PlantedBug::StepBeforeWait},
     {"keep_on_other_stream", PlantedBug::KeepOnOtherStream},
@@ -23,6 +24,7 @@ const std::pair<const char*, PlantedBug> kNames[] = {
     {"comm_not_gated", PlantedBug::CommNotGated},
     {"record_done_at_issue", PlantedBug::RecordDoneAtIssue},
     {"completion_after_done", PlantedBug::CompletionAfterDone},
+    {"capture_forks_none", PlantedBug::CaptureForksNone},
     {"host_copy_in_allreduce", PlantedBug::HostCopyInAllreduce},
     {"record_before_work", PlantedBug::RecordBeforeWork},
     {"write_during_transfer", PlantedBug::WriteDuringTransfer},
@@ -117,7 +119,7 @@ bool wait_on_own_event(RankProgram& rank) {
 
 bool is_glue_bug(PlantedBug bug) {
   return bug == PlantedBug::CommNotGated || bug == PlantedBug::RecordDoneAtIssue ||
-         bug == PlantedBug::CompletionAfterDone;
+         bug == PlantedBug::CompletionAfterDone || bug == PlantedBug::CaptureForksNone;
 }
 
 PlantedBug parse_planted_bug(const std::string& name) {

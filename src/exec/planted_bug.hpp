@@ -3,9 +3,9 @@
 // (WAVETRAIN_TEST_PLANT_BUG=<name>), so tests/e2e/strict_planted_bugs.sh can show that the strict
 // device catches every one with a clear message while the host device trains on unaware. Three
 // are program bugs (a schedule generator emitting the wrong order, planted after the validator
-// has passed the program), three are bugs in the executor, one in the device's queues and three
-// in the device glue that Record, Wait and transfers run through, and three more of other
-// classes. One more, HalvesFreeEarly, is an equivalence test's to catch.
+// has passed the program), three are bugs in the executor, one in the device's queues, four
+// in the device glue that Record, Wait, transfers and graph captures run through, and three more of
+// other classes. One more, HalvesFreeEarly, is an equivalence test's to catch.
 #include <string>
 
 #include "sched/instruction.hpp"
@@ -26,6 +26,8 @@ enum class PlantedBug {
                         // there
   CompletionAfterDone,  // a transfer's completion work (a decode) runs after its event reads
                         // complete
+  CaptureForksNone,     // a graph's capture forks none of the streams in use from the capturing
+                        // one (a stream whose step does not begin with a Wait escapes it)
   // A program bug in host code: a gradient clip through staged copies between an AllReduce's
   // start and its Wait (MPI's in-place sum overwrites the stale write-back; NCCL would not).
   HostCopyInAllreduce,
@@ -40,12 +42,15 @@ enum class PlantedBug {
   // in from the preloader's rotating buffers instead of fixed ones (their reuse asks events inside
   // the step); the labels' pinned buffer allocated anew each step (the captured loss reads the old
   // one); a synchronisation inside a graphed step; dropout's generator state passed by value (a
-  // graph replays the captured masks).
+  // graph replays the captured masks); a capture of SGD's first-step rule.
   StaleGraph,
   GraphInputsMoved,
   GraphLabelsMoved,
   GraphSyncInStep,
   GraphDropoutByValue,
+  // A graph captured while a stage's first updates were all skipped (a non-finite gradient): the
+  // capture bakes in SGD's first-step rule, and every replay restarts the momentum.
+  GraphCapturesFirstUpdate,
   // A backward in halves (model/backward_part.hpp) whose first half frees the node's output
   // gradient and saved state, as a whole pass does: no device fault follows (the second half
   // finds no gradient and adds nothing), a silently different model that the halves'

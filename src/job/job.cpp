@@ -206,9 +206,10 @@ void Job::build_executor(Communicator& comm) {
     device_.queues()->plant_completed_always(true);
   if (is_glue_bug(bug) && device_.queues())
     device_.queues()->plant_glue_bug(
-        bug == PlantedBug::CommNotGated        ? StrictStreams::GlueBug::CommNotGated
-        : bug == PlantedBug::RecordDoneAtIssue ? StrictStreams::GlueBug::RecordDoneAtIssue
-                                               : StrictStreams::GlueBug::CompletionAfterDone);
+        bug == PlantedBug::CommNotGated          ? StrictStreams::GlueBug::CommNotGated
+        : bug == PlantedBug::RecordDoneAtIssue   ? StrictStreams::GlueBug::RecordDoneAtIssue
+        : bug == PlantedBug::CompletionAfterDone ? StrictStreams::GlueBug::CompletionAfterDone
+                                                 : StrictStreams::GlueBug::CaptureForksNone);
   executor_ = std::make_unique<Executor>(device_, *model_, comm, *optimizer_, data, program_,
                                          config_.run.seed, replicas);
   executor_->plant_bug(bug);

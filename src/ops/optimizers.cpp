@@ -23,6 +23,12 @@ void Optimizer::uncount_step(int stage) {
   steps_[stage] = step_count(stage) - 1;
 }
 
+bool Optimizer::some_stage_not_stepped() const {
+  for (const auto& [stage, steps] : steps_)
+    if (steps == 0) return true;
+  return false;
+}
+
 namespace {
 
 void check_same_size(const Tensor& values, const Tensor& grads) {

@@ -7,23 +7,25 @@
 # per-step values passed by value, a graph replays the captured learning rate and trains another
 # model (the replays really run the captured work, and the equivalence catches a stale value);
 # the same for dropout's generator state (an mlp with dropout); a batch copied from a moving
-# buffer, labels in a new buffer each step and a synchronisation inside a graphed step are refused with their messages; jobs that
-# cannot have graphs say why and run eagerly.
+# buffer, labels in a new buffer each step and a synchronisation inside a graphed step are refused with their messages; a
+# capture that leaves tick-tock's second stream out is refused; tick-tock resumes with graphs; a
+# skipped first update delays the capture; jobs that cannot have graphs say why and run eagerly.
 source "$(dirname "$0")/lib/common.bash"
 data=$(fashion_mnist_h5)
-run() {  # name model graphs lr_schedule [extra arguments]
+run() {  # name model graphs lr_schedule [extra arguments]; steps=N run ...: N steps, not 16
   local name="$1" model="$2" graphs="$3" schedule="$4"
   shift 4
   mpiexec -n 1 "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashion_$model.toml" \
     --set "data.path=\"$data\"" --set train.log_every_steps=2 --set train.eval_every_epoch=false \
     --set 'device.kind="strict"' --set "device.cuda_graphs=$graphs" \
-    --set "lr_schedule.kind=\"$schedule\"" --set lr_schedule.warmup_steps=0 --steps 16 \
+    --set "lr_schedule.kind=\"$schedule\"" --set lr_schedule.warmup_steps=0 --steps "${steps:-16}" \
     --run-dir "$dir/$name" "$@" >"$dir/$name.out" 2>&1
 }
 losses() { awk -F, '$1=="train" { print $2, $4 }' "$dir/$1/metrics.csv"; }
 
-# Tick-tock: two waves on two streams of one rank, in one graph (the tock stream joins the
-# capture through the tick's events), each wave's kept gradient read by the other across steps;
+# Tick-tock: two waves on two streams of one rank, in one graph (the tock's stream, used since the
+# first step, is forked into the capture when it begins), each wave's kept gradient read by the
+# other across steps;
 # with its offset (node groups paired across the streams) and in lockstep.
 for config in "lenet constant sgd" "lenet cosine sgd" "mlp cosine sgd" "mlp cosine adamw" \
   "lenet cosine sgd ticktock" "mlp cosine adamw ticktock" "lenet cosine sgd ticktock lockstep"; do
@@ -37,6 +39,9 @@ for config in "lenet constant sgd" "lenet cosine sgd" "mlp cosine sgd" "mlp cosi
     { cat "$dir/$name-on.out"; fail "$config: graphs on failed"; }
   grep -q "the second step is captured as a graph" "$dir/$name-on.out" ||
     { cat "$dir/$name-on.out"; fail "$config: no line saying graphs are on"; }
+  counts=$(grep -oE '"graph_(captures|replays)": [0-9]+' "$dir/$name-on/summary.json" | tr '\n' ' ')
+  [[ $counts == '"graph_captures": 1 "graph_replays": 14 ' ]] ||
+    fail "$config: expected 1 capture and 14 replays of 16 steps, summary.json says: $counts"
   on=$(losses "$name-on")
   off=$(losses "$name-off")
   [[ $(wc -l <<<"$on") -eq 8 ]] || fail "$config: expected 8 loss rows, got: $on"
@@ -62,6 +67,52 @@ expect_refusal() {  # bug pattern
 expect_refusal graph_inputs_moved "an event query (the host asking whether device work has finished) while a step is captured"
 expect_refusal graph_labels_moved "the tensor moved between steps"
 expect_refusal graph_sync_in_step "a device synchronisation while a step is captured as a graph"
+
+# A graph's capture must take in every stream of the step: with the capture forking none from the
+# capturing stream (the fork loop of cuda_device.cpp left out), tick-tock's second stream is
+# outside it and its first work is refused; gang, on one stream, is untouched.
+rc=0
+WAVETRAIN_TEST_PLANT_BUG=capture_forks_none run forks-none lenet true constant \
+  --set 'schedule.kind="ticktock"' || rc=$?
+[[ $rc -eq 1 ]] || { cat "$dir/forks-none.out"; fail "capture_forks_none: exit $rc, expected 1"; }
+grep -q "was launched while a step is captured as a graph, but stream 1 is not in the capture" \
+  "$dir/forks-none.out" || { cat "$dir/forks-none.out"; fail "capture_forks_none: no message"; }
+WAVETRAIN_TEST_PLANT_BUG=capture_forks_none run forks-none-gang lenet true constant ||
+  { cat "$dir/forks-none-gang.out"; fail "capture_forks_none refused a one-stream program"; }
+echo "ok: capture_forks_none refused for tick-tock's second stream: $(grep -o 'strict device: [^.]*' "$dir/forks-none.out" | head -1)"
+
+# Tick-tock resumed with graphs: the kept gradients come from the checkpoint, the first resumed
+# step runs eagerly, the next is captured; the losses after the resume are the uninterrupted ones.
+tt=(--set 'schedule.kind="ticktock"' --set checkpoint.every_steps=8)
+run tt-whole lenet true constant "${tt[@]}" || { cat "$dir/tt-whole.out"; fail "tick-tock, 16 steps"; }
+steps=8 run tt-resumed lenet true constant "${tt[@]}" || { cat "$dir/tt-resumed.out"; fail "tick-tock, 8 steps"; }
+run tt-resumed lenet true constant "${tt[@]}" --restart ||
+  { cat "$dir/tt-resumed.out"; fail "tick-tock resumed at step 8"; }
+after_resume() { awk -F, '$1=="train" && $2 > 8 { print $2, $4 }' "$dir/$1/metrics.csv"; }
+[[ $(after_resume tt-whole | wc -l) -eq 4 && "$(after_resume tt-resumed)" == "$(after_resume tt-whole)" ]] ||
+  { diff <(after_resume tt-resumed) <(after_resume tt-whole); fail "tick-tock resumed with graphs trained another model"; }
+echo "ok: tick-tock resumed at step 8 with graphs gives the uninterrupted losses of steps 10-16"
+
+# Non-finite gradients skipped (failure.on_nonfinite = "skip"): NaN rows in the batches of steps 1,
+# 3 and 5 of a 10-step epoch. Step 1's update is skipped, so the graph waits for a counted update
+# before it captures; graphs on and off train the same model. Captured at once (the planted bug),
+# the graph bakes in SGD's first-step rule, every replay restarts the momentum, and the
+# equivalence catches it.
+"$WT_BINARY_DIR/synthetic_dataset" --output "$dir/nan.h5" --train 640 --test 256 \
+  --nan-rows 5,130,300 >/dev/null
+nan=(--set "data.path=\"$dir/nan.h5\"" --set data.shuffle=false --set failure.on_nonfinite=skip
+     --set train.log_every_steps=1)
+steps=10 run nan-off mlp false constant "${nan[@]}" || { cat "$dir/nan-off.out"; fail "non-finite skips, graphs off"; }
+steps=10 run nan-on mlp true constant "${nan[@]}" || { cat "$dir/nan-on.out"; fail "non-finite skips, graphs on"; }
+[[ "$(losses nan-on)" == "$(losses nan-off)" ]] ||
+  { diff <(losses nan-on) <(losses nan-off); fail "skipped first update: graphs changed the losses"; }
+grep -q '"skipped_steps": 3' "$dir/nan-on/summary.json" || fail "expected 3 skipped steps"
+grep -q '"graph_captures": 1' "$dir/nan-on/summary.json" || fail "no graph after the skipped first update"
+WAVETRAIN_TEST_PLANT_BUG=graph_captures_first_update steps=10 run nan-planted mlp true constant "${nan[@]}" ||
+  { cat "$dir/nan-planted.out"; fail "graph_captures_first_update run failed"; }
+[[ "$(losses nan-planted)" != "$(losses nan-off)" ]] ||
+  fail "a captured first-step rule trained the same model: the equivalence would not catch it"
+echo "ok: a skipped first update delays the capture (graphs on and off the same); captured at once, caught"
 
 # Dropout (an mlp with a dropout layer): the masks come from the batch generator's state, which a
 # graphed step's kernel reads from a fixed pinned word; graphs on and off train the same model.

@@ -261,23 +261,29 @@ void CudaDevice::begin_graph_capture() {
   cudaStream_t origin = stream(0);
   WT_CUDA_CHECK(cudaStreamBeginCapture(origin, cudaStreamCaptureModeRelaxed));
   graph_ = Graph::Capturing;
-  // Work on another stream joins the capture only through an event from a captured stream.
-  graph_streams_.clear();
+  // Work on another stream joins the capture only through an event from a captured stream: every
+  // stream used so far is forked (the strict device's model: strict_graph.hpp).
   cudaEvent_t fork = take_event();
   WT_CUDA_CHECK(cudaEventRecord(fork, origin));
   for (auto& [id, s] : slots_) {
     if (id == 0 || id == kCommStream || !s.handle) continue;
     WT_CUDA_CHECK(cudaStreamWaitEvent(s.handle, fork, 0));
-    graph_streams_.push_back(id);
   }
   give_event(fork);
 }
 
 void CudaDevice::end_graph_capture() {
   cudaStream_t origin = stream(0);
-  for (int id : graph_streams_) {  // joined back: the capture ends when every stream's work does
+  // Joined back: the capture ends when every stream's work does. Every stream in the capture,
+  // the forked ones and any that joined it by waiting for one of its events (CUDA refuses to end
+  // a capture with a stream left unjoined).
+  for (auto& [id, s] : slots_) {
+    if (id == 0 || !s.handle) continue;
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    WT_CUDA_CHECK(cudaStreamIsCapturing(s.handle, &status));
+    if (status != cudaStreamCaptureStatusActive) continue;
     cudaEvent_t join = take_event();
-    WT_CUDA_CHECK(cudaEventRecord(join, stream(id)));
+    WT_CUDA_CHECK(cudaEventRecord(join, s.handle));
     WT_CUDA_CHECK(cudaStreamWaitEvent(origin, join, 0));
     give_event(join);
   }

@@ -111,7 +111,6 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   enum class Graph { Off, Capturing, Replaying };
   Graph graph_ = Graph::Off;
   cudaGraphExec_t graph_exec_ = nullptr;
-  std::vector<int> graph_streams_;  // the streams forked into the capture
 };
 
 }  // namespace wt::cuda
