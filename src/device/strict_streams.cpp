@@ -185,6 +185,12 @@ void StrictStreams::blocking(const std::function<void()>& kernel) {
 void StrictStreams::copy_to_device_async(int stream, void* dst, const void* src, size_t bytes,
                                          const char* what) {
   if (in_device_work()) return (void)std::memcpy(dst, src, bytes);
+  if (graph_.mode() == StrictGraph::Mode::Capturing)
+    throw GraphReplayError(std::string("strict device: ") + what +
+                           ", a copy from pageable host memory, while a step is captured as a "
+                           "graph: the graph's copy would read that host address whenever a "
+                           "replay runs, long after the source is gone; copy through a fixed "
+                           "pinned buffer (as the batches and labels do)");
   const auto* from = static_cast<const char*>(src);
   write_on_stream(stream, dst, bytes, what, [dst, staged = std::vector<char>(from, from + bytes)] {
     std::memcpy(dst, staged.data(), staged.size());

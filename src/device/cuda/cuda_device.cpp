@@ -202,8 +202,13 @@ void* CudaDevice::allocate_segment(size_t bytes) {
 void CudaDevice::free_segment(void* ptr, size_t) { WT_CUDA_CHECK(cudaFree(ptr)); }
 
 void CudaDevice::copy_to_device_async(int stream, void* dst, const void* src, size_t bytes,
-                                      const char*) {
+                                      const char* what) {
   if (replaying()) return;  // the graph's copy node does it
+  // A captured copy node reads `src` at each replay, when a pageable source is long gone.
+  if (graph_ == Graph::Capturing)
+    throw std::logic_error(std::string("cuda: ") + what +
+                           ", a copy from pageable host memory, while a step is captured as a "
+                           "graph; copy through a fixed pinned buffer");
   // From pageable memory the call returns once `src` is staged, so the caller may drop it.
   WT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, slot(stream).handle));
 }
