@@ -11,8 +11,9 @@ One configuration per invocation (a fresh process, so peak memory is this config
   --mode compile   torch.compile'd model, then the whole step captured as a CUDA graph
   --mode replicas  two independent replicas as two parallel branches of one captured graph (the
                    concurrency a GPU offers two data waves: Wavelet's tick-tock against gang)
-FP32 with TF32 off (--tf32 allows it); synthetic inputs made on the device before timing, so data
-loading is not timed. SGD with momentum 0.9 for image models, AdamW for token models (the decks').
+FP32 with TF32 off (--tf32 allows it), or --precision bf16: the forward and the loss under
+torch.autocast to bfloat16 (parameters and optimizer state FP32, as wavetrain's train.precision =
+"bf16"); synthetic inputs made on the device before timing, so data loading is not timed. SGD with momentum 0.9 for image models, AdamW for token models (the decks').
 
 Prints one JSON line:
   {"impl": "torch", "model": ..., "batch": ..., "mode": ..., "samples_per_s": ...,
@@ -42,6 +43,8 @@ def parse_args(argv=None):
     p.add_argument("--warmup", type=int, default=20, help="untimed steps before timing")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--tf32", action="store_true", help="allow TF32 tensor cores (off: FP32)")
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                   help="bf16: the forward and the loss under autocast to bfloat16")
     p.add_argument("--params", action="store_true",
                    help="print each layer's parameter count as JSON and exit (no torch needed)")
     return p.parse_args(argv)
@@ -231,12 +234,18 @@ class Replica:
             self.opt = torch.optim.SGD(self.net.parameters(), lr=0.01, momentum=0.9)
         self.forward = torch.compile(self.net) if args.mode == "compile" else self.net
         self.x, self.y = synthetic_batch(plan, model, args.batch, torch, args.device)
+        # A captured graph must not keep autocast's cache of cast weights (PyTorch's CUDA graphs
+        # notes): each replay casts the weights of that step.
+        self.autocast = lambda: torch.autocast(args.device, dtype=torch.bfloat16,
+                                               enabled=args.precision == "bf16",
+                                               cache_enabled=args.mode == "eager")
 
     def step(self):
-        logits = self.forward(self.x)
-        if self.tokens:
-            logits = logits.reshape(-1, logits.shape[-1])
-        loss = self.torch.nn.functional.cross_entropy(logits, self.y.reshape(-1))
+        with self.autocast():  # the loss too: autocast runs cross_entropy in FP32
+            logits = self.forward(self.x)
+            if self.tokens:
+                logits = logits.reshape(-1, logits.shape[-1])
+            loss = self.torch.nn.functional.cross_entropy(logits, self.y.reshape(-1))
         loss.backward()
         self.opt.step()
         return loss
@@ -311,7 +320,7 @@ def run(args, torch, plan, model):
         "impl": "torch", "model": model["name"], "batch": args.batch, "mode": args.mode,
         "samples_per_s": round(steps_per_s * args.batch * count, 1),
         "peak_memory_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if cuda else 0,
-        "tf32": args.tf32, "torch": torch.__version__,
+        "tf32": args.tf32, "precision": args.precision, "torch": torch.__version__,
         "device": torch.cuda.get_device_name(0) if cuda else "cpu"}))
     return 0
 

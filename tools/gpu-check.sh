@@ -17,10 +17,11 @@
 #   --torch "MODES" also runs the PyTorch reference (bench/torch_gpu_reference.py, FP32, synthetic
 #       inputs, built from models/*.toml) on issue 19's rows, one fresh process per row and mode:
 #       mlp 64, lenet 64, resnet 128, transformer_small 32 (every mode), lenet and resnet 1024
-#       (eager and graph). MODES: any of eager graph compile replicas, e.g. "eager graph".
+#       (eager and graph). MODES: any of eager graph compile replicas, e.g. "eager graph", each
+#       also as MODE-bf16 (autocast to bf16: "graph-bf16").
 #   --train PROOFS also trains on the GPU (tools/gpu-train-check.sh; a bundle made with
 #       make-gpu-bundle.sh --training): "all", or a comma-separated list of parity, schedules,
-#       ticktock, checkpoint, accuracy, auto, throughput, input, graphs. Each proof prints one
+#       ticktock, checkpoint, accuracy, auto, throughput, input, graphs, bf16. Each proof prints one
 #       line, PASS or FAIL.
 #   --ops also times every op of the ops interface at the shipped models' layer shapes, wavetrain
 #       (wt_op_bench) against PyTorch (bench/torch_op_reference.py) in the same run: one table.
@@ -177,9 +178,13 @@ if [[ -n $torch_modes ]]; then
   for row in mlp:64 lenet:64 resnet:128 transformer_small:32 lenet:1024 resnet:1024; do
     for mode in $torch_modes; do
       # The large batches measure bandwidth, not launches: eager and the graph only.
-      [[ ${row#*:} == 1024 && $mode != eager && $mode != graph ]] && continue
+      [[ ${row#*:} == 1024 && ${mode%-bf16} != eager && ${mode%-bf16} != graph ]] && continue
+      # MODE-bf16: the same mode under autocast to bf16 (issue 37's GPU rows).
+      precision=fp32
+      [[ $mode == *-bf16 ]] && precision=bf16
       "$python" "$repo/bench/torch_gpu_reference.py" --model "${row%%:*}" --batch "${row#*:}" \
-        --mode "$mode" --steps 100 --repeats 3 || echo "torch reference ${row} ${mode}: failed"
+        --mode "${mode%-bf16}" --precision "$precision" --steps 100 --repeats 3 ||
+        echo "torch reference ${row} ${mode}: failed"
     done
   done
 fi

@@ -30,6 +30,9 @@
 #   graphs      device.cuda_graphs on and off for mlp 64, lenet 64, vgg 64 (dropout), resnet 128
 #               and transformer_small 32 (one capture, every step after the second a replay): the
 #               losses bitwise equal, and both samples/s and peak memories side by side
+#   bf16        train.precision = "bf16" (issue 37's GPU rows): lenet, resnet and transformer_small
+#               within 5% of FP32's losses over 40 steps; the four throughput rows graphed beside
+#               PyTorch's bf16 graph; lenet's GPU deck within 0.3 points of its FP32 accuracy
 # WT_TRAIN_TIMEOUT (seconds, default 600) bounds each run; after two runs time out the remaining
 # runs are skipped (their proofs FAIL), so a hang cannot spend a lent GPU's whole time.
 # Exit status: 0 every proof run passed, 1 one failed, 2 usage.
@@ -338,6 +341,56 @@ if wanted graphs; then
       report "graphs $model ($batch)" FAIL "a run failed"
     fi
   done
+fi
+
+if wanted bf16; then
+  # Issue 37's GPU rows: train.precision = "bf16" (cuBLAS and cuDNN bf16 products with FP32
+  # accumulation; parameters, optimizer state and the loss FP32). Near FP32: every logged loss of
+  # 40 steps within 5% of the GPU's FP32 run (the host's band, tests/e2e/bf16_precision.sh), and
+  # not bitwise FP32's (bf16 really ran).
+  for row in "lenet fashion_lenet.toml 64" "resnet fashion_resnet.toml 128" \
+    "transformer_small text_transformer.toml 32"; do
+    read -r model deck batch <<<"$row"
+    common=(--steps 40 --set "train.global_batch=$batch" --set train.log_every_steps=5
+            --set checkpoint.every_steps=0 --set "device.kind=\"$gpu\"")
+    if train "bf16-$model" 1 "$deck" "${common[@]}" --set 'train.precision="bf16"' &&
+      train "bf16-$model-fp32" 1 "$deck" "${common[@]}"; then
+      d=$(loss_difference "bf16-$model-fp32" "bf16-$model")
+      if within "$d" 0.05 && [[ $d != 0 ]]; then
+        report "bf16 near fp32 $model" PASS "40 steps, losses within $d of FP32's"
+      else report "bf16 near fp32 $model" FAIL "losses differ by $d (needs 0 < d <= 0.05)"; fi
+    else
+      report "bf16 near fp32 $model" FAIL "a run failed"
+    fi
+  done
+  # Speed: the throughput rows in bf16 with whole-step graphs, beside PyTorch's bf16 whole-step
+  # graph (issue 37, measured on an H100 with PyTorch 2.11; --torch graph-bf16 measures it here).
+  for row in "mlp fashion_mlp.toml 64 578000" "lenet fashion_lenet.toml 64 175000" \
+    "resnet fashion_resnet.toml 128 61000" "transformer_small text_transformer.toml 32 20600"; do
+    read -r model deck batch torch_rate <<<"$row"
+    if train "bf16-speed-$model" 1 "$deck" --steps 300 --set "train.global_batch=$batch" \
+      --set 'train.precision="bf16"' --set device.cuda_graphs=true --set train.log_every_steps=100 \
+      --set checkpoint.every_steps=0 --set "device.kind=\"$gpu\""; then
+      rate=$(summary_value "bf16-speed-$model" samples_per_s_median)
+      report "bf16 throughput $model ($batch)" PASS "$rate samples/s (median step, graphed; $(summary_value "bf16-speed-$model" graph_replays) replays), $(awk -v a="$rate" -v b="$torch_rate" 'BEGIN { printf "%.2f", a / b }')x PyTorch's bf16 graph on an H100 ($torch_rate)"
+    else
+      report "bf16 throughput $model ($batch)" FAIL "the run failed"
+    fi
+  done
+  # Accuracy: the default lenet GPU deck in bf16 within 0.3 points of its FP32 test accuracy (the
+  # accuracy proof's run where it ran, else its own).
+  [[ -f $work/accuracy/summary.json ]] || train accuracy 1 fashion_lenet_gpu.toml --set "device.kind=\"$gpu\""
+  if train accuracy-bf16 1 fashion_lenet_gpu.toml --set "device.kind=\"$gpu\"" \
+    --set 'train.precision="bf16"' && [[ -f $work/accuracy/summary.json ]]; then
+    fp32=$(summary_value accuracy test_accuracy)
+    bf16=$(summary_value accuracy-bf16 test_accuracy)
+    figures="test accuracy $bf16 in bf16, $fp32 in FP32, after 10 epochs in $(summary_value accuracy-bf16 wall_s) s"
+    if awk -v a="$bf16" -v b="$fp32" 'BEGIN { exit !(a >= b - 0.003) }'; then
+      report "bf16 lenet accuracy" PASS "$figures"
+    else report "bf16 lenet accuracy" FAIL "$figures (needs at most 0.3 points below)"; fi
+  else
+    report "bf16 lenet accuracy" FAIL "a run failed"
+  fi
 fi
 
 echo

@@ -4,7 +4,8 @@
 # model: for every shipped trainable model, each layer's parameter count as the script reads the
 # model file, and (where PyTorch is installed) as its PyTorch network holds them, equals what
 # `wavetrain --show-stages` reports for that layer. With PyTorch, each network also trains two
-# eager steps on the CPU, so the script runs end to end before it ever meets a GPU.
+# eager steps on the CPU, in FP32 and under autocast to bf16, so the script runs end to end before
+# it ever meets a GPU.
 source "$(dirname "$0")/lib/common.bash"
 python=${WT_PYTHON:-/usr/bin/python3}
 script="$WT_SOURCE_DIR/bench/torch_gpu_reference.py"
@@ -42,6 +43,10 @@ PY
     "$python" "$script" --model "$model" --batch "$batch" --device cpu --steps 2 --warmup 1 \
       --repeats 1 > "$dir/$model.json" || fail "$model: the PyTorch network did not train"
     grep -q '"samples_per_s"' "$dir/$model.json" || fail "$model: no throughput line"
+    # Under autocast to bf16 (issue 37's GPU rows) as well.
+    "$python" "$script" --model "$model" --batch "$batch" --device cpu --steps 2 --warmup 1 \
+      --repeats 1 --precision bf16 > "$dir/$model-bf16.json" || fail "$model: no bf16 training"
+    grep -q '"precision": "bf16"' "$dir/$model-bf16.json" || fail "$model: no bf16 line"
   fi
 }
 
