@@ -45,13 +45,21 @@ void StrictGraph::note_record(int64_t event, int stream) {
 }
 
 void StrictGraph::note_wait(int stream, int64_t event) {
-  if (mode_ == Mode::Capturing && captured_events_.count(event)) captured_streams_.insert(stream);
+  if (mode_ != Mode::Capturing) return;
+  if (captured_events_.count(event)) {
+    captured_streams_.insert(stream);
+  } else if (captured_streams_.count(stream)) {
+    throw GraphReplayError(
+        "strict device: " + races_.instruction() + " waits on stream " + std::to_string(stream) +
+        " for an event recorded outside the step's capture: a graph holds no edge to work "
+        "outside it (CUDA refuses the wait: cudaErrorStreamCaptureIsolation)");
+  }
 }
 
-void StrictGraph::on_launch(int stream, DeviceWork& work) {
+void StrictGraph::on_launch(int stream, DeviceWork& work, bool in_capture_only) {
   std::string kernel = kernel_ ? kernel_ : (work.what.empty() ? "device work" : work.what);
   kernel_ = nullptr;
-  if (mode_ == Mode::Capturing && !captured_streams_.count(stream))
+  if (mode_ == Mode::Capturing && in_capture_only && !captured_streams_.count(stream))
     throw GraphReplayError(
         "strict device: " + kernel + " of " + races_.instruction() +
         " was launched while a step is captured as a graph, but stream " + std::to_string(stream) +

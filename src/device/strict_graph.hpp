@@ -45,7 +45,8 @@ class StrictGraph {
   // the `forked` streams and the streams that join by waiting (above).
   void begin_capture(const std::vector<int>& forked);
   // A program event recorded on `stream`, and one that `stream` waits for (ids unique on the
-  // device): a wait for an event recorded in the capture brings the waiting stream into it.
+  // device): a wait for an event recorded in the capture brings the waiting stream into it; a
+  // stream in the capture waiting for one recorded outside it is refused.
   void note_record(int64_t event, int stream);
   void note_wait(int stream, int64_t event);
   void end_capture();
@@ -62,7 +63,8 @@ class StrictGraph {
     if (active()) accesses_.push_back({ptr, bytes, write});
   }
   // Called for each launch while active: records `work`, or swaps in the captured closure.
-  void on_launch(int stream, DeviceWork& work);
+  // in_capture_only: refuse it on a stream outside the capture (all but the device's own checks).
+  void on_launch(int stream, DeviceWork& work, bool in_capture_only = true);
 
  private:
   struct Access {

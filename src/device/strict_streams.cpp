@@ -26,7 +26,7 @@ void StrictStreams::set_priority(int stream, int priority) { queue(stream).prior
 std::vector<int> StrictStreams::streams_in_use() const {
   std::vector<int> used;
   for (size_t s = 0; s < queues_.size(); ++s)
-    if (queues_[s].issued > 0 && int(s) != kCommStream) used.push_back(int(s));
+    if (queues_[s].used && int(s) != kCommStream) used.push_back(int(s));
   return used;
 }
 
@@ -36,8 +36,11 @@ int StrictStreams::priority(int stream) const {
 }
 
 void StrictStreams::launch(int stream, DeviceWork work) {
-  if (graph_.active()) graph_.on_launch(stream, work);
+  // The poisoning of freed memory is the strict device's own check, no CUDA work: a stream
+  // outside the capture may take it.
+  if (graph_.active()) graph_.on_launch(stream, work, !retiring_);
   Queue& q = queue(stream);
+  q.used = q.used || !retiring_;
   q.issue_index.push_back(work.issue_ordered ? ordered_issued_++ : kNotOrdered);
   q.work.push_back(std::move(work));
   ++q.issued;
@@ -156,12 +159,14 @@ void StrictStreams::retire(int stream, void* ptr, size_t bytes) {
   // Freed by running work (which dropped the last reference): poisoned now, as part of it.
   // Freed by host code: where the free stands in its stream, after the work issued before it.
   // A free runs in a destructor: an ordering error found here is thrown by the executor next.
+  retiring_ = true;
   try {
     write_on_stream(stream, ptr, bytes, "the poisoning of freed memory",
                     [ptr, bytes] { std::memset(ptr, 0xff, bytes); });
   } catch (const OrderingError& e) {
     races_.defer(e);
   }
+  retiring_ = false;
 }
 
 void StrictStreams::write_on_stream(int stream, void* dst, size_t bytes, const char* what,

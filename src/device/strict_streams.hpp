@@ -145,6 +145,7 @@ class StrictStreams final : public DeviceStreams {
     std::deque<uint64_t> issue_index;  // per work: its place among issue-ordered work, or ~0
     uint64_t issued = 0, executed = 0;
     int priority = 0;
+    bool used = false;  // real work launched on it (not only the poisoning of freed memory)
   };
   Queue& queue(int stream);
   bool ready_at_head(const Queue& q) const;
@@ -157,6 +158,7 @@ class StrictStreams final : public DeviceStreams {
   StrictGraph graph_{races_};
   std::function<bool()> progress_;
   bool completed_always_ = false;
+  bool retiring_ = false;  // retire() launching: a free is no work a CUDA device does on a stream
   GlueBug glue_bug_ = GlueBug::None;
   uint64_t synchronizations_ = 0;
   std::map<const char*, size_t> pinned_;  // pinned buffers: start -> bytes

@@ -39,11 +39,6 @@ std::string Executor::enable_graphs() {
 
 Executor::GraphStep Executor::choose_graph_step() const {
   if (!graphs_ || observer_ || eager_steps_ < 1) return GraphStep::Eager;
-  // Until every stage's update has counted (the first ones skipped for a non-finite gradient),
-  // the next update follows SGD's first-step rule, chosen when it is issued: not to be captured.
-  if (!graph_captured_ && optimizer_.some_stage_not_stepped() &&
-      planted_ != PlantedBug::GraphCapturesFirstUpdate)
-    return GraphStep::Eager;
   return graph_captured_ ? GraphStep::Replay : GraphStep::Capture;
 }
 

@@ -42,15 +42,12 @@ enum class PlantedBug {
   // in from the preloader's rotating buffers instead of fixed ones (their reuse asks events inside
   // the step); the labels' pinned buffer allocated anew each step (the captured loss reads the old
   // one); a synchronisation inside a graphed step; dropout's generator state passed by value (a
-  // graph replays the captured masks); a capture of SGD's first-step rule.
+  // graph replays the captured masks).
   StaleGraph,
   GraphInputsMoved,
   GraphLabelsMoved,
   GraphSyncInStep,
   GraphDropoutByValue,
-  // A graph captured while a stage's first updates were all skipped (a non-finite gradient): the
-  // capture bakes in SGD's first-step rule, and every replay restarts the momentum.
-  GraphCapturesFirstUpdate,
   // A backward in halves (model/backward_part.hpp) whose first half frees the node's output
   // gradient and saved state, as a whole pass does: no device fault follows (the second half
   // finds no gradient and adds nothing), a silently different model that the halves'

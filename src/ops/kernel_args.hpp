@@ -94,10 +94,10 @@ WT_HD void store_count(float* p, double c) {
 // graph's update reads each replay's values (ops/per_step_values.hpp).
 struct SgdUpdate {
   float lr = 0, weight_decay = 0, momentum = 0;
-  bool first = false, nesterov = false;
+  bool first = false, nesterov = false;  // first: the first-step rule (read from per_step if set)
   const float* per_step = nullptr;
 };
-constexpr int kSgdPerStep = 1;
+constexpr int kSgdPerStep = 2;  // lr, and first (1 or 0): SGD's first-step rule
 
 struct AdamWUpdate {
   float decay = 1, b1 = 0, one_minus_b1 = 1, b2 = 0, one_minus_b2 = 1;

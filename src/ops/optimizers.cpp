@@ -23,12 +23,6 @@ void Optimizer::uncount_step(int stage) {
   steps_[stage] = step_count(stage) - 1;
 }
 
-bool Optimizer::some_stage_not_stepped() const {
-  for (const auto& [stage, steps] : steps_)
-    if (steps == 0) return true;
-  return false;
-}
-
 namespace {
 
 void check_same_size(const Tensor& values, const Tensor& grads) {
@@ -130,7 +124,8 @@ class Sgd : public StatefulOptimizer {
     u.momentum = momentum_;
     u.first = step_count(stage) == 0;
     u.nesterov = nesterov_;
-    u.per_step = per_step_values(stage, &u.lr, ops::kSgdPerStep, stream);
+    const float per_step[ops::kSgdPerStep] = {u.lr, u.first ? 1.0f : 0.0f};
+    u.per_step = per_step_values(stage, per_step, ops::kSgdPerStep, stream);
     device_.ops(stream).sgd_update(u, n, w, g, momentum_ == 0 ? nullptr : s[0].device_ptr(), skip);
     steps_[stage] = step_count(stage) + 1;
   }

@@ -43,9 +43,6 @@ class Optimizer {
   // so the next update is the one the skipped one would have been (SGD's first-step rule, AdamW's
   // bias correction) and checkpoints hold only updates that happened.
   void uncount_step(int stage);
-  // Whether some stage has no counted update (its first ones skipped): its next update is SGD's
-  // first-step rule, which a graph captured now would replay at every later step.
-  bool some_stage_not_stepped() const;
   // Whole-step graphs: the updates read their per-step values (the learning rate, AdamW's bias
   // corrections) from device memory written each step (ops/per_step_values.hpp), instead of by
   // value; new_step() starts a step's records.

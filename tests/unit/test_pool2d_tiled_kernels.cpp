@@ -5,6 +5,7 @@
 // the shapes the gathers must keep (overlapping, padded).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -41,6 +42,7 @@ void expect_tiled_matches_gather(int64_t h, int64_t w, int64_t k) {
   std::vector<float> x(static_cast<size_t>(cells)), dy(static_cast<size_t>(outs));
   for (auto& v : x) v = rng.uniform(-1.0f, 1.0f);
   for (size_t i = 0; i < x.size(); i += 3) x[i] = 0.0f;  // a ReLU's zeros: ties and masked cells
+  x[1] = NAN;                                            // the first-maximum rule with a NaN
   for (auto& v : dy) v = rng.uniform(-1.0f, 1.0f);
   dy[0] = -0.0f;
   const std::string shape = std::to_string(h) + "x" + std::to_string(w) + " /" + std::to_string(k);
@@ -82,6 +84,8 @@ TEST(PoolTiledKernels, BitwiseTheGathersWhereWindowsTile) {
   expect_tiled_matches_gather(7, 7, 7);    // one window a plane (a global pool)
   expect_tiled_matches_gather(10, 9, 3);   // a 3x3 tiling with uncovered edges
   expect_tiled_matches_gather(3, 5, 3);    // one row of windows
+  expect_tiled_matches_gather(8, 8, 3);    // an uncovered strip two cells wide
+  expect_tiled_matches_gather(5, 4, 1);    // 1x1 windows: every cell its own
 }
 
 TEST(PoolTiledKernels, OverlappingOrPaddedWindowsKeepTheGather) {

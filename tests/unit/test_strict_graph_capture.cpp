@@ -52,6 +52,29 @@ TEST(StrictGraphCapture, ForkedStreamsAndStreamsThatWaitForACapturedEventAreIn) 
   EXPECT_NE(refusal([&] { queues.launch(4, nothing()); }), "");
 }
 
+TEST(StrictGraphCapture, AStreamInTheCaptureWaitingForAnEventOutsideItIsRefused) {
+  StrictStreams queues(1);
+  queues.graph().begin_capture({1});
+  queues.graph().note_record(3, 1);
+  EXPECT_EQ(refusal([&] { queues.graph().note_wait(0, 3); }), "");
+  const std::string message = refusal([&] { queues.graph().note_wait(1, 9); });
+  EXPECT_NE(message.find("an event recorded outside the step's capture"), std::string::npos)
+      << message;
+}
+
+// The poisoning of freed memory is the strict device's own check: it neither makes a stream one
+// the capture forks nor is refused on a stream outside the capture.
+TEST(StrictGraphCapture, ThePoisoningOfFreedMemoryIsNoStreamWork) {
+  StrictStreams queues(1);
+  std::vector<float> freed(4);
+  queues.retire(2, freed.data(), 16);
+  queues.synchronize();
+  EXPECT_TRUE(queues.streams_in_use().empty());
+  queues.graph().begin_capture(queues.streams_in_use());
+  EXPECT_EQ(refusal([&] { queues.retire(3, freed.data(), 16); }), "");
+  EXPECT_NE(refusal([&] { queues.launch(3, nothing()); }), "");
+}
+
 TEST(StrictGraphCapture, APageableCopyInACaptureIsRefusedAndAPinnedOneIsNot) {
   StrictStreams queues(1);
   std::vector<float> device(4), pageable(4, 1.0f);

@@ -1,5 +1,7 @@
 // Pooling of CudaOps: the portable kernels (ops/portable/pool2d.hpp) on the GPU, so the window and
 // tie rules are the host's exactly.
+#include <stdexcept>
+
 #include "ops/cuda/cuda_launch.cuh"
 #include "ops/cuda/cuda_ops_impl.cuh"
 #include "ops/portable/pool2d.hpp"
@@ -18,10 +20,16 @@ int64_t outputs(const ops::Pool2dGeometry& g) {
   return g.batch * g.channels * g.out_h() * g.out_w();
 }
 int64_t inputs(const ops::Pool2dGeometry& g) { return g.batch * g.channels * g.in_h * g.in_w; }
+// CudaOps takes NCHW activations only (takes_blocked_activations() is false): the kernels index so.
+void require_nchw(const ops::Pool2dGeometry& g) {
+  if (g.x_blocked || g.y_blocked)
+    throw std::logic_error("cuda pooling: a channel-blocked layout, which CudaOps never takes");
+}
 }  // namespace
 
 void CudaOps::maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
                                  float* dx) const {
+  require_nchw(g);
   if (kern::pool_windows_tile(g))
     cuda_for(impl_->stream, outputs(g), kern::MaxPoolBackwardTiled<false>{g, x, dy, dx});
   else
@@ -31,6 +39,7 @@ void CudaOps::maxpool2d_backward(const ops::Pool2dGeometry& g, const float* x, c
 // With the ReLU's mask in the same pass (kern::MaxPoolReluBackward).
 void CudaOps::maxpool2d_relu_backward(const ops::Pool2dGeometry& g, const float* x, const float* dy,
                                       float* dx) const {
+  require_nchw(g);
   if (kern::pool_windows_tile(g))
     cuda_for(impl_->stream, outputs(g), kern::MaxPoolBackwardTiled<true>{g, x, dy, dx});
   else
@@ -43,6 +52,7 @@ void CudaOps::avgpool2d_forward(const ops::Pool2dGeometry& g, const float* x, fl
 }
 
 void CudaOps::avgpool2d_backward(const ops::Pool2dGeometry& g, const float* dy, float* dx) const {
+  require_nchw(g);
   if (kern::pool_windows_tile(g))
     cuda_for(impl_->stream, outputs(g), kern::AvgPoolBackwardTiled{g, dy, dx});
   else

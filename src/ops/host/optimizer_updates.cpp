@@ -9,7 +9,10 @@ void sgd_update(const SgdUpdate& update, int64_t n, float* w, const float* g, fl
                 const float* skip) {
   if (skip && load_count(skip) != 0) return;  // read by the kernel: the host never waits for it
   SgdUpdate u = update;  // the per-step values read once, so the loop stays vectorised
-  if (u.per_step) u.lr = u.per_step[0];
+  if (u.per_step) {
+    u.lr = u.per_step[0];
+    u.first = u.per_step[1] != 0.0f;
+  }
   u.per_step = nullptr;
   kern::with_sgd_step(u, w, g, b, [n](const auto& step) { host_for("wt::sgd_update", n, step); });
 }

@@ -13,12 +13,15 @@ struct SgdStep {
   float* w;
   const float* g;
   float* b;
-  const float* lr_at;  // device memory holding lr (ops::SgdUpdate::per_step), else nullptr
+  // Device memory holding lr and the first-step flag (ops::SgdUpdate::per_step), else nullptr:
+  // a graph replays a kernel chosen at its capture, so there the flag is read, not a template.
+  const float* lr_at;
   WT_HD void operator()(int64_t i) const {
     const float lr = lr_at ? lr_at[0] : this->lr;
+    const bool first = lr_at ? lr_at[1] != 0.0f : kFirst;
     float d = g[i] + wd * w[i];
     if (kMomentum) {
-      const float buf = kFirst ? d : mu * b[i] + d;
+      const float buf = first ? d : mu * b[i] + d;
       b[i] = buf;
       d = kNesterov ? d + mu * buf : buf;
     }
@@ -53,6 +56,8 @@ void with_sgd_step(const ops::SgdUpdate& u, float* w, const float* g, float* b,
   const float lr = u.lr, wd = u.weight_decay, mu = u.momentum;
   const float* at = u.per_step;
   if (mu == 0) return launch(SgdStep<false, false, false>{lr, wd, mu, w, g, b, at});
+  if (at && u.nesterov) return launch(SgdStep<true, false, true>{lr, wd, mu, w, g, b, at});
+  if (at) return launch(SgdStep<true, false, false>{lr, wd, mu, w, g, b, at});
   if (u.first && u.nesterov) return launch(SgdStep<true, true, true>{lr, wd, mu, w, g, b, at});
   if (u.first) return launch(SgdStep<true, true, false>{lr, wd, mu, w, g, b, at});
   if (u.nesterov) return launch(SgdStep<true, false, true>{lr, wd, mu, w, g, b, at});
