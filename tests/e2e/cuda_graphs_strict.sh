@@ -48,6 +48,21 @@ for config in "lenet constant sgd" "lenet cosine sgd" "mlp cosine sgd" "mlp cosi
   [[ "$on" == "$off" ]] || { diff <(echo "$on") <(echo "$off"); fail "$config: graphs changed the losses"; }
   echo "ok: $config: graphs on and off give the same 8 losses"
 done
+# transformer_small (embedding, attention, layer norm, AdamW) where the KJV dataset was made.
+kjv="$WT_SOURCE_DIR/data/kjv.h5"
+if [[ -f $kjv ]]; then
+  for graphs in true false; do
+    mpiexec -n 1 "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/text_transformer.toml" --set "data.path=\"$kjv\"" \
+      --set train.global_batch=32 --set train.log_every_steps=1 --set train.eval_every_epoch=false \
+      --set 'device.kind="strict"' --set "device.cuda_graphs=$graphs" --steps 8 \
+      --run-dir "$dir/transformer-$graphs" >"$dir/transformer-$graphs.out" 2>&1 ||
+      { cat "$dir/transformer-$graphs.out"; fail "transformer_small, graphs $graphs"; }
+  done
+  grep -q '"graph_replays": 6' "$dir/transformer-true/summary.json" || fail "transformer: not 6 replays"
+  [[ "$(losses transformer-true)" == "$(losses transformer-false)" ]] ||
+    { diff <(losses transformer-true) <(losses transformer-false); fail "transformer: graphs changed the losses"; }
+  echo "ok: transformer_small: graphs on and off give the same 8 losses"
+fi
 [[ "$(losses lenet-cosine-sgd-ticktock-off)" != "$(losses lenet-cosine-sgd-off)" ]] ||
   fail "tick-tock trained what gang did: the schedule was not applied"
 
