@@ -20,6 +20,13 @@ std::string bytes_on(size_t bytes, int stream) {
 
 void CachingAllocator::begin_graph_capture() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  // The eager steps' cache goes back to the system before the graph's own pool fills: the graph
+  // holds the step's working set from now on, and both at once would double the reserved bytes.
+  // Before the device's capture begins (a GPU's cudaFree has no place inside one), after the last
+  // step's read-back, so the frees issued in it have run (those still queued stay cached).
+  settle_pending_locked();
+  pool_.sync_pools([this](const StreamEvent& e) { return events_->completed(e); });
+  stats_.reserved -= pool_.release_free_segments(SIZE_MAX);
   graph_order_.clear();
   graph_live_.clear();
   graph_phase_ = GraphPhase::Capturing;
