@@ -159,14 +159,17 @@ void StrictStreams::retire(int stream, void* ptr, size_t bytes) {
   // Freed by running work (which dropped the last reference): poisoned now, as part of it.
   // Freed by host code: where the free stands in its stream, after the work issued before it.
   // A free runs in a destructor: an ordering error found here is thrown by the executor next.
-  retiring_ = true;
+  struct Retiring {  // reset however write_on_stream leaves
+    bool& flag;
+    explicit Retiring(bool& f) : flag(f) { flag = true; }
+    ~Retiring() { flag = false; }
+  } retiring(retiring_);
   try {
     write_on_stream(stream, ptr, bytes, "the poisoning of freed memory",
                     [ptr, bytes] { std::memset(ptr, 0xff, bytes); });
   } catch (const OrderingError& e) {
     races_.defer(e);
   }
-  retiring_ = false;
 }
 
 void StrictStreams::write_on_stream(int stream, void* dst, size_t bytes, const char* what,

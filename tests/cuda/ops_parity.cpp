@@ -524,6 +524,9 @@ void optimizers_and_codec(Harness& t) {
   ops::store_count(skip.h(), 1.0);
   t.upload(skip);
   ops::SgdUpdate sgd{0.1f, 0.01f, 0.9f, false, true};
+  // A graphed step's SGD: lr and the first-step rule from the per-step record, not the fields.
+  auto record = t.copy_of(std::vector<float>{0.1f, 1.0f}), w3 = t.random(n), b3 = t.random(n);
+  ops::SgdUpdate recorded{0.5f, 0.01f, 0.9f, false, false};
   ops::AdamWUpdate adam{0.999f, 0.9f, 0.1f, 0.99f, 0.01f, 0.001f, 0.5f, 1e-8f};
   WeightCodec codec;
   codec.kind = "scalednn";
@@ -537,11 +540,15 @@ void optimizers_and_codec(Harness& t) {
     ops.sgd_update(sgd, n, SIDE(w), SIDE(g), SIDE(b), nullptr);
     ops.adamw_update(adam, n, SIDE(w2), SIDE(g), SIDE(m), SIDE(v), nullptr);
     ops.sgd_update(sgd, n, SIDE(skipped), SIDE(g), SIDE(b), SIDE(skip));  // skipped: unchanged
+    recorded.per_step = SIDE(record);
+    ops.sgd_update(recorded, n, SIDE(w3), SIDE(g), SIDE(b3), nullptr);
     ops.encode_weights(codec, SIDE(weights), n, SIDE(encoded), SIDE(side));
     ops.decode_weights(codec, SIDE(encoded), n, SIDE(side), SIDE(decoded));
   });
   t.expect("sgd_update (nesterov) w", w, kSame);
   t.expect("sgd_update (nesterov) momentum", b, kSame);
+  t.expect("sgd_update (per-step record: lr, first) w", w3, kSame);
+  t.expect("sgd_update (per-step record: lr, first) momentum", b3, kSame);
   t.expect("adamw_update w", w2, kSame);
   t.expect("adamw_update m", m, kSame);
   t.expect("adamw_update v", v, kSame);

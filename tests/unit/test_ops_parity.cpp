@@ -101,4 +101,23 @@ TEST(OpsParity, AWrongHalfFailsTheHalvesComparison) {
                                 "conv2d_backward in halves dbias (5x5/2) as the whole pass"}));
 }
 
+// A backend that takes the learning rate from a graphed step's per-step record but the first-step
+// rule from the by-value field (the bug the host kernels had): only the record's lines fail.
+class RecordFirstIgnoredOps final : public wt::HostOps {
+ public:
+  void sgd_update(const wt::ops::SgdUpdate& u, int64_t n, float* w, const float* g, float* b,
+                  const float* skip) const override {
+    wt::ops::SgdUpdate by_value = u;
+    if (u.per_step) by_value.lr = u.per_step[0];
+    by_value.per_step = nullptr;
+    HostOps::sgd_update(by_value, n, w, g, b, skip);
+  }
+};
+
+TEST(OpsParity, AnIgnoredFirstStepRuleFailsTheRecordComparison) {
+  EXPECT_EQ(failed_comparisons(RecordFirstIgnoredOps{}),
+            (std::vector<std::string>{"sgd_update (per-step record: lr, first) w",
+                                      "sgd_update (per-step record: lr, first) momentum"}));
+}
+
 }  // namespace
