@@ -22,6 +22,7 @@ run() {  # name model graphs lr_schedule [extra arguments]; steps=N run ...: N s
     --run-dir "$dir/$name" "$@" >"$dir/$name.out" 2>&1
 }
 losses() { awk -F, '$1=="train" { print $2, $4 }' "$dir/$1/metrics.csv"; }
+mb() { grep -o '"peak_device_mb": [0-9.]*' "$dir/$1/summary.json" | awk '{print $2}'; }
 
 # Tick-tock: two waves on two streams of one rank, in one graph (the tock's stream, used since the
 # first step, is forked into the capture when it begins), each wave's kept gradient read by the
@@ -51,7 +52,6 @@ for config in "lenet constant sgd" "lenet cosine sgd" "mlp cosine sgd" "mlp cosi
   # Tick-tock holds more: within a captured step a stream reuses only its own frees (no event
   # query can tell another stream's are done), where eager tick-tock hands the tick's freed
   # activations to the tock (lenet: 94 MB against 62).
-  mb() { grep -o '"peak_device_mb": [0-9.]*' "$dir/$1/summary.json" | awk '{print $2}'; }
   factor=1.3
   [[ -n $kind ]] && factor=1.6
   [[ -n $(mb "$name-on") && -n $(mb "$name-off") ]] || fail "$config: no peak_device_mb in summary.json"

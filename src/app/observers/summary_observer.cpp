@@ -60,10 +60,8 @@ void SummaryObserver::write_summary(Job& job, double peak_rss_mb,
     << ",\n  \"peak_device_in_use_mb\": " << memory.peak_in_use / 1048576.0
     << ",\n  \"rank_peak_device_mb\": " << json_array(rank_peak_device_mb)
     << ",\n  \"rank_peak_device_in_use_mb\": " << json_array(rank_peak_in_use_mb)
-    << ",\n  \"forced_syncs\": "
-    << memory.forced_syncs
-    // device.cuda_graphs: steps captured as a graph and steps that replayed one (rank 0).
-    << ",\n  \"graph_captures\": " << job.executor().graph_captures()
+    << ",\n  \"forced_syncs\": " << memory.forced_syncs
+    << ",\n  \"graph_captures\": " << job.executor().graph_captures()  // device.cuda_graphs, rank 0
     << ",\n  \"graph_replays\": " << job.executor().graph_replays();
   // The strict device: the most times the host waited for the device in one step after the
   // first (rank 0).

@@ -55,11 +55,10 @@ void with_sgd_step(const ops::SgdUpdate& u, float* w, const float* g, float* b,
                    const Launch& launch) {
   const float lr = u.lr, wd = u.weight_decay, mu = u.momentum;
   const float* at = u.per_step;
+  const bool first = u.first && !at;  // with a per-step record the kernel reads the rule from it
   if (mu == 0) return launch(SgdStep<false, false, false>{lr, wd, mu, w, g, b, at});
-  if (at && u.nesterov) return launch(SgdStep<true, false, true>{lr, wd, mu, w, g, b, at});
-  if (at) return launch(SgdStep<true, false, false>{lr, wd, mu, w, g, b, at});
-  if (u.first && u.nesterov) return launch(SgdStep<true, true, true>{lr, wd, mu, w, g, b, at});
-  if (u.first) return launch(SgdStep<true, true, false>{lr, wd, mu, w, g, b, at});
+  if (first && u.nesterov) return launch(SgdStep<true, true, true>{lr, wd, mu, w, g, b, at});
+  if (first) return launch(SgdStep<true, true, false>{lr, wd, mu, w, g, b, at});
   if (u.nesterov) return launch(SgdStep<true, false, true>{lr, wd, mu, w, g, b, at});
   launch(SgdStep<true, false, false>{lr, wd, mu, w, g, b, at});
 }
