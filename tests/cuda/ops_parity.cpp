@@ -26,7 +26,7 @@ void elementwise(Harness& t) {
   auto gelu_grad = t.filled(n, -1), sum = t.filled(n, -1), scaled = t.filled(n, -1);
   auto acc = t.random(n), in_place = t.random(n), product = t.filled(n, -1);
   auto fill = t.filled(n, -1), copy = t.filled(n, -1), seeded = t.filled(n, -1);
-  auto mask = t.filled(n, -1);
+  auto mask = t.filled(n, -1), zeroed = t.random(n);
   // A batch's uint8 rows (6 elements, 2 scaling groups of 3) through a 2 x 256 table.
   std::vector<uint8_t> bytes(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) bytes[size_t(i)] = uint8_t((i * 37 + i / 7) & 255);
@@ -49,6 +49,7 @@ void elementwise(Harness& t) {
     ops.scale_in_place(-3.0f, SIDE(in_place), n);
     ops.multiply(SIDE(x), SIDE(b), SIDE(product), n);
     ops.fill(2.5f, SIDE(fill), n);
+    ops.fill(0.0f, SIDE(zeroed) + 1, n - 2);  // a memset on CUDA: the ends must stay as they were
     ops.copy(SIDE(x), SIDE(copy), n);
     ops.scale_by(SIDE(x), SIDE(s), 3.0f, SIDE(seeded), n);
     // 7 samples of 14285 entries (odd: each row's last pair is half used); 4 entries left at -1.
@@ -66,6 +67,7 @@ void elementwise(Harness& t) {
   t.expect("scale_in_place", in_place, 0);
   t.expect("multiply", product, 0);
   t.expect("fill", fill, 0);
+  t.expect("fill with zeros (inner range)", zeroed, 0);
   t.expect("copy", copy, 0);
   t.expect("scale_by", seeded, kSame);
   t.expect("dropout_masks (bitwise: integer draws)", mask, 0);
@@ -349,7 +351,15 @@ void large_reductions(Harness& t) {
   auto gradients = t.copy_of(bad);
   std::vector<int32_t> labels(static_cast<size_t>(c.tokens));
   for (auto& l : labels) l = int32_t(t.rng().below(c.vocab));
-  auto logits = t.random(c.tokens * c.vocab, -5, 5);
+  auto logit_values = t.values(c.tokens * c.vocab, -5, 5);
+  // Tied maxima in different lanes of the GPU's warp (columns 6 and 41, 3 and 70): the first
+  // column is the argmax, so only rows labelled with it are hits (the totals' second entry).
+  for (int64_t r = 0; r < 200; ++r) {
+    const int64_t first = r < 100 ? 6 : 3, second = r < 100 ? 41 : 70;
+    logit_values[size_t(r * c.vocab + first)] = logit_values[size_t(r * c.vocab + second)] = 9.0f;
+    labels[size_t(r)] = int32_t(r % 2 ? first : second);
+  }
+  auto logits = t.copy_of(logit_values);
   t.run([&](const OpsBackend& ops, bool device) {
     ops.layer_norm_forward(SIDE(lx), SIDE(lw), SIDE(lb), c.rows, c.dim, 1e-5, SIDE(ly),
                            SIDE(stats));

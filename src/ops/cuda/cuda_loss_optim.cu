@@ -23,6 +23,49 @@ struct StoreXent {
   }
 };
 
+// Softmax cross-entropy a warp a row (the portable SoftmaxXentRow's arithmetic): lane l takes
+// columns l, l + 32, ..., coalesced, where one thread a row left most of the GPU idle (58.5 us
+// against PyTorch's 21.5 for transformer_small's 2048 x 73 on an H200). The maximum joins over the
+// lanes in any order (join_max is an order on the columns); the exponentials are added column by
+// column, the host's order, through shuffles; the row's loss and hit go to rows_out[r], which the
+// flat fixed-tree reduction sums as it summed the rows before.
+__device__ kern::RowMax shuffle_down(const kern::RowMax& m, int width) {
+  return kern::RowMax{__shfl_down_sync(0xffffffffu, m.value, width),
+                      __shfl_down_sync(0xffffffffu, m.at, width)};
+}
+
+struct SoftmaxXentLanes {
+  kern::SoftmaxXentRow f;
+  kern::XentRow* rows_out;
+  __device__ void operator()(int64_t r, int lane) const {
+    kern::RowMax m = f.row_max<kern::kRowLanes>(r, lane);
+    for (int width = kern::kRowLanes / 2; width > 0; width /= 2)
+      m = kern::join_max(m, shuffle_down(m, width));
+    m = kern::RowMax{__shfl_sync(0xffffffffu, m.value, 0), __shfl_sync(0xffffffffu, m.at, 0)};
+    const float* x = f.logits + r * f.k;
+    float denom = 0.0f;
+    for (int64_t base = 0; base < f.k; base += kern::kRowLanes) {
+      const float e = base + lane < f.k ? expf(x[base + lane] - m.value) : 0.0f;
+      const int columns = int(kern::min_i64(kern::kRowLanes, f.k - base));
+      for (int t = 0; t < columns; ++t) denom += __shfl_sync(0xffffffffu, e, t);
+    }
+    const float inv = 1.0f / denom;
+    const int32_t label = f.labels[r];
+    float* g = f.grad + r * f.k;
+    for (int64_t j = lane; j < f.k; j += kern::kRowLanes) {
+      // Rounded before the label's subtraction, as the host's two passes: never one fma.
+      const float p = __fmul_rn(expf(x[j] - m.value), inv);
+      g[j] = j == label ? p - 1.0f : p;
+    }
+    if (lane == 0) rows_out[r] = f.result(r, denom, m);
+  }
+};
+
+struct XentRowAt {
+  const kern::XentRow* rows;
+  __device__ kern::XentRow operator()(int64_t r) const { return rows[r]; }
+};
+
 struct StoreCount {
   float* count;
   __device__ void operator()(int64_t n) const { ops::store_count(count, double(n)); }
@@ -51,8 +94,12 @@ void CudaOps::softmax_xent_forward(const float* logits, const int32_t* labels, i
       impl_->labels.at_least(sizeof(int32_t) * size_t(n > 0 ? n : 1), impl_->stream));
   WT_CUDA_CHECK(cudaMemcpyAsync(staged, labels, sizeof(int32_t) * size_t(n), cudaMemcpyHostToDevice,
                                 impl_->stream));
-  // One row a thread, many blocks: the rows' losses join in the fixed tree.
-  cuda_reduce<kern::XentRow>(impl_->stream, n, 1, kern::SoftmaxXentRow{logits, staged, k, grad},
+  auto* rows = static_cast<kern::XentRow*>(
+      impl_->xent_rows.at_least(sizeof(kern::XentRow) * size_t(n > 0 ? n : 1), impl_->stream));
+  cuda_for_row_lanes(impl_->stream, n,
+                     SoftmaxXentLanes{kern::SoftmaxXentRow{logits, staged, k, grad}, rows});
+  // Many blocks: the rows' losses join in the fixed tree.
+  cuda_reduce<kern::XentRow>(impl_->stream, n, 1, XentRowAt{rows},
                              StoreXent{out.per_row, out.loss_scale, out.loss, out.totals},
                              impl_->partials, "softmax_xent_forward");
 }

@@ -47,6 +47,7 @@ CudaOps::~CudaOps() {
   try {
     impl_->workspace.release(impl_->stream);
     impl_->labels.release(impl_->stream);
+    impl_->xent_rows.release(impl_->stream);
     impl_->flag.release(impl_->stream);
     impl_->bf16_operands.release(impl_->stream);
     WT_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
@@ -161,7 +162,15 @@ void CudaOps::multiply(const float* a, const float* b, float* y, int64_t n) cons
   cuda_for(impl_->stream, n, kern::Multiply{a, b, y});
 }
 
+// Zeroing (every step's gradients) as a memset, the driver's bandwidth-bound fill, a memset node in
+// a captured graph; other values (and -0.0f, whose bits are not zero) by the kernel.
 void CudaOps::fill(float value, float* y, int64_t n) const {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  if (bits == 0 && n > 0) {
+    WT_CUDA_CHECK(cudaMemsetAsync(y, 0, size_t(n) * sizeof(float), impl_->stream));
+    return;
+  }
   cuda_for(impl_->stream, n, kern::Fill{value, y});
 }
 

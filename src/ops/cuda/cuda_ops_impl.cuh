@@ -43,6 +43,7 @@ struct CudaOps::Impl {
   std::map<ConvKey, ConvPlan> conv_plans;
   GrowingBuffer workspace;      // convolutions called without scratch
   GrowingBuffer labels;         // the loss's labels, staged from host memory
+  GrowingBuffer xent_rows;      // the loss's per-row losses and hits, before their sum
   GrowingBuffer flag;           // a kernel's answer that host code must see (token id checks)
   GrowingBuffer bf16_operands;  // bf16 copies of a GEMM's A and B (cuda_gemm_bf16.cu)
   Partials partials;            // the reductions' block partials: made with the object, fixed size

@@ -30,19 +30,42 @@ void CudaOps::gather_rows(const float* table, const int64_t* ids, int64_t rows, 
 
 namespace {
 
-// One thread per table entry (v, j), adding the rows whose id is v in increasing order: the
-// host's order, so the same bits, with vocab x width threads where one per column left the GPU
-// nearly idle (128 threads over 2048 rows: 426 us for transformer_small's embedding on an H200).
-struct ScatterAddRowsByEntry {
+// A warp per table row v and tile of kScatterTile columns: the warp reads 32 ids at a time, a
+// ballot marks the rows whose id is v, and every lane adds those rows' values to its columns in
+// increasing row order: the host's order, so the same bits. Where one thread per entry read all
+// the ids in sequence (119 us against PyTorch's 41.5 for transformer_small's embedding on an
+// H200), the ids are read once per warp, 32 at a time, and only v's rows are added.
+constexpr int kScatterPerLane = 4;
+constexpr int64_t kScatterTile = int64_t(kern::kRowLanes) * kScatterPerLane;
+
+struct ScatterAddRowsLanes {
   const float* x;
   const int64_t* ids;
   int64_t rows, width;
   float* table;
-  __device__ void operator()(int64_t v, int64_t j) const {
-    float total = table[v * width + j];
-    for (int64_t r = 0; r < rows; ++r)
-      if (ids[r] == v) total += x[r * width + j];
-    table[v * width + j] = total;
+  int64_t tiles;
+  __device__ void operator()(int64_t warp, int lane) const {
+    const int64_t v = warp / tiles, first = (warp % tiles) * kScatterTile + lane;
+    float* entry = table + v * width;
+    float total[kScatterPerLane];
+    for (int q = 0; q < kScatterPerLane; ++q) {
+      const int64_t j = first + q * kern::kRowLanes;
+      total[q] = j < width ? entry[j] : 0.0f;
+    }
+    for (int64_t base = 0; base < rows; base += kern::kRowLanes) {
+      const bool mine = base + lane < rows && ids[base + lane] == v;
+      for (unsigned found = __ballot_sync(0xffffffffu, mine); found != 0; found &= found - 1) {
+        const float* xr = x + (base + __ffs(int(found)) - 1) * width;
+        for (int q = 0; q < kScatterPerLane; ++q) {
+          const int64_t j = first + q * kern::kRowLanes;
+          if (j < width) total[q] += xr[j];
+        }
+      }
+    }
+    for (int q = 0; q < kScatterPerLane; ++q) {
+      const int64_t j = first + q * kern::kRowLanes;
+      if (j < width) entry[j] = total[q];
+    }
   }
 };
 
@@ -50,8 +73,10 @@ struct ScatterAddRowsByEntry {
 
 void CudaOps::scatter_add_rows(const float* x, const int64_t* ids, int64_t rows, int64_t width,
                                float* table, int64_t table_rows) const {
-  cuda_for_rows_cols(impl_->stream, table_rows, width,
-                     ScatterAddRowsByEntry{x, ids, rows, width, table});
+  if (width <= 0) return;
+  const int64_t tiles = kern::ceil_div(width, kScatterTile);
+  cuda_for_row_lanes(impl_->stream, table_rows * tiles,
+                     ScatterAddRowsLanes{x, ids, rows, width, table, tiles});
 }
 
 namespace {
