@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
 #include <vector>
 
@@ -153,6 +154,16 @@ void StrictStreams::synchronize() {
   ++synchronizations_;
   drain(progress_);
   races_.synchronized();
+}
+
+void StrictStreams::free_segment(void* ptr, size_t bytes) {
+  // Unwinding (a failing run's teardown) neither refuses nor runs work: the error in flight is
+  // the one to report, and its queued work will never run.
+  if (std::uncaught_exceptions() == 0) {
+    refuse_in_graph("returning a memory segment to the system (cudaFree)");
+    if (!idle()) synchronize();
+  }
+  DeviceStreams::free_segment(ptr, bytes);
 }
 
 void StrictStreams::retire(int stream, void* ptr, size_t bytes) {

@@ -110,6 +110,10 @@ class StrictStreams final : public DeviceStreams {
   void write_on_stream(int stream, void* dst, size_t bytes, const char* what,
                        std::function<void()> kernel);
   void retire(int stream, void* ptr, size_t bytes) override;
+  // cudaFree: refused while a step is captured as a graph (CUDA refuses it there), and otherwise a
+  // device synchronisation, counted, before the memory goes (cudaFree waits for the whole device),
+  // so no queued work can touch a segment after it went back to the system.
+  void free_segment(void* ptr, size_t bytes) override;
   // Throws GraphReplayError naming `what` when a graph is being captured or replayed.
   void refuse_in_graph(const char* what) const;
   // The memory is host memory the host must not touch: copies and fills are kernels, queued or

@@ -14,8 +14,12 @@ constexpr size_t kMinSplit = 512;
 
 BlockPool::~BlockPool() {
   // Segments whose blocks are all free go back to the system; one still in use is left to the
-  // process's exit (a tensor outlived its allocator).
-  release_free_segments(SIZE_MAX);
+  // process's exit (a tensor outlived its allocator), as are all of them where the device refuses
+  // the release (a failing run's teardown: a destructor must not throw).
+  try {
+    release_free_segments(SIZE_MAX);
+  } catch (...) {
+  }
   for (auto& [key, blocks] : pools_)
     for (const auto& entry : blocks) delete entry.second;
 }
@@ -129,9 +133,9 @@ size_t BlockPool::release_free_segments(size_t wanted) {
   }
   for (MemBlock* block : whole) {
     if (released >= wanted) break;
+    device_.free_segment(block->ptr, block->size);  // first: a refusal leaves the pool as it was
     erase(block);
     released += block->size;
-    device_.free_segment(block->ptr, block->size);
     delete block;
   }
   return released;

@@ -80,19 +80,23 @@ void CachingAllocator::release_cached_for(size_t bytes, size_t cap) {
 MemBlock* CachingAllocator::reserve(size_t size, size_t requested, BlockPool& pool) {
   // On a GPU each release is a synchronising cudaFree: cached segments go back only above the
   // release threshold or when the budget would otherwise refuse.
+  // While a graph is captured nothing goes back (cudaFree is refused during a capture, from any
+  // thread): the eager cache was returned when the capture began.
+  const bool may_release = graph_phase_ != GraphPhase::Capturing;
   const size_t rounded = segment_size(size);
-  if (release_threshold_) release_cached_for(rounded, release_threshold_);
+  if (release_threshold_ && may_release) release_cached_for(rounded, release_threshold_);
   // Under a budget segments are exact: rounding's tails (a 1.25 MiB block leaves 0.75 MiB that
   // no large request can use; a small segment is pinned by its last small block) would spend
   // the budget, and runs that fit their bytes in use would exit 3 (waves_memory's budget is
   // 0.8 MB over its worst rank's peak in use). The budget stays exact on reserved bytes.
   const size_t bytes = limit_ ? size : rounded;
   if (limit_ && stats_.reserved + bytes > limit_) {
-    release_cached_for(bytes, limit_);
+    if (may_release) release_cached_for(bytes, limit_);
     if (stats_.reserved + bytes > limit_) return nullptr;
   }
   MemBlock* block = pool.new_segment(bytes, size >= kLargeBlock);
-  if (!block) {  // the system refuses: give it the cache back and try once more, exactly
+  if (!block &&
+      may_release) {  // the system refuses: give it the cache back, try once more, exactly
     stats_.reserved -= pool_.release_free_segments(SIZE_MAX);
     block = pool.new_segment(size, size >= kLargeBlock);
   }

@@ -65,7 +65,11 @@ void* CachingAllocator::graph_allocate(size_t size, int stream, size_t requested
   // Capturing: the graph's own pool, in stream order (the stream's own frees and fresh memory).
   MemBlock* block = graph_pool_.take_best_fit(stream, kSyncedPool, size);
   if (!block) block = reserve(size, requested, graph_pool_);
-  if (!block) throw OutOfMemory(requested, stats_.in_use, limit_);
+  if (!block)
+    throw OutOfMemory(OutOfMemory(requested, stats_.in_use, limit_).what() +
+                          std::string(", while a step was captured as a CUDA graph, which holds "
+                                      "its own memory (device.cuda_graphs = false runs eagerly)"),
+                      requested);
   block->stream = stream;
   block->job = current_job();
   block->graph = true;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "device/strict_streams.hpp"
+#include "mem/caching_allocator.hpp"
 
 namespace wt {
 namespace {
@@ -92,6 +93,57 @@ TEST(StrictGraphCapture, APageableCopyInACaptureIsRefusedAndAPinnedOneIsNot) {
   queues.graph().end_capture();
   queues.synchronize();
   queues.free_pinned(pinned);
+}
+
+// cudaFree: a device synchronisation (it waits for every stream's work, so no queued work can touch
+// the segment afterwards), counted as host code waiting; during a capture, refused.
+TEST(StrictGraphCapture, ReturningASegmentSynchronisesAndIsRefusedInACapture) {
+  StrictStreams queues(1);
+  void* segment = queues.allocate_segment(4096);
+  bool ran = false;
+  queues.launch(1, DeviceWork{[&] { ran = true; }});
+  const uint64_t before = queues.synchronizations();
+  queues.free_segment(segment, 4096);
+  EXPECT_TRUE(ran) << "the queued work must run before its memory could go";
+  EXPECT_EQ(queues.synchronizations(), before + 1);
+  void* other = queues.allocate_segment(4096);
+  queues.graph().begin_capture({});
+  const std::string message = refusal([&] { queues.free_segment(other, 4096); });
+  EXPECT_NE(message.find("returning a memory segment to the system (cudaFree) while a step is "
+                         "captured"),
+            std::string::npos)
+      << message;
+  queues.graph().end_capture();
+  queues.free_segment(other, 4096);
+}
+
+// Under device.memory_limit the allocator returns cached segments to make room, except while a
+// step is captured: there it reports the budget exhausted, naming the capture, instead of a
+// cudaFree that would break it. The cached segment here is one made safe for every stream during
+// the capture (sync_and_coalesce), which the capture's own allocation must leave alone.
+TEST(StrictGraphCapture, TheAllocatorReturnsNoSegmentDuringACapture) {
+  constexpr size_t kSegment = size_t(2) << 20;
+  StrictStreams queues(1);
+  CachingAllocator memory(2 * kSegment, &queues);
+  void* eager = memory.allocate(kSegment, 0);
+  queues.launch(0, nothing());  // the free's event is not reached when the capture begins
+  memory.release(eager, 0);
+  memory.begin_graph_capture();
+  queues.graph().begin_capture({});
+  memory.sync_and_coalesce(false);
+  EXPECT_EQ(memory.stats().reserved, kSegment);
+  std::string message;
+  try {
+    memory.allocate(2 * kSegment, 0);
+  } catch (const OutOfMemory& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("while a step was captured as a CUDA graph"), std::string::npos)
+      << message;
+  EXPECT_EQ(memory.stats().reserved, kSegment) << "the cached segment stays";
+  queues.graph().end_capture();
+  memory.end_graph_step();
+  queues.synchronize();
 }
 
 }  // namespace
