@@ -295,7 +295,9 @@ void CudaDevice::end_graph_capture() {
   cudaGraph_t graph = nullptr;
   WT_CUDA_CHECK(cudaStreamEndCapture(origin, &graph));
   graph_ = Graph::Off;
-  WT_CUDA_CHECK(cudaGraphInstantiate(&graph_exec_, graph, 0));
+  // Each kernel node keeps the priority of the stream it was captured on (a background stream's
+  // below the foreground's), where a plain instantiation would run all at the launching stream's.
+  WT_CUDA_CHECK(cudaGraphInstantiate(&graph_exec_, graph, cudaGraphInstantiateFlagUseNodePriority));
   WT_CUDA_CHECK(cudaGraphDestroy(graph));
   WT_CUDA_CHECK(cudaGraphLaunch(graph_exec_, origin));  // the captured step itself runs now
 }
