@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "exec/executor_slot.hpp"
+#include "exec/node_call.hpp"
 #include "mem/caching_allocator.hpp"
 #include "ops/input_check.hpp"
 #include "ops/portable/rows.hpp"
@@ -215,6 +216,11 @@ void Executor::issue(int s, size_t index, int64_t step, double lr) {
   } catch (const std::bad_alloc&) {
     throw OutOfMemory(ins.str() + " on stream " + std::to_string(s) +
                       ": out of host memory (std::bad_alloc)");
+  } catch (const DeviceLibraryError& e) {  // exit 1 names the instruction, as exit 3 does
+    const int64_t bytes = bytes_moved(ins);
+    throw DeviceLibraryError(ins.str() + " on stream " + std::to_string(s) +
+                             (bytes > 0 ? " (" + std::to_string(bytes) + " bytes)" : "") + ": " +
+                             e.what());
   }
   if (residency_.release_values_after[s][index])  // a borrowed stage's last read for now
     replica(ins).stages[ins.stage].release_values();
@@ -423,13 +429,11 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
     ctx.allocator = &model.allocator();
     ctx.ops = &ops();
     slot.saved[i] = Saved{};
-    try {
+    call_node(node, "forward", "the forward output and saved tensors", in, [&] {
+      if (planted_ == PlantedBug::LibraryFailure && rank_ + 1 == int(program_.ranks.size()))
+        throw_planted_library_failure(node.type);
       node.layer->forward(in, slot.out[i], slot.saved[i], ctx);
-    } catch (const OutOfMemory& e) {
-      throw OutOfMemory(
-          "the forward output and saved tensors of node '" + node.name + "': " + e.what(),
-          e.requested);
-    }
+    });
     if (node.layer->is_loss()) samples_ += n;
     if (free_dead) {
       // Evaluation keeps nothing for backward: drop inputs whose last reader has run.
@@ -484,12 +488,8 @@ void Executor::backward_nodes(Model& model, Slot& slot, NodeRange range, Backwar
       ctx.allocator = &model.allocator();
       ctx.ops = &ops();
       ctx.backward_part = part;
-      try {
-        node.layer->backward(in, slot.out[i], dout, din_ptrs, slot.saved[i], ctx);
-      } catch (const OutOfMemory& e) {
-        throw OutOfMemory("the input gradients of node '" + node.name + "': " + e.what(),
-                          e.requested);
-      }
+      call_node(node, "backward", "the input gradients", in,
+                [&] { node.layer->backward(in, slot.out[i], dout, din_ptrs, slot.saved[i], ctx); });
       // Fan-out: a tensor read by several nodes receives the sum of their gradients.
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const int src = node.inputs[k];

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "util/device_library_error.hpp"
+
 namespace wt {
 
 namespace {
@@ -28,6 +30,7 @@ const std::pair<const char*, PlantedBug> kNames[] = {
     {"record_before_work", PlantedBug::RecordBeforeWork},
     {"write_during_transfer", PlantedBug::WriteDuringTransfer},
     {"wait_on_wrong_event", PlantedBug::WaitOnWrongEvent},
+    {"library_failure", PlantedBug::LibraryFailure},
     {"halves_free_early", PlantedBug::HalvesFreeEarly},
 };
 
@@ -165,6 +168,16 @@ void plant_in_program(PlantedBug bug, Program& program) {
   if (!planted)
     throw std::logic_error("WAVETRAIN_TEST_PLANT_BUG: schedule '" + program.schedule +
                            "' has no place for this bug");
+}
+
+void throw_planted_library_failure(const std::string& layer_type) {
+  const char* where = " failed at (planted by WAVETRAIN_TEST_PLANT_BUG=library_failure): ";
+  if (layer_type == "conv2d")
+    throw DeviceLibraryError(std::string("cudnnConvolutionForward(...)") + where +
+                             "CUDNN_STATUS_EXECUTION_FAILED");
+  if (layer_type == "linear")
+    throw DeviceLibraryError(std::string("cublasSgemm(...)") + where +
+                             "the function failed to launch on the GPU (cuBLAS status 13)");
 }
 
 }  // namespace wt

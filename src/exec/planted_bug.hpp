@@ -53,6 +53,10 @@ enum class PlantedBug {
   // finds no gradient and adds nothing), a silently different model that the halves'
   // equivalence test (tests/e2e/background_split_backward.sh) catches, not the strict device.
   HalvesFreeEarly,
+  // Not a bug: a device library's failure (cuDNN's or cuBLAS's, as util/cuda_check.hpp reports
+  // it) injected into the last rank's first convolution or linear layer, so that
+  // tests/e2e/rank_failure.sh can show what a user reads and that the whole job ends with it.
+  LibraryFailure,
 };
 // The device glue bug a PlantedBug stands for, if it is one.
 bool is_glue_bug(PlantedBug bug);
@@ -62,5 +66,8 @@ PlantedBug parse_planted_bug(const std::string& name);
 // The program bugs: mutates `program` (every rank); the others leave it alone. Throws
 // std::logic_error when the program has no place for the bug (a test naming the wrong schedule).
 void plant_in_program(PlantedBug bug, Program& program);
+// LibraryFailure: throws DeviceLibraryError as a failing cuDNN (conv2d) or cuBLAS (linear) call
+// would; other layers return.
+void throw_planted_library_failure(const std::string& layer_type);
 
 }  // namespace wt

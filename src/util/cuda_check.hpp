@@ -1,18 +1,19 @@
 #pragma once
 // The checks for CUDA, cuBLAS and cuDNN status codes (CUDA builds only): one macro per library,
-// each throwing std::runtime_error naming the call, the file and line, and the library's message.
+// each throwing DeviceLibraryError naming the call, the file and line, and the library's message.
 //   WT_CUDA_CHECK(cudaMalloc(&p, n));  WT_CUBLAS_CHECK(cublasSgemm(...));  WT_CUDNN_CHECK(...);
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
-#include <stdexcept>
 #include <string>
+
+#include "util/device_library_error.hpp"
 
 namespace wt {
 
 inline void cuda_fail(const char* call, const char* file, int line, const std::string& message) {
-  throw std::runtime_error(std::string(call) + " failed at " + file + ":" + std::to_string(line) +
+  throw DeviceLibraryError(std::string(call) + " failed at " + file + ":" + std::to_string(line) +
                            ": " + message);
 }
 inline void cuda_check(cudaError_t s, const char* call, const char* file, int line) {
@@ -20,7 +21,9 @@ inline void cuda_check(cudaError_t s, const char* call, const char* file, int li
 }
 inline void cublas_check(cublasStatus_t s, const char* call, const char* file, int line) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    cuda_fail(call, file, line, "cuBLAS status " + std::to_string(int(s)));
+    cuda_fail(
+        call, file, line,
+        std::string(cublasGetStatusString(s)) + " (cuBLAS status " + std::to_string(int(s)) + ")");
 }
 inline void cudnn_check(cudnnStatus_t s, const char* call, const char* file, int line) {
   if (s != CUDNN_STATUS_SUCCESS) cuda_fail(call, file, line, cudnnGetErrorString(s));

@@ -1,16 +1,17 @@
 #pragma once
 // The check for NCCL result codes (CUDA builds only): WT_NCCL_CHECK(ncclAllReduce(...)) throws
-// std::runtime_error naming the call, the file and line, and NCCL's message.
+// DeviceLibraryError naming the call, the file and line, and NCCL's message.
 #include <nccl.h>
 
-#include <stdexcept>
 #include <string>
+
+#include "util/device_library_error.hpp"
 
 namespace wt {
 
 inline void nccl_check(ncclResult_t rc, const char* call, const char* file, int line) {
   if (rc != ncclSuccess)
-    throw std::runtime_error(std::string(call) + " failed at " + file + ":" + std::to_string(line) +
+    throw DeviceLibraryError(std::string(call) + " failed at " + file + ":" + std::to_string(line) +
                              ": " + ncclGetErrorString(rc));
 }
 

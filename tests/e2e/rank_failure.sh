@@ -50,3 +50,21 @@ cat "$dir/metrics_dir.err"
 [[ $(grep -c "wavetrain: error: .*metrics.csv: run directory: is not a regular file" "$dir/metrics_dir.err") == 1 ]] ||
   fail "metrics_dir: message"
 echo "ok metrics_dir: status 2 after $((SECONDS - start)) s"
+
+# A device library's failure on one rank (cuBLAS's, injected into rank 1's first linear layer as
+# util/cuda_check.hpp reports one): exit 1 for the whole job, with the library's message and what
+# it cannot say itself, the instruction, the layer and its input's shape.
+start=$SECONDS rc=0
+WAVETRAIN_TEST_PLANT_BUG=library_failure timeout 120 mpiexec -n 2 "$WAVETRAIN" "$WT_SOURCE_DIR/inputs/fashion_mlp.toml" \
+  "${run_args[@]}" --set "data.path=\"$data\"" --run-dir "$dir/library" >"$dir/library.out" 2>"$dir/library.err" || rc=$?
+cat "$dir/library.err"
+[[ $rc == 1 ]] || fail "library: exit status $rc, expected 1"
+((SECONDS - start <= 30)) || fail "library: took $((SECONDS - start)) s"
+pattern="rank 1: error: fwd stage=0 slot=0 on stream 0: node 'fc1' (linear, model line [0-9]*) forward of \[16, 784\]: cublasSgemm(...) failed .*: the function failed to launch on the GPU (cuBLAS status 13)"
+[[ $(grep -c "wavetrain: $pattern" "$dir/library.err") == 1 ]] || fail "library: message"
+if grep -qE "stalled|is gone|internal error|terminate called|Segmentation" "$dir/library.err"; then
+  fail "library: a second or wrong diagnosis"
+fi
+grep -q "$pattern" "$dir/library/log.txt" || fail "library: log.txt lacks the message"
+echo "ok library: status $rc after $((SECONDS - start)) s"
+

@@ -41,7 +41,7 @@ class NcclCommunicator::EventRequest : public CommRequest {
     ncclResult_t async = ncclSuccess;
     if (comm_ && ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess &&
         async != ncclInProgress)
-      throw std::runtime_error(std::string("NCCL reported an asynchronous error on rank ") +
+      throw DeviceLibraryError(std::string("NCCL reported an asynchronous error on rank ") +
                                std::to_string(owner_.rank()) + ": " + ncclGetErrorString(async) +
                                (ncclGetLastError(comm_)
                                     ? std::string(" (") + ncclGetLastError(comm_) + ")"
