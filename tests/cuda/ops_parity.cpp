@@ -26,7 +26,7 @@ void elementwise(Harness& t) {
   auto gelu_grad = t.filled(n, -1), sum = t.filled(n, -1), scaled = t.filled(n, -1);
   auto acc = t.random(n), in_place = t.random(n), product = t.filled(n, -1);
   auto fill = t.filled(n, -1), copy = t.filled(n, -1), seeded = t.filled(n, -1);
-  auto mask = t.filled(n, -1), zeroed = t.random(n);
+  auto mask = t.filled(n, -1), zeroed = t.random(n), relu_view = t.filled(n, -1);
   // A batch's uint8 rows (6 elements, 2 scaling groups of 3) through a 2 x 256 table.
   std::vector<uint8_t> bytes(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) bytes[size_t(i)] = uint8_t((i * 37 + i / 7) & 255);
@@ -39,6 +39,7 @@ void elementwise(Harness& t) {
     ops.dequantize_u8(reinterpret_cast<const uint8_t*>(SIDE(raw)), n, 6, 3, SIDE(table),
                       SIDE(dequantized));
     ops.relu_forward(SIDE(x), SIDE(relu), n);
+    ops.relu_forward(SIDE(x) + 1, SIDE(relu_view) + 1, n - 1);  // unaligned: one float a thread
     ops.relu_backward(SIDE(relu), SIDE(dy), SIDE(relu_grad), n);
     ops.gelu_forward(SIDE(x), SIDE(gelu), n);
     ops.gelu_backward(SIDE(x), SIDE(dy), SIDE(gelu_grad), n);
@@ -58,6 +59,7 @@ void elementwise(Harness& t) {
     ops.dropout_masks(d, SIDE(mask));
   });
   t.expect("relu_forward", relu, 0);
+  t.expect("relu_forward (a view one float in)", relu_view, 0);
   t.expect("relu_backward", relu_grad, 0);
   t.expect("gelu_forward", gelu, kSame);
   t.expect("gelu_backward", gelu_grad, kSame);

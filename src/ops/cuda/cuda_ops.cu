@@ -105,11 +105,11 @@ void CudaOps::linear_backward(const float* x, const float* w, const float* dy, i
 }
 
 void CudaOps::relu_forward(const float* x, float* y, int64_t n) const {
-  cuda_for(impl_->stream, n, kern::ReluForward{x, y});
+  cuda_for4(impl_->stream, n, kern::ReluForward{x, y});
 }
 
 void CudaOps::relu_backward(const float* y, const float* dy, float* dx, int64_t n) const {
-  cuda_for(impl_->stream, n, kern::ReluBackward{y, dy, dx});
+  cuda_for4(impl_->stream, n, kern::ReluBackward{y, dy, dx});
 }
 
 // The fused epilogues as their unfused sequence on the stream (the ReLU in place after the GEMM or
@@ -142,24 +142,24 @@ void CudaOps::gelu_backward(const float* x, const float* dy, float* dx, int64_t 
 
 void CudaOps::sum_arrays(const float* const* xs, int count, float* y, int64_t n) const {
   if (count == 1) return copy(xs[0], y, n);
-  cuda_for(impl_->stream, n, kern::Add{xs[0], xs[1], y});
+  cuda_for4(impl_->stream, n, kern::Add{xs[0], xs[1], y});
   for (int k = 2; k < count; ++k) accumulate(xs[k], y, n);
 }
 
 void CudaOps::scale(const float* x, float s, float* y, int64_t n) const {
-  cuda_for(impl_->stream, n, kern::Scale{x, s, y});
+  cuda_for4(impl_->stream, n, kern::Scale{x, s, y});
 }
 
 void CudaOps::accumulate(const float* x, float* y, int64_t n) const {
-  cuda_for(impl_->stream, n, kern::Accumulate{x, y});
+  cuda_for4(impl_->stream, n, kern::Accumulate{x, y});
 }
 
 void CudaOps::scale_in_place(float s, float* y, int64_t n) const {
-  cuda_for(impl_->stream, n, kern::ScaleInPlace{s, y});
+  cuda_for4(impl_->stream, n, kern::ScaleInPlace{s, y});
 }
 
 void CudaOps::multiply(const float* a, const float* b, float* y, int64_t n) const {
-  cuda_for(impl_->stream, n, kern::Multiply{a, b, y});
+  cuda_for4(impl_->stream, n, kern::Multiply{a, b, y});
 }
 
 // Zeroing (every step's gradients) as a memset, the driver's bandwidth-bound fill, a memset node in

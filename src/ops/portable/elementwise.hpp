@@ -7,10 +7,45 @@
 
 namespace wt::kern {
 
+// Four consecutive floats moved as one 16-byte load or store (a GPU's 128-bit access, which
+// PyTorch's elementwise kernels use to run near bandwidth). The GPU launcher (cuda_for4 in
+// ops/cuda/cuda_launch.cuh) calls a functor's four(q), elements 4q..4q+3, where all its arrays
+// are 16-byte aligned (aligned16()), and its one-element form for the rest: the same arithmetic.
+struct alignas(16) Float4 {
+  float v[4];
+};
+
+WT_HD Float4 load4(const float* p, int64_t q) {
+#if defined(__CUDA_ARCH__)
+  return reinterpret_cast<const Float4*>(p)[q];
+#else
+  Float4 f;
+  std::memcpy(f.v, p + 4 * q, sizeof f.v);
+  return f;
+#endif
+}
+
+WT_HD void store4(float* p, int64_t q, const Float4& f) {
+#if defined(__CUDA_ARCH__)
+  reinterpret_cast<Float4*>(p)[q] = f;
+#else
+  std::memcpy(p + 4 * q, f.v, sizeof f.v);
+#endif
+}
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
 struct ReluForward {
   const float* x;
   float* y;
-  WT_HD void operator()(int64_t i) const { y[i] = x[i] > 0.0f ? x[i] : 0.0f; }
+  WT_HD static float relu(float v) { return v > 0.0f ? v : 0.0f; }
+  WT_HD void operator()(int64_t i) const { y[i] = relu(x[i]); }
+  WT_HD void four(int64_t q) const {
+    Float4 f = load4(x, q);
+    for (float& v : f.v) v = relu(v);
+    store4(y, q, f);
+  }
+  bool aligned() const { return aligned16(x) && aligned16(y); }
 };
 
 // dx = dy where the forward output y > 0. dy read unconditionally: the select then vectorises.
@@ -22,6 +57,13 @@ struct ReluBackward {
     const float g = dy[i];
     dx[i] = y[i] > 0.0f ? g : 0.0f;
   }
+  WT_HD void four(int64_t q) const {
+    const Float4 out = load4(y, q);
+    Float4 g = load4(dy, q);
+    for (int k = 0; k < 4; ++k) g.v[k] = out.v[k] > 0.0f ? g.v[k] : 0.0f;
+    store4(dx, q, g);
+  }
+  bool aligned() const { return aligned16(y) && aligned16(dy) && aligned16(dx); }
 };
 
 struct GeluForward {
@@ -47,6 +89,13 @@ struct Add {
   const float* b;
   float* y;
   WT_HD void operator()(int64_t i) const { y[i] = a[i] + b[i]; }
+  WT_HD void four(int64_t q) const {
+    Float4 f = load4(a, q);
+    const Float4 g = load4(b, q);
+    for (int k = 0; k < 4; ++k) f.v[k] = f.v[k] + g.v[k];
+    store4(y, q, f);
+  }
+  bool aligned() const { return aligned16(a) && aligned16(b) && aligned16(y); }
 };
 
 struct Scale {
@@ -54,6 +103,12 @@ struct Scale {
   float s;
   float* y;
   WT_HD void operator()(int64_t i) const { y[i] = s * x[i]; }
+  WT_HD void four(int64_t q) const {
+    Float4 f = load4(x, q);
+    for (float& v : f.v) v = s * v;
+    store4(y, q, f);
+  }
+  bool aligned() const { return aligned16(x) && aligned16(y); }
 };
 
 // y = x * s[0] * factor with s a device scalar (the loss gradient seed): the product s[0] * factor
@@ -81,12 +136,25 @@ struct Accumulate {
   const float* x;
   float* y;
   WT_HD void operator()(int64_t i) const { y[i] += x[i]; }
+  WT_HD void four(int64_t q) const {
+    Float4 f = load4(y, q);
+    const Float4 g = load4(x, q);
+    for (int k = 0; k < 4; ++k) f.v[k] += g.v[k];
+    store4(y, q, f);
+  }
+  bool aligned() const { return aligned16(x) && aligned16(y); }
 };
 
 struct ScaleInPlace {
   float s;
   float* y;
   WT_HD void operator()(int64_t i) const { y[i] *= s; }
+  WT_HD void four(int64_t q) const {
+    Float4 f = load4(y, q);
+    for (float& v : f.v) v *= s;
+    store4(y, q, f);
+  }
+  bool aligned() const { return aligned16(y); }
 };
 
 struct Multiply {
@@ -94,6 +162,13 @@ struct Multiply {
   const float* b;
   float* y;
   WT_HD void operator()(int64_t i) const { y[i] = a[i] * b[i]; }
+  WT_HD void four(int64_t q) const {
+    Float4 f = load4(a, q);
+    const Float4 g = load4(b, q);
+    for (int k = 0; k < 4; ++k) f.v[k] = f.v[k] * g.v[k];
+    store4(y, q, f);
+  }
+  bool aligned() const { return aligned16(a) && aligned16(b) && aligned16(y); }
 };
 
 struct Fill {
