@@ -64,6 +64,18 @@ TEST(ElementwiseFour, EveryFourWideKernelIsItsOneElementForm) {
       },
       &Arrays::c);
   expect_four_matches_one(
+      "gelu_forward",
+      [](Arrays& r) {
+        return kern::GeluForward{r.a.data(), r.c.data()};
+      },
+      &Arrays::c);
+  expect_four_matches_one(
+      "gelu_backward",
+      [](Arrays& r) {
+        return kern::GeluBackward{r.a.data(), r.b.data(), r.c.data()};
+      },
+      &Arrays::c);
+  expect_four_matches_one(
       "add",
       [](Arrays& r) {
         return kern::Add{r.a.data(), r.b.data(), r.c.data()};

@@ -133,11 +133,11 @@ void CudaOps::relu_backward_column_sums(const float* y, const float* dy, int64_t
 }
 
 void CudaOps::gelu_forward(const float* x, float* y, int64_t n) const {
-  cuda_for(impl_->stream, n, kern::GeluForward{x, y});
+  cuda_for4(impl_->stream, n, kern::GeluForward{x, y});
 }
 
 void CudaOps::gelu_backward(const float* x, const float* dy, float* dx, int64_t n) const {
-  cuda_for(impl_->stream, n, kern::GeluBackward{x, dy, dx});
+  cuda_for4(impl_->stream, n, kern::GeluBackward{x, dy, dx});
 }
 
 void CudaOps::sum_arrays(const float* const* xs, int count, float* y, int64_t n) const {

@@ -69,7 +69,14 @@ struct ReluBackward {
 struct GeluForward {
   const float* x;
   float* y;
-  WT_HD void operator()(int64_t i) const { y[i] = x[i] * ops::normal_cdf_approx(x[i]); }
+  WT_HD static float gelu(float v) { return v * ops::normal_cdf_approx(v); }
+  WT_HD void operator()(int64_t i) const { y[i] = gelu(x[i]); }
+  WT_HD void four(int64_t q) const {
+    Float4 f = load4(x, q);
+    for (float& v : f.v) v = gelu(v);
+    store4(y, q, f);
+  }
+  bool aligned() const { return aligned16(x) && aligned16(y); }
 };
 
 // dx = dy * (Phi(x) + x * phi(x)).
@@ -77,11 +84,19 @@ struct GeluBackward {
   const float* x;
   const float* dy;
   float* dx;
-  WT_HD void operator()(int64_t i) const {
+  WT_HD static float grad(float v, float g) {
     constexpr float kInvSqrt2Pi = 0.39894228040143268f;
-    const float pdf = kInvSqrt2Pi * ops::exp_approx(-0.5f * x[i] * x[i]);
-    dx[i] = dy[i] * (ops::normal_cdf_approx(x[i]) + x[i] * pdf);
+    const float pdf = kInvSqrt2Pi * ops::exp_approx(-0.5f * v * v);
+    return g * (ops::normal_cdf_approx(v) + v * pdf);
   }
+  WT_HD void operator()(int64_t i) const { dx[i] = grad(x[i], dy[i]); }
+  WT_HD void four(int64_t q) const {
+    const Float4 f = load4(x, q);
+    Float4 g = load4(dy, q);
+    for (int k = 0; k < 4; ++k) g.v[k] = grad(f.v[k], g.v[k]);
+    store4(dx, q, g);
+  }
+  bool aligned() const { return aligned16(x) && aligned16(dy) && aligned16(dx); }
 };
 
 struct Add {
