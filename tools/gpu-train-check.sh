@@ -29,7 +29,8 @@
 #               else the trace is left in WT_TRACE_OUT (default: the work directory)
 #   graphs      device.cuda_graphs on and off for mlp 64, lenet 64, vgg 64 (dropout), resnet 128
 #               and transformer_small 32 (one capture, every step after the second a replay): the
-#               losses bitwise equal, and both samples/s and peak memories side by side
+#               losses bitwise equal, and both samples/s and peak memories side by side; and
+#               lenet past an evaluation between graphed steps (also alone: graphs_epoch)
 #   bf16        train.precision = "bf16" (issue 37's GPU rows): lenet, resnet and transformer_small
 #               within 5% of FP32's losses over 40 steps; the four throughput rows graphed beside
 #               PyTorch's bf16 graph; lenet's GPU deck within 0.3 points of its FP32 accuracy
@@ -341,6 +342,29 @@ if wanted graphs; then
       report "graphs $model ($batch)" FAIL "a run failed"
     fi
   done
+fi
+
+if wanted graphs || wanted graphs_epoch; then
+  # Past an evaluation: lenet trained on the test split (10,000 rows, an epoch of 157 steps at
+  # batch 64), so an evaluation at eval_batch 256 runs between graphed steps and grows the ops'
+  # staging buffers (labels, the loss's rows); the replays after it must still find the captured
+  # ones (ops/growing_buffer.hpp): every loss bitwise the eager run's, and the same test accuracy.
+  common=(--steps 200 --set train.global_batch=64 --set train.log_every_steps=10
+          --set 'data.train_split="test"' --set train.eval_every_epoch=true
+          --set checkpoint.every_steps=0 --set "device.kind=\"$gpu\"")
+  if train graphs-epoch-on 1 fashion_lenet.toml "${common[@]}" --set device.cuda_graphs=true &&
+    train graphs-epoch-off 1 fashion_lenet.toml "${common[@]}" --set device.cuda_graphs=false; then
+    d=$(loss_difference graphs-epoch-off graphs-epoch-on)
+    on=$(summary_value graphs-epoch-on test_accuracy)
+    off=$(summary_value graphs-epoch-off test_accuracy)
+    replays=$(summary_value graphs-epoch-on graph_replays)
+    figures="losses differ by $d; test accuracy on $on, off $off; $replays replays"
+    if [[ $d == 0 && -n $on && $on == "$off" && $replays == 198 ]]; then
+      report "graphs past an evaluation" PASS "$figures"
+    else report "graphs past an evaluation" FAIL "$figures (must be 0, equal, 198)"; fi
+  else
+    report "graphs past an evaluation" FAIL "a run failed"
+  fi
 fi
 
 if wanted bf16; then

@@ -96,7 +96,7 @@ enum Bf16Copy { kX16, kW16, kY16, kDx16, kDw16 };
 struct ConvScratch {
   Tensor held;
   void* data = nullptr;
-  ConvScratch(const Scratch& scratch, size_t bytes, GrowingBuffer& fallback, cudaStream_t stream) {
+  ConvScratch(const Scratch& scratch, size_t bytes, DeviceScratch& fallback) {
     if (bytes == 0) return;
     if (scratch.reserved) {
       data = scratch.reserved;
@@ -104,7 +104,7 @@ struct ConvScratch {
       held = scratch.floats(int64_t((bytes + sizeof(float) - 1) / sizeof(float)));
       data = held.device_ptr();  // issued, not touched: host code here
     } else {
-      data = fallback.at_least(bytes, stream);
+      data = fallback.at_least(bytes);
     }
   }
 };
@@ -173,7 +173,7 @@ void CudaOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const
   if (impl_->precision == Precision::Bf16) return conv2d_forward_bf16(g, x, w, bias, y, scratch);
   const ConvPlan& plan = impl_->conv_plan(g);
   ConvDescriptors d(g, impl_->tf32, Precision::Fp32);
-  ConvScratch ws(scratch, plan.forward_bytes, impl_->workspace, impl_->stream);
+  ConvScratch ws(scratch, plan.forward_bytes, impl_->workspace);
   const float one = 1.0f, zero = 0.0f;
   WT_CUDNN_CHECK(cudnnConvolutionForward(impl_->cudnn, &one, d.x, x, d.w, w, d.conv, plan.forward,
                                          ws.data, plan.forward_bytes, &zero, d.y, y));
@@ -189,7 +189,7 @@ void CudaOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, cons
     return conv2d_backward_bf16(g, x, w, dy, dx, dw, dbias, scratch);
   const ConvPlan& plan = impl_->conv_plan(g);
   ConvDescriptors d(g, impl_->tf32, Precision::Fp32);
-  ConvScratch ws(scratch, plan.backward_bytes, impl_->workspace, impl_->stream);
+  ConvScratch ws(scratch, plan.backward_bytes, impl_->workspace);
   const float one = 1.0f, zero = 0.0f;
   if (dw)
     WT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(impl_->cudnn, &one, d.x, x, d.y, dy, d.conv,
@@ -209,7 +209,7 @@ void CudaOps::conv2d_forward_bf16(const ops::Conv2dGeometry& g, const float* x, 
   ConvDescriptors d(g, impl_->tf32, Precision::Bf16);
   const Bf16Copies copies(g);
   const size_t ws_bytes = Bf16Copies::aligned(plan.forward_bytes);
-  ConvScratch ws(scratch, ws_bytes + copies.bytes(), impl_->workspace, impl_->stream);
+  ConvScratch ws(scratch, ws_bytes + copies.bytes(), impl_->workspace);
   void* base = static_cast<char*>(ws.data) + ws_bytes;
   cudaStream_t s = impl_->stream;
   cuda_for(s, copies.x, kern::ToBf16{x, copies.at(base, kX16)});
@@ -230,7 +230,7 @@ void CudaOps::conv2d_backward_bf16(const ops::Conv2dGeometry& g, const float* x,
   ConvDescriptors d(g, impl_->tf32, Precision::Bf16);
   const Bf16Copies copies(g);
   const size_t ws_bytes = Bf16Copies::aligned(plan.backward_bytes);
-  ConvScratch ws(scratch, ws_bytes + copies.bytes(), impl_->workspace, impl_->stream);
+  ConvScratch ws(scratch, ws_bytes + copies.bytes(), impl_->workspace);
   void* base = static_cast<char*>(ws.data) + ws_bytes;
   cudaStream_t s = impl_->stream;
   if (dw) cuda_for(s, copies.x, kern::ToBf16{x, copies.at(base, kX16)});

@@ -29,7 +29,7 @@ void CudaOps::Impl::gemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, 
                 b_n = span_of(trans_b, k, n, ldb, stride_b, batch);
   // Grown in the first step (its shapes repeat every step) and reused after on this stream.
   auto* a16 = static_cast<uint16_t*>(
-      bf16_operands.at_least(size_t(aligned_elements(a_n) + b_n) * sizeof(uint16_t), stream));
+      bf16_operands.at_least(size_t(aligned_elements(a_n) + b_n) * sizeof(uint16_t)));
   uint16_t* b16 = a16 + aligned_elements(a_n);
   if (k > 0) {
     cuda_for(stream, a_n, kern::ToBf16{a, a16});

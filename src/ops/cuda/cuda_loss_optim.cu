@@ -90,12 +90,12 @@ struct SkipUnless {
 void CudaOps::softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,
                                    float* grad, const ops::XentOutputs& out) const {
   ops::check_labels(labels, n, k);
-  auto* staged = static_cast<int32_t*>(
-      impl_->labels.at_least(sizeof(int32_t) * size_t(n > 0 ? n : 1), impl_->stream));
+  auto* staged =
+      static_cast<int32_t*>(impl_->labels.at_least(sizeof(int32_t) * size_t(n > 0 ? n : 1)));
   WT_CUDA_CHECK(cudaMemcpyAsync(staged, labels, sizeof(int32_t) * size_t(n), cudaMemcpyHostToDevice,
                                 impl_->stream));
   auto* rows = static_cast<kern::XentRow*>(
-      impl_->xent_rows.at_least(sizeof(kern::XentRow) * size_t(n > 0 ? n : 1), impl_->stream));
+      impl_->xent_rows.at_least(sizeof(kern::XentRow) * size_t(n > 0 ? n : 1)));
   cuda_for_row_lanes(impl_->stream, n,
                      SoftmaxXentLanes{kern::SoftmaxXentRow{logits, staged, k, grad}, rows});
   // Many blocks: the rows' losses join in the fixed tree.

@@ -9,22 +9,6 @@ namespace wt::cuda {
 
 constexpr size_t kPartialsBytes = size_t(1) << 20;
 
-void* GrowingBuffer::at_least(size_t wanted, cudaStream_t stream) {
-  if (wanted <= bytes) return data;
-  release(stream);
-  WT_CUDA_CHECK(cudaMalloc(&data, wanted));
-  bytes = wanted;
-  return data;
-}
-
-void GrowingBuffer::release(cudaStream_t stream) {
-  if (!data) return;
-  WT_CUDA_CHECK(cudaStreamSynchronize(stream));
-  WT_CUDA_CHECK(cudaFree(data));
-  data = nullptr;
-  bytes = 0;
-}
-
 CudaOps::CudaOps(void* stream, bool tf32, Precision precision) : impl_(std::make_unique<Impl>()) {
   impl_->stream = static_cast<cudaStream_t>(stream);
   impl_->tf32 = tf32;
@@ -45,12 +29,10 @@ CudaOps::CudaOps(void* stream, bool tf32, Precision precision) : impl_(std::make
 CudaOps::~CudaOps() {
   // No throwing from a destructor: a failure here is already reported by the work that failed.
   try {
-    impl_->workspace.release(impl_->stream);
-    impl_->labels.release(impl_->stream);
-    impl_->xent_rows.release(impl_->stream);
-    impl_->flag.release(impl_->stream);
-    impl_->bf16_operands.release(impl_->stream);
-    WT_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+    WT_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));  // then no work uses the scratch
+    for (DeviceScratch* scratch : {&impl_->workspace, &impl_->labels, &impl_->xent_rows,
+                                   &impl_->flag, &impl_->bf16_operands})
+      scratch->release();
     WT_CUDA_CHECK(cudaFree(impl_->partials.data));
   } catch (...) {
   }
@@ -59,7 +41,7 @@ CudaOps::~CudaOps() {
 }
 
 void* CudaOps::stream() const { return impl_->stream; }
-size_t CudaOps::workspace_bytes() const { return impl_->workspace.bytes; }
+size_t CudaOps::workspace_bytes() const { return impl_->workspace.bytes(); }
 
 void CudaOps::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,

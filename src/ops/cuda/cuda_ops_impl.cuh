@@ -11,6 +11,7 @@
 
 #include "ops/cuda/cuda_ops.hpp"
 #include "ops/cuda/cuda_reduce.cuh"
+#include "ops/growing_buffer.hpp"
 #include "util/cuda_check.hpp"
 
 namespace wt::cuda {
@@ -25,14 +26,18 @@ struct ConvPlan {
 
 using ConvKey = std::array<int64_t, 9>;  // the geometry and the precision
 
-// Device memory that only grows: reuse is safe because everything using it is queued on the one
-// stream; growing waits for that stream first (the old buffer may still be read).
-struct GrowingBuffer {
-  void* data = nullptr;
-  size_t bytes = 0;
-  void* at_least(size_t wanted, cudaStream_t stream);
-  void release(cudaStream_t stream);
+// cudaMalloc'd scratch that only grows and keeps its earlier storage until the ops object goes
+// (ops/growing_buffer.hpp: captured graphs may still address it). Reuse is safe because everything
+// using one buffer is queued on the ops' one stream.
+struct CudaMemory {
+  static void* allocate(size_t bytes) {
+    void* p = nullptr;
+    WT_CUDA_CHECK(cudaMalloc(&p, bytes));
+    return p;
+  }
+  static void free(void* p) { cudaFree(p); }  // only after the stream's work is done
 };
+using DeviceScratch = GrowingBuffer<CudaMemory>;
 
 struct CudaOps::Impl {
   cudaStream_t stream = nullptr;
@@ -41,11 +46,11 @@ struct CudaOps::Impl {
   bool tf32 = false;
   Precision precision = Precision::Fp32;
   std::map<ConvKey, ConvPlan> conv_plans;
-  GrowingBuffer workspace;      // convolutions called without scratch
-  GrowingBuffer labels;         // the loss's labels, staged from host memory
-  GrowingBuffer xent_rows;      // the loss's per-row losses and hits, before their sum
-  GrowingBuffer flag;           // a kernel's answer that host code must see (token id checks)
-  GrowingBuffer bf16_operands;  // bf16 copies of a GEMM's A and B (cuda_gemm_bf16.cu)
+  DeviceScratch workspace;      // convolutions called without scratch
+  DeviceScratch labels;         // the loss's labels, staged from host memory
+  DeviceScratch xent_rows;      // the loss's per-row losses and hits, before their sum
+  DeviceScratch flag;           // a kernel's answer that host code must see (token id checks)
+  DeviceScratch bf16_operands;  // bf16 copies of a GEMM's A and B (cuda_gemm_bf16.cu)
   Partials partials;            // the reductions' block partials: made with the object, fixed size
 
   const ConvPlan& conv_plan(const ops::Conv2dGeometry& g);

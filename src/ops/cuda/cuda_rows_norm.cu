@@ -109,7 +109,7 @@ void CudaOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids,
         "token_ids");
     return;
   }
-  auto* first_bad = static_cast<int64_t*>(impl_->flag.at_least(sizeof(int64_t), impl_->stream));
+  auto* first_bad = static_cast<int64_t*>(impl_->flag.at_least(sizeof(int64_t)));
   cuda_reduce<kern::FirstBad>(impl_->stream, n, 4, TokenIdCheck{kern::TokenIds{x, vocab, ids}},
                               StoreFirstBad{first_bad}, impl_->partials, "token_ids");
   int64_t at = 0;
