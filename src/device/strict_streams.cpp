@@ -156,13 +156,17 @@ void StrictStreams::synchronize() {
   races_.synchronized();
 }
 
-void StrictStreams::free_segment(void* ptr, size_t bytes) {
+void StrictStreams::before_segment_release() {
   // Unwinding (a failing run's teardown) neither refuses nor runs work: the error in flight is
   // the one to report, and its queued work will never run.
-  if (std::uncaught_exceptions() == 0) {
+  if (std::uncaught_exceptions() > 0) return;
+  refuse_in_graph("returning a memory segment to the system (cudaFree)");
+  if (!idle()) synchronize();
+}
+
+void StrictStreams::free_segment(void* ptr, size_t bytes) {
+  if (std::uncaught_exceptions() == 0)
     refuse_in_graph("returning a memory segment to the system (cudaFree)");
-    if (!idle()) synchronize();
-  }
   DeviceStreams::free_segment(ptr, bytes);
 }
 

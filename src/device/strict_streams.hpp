@@ -111,8 +111,11 @@ class StrictStreams final : public DeviceStreams {
                        std::function<void()> kernel);
   void retire(int stream, void* ptr, size_t bytes) override;
   // cudaFree: refused while a step is captured as a graph (CUDA refuses it there), and otherwise a
-  // device synchronisation, counted, before the memory goes (cudaFree waits for the whole device),
-  // so no queued work can touch a segment after it went back to the system.
+  // device synchronisation, counted (cudaFree waits for the whole device), which the allocator asks
+  // for before it picks the segments to return, so no queued work can touch one after it went
+  // back. A pool's teardown returns its segments without it (work still queued then belongs to
+  // objects that may be gone).
+  void before_segment_release() override;
   void free_segment(void* ptr, size_t bytes) override;
   // Throws GraphReplayError naming `what` when a graph is being captured or replayed.
   void refuse_in_graph(const char* what) const;

@@ -15,9 +15,14 @@ constexpr size_t kMinSplit = 512;
 BlockPool::~BlockPool() {
   // Segments whose blocks are all free go back to the system; one still in use is left to the
   // process's exit (a tensor outlived its allocator), as are all of them where the device refuses
-  // the release (a failing run's teardown: a destructor must not throw).
+  // the release (a destructor must not throw). No device work is run for it: at teardown, work
+  // still queued belongs to objects that may be gone.
   try {
-    release_free_segments(SIZE_MAX);
+    for (MemBlock* block : whole_free_segments()) {
+      device_.free_segment(block->ptr, block->size);
+      erase(block);
+      delete block;
+    }
   } catch (...) {
   }
   for (auto& [key, blocks] : pools_)
@@ -122,8 +127,7 @@ void BlockPool::put(MemBlock* block, int pool) {
   insert(block, pool);
 }
 
-size_t BlockPool::release_free_segments(size_t wanted) {
-  size_t released = 0;
+std::vector<MemBlock*> BlockPool::whole_free_segments() const {
   std::vector<MemBlock*> whole;
   for (bool large : {true, false}) {  // largest first
     auto found = pools_.find({kSyncedPool, large});
@@ -131,9 +135,19 @@ size_t BlockPool::release_free_segments(size_t wanted) {
     for (auto it = found->second.rbegin(); it != found->second.rend(); ++it)
       if (!it->second->prev && !it->second->next) whole.push_back(it->second);
   }
-  for (MemBlock* block : whole) {
+  return whole;
+}
+
+size_t BlockPool::release_free_segments(size_t wanted) {
+  if (whole_free_segments().empty()) return 0;
+  // cudaFree waits for the device: on the strict device, its queued work runs now, and may free
+  // more, so the list is made after it (and a refusal, during a capture, leaves the pool as it
+  // was).
+  device_.before_segment_release();
+  size_t released = 0;
+  for (MemBlock* block : whole_free_segments()) {
     if (released >= wanted) break;
-    device_.free_segment(block->ptr, block->size);  // first: a refusal leaves the pool as it was
+    device_.free_segment(block->ptr, block->size);
     erase(block);
     released += block->size;
     delete block;

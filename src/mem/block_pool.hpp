@@ -83,7 +83,8 @@ class BlockPool {
   using BySize = std::set<std::pair<size_t, MemBlock*>>;
   using PoolKey = std::pair<int, bool>;  // (pool, large)
   MemBlock* best_fit(int pool, size_t size) const;
-  MemBlock* take(MemBlock* block, size_t size);  // out of its pool, split to `size`
+  std::vector<MemBlock*> whole_free_segments() const;  // synced, unsplit; largest first
+  MemBlock* take(MemBlock* block, size_t size);        // out of its pool, split to `size`
   void insert(MemBlock* block, int pool);
   void erase(MemBlock* block);
   MemBlock* merge_into(MemBlock* left, MemBlock* right);

@@ -60,6 +60,8 @@ class DeviceStreams {
     (void)bytes;
     std::free(ptr);
   }
+  // Before segments are returned (each return is a cudaFree, which waits for the whole device).
+  virtual void before_segment_release() {}
   // Whether host code may read and write this device's memory directly (the host device).
   virtual bool host_addressable() const { return true; }
 

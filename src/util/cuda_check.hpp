@@ -16,8 +16,23 @@ inline void cuda_fail(const char* call, const char* file, int line, const std::s
   throw DeviceLibraryError(std::string(call) + " failed at " + file + ":" + std::to_string(line) +
                            ": " + message);
 }
+// Errors a kernel leaves behind for whichever call comes next: the call that reports one (and the
+// layer the executor names) need not be the one that caused it.
+inline bool sticky_cuda_error(cudaError_t s) {
+  return s == cudaErrorIllegalAddress || s == cudaErrorLaunchFailure ||
+         s == cudaErrorMisalignedAddress || s == cudaErrorAssert ||
+         s == cudaErrorIllegalInstruction || s == cudaErrorHardwareStackError ||
+         s == cudaErrorInvalidPc || s == cudaErrorInvalidAddressSpace;
+}
+
 inline void cuda_check(cudaError_t s, const char* call, const char* file, int line) {
-  if (s != cudaSuccess) cuda_fail(call, file, line, cudaGetErrorString(s));
+  if (s == cudaSuccess) return;
+  cuda_fail(call, file, line,
+            std::string(cudaGetErrorString(s)) +
+                (sticky_cuda_error(s) ? " (left by earlier asynchronous device work, not "
+                                        "necessarily this call's: CUDA_LAUNCH_BLOCKING=1 finds "
+                                        "the kernel)"
+                                      : ""));
 }
 inline void cublas_check(cublasStatus_t s, const char* call, const char* file, int line) {
   if (s != CUBLAS_STATUS_SUCCESS)

@@ -103,11 +103,13 @@ TEST(StrictGraphCapture, ReturningASegmentSynchronisesAndIsRefusedInACapture) {
   bool ran = false;
   queues.launch(1, DeviceWork{[&] { ran = true; }});
   const uint64_t before = queues.synchronizations();
+  queues.before_segment_release();
   queues.free_segment(segment, 4096);
   EXPECT_TRUE(ran) << "the queued work must run before its memory could go";
   EXPECT_EQ(queues.synchronizations(), before + 1);
   void* other = queues.allocate_segment(4096);
   queues.graph().begin_capture({});
+  EXPECT_NE(refusal([&] { queues.before_segment_release(); }), "");
   const std::string message = refusal([&] { queues.free_segment(other, 4096); });
   EXPECT_NE(message.find("returning a memory segment to the system (cudaFree) while a step is "
                          "captured"),

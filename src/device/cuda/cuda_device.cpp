@@ -297,8 +297,11 @@ void CudaDevice::end_graph_capture() {
   graph_ = Graph::Off;
   // Each kernel node keeps the priority of the stream it was captured on (a background stream's
   // below the foreground's), where a plain instantiation would run all at the launching stream's.
-  WT_CUDA_CHECK(cudaGraphInstantiate(&graph_exec_, graph, cudaGraphInstantiateFlagUseNodePriority));
-  WT_CUDA_CHECK(cudaGraphDestroy(graph));
+  const cudaError_t instantiated =
+      cudaGraphInstantiate(&graph_exec_, graph, cudaGraphInstantiateFlagUseNodePriority);
+  WT_CUDA_CHECK(cudaGraphDestroy(graph));  // the executable graph, if made, keeps what it needs
+  if (instantiated != cudaSuccess) graph_exec_ = nullptr;  // nothing for the destructor to free
+  WT_CUDA_CHECK(instantiated);
   WT_CUDA_CHECK(cudaGraphLaunch(graph_exec_, origin));  // the captured step itself runs now
 }
 
