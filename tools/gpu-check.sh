@@ -21,8 +21,8 @@
 #       also as MODE-bf16 (autocast to bf16: "graph-bf16").
 #   --train PROOFS also trains on the GPU (tools/gpu-train-check.sh; a bundle made with
 #       make-gpu-bundle.sh --training): "all", or a comma-separated list of parity, schedules,
-#       ticktock, checkpoint, accuracy, auto, throughput, input, graphs, bf16. Each proof prints one
-#       line, PASS or FAIL.
+#       ticktock, checkpoint, accuracy, auto, throughput, input, graphs (graphs_epoch: only its
+#       run past an evaluation), bf16. Each proof prints one line, PASS or FAIL.
 #   --ops also times every op of the ops interface at the shipped models' layer shapes, wavetrain
 #       (wt_op_bench) against PyTorch (bench/torch_op_reference.py) in the same run: one table.
 #
