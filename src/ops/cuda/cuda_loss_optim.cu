@@ -81,6 +81,11 @@ struct SkipUnless {
     if (skip && ops::load_count(skip) != 0) return;
     step(i);
   }
+  __device__ void four(int64_t q) const {
+    if (skip && ops::load_count(skip) != 0) return;
+    step.four(q);
+  }
+  bool aligned() const { return step.aligned(); }
 };
 
 }  // namespace
@@ -113,13 +118,13 @@ void CudaOps::sgd_update(const ops::SgdUpdate& u, int64_t n, float* w, const flo
                          const float* skip) const {
   kern::with_sgd_step(u, w, g, b, [&](const auto& step) {
     using Step = std::decay_t<decltype(step)>;
-    cuda_for(impl_->stream, n, SkipUnless<Step>{step, skip});
+    cuda_for4(impl_->stream, n, SkipUnless<Step>{step, skip});
   });
 }
 
 void CudaOps::adamw_update(const ops::AdamWUpdate& u, int64_t n, float* w, const float* g, float* m,
                            float* v, const float* skip) const {
-  cuda_for(impl_->stream, n, SkipUnless<kern::AdamWStep>{kern::AdamWStep{u, w, g, m, v}, skip});
+  cuda_for4(impl_->stream, n, SkipUnless<kern::AdamWStep>{kern::AdamWStep{u, w, g, m, v}, skip});
 }
 
 // The codecs run on the host over staged copies (a synchronisation per broadcast): raw mode's
