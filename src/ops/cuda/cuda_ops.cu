@@ -94,18 +94,26 @@ void CudaOps::relu_backward(const float* y, const float* dy, float* dx, int64_t 
   cuda_for4(impl_->stream, n, kern::ReluBackward{y, dy, dx});
 }
 
-// The fused epilogues as their unfused sequence on the stream (the ReLU in place after the GEMM or
-// cuDNN's convolution, the column sums after the mask): the same arithmetic, fewer host calls.
+// The fused epilogues: the product (cuBLAS, cuDNN) without its bias, then the bias and the ReLU in
+// one pass (rows.hpp's AddRowRelu, AddChannelBiasRelu), where the unfused ops made three; the
+// column sums after the mask. The same additions as a bias add and a ReLU after the product.
 void CudaOps::linear_relu_forward(const float* x, const float* w, const float* b, int64_t rows,
                                   int64_t in, int64_t out, float* y) const {
-  linear_forward(x, w, b, rows, in, out, y);
-  relu_forward(y, y, rows * out);
+  if (!b) {
+    linear_forward(x, w, nullptr, rows, in, out, y);
+    return relu_forward(y, y, rows * out);
+  }
+  OpsBackend::gemm(false, true, rows, out, in, 1.0f, x, w, 0.0f, y);
+  cuda_for_rows_cols(impl_->stream, rows, out, kern::AddRowRelu{b, out, y});
 }
 
 void CudaOps::conv2d_relu_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                                   const float* bias, float* y, const Scratch& scratch) const {
-  conv2d_forward(g, x, w, bias, y, scratch);
-  relu_forward(y, y, g.batch * g.out_channels * g.out_pixels());
+  conv2d_forward(g, x, w, nullptr, y, scratch);
+  const int64_t planes = g.batch * g.out_channels, pixels = g.out_pixels();
+  if (!bias) return relu_forward(y, y, planes * pixels);
+  cuda_for_rows_cols(impl_->stream, planes, pixels,
+                     kern::AddChannelBiasRelu{bias, g.out_channels, pixels, y});
 }
 
 void CudaOps::relu_backward_column_sums(const float* y, const float* dy, int64_t rows,

@@ -27,6 +27,30 @@ struct AddRow {
   }
 };
 
+// Fused epilogues on the GPU (ops/cuda/cuda_ops.cu): the bias added to a product already in y,
+// then the ReLU, in one pass: y + bias, then the max, the arithmetic of a separate bias add and
+// ReLU. A linear layer's bias is per column ([rows, width]); a convolution's per channel of an NCHW
+// tensor, whose rows are the (sample, channel) planes and columns the pixels.
+struct AddRowRelu {
+  const float* row;
+  int64_t width;
+  float* y;
+  WT_HD void operator()(int64_t r, int64_t j) const {
+    const float v = y[r * width + j] + row[j];
+    y[r * width + j] = v > 0.0f ? v : 0.0f;
+  }
+};
+
+struct AddChannelBiasRelu {
+  const float* bias;
+  int64_t channels, pixels;
+  float* y;
+  WT_HD void operator()(int64_t plane, int64_t p) const {
+    const float v = y[plane * pixels + p] + bias[plane % channels];
+    y[plane * pixels + p] = v > 0.0f ? v : 0.0f;
+  }
+};
+
 // Column kernel: sums[j] += x[r, j]
 struct AddColumnSums {
   const float* x;
