@@ -24,6 +24,7 @@ class GrowingBuffer {
   void* at_least(size_t wanted) {
     if (wanted <= bytes_) return data_;
     const size_t grown = std::max(wanted, 2 * bytes_);
+    kept_.reserve(kept_.size() + 1);  // so that keeping the old storage cannot throw
     void* fresh = Memory::allocate(grown);
     if (data_) kept_.push_back(data_);
     data_ = fresh;

@@ -200,10 +200,12 @@ void pooling(Harness& t, const ops::Pool2dGeometry& g, const std::string& name) 
   t.expect("avgpool2d_backward " + name, avgdx, kSame);
 }
 
-// The fused epilogues (model/fuse_epilogues.hpp) at LeNet's shapes: conv2, pool2 and fc1. The
-// backward ones read a ReLU's output made here, the same on both sides: a mask or a window's
-// winner decided by the forward's last bit would move a whole gradient.
-void fused_epilogues(Harness& t) {
+// The fused epilogues (model/fuse_epilogues.hpp) at LeNet's shapes: conv2, pool2 and fc1, the
+// forward ones with and without a bias. The backward ones read a ReLU's output made here, the same
+// on both sides: a mask or a window's winner decided by the forward's last bit would move a whole
+// gradient. `suffix` and the tolerances: the bf16 case's.
+void fused_epilogues(Harness& t, const std::string& suffix = "", double conv_tolerance = kSummed,
+                     double gemm_tolerance = kSummed) {
   const ops::Conv2dGeometry g{4, 32, 14, 14, 64, 5, 1, 2};
   const ops::Pool2dGeometry pool{4, 64, 14, 14, 2, 2, 0};
   const int64_t xs = g.batch * g.in_channels * g.in_h * g.in_w, ys = g.batch * 64 * 196;
@@ -219,20 +221,25 @@ void fused_epilogues(Harness& t) {
   auto lx = t.random(rows * in), lw = t.random(out * in), lb = t.random(out);
   auto ly = t.filled(rows * out, -1), mask = relu_output(rows * out), ldy = t.random(rows * out);
   auto ldx = t.filled(rows * out, -1), sums = t.random(out);
+  auto conv_nb = t.filled(ys, -1), ly_nb = t.filled(rows * out, -1);
   t.run([&](const OpsBackend& ops, bool device) {
     auto scratch = t.filled(std::max<int64_t>(ops.conv2d_scratch_floats(g, true), 1), 0);
     Scratch s;
     s.reserved = SIDE(scratch);
     ops.conv2d_relu_forward(g, SIDE(x), SIDE(w), SIDE(bias), SIDE(conv_y), s);
+    ops.conv2d_relu_forward(g, SIDE(x), SIDE(w), nullptr, SIDE(conv_nb), s);
     ops.maxpool2d_relu_backward(pool, SIDE(pool_x), SIDE(pool_dy), SIDE(pool_dx));
     ops.linear_relu_forward(SIDE(lx), SIDE(lw), SIDE(lb), rows, in, out, SIDE(ly));
+    ops.linear_relu_forward(SIDE(lx), SIDE(lw), nullptr, rows, in, out, SIDE(ly_nb));
     ops.relu_backward_column_sums(SIDE(mask), SIDE(ldy), rows, out, SIDE(ldx), SIDE(sums));
   });
-  t.expect("conv2d_relu_forward (lenet conv2)", conv_y, kSummed);
-  t.expect("maxpool2d_relu_backward (lenet pool2)", pool_dx, kSame);
-  t.expect("linear_relu_forward (lenet fc1)", ly, kSummed);
-  t.expect("relu_backward_column_sums dx", ldx, 0);
-  t.expect("relu_backward_column_sums sums (64 rows)", sums, 1e-5);
+  t.expect("conv2d_relu_forward (lenet conv2)" + suffix, conv_y, conv_tolerance);
+  t.expect("conv2d_relu_forward (no bias)" + suffix, conv_nb, conv_tolerance);
+  t.expect("maxpool2d_relu_backward (lenet pool2)" + suffix, pool_dx, kSame);
+  t.expect("linear_relu_forward (lenet fc1)" + suffix, ly, gemm_tolerance);
+  t.expect("linear_relu_forward (no bias)" + suffix, ly_nb, gemm_tolerance);
+  t.expect("relu_backward_column_sums dx" + suffix, ldx, 0);
+  t.expect("relu_backward_column_sums sums (64 rows)" + suffix, sums, 1e-5);
 }
 
 void normalisation(Harness& t) {
@@ -474,6 +481,7 @@ std::vector<Outcome> compare_bf16_products(const OpsBackend& reference, const Op
   convolution(t, ops::Conv2dGeometry{4, 3, 12, 12, 8, 3, 1, 1}, "bf16 (3x3/1, padded)", kBf16Conv);
   convolution(t, ops::Conv2dGeometry{8, 6, 14, 14, 16, 5, 2, 0}, "bf16 (5x5/2)", kBf16Conv);
   convolution(t, ops::Conv2dGeometry{4, 32, 14, 14, 64, 5, 1, 2}, "bf16 (lenet conv2)", kBf16Conv);
+  fused_epilogues(t, " bf16", kBf16Conv, kBf16Gemm);
   return t.outcomes();
 }
 

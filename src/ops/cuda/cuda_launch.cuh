@@ -68,6 +68,24 @@ void cuda_for4(cudaStream_t stream, int64_t n, const Body& body) {
   WT_CUDA_CHECK(cudaGetLastError());
 }
 
+// body(plane, p) over planes x pixels: planes on the grid's second dimension, pixels on the first,
+// so no index is divided (an NCHW tensor's (sample, channel) planes).
+template <class Body>
+__global__ void planes_kernel(int64_t planes, int64_t pixels, Body body) {
+  for (int64_t plane = blockIdx.y; plane < planes; plane += gridDim.y)
+    for (int64_t p = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; p < pixels;
+         p += int64_t(gridDim.x) * blockDim.x)
+      body(plane, p);
+}
+
+template <class Body>
+void cuda_for_planes(cudaStream_t stream, int64_t planes, int64_t pixels, const Body& body) {
+  if (planes <= 0 || pixels <= 0) return;
+  const dim3 grid(unsigned(blocks_for(pixels)), unsigned(planes < 65535 ? planes : 65535));
+  planes_kernel<<<grid, kThreads, 0, stream>>>(planes, pixels, body);
+  WT_CUDA_CHECK(cudaGetLastError());
+}
+
 // An element kernel body(r, j) over [rows, cols].
 template <class Body>
 void cuda_for_rows_cols(cudaStream_t stream, int64_t rows, int64_t cols, const Body& body) {

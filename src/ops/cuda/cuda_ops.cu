@@ -112,8 +112,8 @@ void CudaOps::conv2d_relu_forward(const ops::Conv2dGeometry& g, const float* x, 
   conv2d_forward(g, x, w, nullptr, y, scratch);
   const int64_t planes = g.batch * g.out_channels, pixels = g.out_pixels();
   if (!bias) return relu_forward(y, y, planes * pixels);
-  cuda_for_rows_cols(impl_->stream, planes, pixels,
-                     kern::AddChannelBiasRelu{bias, g.out_channels, pixels, y});
+  cuda_for_planes(impl_->stream, planes, pixels,
+                  kern::AddChannelBiasRelu{bias, g.out_channels, pixels, y});
 }
 
 void CudaOps::relu_backward_column_sums(const float* y, const float* dy, int64_t rows,

@@ -9,6 +9,7 @@
 #include <array>
 #include <map>
 
+#include "mem/caching_allocator.hpp"
 #include "ops/cuda/cuda_ops.hpp"
 #include "ops/cuda/cuda_reduce.cuh"
 #include "ops/growing_buffer.hpp"
@@ -32,7 +33,16 @@ using ConvKey = std::array<int64_t, 9>;  // the geometry and the precision
 struct CudaMemory {
   static void* allocate(size_t bytes) {
     void* p = nullptr;
-    WT_CUDA_CHECK(cudaMalloc(&p, bytes));
+    const cudaError_t rc = cudaMalloc(&p, bytes);
+    if (rc == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();  // not left for the next launch's check to report
+      throw OutOfMemory(
+          "out of device memory: " + std::to_string(bytes) +
+              " bytes of the ops' scratch (staged labels, the loss's rows, bf16 "
+              "operands or a convolution's workspace, not counted in device.memory_limit)",
+          bytes);
+    }
+    WT_CUDA_CHECK(rc);
     return p;
   }
   static void free(void* p) { cudaFree(p); }  // only after the stream's work is done
