@@ -47,7 +47,7 @@ TEST(BiasReluEpilogues, AConvolutionsIsItsChannelBiasAddThenReLU) {
       kern::AddChannelBiasRelu{bias.data(), channels, pixels, fused.data()}(plane, p);
       float& v = separate[size_t(plane * pixels + p)];
       v = bias[size_t(plane % channels)] + v;  // AddTensor: 1 * bias + 1 * y
-      v = kern::ReluForward::relu(v);
+      v = kern::ReluForward::at(v);
     }
   EXPECT_TRUE(same_bits(fused, separate));
 }

@@ -43,18 +43,19 @@ struct SoftmaxXentLanes {
       m = kern::join_max(m, shuffle_down(m, width));
     m = kern::RowMax{__shfl_sync(0xffffffffu, m.value, 0), __shfl_sync(0xffffffffu, m.at, 0)};
     const float* x = f.logits + r * f.k;
+    float* g = f.grad + r * f.k;
     float denom = 0.0f;
     for (int64_t base = 0; base < f.k; base += kern::kRowLanes) {
       const float e = base + lane < f.k ? expf(x[base + lane] - m.value) : 0.0f;
+      if (base + lane < f.k) g[base + lane] = e;  // read back below by this lane alone
       const int columns = int(kern::min_i64(kern::kRowLanes, f.k - base));
       for (int t = 0; t < columns; ++t) denom += __shfl_sync(0xffffffffu, e, t);
     }
     const float inv = 1.0f / denom;
     const int32_t label = f.labels[r];
-    float* g = f.grad + r * f.k;
     for (int64_t j = lane; j < f.k; j += kern::kRowLanes) {
       // Rounded before the label's subtraction, as the host's two passes: never one fma.
-      const float p = __fmul_rn(expf(x[j] - m.value), inv);
+      const float p = __fmul_rn(g[j], inv);
       g[j] = j == label ? p - 1.0f : p;
     }
     if (lane == 0) rows_out[r] = f.result(r, denom, m);

@@ -35,16 +35,29 @@ WT_HD void store4(float* p, int64_t q, const Float4& f) {
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
+// Quad q of y = f.at(x), and of y = f.at(a, b): the functor's one-element formula on each float
+// (both inputs are loaded before y is stored, so y may be an input).
+template <class F>
+WT_HD void map4(const F& f, const float* x, float* y, int64_t q) {
+  Float4 v = load4(x, q);
+  for (float& e : v.v) e = f.at(e);
+  store4(y, q, v);
+}
+
+template <class F>
+WT_HD void zip4(const F& f, const float* a, const float* b, float* y, int64_t q) {
+  Float4 u = load4(a, q);
+  const Float4 w = load4(b, q);
+  for (int k = 0; k < 4; ++k) u.v[k] = f.at(u.v[k], w.v[k]);
+  store4(y, q, u);
+}
+
 struct ReluForward {
   const float* x;
   float* y;
-  WT_HD static float relu(float v) { return v > 0.0f ? v : 0.0f; }
-  WT_HD void operator()(int64_t i) const { y[i] = relu(x[i]); }
-  WT_HD void four(int64_t q) const {
-    Float4 f = load4(x, q);
-    for (float& v : f.v) v = relu(v);
-    store4(y, q, f);
-  }
+  WT_HD static float at(float v) { return v > 0.0f ? v : 0.0f; }
+  WT_HD void operator()(int64_t i) const { y[i] = at(x[i]); }
+  WT_HD void four(int64_t q) const { map4(*this, x, y, q); }
   bool aligned() const { return aligned16(x) && aligned16(y); }
 };
 
@@ -53,29 +66,18 @@ struct ReluBackward {
   const float* y;
   const float* dy;
   float* dx;
-  WT_HD void operator()(int64_t i) const {
-    const float g = dy[i];
-    dx[i] = y[i] > 0.0f ? g : 0.0f;
-  }
-  WT_HD void four(int64_t q) const {
-    const Float4 out = load4(y, q);
-    Float4 g = load4(dy, q);
-    for (int k = 0; k < 4; ++k) g.v[k] = out.v[k] > 0.0f ? g.v[k] : 0.0f;
-    store4(dx, q, g);
-  }
+  WT_HD static float at(float out, float g) { return out > 0.0f ? g : 0.0f; }
+  WT_HD void operator()(int64_t i) const { dx[i] = at(y[i], dy[i]); }
+  WT_HD void four(int64_t q) const { zip4(*this, y, dy, dx, q); }
   bool aligned() const { return aligned16(y) && aligned16(dy) && aligned16(dx); }
 };
 
 struct GeluForward {
   const float* x;
   float* y;
-  WT_HD static float gelu(float v) { return v * ops::normal_cdf_approx(v); }
-  WT_HD void operator()(int64_t i) const { y[i] = gelu(x[i]); }
-  WT_HD void four(int64_t q) const {
-    Float4 f = load4(x, q);
-    for (float& v : f.v) v = gelu(v);
-    store4(y, q, f);
-  }
+  WT_HD static float at(float v) { return v * ops::normal_cdf_approx(v); }
+  WT_HD void operator()(int64_t i) const { y[i] = at(x[i]); }
+  WT_HD void four(int64_t q) const { map4(*this, x, y, q); }
   bool aligned() const { return aligned16(x) && aligned16(y); }
 };
 
@@ -84,18 +86,13 @@ struct GeluBackward {
   const float* x;
   const float* dy;
   float* dx;
-  WT_HD static float grad(float v, float g) {
+  WT_HD static float at(float v, float g) {
     constexpr float kInvSqrt2Pi = 0.39894228040143268f;
     const float pdf = kInvSqrt2Pi * ops::exp_approx(-0.5f * v * v);
     return g * (ops::normal_cdf_approx(v) + v * pdf);
   }
-  WT_HD void operator()(int64_t i) const { dx[i] = grad(x[i], dy[i]); }
-  WT_HD void four(int64_t q) const {
-    const Float4 f = load4(x, q);
-    Float4 g = load4(dy, q);
-    for (int k = 0; k < 4; ++k) g.v[k] = grad(f.v[k], g.v[k]);
-    store4(dx, q, g);
-  }
+  WT_HD void operator()(int64_t i) const { dx[i] = at(x[i], dy[i]); }
+  WT_HD void four(int64_t q) const { zip4(*this, x, dy, dx, q); }
   bool aligned() const { return aligned16(x) && aligned16(dy) && aligned16(dx); }
 };
 
@@ -103,13 +100,9 @@ struct Add {
   const float* a;
   const float* b;
   float* y;
-  WT_HD void operator()(int64_t i) const { y[i] = a[i] + b[i]; }
-  WT_HD void four(int64_t q) const {
-    Float4 f = load4(a, q);
-    const Float4 g = load4(b, q);
-    for (int k = 0; k < 4; ++k) f.v[k] = f.v[k] + g.v[k];
-    store4(y, q, f);
-  }
+  WT_HD static float at(float u, float w) { return u + w; }
+  WT_HD void operator()(int64_t i) const { y[i] = at(a[i], b[i]); }
+  WT_HD void four(int64_t q) const { zip4(*this, a, b, y, q); }
   bool aligned() const { return aligned16(a) && aligned16(b) && aligned16(y); }
 };
 
@@ -117,12 +110,9 @@ struct Scale {
   const float* x;
   float s;
   float* y;
-  WT_HD void operator()(int64_t i) const { y[i] = s * x[i]; }
-  WT_HD void four(int64_t q) const {
-    Float4 f = load4(x, q);
-    for (float& v : f.v) v = s * v;
-    store4(y, q, f);
-  }
+  WT_HD float at(float v) const { return s * v; }
+  WT_HD void operator()(int64_t i) const { y[i] = at(x[i]); }
+  WT_HD void four(int64_t q) const { map4(*this, x, y, q); }
   bool aligned() const { return aligned16(x) && aligned16(y); }
 };
 
@@ -150,25 +140,18 @@ struct DequantizeU8 {
 struct Accumulate {
   const float* x;
   float* y;
-  WT_HD void operator()(int64_t i) const { y[i] += x[i]; }
-  WT_HD void four(int64_t q) const {
-    Float4 f = load4(y, q);
-    const Float4 g = load4(x, q);
-    for (int k = 0; k < 4; ++k) f.v[k] += g.v[k];
-    store4(y, q, f);
-  }
+  WT_HD static float at(float v, float u) { return v + u; }
+  WT_HD void operator()(int64_t i) const { y[i] = at(y[i], x[i]); }
+  WT_HD void four(int64_t q) const { zip4(*this, y, x, y, q); }
   bool aligned() const { return aligned16(x) && aligned16(y); }
 };
 
 struct ScaleInPlace {
   float s;
   float* y;
-  WT_HD void operator()(int64_t i) const { y[i] *= s; }
-  WT_HD void four(int64_t q) const {
-    Float4 f = load4(y, q);
-    for (float& v : f.v) v *= s;
-    store4(y, q, f);
-  }
+  WT_HD float at(float v) const { return v * s; }
+  WT_HD void operator()(int64_t i) const { y[i] = at(y[i]); }
+  WT_HD void four(int64_t q) const { map4(*this, y, y, q); }
   bool aligned() const { return aligned16(y); }
 };
 
@@ -176,13 +159,9 @@ struct Multiply {
   const float* a;
   const float* b;
   float* y;
-  WT_HD void operator()(int64_t i) const { y[i] = a[i] * b[i]; }
-  WT_HD void four(int64_t q) const {
-    Float4 f = load4(a, q);
-    const Float4 g = load4(b, q);
-    for (int k = 0; k < 4; ++k) f.v[k] = f.v[k] * g.v[k];
-    store4(y, q, f);
-  }
+  WT_HD static float at(float u, float w) { return u * w; }
+  WT_HD void operator()(int64_t i) const { y[i] = at(a[i], b[i]); }
+  WT_HD void four(int64_t q) const { zip4(*this, a, b, y, q); }
   bool aligned() const { return aligned16(a) && aligned16(b) && aligned16(y); }
 };
 
