@@ -22,7 +22,8 @@
 #   --train PROOFS also trains on the GPU (tools/gpu-train-check.sh; a bundle made with
 #       make-gpu-bundle.sh --training): "all", or a comma-separated list of parity, schedules,
 #       ticktock, checkpoint, accuracy, auto, throughput, input, graphs (graphs_epoch: only its
-#       run past an evaluation), bf16. Each proof prints one line, PASS or FAIL.
+#       run past an evaluation), graphs_ranks (NCCL inside a graph: SKIP below 2 GPUs), bf16.
+#       Each proof prints one line, PASS, FAIL or SKIP.
 #   --ops also times every op of the ops interface at the shipped models' layer shapes, wavetrain
 #       (wt_op_bench) against PyTorch (bench/torch_op_reference.py) in the same run: one table.
 #

@@ -31,6 +31,9 @@
 #               and transformer_small 32 (one capture, every step after the second a replay): the
 #               losses bitwise equal, and both samples/s and peak memories side by side; and
 #               lenet past an evaluation between graphed steps (also alone: graphs_epoch)
+#   graphs_ranks  NCCL inside the graph: gang and pipeline on 2 ranks, a GPU each, graphs on and
+#               off bitwise equal (SKIP with fewer than 2 GPUs: ranks sharing one GPU take the
+#               host-driven staged path, which graphs refuse)
 #   bf16        train.precision = "bf16" (issue 37's GPU rows): lenet, resnet and transformer_small
 #               within 5% of FP32's losses over 40 steps; the four throughput rows graphed beside
 #               PyTorch's bf16 graph; lenet's GPU deck within 0.3 points of its FP32 accuracy
@@ -369,6 +372,29 @@ if wanted graphs || wanted graphs_epoch; then
   else
     report "graphs past an evaluation" FAIL "a run failed"
   fi
+fi
+
+if wanted graphs_ranks; then
+  gpus=2  # the strict rehearsal stands in for two GPUs
+  [[ $gpu == cuda ]] && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  for kind in gang pipeline; do
+    if ((gpus < 2)); then
+      report "graphs $kind (2 ranks, 2 GPUs)" SKIP "$gpus GPU(s) seen: NCCL inside a graph needs a GPU a rank"
+      continue
+    fi
+    common=(--steps 40 --set train.log_every_steps=2 --set checkpoint.every_steps=0
+            --set "schedule.kind=\"$kind\"" --set "device.kind=\"$gpu\"")
+    if train "ranks-$kind-on" 2 fashion_lenet.toml "${common[@]}" --set device.cuda_graphs=true &&
+      train "ranks-$kind-off" 2 fashion_lenet.toml "${common[@]}" --set device.cuda_graphs=false; then
+      d=$(loss_difference "ranks-$kind-off" "ranks-$kind-on")
+      replays=$(summary_value "ranks-$kind-on" graph_replays)
+      figures="losses differ by $d; $replays replays; $(summary_value "ranks-$kind-on" samples_per_s_median) samples/s on, $(summary_value "ranks-$kind-off" samples_per_s_median) off"
+      if [[ $d == 0 && $replays == 38 ]]; then report "graphs $kind (2 ranks, 2 GPUs)" PASS "$figures"
+      else report "graphs $kind (2 ranks, 2 GPUs)" FAIL "$figures (must be 0 and 38 replays)"; fi
+    else
+      report "graphs $kind (2 ranks, 2 GPUs)" FAIL "a run failed"
+    fi
+  done
 fi
 
 if wanted bf16; then

@@ -46,6 +46,7 @@ class HostProgramEvents final : public ProgramEvents {
   bool in_flight(int event) const override {
     return in_flight_[size_t(event)].operation != nullptr;
   }
+  bool stream_ordered() const override { return false; }
   bool poll() override {
     bool any = false;
     for (size_t e = 0; e < in_flight_.size(); ++e)

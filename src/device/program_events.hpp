@@ -66,6 +66,11 @@ class ProgramEvents {
   virtual bool in_flight(int event) const = 0;
   // Polls the transfers in flight; false when there are none.
   virtual bool poll() = 0;
+  // Whether transfers are device work ordered by events on the device (NCCL's stream, the strict
+  // device's communication queue), so a whole-step graph can hold them; false where the host
+  // drives them (MPI, staged through host memory). In a graphed step the host learns that a
+  // transfer completed only from the step's synchronisation: nothing is polled or queried.
+  virtual bool stream_ordered() const = 0;
   // Told each event the host sees complete (traces); nullptr detaches.
   void on_completed(std::function<void(int event)> told) { told_ = std::move(told); }
 

@@ -13,6 +13,13 @@
 //     marked complete; a Wait that passes on the event checks that it ran.
 // The communication stream is one queue: a rank's transfers complete in the order they were
 // issued, as NCCL's do on its stream (the programs are validated under NCCL's rules).
+// In a whole-step graph (device.cuda_graphs) a transfer is captured like a kernel, as NCCL's are
+// on a GPU: the communication stream joins the capture by waiting for an event recorded on the
+// issuing stream (a transfer issued without joining it is refused, as CUDA would run it once,
+// outside the graph), the start is checked at each replay to move the same memory, and the host
+// neither polls nor queries a graphed transfer: it sees it complete at the step's
+// synchronisation (CUDA refuses an event query during a capture, and a replay's events are the
+// graph's, not the host's).
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -81,6 +88,7 @@ class StrictProgramEvents final : public ProgramEvents {
     e.issued_by = q_.races().instruction();
     e.memory = t.accesses.empty() ? "no device memory" : q_.races().memory_at(t.accesses[0].ptr);
     e.hold = std::move(t.hold);
+    if (q_.graph().active()) join_capture(e, t);
     const StreamEvent after = q_.record(t.stream);
     const int event = t.event;
     std::function<bool()> gate = [this, after] { return q_.reached(after); };
@@ -97,7 +105,9 @@ class StrictProgramEvents final : public ProgramEvents {
   }
 
   bool completed(int event) override {
+    q_.refuse_in_graph("an event query (the host asking whether a transfer has finished)");
     Event& e = events_[size_t(event)];
+    if (e.graphed && q_.synchronizations() <= e.synchronized_at) return false;
     if (!e.done) return false;
     if (!e.seen) {
       e.seen = true;
@@ -113,7 +123,11 @@ class StrictProgramEvents final : public ProgramEvents {
     return e.transfer && !e.seen;
   }
 
+  bool stream_ordered() const override { return true; }
+
   bool poll() override {
+    // A graphed step's transfers are the graph's: the host learns of them at its synchronisation.
+    if (q_.graph().active() && q_.glue_bug() != StrictStreams::GlueBug::PolledInGraph) return false;
     // True while anything was in flight, also when this poll saw the last of it complete.
     bool any = false;
     for (size_t e = 0; e < events_.size(); ++e)
@@ -126,19 +140,41 @@ class StrictProgramEvents final : public ProgramEvents {
 
  private:
   struct Event {
-    bool recorded = false;  // its Record or transfer has been issued
-    bool transfer = false;  // completed by a transfer (else by a Record)
-    bool done = false;      // marked complete by the device
-    bool finished = false;  // a transfer and its completion work have run
-    bool seen = false;      // the host has seen it complete
-    int stream = 0;         // the Record's or the transfer's issuing stream
-    uint64_t sequence = 0;  // the Record's place in its stream
-    std::string issued_by;  // the instruction that issued the Record or the transfer
-    std::string memory;     // a transfer's: what it moves
+    bool recorded = false;         // its Record or transfer has been issued
+    bool transfer = false;         // completed by a transfer (else by a Record)
+    bool done = false;             // marked complete by the device
+    bool finished = false;         // a transfer and its completion work have run
+    bool seen = false;             // the host has seen it complete
+    int stream = 0;                // the Record's or the transfer's issuing stream
+    uint64_t sequence = 0;         // the Record's place in its stream
+    std::string issued_by;         // the instruction that issued the Record or the transfer
+    std::string memory;            // a transfer's: what it moves
+    bool graphed = false;          // issued in a graphed step: complete once the host synchronised
+    uint64_t synchronized_at = 0;  // the host's synchronisations when it was issued
     std::unique_ptr<AsyncOperation> operation;
     std::vector<Tensor> hold;
   };
   int id(int event) const { return first_id_ + event; }
+
+  // A transfer in a graphed step: the communication stream waits for an event recorded on the
+  // issuing stream (cudaEventRecord, cudaStreamWaitEvent), which brings it into the capture; the
+  // start is named and its memory noted, so a replay moving other memory is refused. What it
+  // holds is marked used on the communication stream and let go: the graph's memory keeps a block
+  // used on another stream until the step's end (CachingAllocator::end_graph_step), where a held
+  // tensor would outlive the step.
+  void join_capture(Event& e, const Transfer& t) {
+    e.graphed = true;
+    e.synchronized_at = q_.synchronizations();
+    for (const Tensor& held : e.hold) held.record_use(kCommStream);
+    e.hold.clear();
+    const int64_t issue_event = -1 - int64_t(id(t.event));  // apart from the program's ids
+    q_.graph().note_record(issue_event, t.stream);
+    if (q_.glue_bug() != StrictStreams::GlueBug::CommNotJoined)
+      q_.graph().note_wait(kCommStream, issue_event);
+    q_.graph().note_record(id(t.event), kCommStream);  // the event completes there
+    q_.graph().note_kernel("a transfer's start");
+    for (const TransferAccess& a : t.accesses) q_.graph().note_access(a.ptr, a.bytes, a.write);
+  }
 
   // A transfer has completed: its completion work, then the event.
   void finish(Event& e, std::function<void(const OpsBackend&)>& then) {

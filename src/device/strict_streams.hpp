@@ -54,13 +54,17 @@ class StrictStreams final : public DeviceStreams {
   // backend ports: a transfer started without waiting for its stream; a Record marked complete
   // when issued; a transfer's completion work run after its event is marked complete.
   // CaptureForksNone: a whole-step graph's capture that forks none of the streams in use from the
-  // capturing one (cuda_device.cpp's fork loop left out).
+  // capturing one (cuda_device.cpp's fork loop left out). CommNotJoined: a transfer in a graphed
+  // step whose communication stream does not wait for the issuing stream's event (so it is not in
+  // the capture). PolledInGraph: the host polls a graphed step's transfers (an event query).
   enum class GlueBug {
     None,
     CommNotGated,
     RecordDoneAtIssue,
     CompletionAfterDone,
-    CaptureForksNone
+    CaptureForksNone,
+    CommNotJoined,
+    PolledInGraph
   };
   void plant_glue_bug(GlueBug bug) { glue_bug_ = bug; }
   GlueBug glue_bug() const { return glue_bug_; }

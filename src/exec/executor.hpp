@@ -124,9 +124,14 @@ class Executor {
   // skips on that count (nullptr: unguarded). The guard's end_step() follows run_step().
   void set_guard(NonFiniteGuard* guard);
   // Whole-step graphs (device.cuda_graphs; exec/executor_graphs.cpp): after the first step, a step
-  // is captured once and later steps replay it, while the host's bookkeeping runs as usual. Returns
-  // "" when they are on, else why this job cannot have them (the job logs it and runs eagerly).
-  std::string enable_graphs();
+  // is captured once and later steps replay it, while the host's bookkeeping runs as usual.
+  // graphs_refusal(): "" when this rank can have them, else why not (the job logs it and runs
+  // eagerly); enable_graphs() turns them on where it is "".
+  std::string graphs_refusal() const;
+  void enable_graphs();
+  // Whether any rank's program communicates: then its ranks must all graph or none (a collective
+  // NCCL call captured on some ranks and issued eagerly on others is undefined).
+  bool program_communicates() const;
   // Steps captured and replayed so far (tests, the summary).
   int64_t graph_captures() const { return graph_captures_; }
   int64_t graph_replays() const { return graph_replays_; }

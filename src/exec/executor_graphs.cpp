@@ -17,24 +17,35 @@
 
 namespace wt {
 
-std::string Executor::enable_graphs() {
+std::string Executor::graphs_refusal() const {
   if (!device_.backend().supports_graphs())
     return std::string("the ") + device_.backend().name() + " device has no graphs";
   for (const auto& stream : rank_program().streams)
     for (const Instruction& ins : stream) {
-      if (opcode_traits(ins.op).comm != CommPattern::None)
+      if (opcode_traits(ins.op).comm != CommPattern::None && !events_->stream_ordered())
         return "its program communicates (" + ins.str() +
-               "), which the host drives between steps of a graph";
+               ") through transfers the host drives (MPI), which a graph cannot hold";
       if (ins.op == OpCode::LoadBatch && ins.rows > 0)
         return "its program reads labels by runs of rows (burst)";
     }
   if (!data_.supports_graph_staging())
     return "its data source cannot copy batches in from fixed buffers";
+  return "";
+}
+
+bool Executor::program_communicates() const {
+  for (const RankProgram& rank : program_.ranks)
+    for (const auto& stream : rank.streams)
+      for (const Instruction& ins : stream)
+        if (opcode_traits(ins.op).comm != CommPattern::None) return true;
+  return false;
+}
+
+void Executor::enable_graphs() {
   if (planted_ != PlantedBug::GraphInputsMoved) data_.set_graph_staging(true);
   // The learning rate and AdamW's corrections through device memory, not baked into the capture.
   if (planted_ != PlantedBug::StaleGraph) optimizer_.use_per_step_values(device_);
   graphs_ = true;
-  return "";
 }
 
 Executor::GraphStep Executor::choose_graph_step() const {
@@ -82,6 +93,9 @@ void Executor::end_graph_step_issue() {
 void Executor::end_graph_step() {
   if (graph_step_ == GraphStep::Eager) return;
   graph_step_ = GraphStep::Eager;
+  // After the read-back's synchronisation: the host sees the step's transfers complete (without
+  // a query) before their memory is the graph's again.
+  events_->poll();
   device_.allocator().end_graph_step();
 }
 

@@ -30,8 +30,10 @@ size_t Executor::step_instructions() const {
 void Executor::begin_step(int64_t step, double lr) {
   step_ = step;
   lr_ = lr;
-  begin_graph_step();
+  // The last step's transfers are seen complete (a graphed step's only now, after its read-back's
+  // synchronisation), and their held buffers freed, before a capture or replay begins.
   events_->reset();
+  begin_graph_step();
   loads_done_ = 0;
   samples_ = 0;
   zero_totals(true);                            // each stream its own, ahead of its loss kernels
@@ -88,8 +90,11 @@ StepStats Executor::finish_step() {
   device_.backend().drain([this] { return events_->poll(); });
   events_->poll();  // the host sees the step's transfers complete before it reads anything back
   device_.backend().raise_deferred();
+  // The read-back is the step's one synchronisation; a graph's memory is free again only after
+  // it (blocks a transfer read on the communication stream are held until then).
+  const StepStats totals = read_totals(step_);
   end_graph_step();
-  return read_totals(step_);
+  return totals;
 }
 
 const Instruction* Executor::next_instruction(int stream) const {

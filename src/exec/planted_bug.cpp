@@ -26,6 +26,8 @@ const std::pair<const char*, PlantedBug> kNames[] = {
     {"record_done_at_issue", PlantedBug::RecordDoneAtIssue},
     {"completion_after_done", PlantedBug::CompletionAfterDone},
     {"capture_forks_none", PlantedBug::CaptureForksNone},
+    {"comm_not_joined", PlantedBug::CommNotJoined},
+    {"polled_in_graph", PlantedBug::PolledInGraph},
     {"host_copy_in_allreduce", PlantedBug::HostCopyInAllreduce},
     {"record_before_work", PlantedBug::RecordBeforeWork},
     {"write_during_transfer", PlantedBug::WriteDuringTransfer},
@@ -121,7 +123,8 @@ bool wait_on_own_event(RankProgram& rank) {
 
 bool is_glue_bug(PlantedBug bug) {
   return bug == PlantedBug::CommNotGated || bug == PlantedBug::RecordDoneAtIssue ||
-         bug == PlantedBug::CompletionAfterDone || bug == PlantedBug::CaptureForksNone;
+         bug == PlantedBug::CompletionAfterDone || bug == PlantedBug::CaptureForksNone ||
+         bug == PlantedBug::CommNotJoined || bug == PlantedBug::PolledInGraph;
 }
 
 PlantedBug parse_planted_bug(const std::string& name) {

@@ -3,7 +3,7 @@
 // (WAVETRAIN_TEST_PLANT_BUG=<name>), so tests/e2e/strict_planted_bugs.sh can show that the strict
 // device catches every one with a clear message while the host device trains on unaware. Three
 // are program bugs (a schedule generator emitting the wrong order, planted after the validator
-// has passed the program), three are bugs in the executor, one in the device's queues, four
+// has passed the program), three are bugs in the executor, one in the device's queues, six
 // in the device glue that Record, Wait, transfers and graph captures run through, and three more of
 // other classes. One more, HalvesFreeEarly, is an equivalence test's to catch.
 #include <string>
@@ -28,6 +28,9 @@ enum class PlantedBug {
                         // complete
   CaptureForksNone,     // a graph's capture forks none of the streams in use from the capturing
                         // one (a stream whose step does not begin with a Wait escapes it)
+  CommNotJoined,        // a graphed step's transfer issued on the communication stream without
+                        // its wait for the issuing stream's event (so outside the capture)
+  PolledInGraph,        // the host polls a graphed step's transfers (an event query in a capture)
   // A program bug in host code: a gradient clip through staged copies between an AllReduce's
   // start and its Wait (MPI's in-place sum overwrites the stale write-back; NCCL would not).
   HostCopyInAllreduce,

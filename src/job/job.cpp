@@ -32,6 +32,37 @@ std::string run_directory(const RunConfig& config, const JobOptions& options) {
 
 namespace {
 
+// Whole-step graphs on every rank of a communicating program or on none: NCCL requires a
+// collective to be captured on all its ranks or on none. Collective over the world.
+std::string agree_on_graphs(Communicator& comm, const std::string& why_not) {
+  double refusing = why_not.empty() ? 0.0 : 1.0;
+  comm.allreduce_sum(&refusing, 1, 0);
+  if (!why_not.empty() || refusing == 0.0) return why_not;
+  return std::to_string(int(refusing)) +
+         " other rank(s) cannot have them, and a collective must be graphed on all its ranks or "
+         "on none";
+}
+
+// The strict queues' form of a planted bug in the device glue (is_glue_bug).
+StrictStreams::GlueBug glue_bug_of(PlantedBug bug) {
+  switch (bug) {
+    case PlantedBug::CommNotGated:
+      return StrictStreams::GlueBug::CommNotGated;
+    case PlantedBug::RecordDoneAtIssue:
+      return StrictStreams::GlueBug::RecordDoneAtIssue;
+    case PlantedBug::CompletionAfterDone:
+      return StrictStreams::GlueBug::CompletionAfterDone;
+    case PlantedBug::CaptureForksNone:
+      return StrictStreams::GlueBug::CaptureForksNone;
+    case PlantedBug::CommNotJoined:
+      return StrictStreams::GlueBug::CommNotJoined;
+    case PlantedBug::PolledInGraph:
+      return StrictStreams::GlueBug::PolledInGraph;
+    default:
+      return StrictStreams::GlueBug::None;
+  }
+}
+
 // The model file's graph, with its ReLUs folded into their neighbours and, on a device whose
 // kernels take them, its activations channel-blocked between the layers that compute so, unless
 // the deck says not; `fusions`, when given, receives how many of each there were.
@@ -204,12 +235,7 @@ void Job::build_executor(Communicator& comm) {
   plant_in_program(bug, program_);
   if (bug == PlantedBug::CompletedAlways && device_.queues())
     device_.queues()->plant_completed_always(true);
-  if (is_glue_bug(bug) && device_.queues())
-    device_.queues()->plant_glue_bug(
-        bug == PlantedBug::CommNotGated          ? StrictStreams::GlueBug::CommNotGated
-        : bug == PlantedBug::RecordDoneAtIssue   ? StrictStreams::GlueBug::RecordDoneAtIssue
-        : bug == PlantedBug::CompletionAfterDone ? StrictStreams::GlueBug::CompletionAfterDone
-                                                 : StrictStreams::GlueBug::CaptureForksNone);
+  if (is_glue_bug(bug) && device_.queues()) device_.queues()->plant_glue_bug(glue_bug_of(bug));
   executor_ = std::make_unique<Executor>(device_, *model_, comm, *optimizer_, data, program_,
                                          config_.run.seed, replicas);
   executor_->plant_bug(bug);
@@ -224,9 +250,11 @@ void Job::build_executor(Communicator& comm) {
     // Another job's work issued between this job's instructions would fall into its capture.
     const bool shared =
         options_.id != 0 || options_.colocated_stream >= 0 || !config_.background.deck.empty();
-    const std::string why_not =
+    std::string why_not =
         shared ? "the device is shared with another job (a background or co-located one)"
-               : executor_->enable_graphs();
+               : executor_->graphs_refusal();
+    if (!shared && executor_->program_communicates()) why_not = agree_on_graphs(comm, why_not);
+    if (why_not.empty()) executor_->enable_graphs();
     if (why_not.empty())
       log_.line(
           "wavetrain: device.cuda_graphs: the second step is captured as a graph, later "

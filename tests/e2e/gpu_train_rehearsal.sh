@@ -2,7 +2,7 @@
 # End to end: tools/gpu-train-check.sh, the script a lent GPU runs (issue 31), rehearsed here with
 # the strict device standing in for the GPU, so that a change elsewhere cannot break it unseen
 # and spend the GPU's few minutes on a script error. Its schedules, ticktock, checkpoint and
-# graphs-past-an-evaluation proofs must each say PASS (the proofs' logic, the decks, the data conversion, the multi-rank launch);
+# graphs-past-an-evaluation and graphs-on-2-ranks proofs must each say PASS (the proofs' logic, the decks, the data conversion, the multi-rank launch);
 # and a run past WT_TRAIN_TIMEOUT must end as a FAIL with exit status 1, not hang (the guard that
 # keeps a hang from spending a GPU's whole time).
 source "$(dirname "$0")/lib/common.bash"
@@ -11,11 +11,12 @@ build=$(dirname "$WAVETRAIN")
 
 status=0
 bash "$script" --build "$build" --device strict --work "$dir/proofs" \
-  --only schedules,ticktock,checkpoint,graphs_epoch >"$dir/proofs.txt" 2>&1 || status=$?
+  --only schedules,ticktock,checkpoint,graphs_epoch,graphs_ranks >"$dir/proofs.txt" 2>&1 || status=$?
 sed -n '/^== training proofs/,$p' "$dir/proofs.txt"
 [[ $status == 0 ]] || { cat "$dir/proofs.txt"; fail "the rehearsal exited $status"; }
 for proof in "schedule gang" "schedule pipeline" "schedule waves" "schedule ticktock" \
-  "schedule burst" "ticktock two streams" "checkpoint" "graphs past an evaluation"; do
+  "schedule burst" "ticktock two streams" "checkpoint" "graphs past an evaluation" \
+  "graphs gang" "graphs pipeline"; do
   grep -q "^proof $proof[ :(].*PASS" "$dir/proofs.txt" || fail "no PASS for '$proof'"
 done
 if grep -q ': FAIL' "$dir/proofs.txt"; then fail "a proof failed"; fi

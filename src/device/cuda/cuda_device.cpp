@@ -282,13 +282,16 @@ void CudaDevice::end_graph_capture() {
   // Joined back: the capture ends when every stream's work does. Every stream in the capture,
   // the forked ones and any that joined it by waiting for one of its events (CUDA refuses to end
   // a capture with a stream left unjoined).
-  for (auto& [id, s] : slots_) {
-    if (id == 0 || !s.handle) continue;
+  // A communicator's stream (NCCL's) is in it once a transfer waited for a captured event.
+  std::vector<cudaStream_t> captured = comm_streams_;
+  for (auto& [id, s] : slots_)
+    if (id != 0 && s.handle) captured.push_back(s.handle);
+  for (cudaStream_t handle : captured) {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    WT_CUDA_CHECK(cudaStreamIsCapturing(s.handle, &status));
+    WT_CUDA_CHECK(cudaStreamIsCapturing(handle, &status));
     if (status != cudaStreamCaptureStatusActive) continue;
     cudaEvent_t join = take_event();
-    WT_CUDA_CHECK(cudaEventRecord(join, s.handle));
+    WT_CUDA_CHECK(cudaEventRecord(join, handle));
     WT_CUDA_CHECK(cudaStreamWaitEvent(origin, join, 0));
     give_event(join);
   }
@@ -316,6 +319,9 @@ void CudaDevice::end_graph_replay() {
 }
 
 std::unique_ptr<ProgramEvents> CudaDevice::program_events(int count, void* comm_stream) {
+  auto comm = static_cast<cudaStream_t>(comm_stream);
+  if (comm && std::find(comm_streams_.begin(), comm_streams_.end(), comm) == comm_streams_.end())
+    comm_streams_.push_back(comm);
   return make_cuda_program_events(*this, count, static_cast<cudaStream_t>(comm_stream));
 }
 

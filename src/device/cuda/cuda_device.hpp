@@ -52,6 +52,7 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   void begin_graph_replay() override;
   void end_graph_replay() override;
   bool replaying() const { return graph_ == Graph::Replaying; }
+  bool in_graph() const { return graph_ != Graph::Off; }
   // Markers are timing events (cudaEventElapsedTime), apart from the ordering events' pool.
   int64_t time_marker(int stream) override;
   double seconds_between(int64_t from, int64_t to) override;
@@ -104,6 +105,7 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   int least_priority_ = 0, greatest_priority_ = 0;  // CUDA's range: greatest is the most urgent
   std::map<int, Slot> slots_;
   std::map<cudaStream_t, std::unique_ptr<CudaOps>> foreign_;  // ops_on()
+  std::vector<cudaStream_t> comm_streams_;  // communicators' (NCCL): joined back at a capture's end
   std::vector<cudaEvent_t> free_events_;
   std::vector<cudaEvent_t> markers_;   // by marker id: timing events
   std::vector<int64_t> free_markers_;  // released ids

@@ -10,6 +10,12 @@
 //     the device's communication stream, synchronised, before the host marks the event complete.
 //     A Wait on such an event holds the host until then (waitable), so it needs nothing on the
 //     device.
+// In a whole-step graph (device.cuda_graphs) a stream-ordered transfer is captured as issued: the
+// communicator's stream joins the capture by its wait for the issuing stream's event, NCCL's call
+// and the completion work become graph nodes, and the device joins that stream back before the
+// capture ends (cuda_device.cpp). A replay issues nothing (the graph holds it). The host never
+// queries a graphed transfer (an event recorded in a capture is no real event, and CUDA refuses
+// queries during one): it is complete once the host has synchronised after the graph's launch.
 // The strict device models the same glue (strict_program_events.cpp); its race detector is what
 // checks it in CI.
 #include <deque>
@@ -45,7 +51,9 @@ class CudaProgramEvents final : public ProgramEvents {
     for (size_t i = 0; i < events_.size(); ++i) {
       Event& e = events_[i];
       if (!in_flight(int(i))) continue;
-      if (comm_) {
+      if (e.graphed) {
+        if (device_.synchronizations() <= e.synchronized_at) device_.synchronize();
+      } else if (comm_) {
         WT_CUDA_CHECK(cudaEventSynchronize(e.done_event));
       } else {
         while (!e.operation) pump();
@@ -86,7 +94,8 @@ class CudaProgramEvents final : public ProgramEvents {
     Event& e = events_[size_t(t.event)];
     e.transfer = true;
     e.hold = std::move(t.hold);
-    WT_CUDA_CHECK(cudaEventRecord(e.issue_event, device_.stream(t.stream)));
+    if (!device_.replaying())
+      WT_CUDA_CHECK(cudaEventRecord(e.issue_event, device_.stream(t.stream)));
     if (!comm_) {  // host driven: started by pump() in issue order
       e.begin = std::move(t.begin);
       e.then = std::move(t.then);
@@ -94,12 +103,21 @@ class CudaProgramEvents final : public ProgramEvents {
       pump();
       return;
     }
+    e.recorded = true;
+    if (device_.in_graph()) {
+      e.graphed = true;
+      e.synchronized_at = device_.synchronizations();
+      // The graph's memory keeps a block used on another stream until the step's end.
+      for (const Tensor& held : e.hold) held.record_use(kCommStream);
+      e.hold.clear();
+      if (device_.replaying()) return;  // the graph holds the wait, the call and its completion
+    }
     WT_CUDA_CHECK(cudaStreamWaitEvent(comm_, e.issue_event, 0));
     const OpsBackend& comm_ops = device_.ops_on(comm_);
     e.operation = t.begin(comm_ops);
+    if (e.graphed) e.operation.reset();  // its event is a capture's: never to be queried
     if (t.then) t.then(comm_ops);
     WT_CUDA_CHECK(cudaEventRecord(e.done_event, comm_));
-    e.recorded = true;
   }
 
   bool completed(int event) override {
@@ -107,6 +125,11 @@ class CudaProgramEvents final : public ProgramEvents {
     if (e.seen) return true;
     if (!comm_ && e.transfer) return finish_host_driven(event);
     if (!e.recorded) return false;
+    if (e.graphed) {  // no query: the host's synchronisation after the graph's launch tells
+      if (device_.in_graph() || device_.synchronizations() <= e.synchronized_at) return false;
+      seen(event);
+      return true;
+    }
     // The operation's own test first: a communicator reports a failed peer there (NCCL's
     // asynchronous errors), and a watched one publishes the wait to the stall watchdog.
     if (e.operation && !e.operation->test()) return false;
@@ -121,6 +144,8 @@ class CudaProgramEvents final : public ProgramEvents {
     const Event& e = events_[size_t(event)];
     return e.transfer && !e.seen;
   }
+
+  bool stream_ordered() const override { return comm_ != nullptr; }
 
   bool poll() override {
     // True while anything was in flight, also when this very poll saw the last of it complete:
@@ -140,12 +165,14 @@ class CudaProgramEvents final : public ProgramEvents {
     cudaEvent_t done_event = nullptr;   // recorded where the event completes on the device
     cudaEvent_t issue_event = nullptr;  // a transfer's issuing stream, at its issue
     bool recorded = false, transfer = false, trivial = false, seen = false;
+    bool graphed = false;          // issued in a graphed step (captured or replayed)
+    uint64_t synchronized_at = 0;  // the device's synchronisations when it was issued
     std::unique_ptr<AsyncOperation> operation;
     std::function<std::unique_ptr<AsyncOperation>(const OpsBackend&)> begin;  // host driven
     std::function<void(const OpsBackend&)> then;                              // host driven
     std::vector<Tensor> hold;
     void reset() {
-      recorded = transfer = trivial = seen = false;
+      recorded = transfer = trivial = seen = graphed = false;
       operation.reset();
       begin = nullptr;
       then = nullptr;
