@@ -15,9 +15,10 @@ namespace wt {
 // A collective or point-to-point operation in flight (test() drives progress).
 class CommRequest : public AsyncOperation {};
 
-// Collective work done outside this interface (parallel HDF5 and MPI-IO calls on the raw MPI
-// communicator) that the stall watchdog must still watch as if it were one collective call.
-enum class CommRegion { CheckpointWrite };
+// Collective work done outside this interface that the stall watchdog must still watch as if it
+// were one collective call: parallel HDF5 and MPI-IO calls on the raw MPI communicator; a
+// whole-step graph's NCCL calls, which the host waits for in the step's one synchronisation.
+enum class CommRegion { CheckpointWrite, GraphedStep };
 
 // Held for the duration of such a region (Communicator::watch_region); ends it when destroyed.
 class RegionMark {

@@ -48,6 +48,8 @@ const char* comm_op_name(CommOp op) {
       return "receive";
     case CommOp::CheckpointWrite:
       return "checkpoint write";
+    case CommOp::GraphedStep:
+      return "graphed step's collectives";
   }
   return "?";
 }

@@ -26,6 +26,7 @@ enum class CommOp : int64_t {
   Send,
   Recv,
   CheckpointWrite,  // a marked region (Communicator::watch_region): HDF5/MPI-IO collectives
+  GraphedStep,      // a marked region: a graphed step's collectives, inside its synchronisation
 };
 const char* comm_op_name(CommOp op);
 

@@ -188,6 +188,9 @@ std::unique_ptr<RegionMark> WatchedCommunicator::watch_region(CommRegion region)
     case CommRegion::CheckpointWrite:
       op = CommOp::CheckpointWrite;
       break;
+    case CommRegion::GraphedStep:
+      op = CommOp::GraphedStep;
+      break;
   }
   return std::make_unique<Region>(*this, start(op, 0));
 }

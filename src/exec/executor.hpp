@@ -238,6 +238,7 @@ class Executor {
   Model& model_;
   DeviceContext& device_;  // its kernels, streams and memory
   bool graphs_ = false;
+  bool graphs_communicate_ = false;  // a graphed step holds collectives: its read-back is watched
   GraphStep graph_step_ = GraphStep::Eager;
   bool graph_captured_ = false;
   int64_t eager_steps_ = 0;  // since graphs were enabled: the first builds lazy state

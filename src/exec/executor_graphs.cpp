@@ -30,6 +30,12 @@ std::string Executor::graphs_refusal() const {
     }
   if (!data_.supports_graph_staging())
     return "its data source cannot copy batches in from fixed buffers";
+  // The codec encodes and decodes on the host through staged copies, each with a stream
+  // synchronisation inside the transfer (CUDA refuses it in a capture; the strict device, whose
+  // transfers run the host kernels, cannot see it).
+  if (codec_.active())
+    return "its weights travel encoded (compress.weights), which the host encodes and decodes "
+           "between synchronisations";
   return "";
 }
 
@@ -46,6 +52,7 @@ void Executor::enable_graphs() {
   // The learning rate and AdamW's corrections through device memory, not baked into the capture.
   if (planted_ != PlantedBug::StaleGraph) optimizer_.use_per_step_values(device_);
   graphs_ = true;
+  graphs_communicate_ = program_communicates();
 }
 
 Executor::GraphStep Executor::choose_graph_step() const {

@@ -91,8 +91,13 @@ StepStats Executor::finish_step() {
   events_->poll();  // the host sees the step's transfers complete before it reads anything back
   device_.backend().raise_deferred();
   // The read-back is the step's one synchronisation; a graph's memory is free again only after
-  // it (blocks a transfer read on the communication stream are held until then).
+  // it (blocks a transfer read on the communication stream are held until then). A graph's
+  // collectives are waited for there, unseen by the communicator: the stall watchdog watches it.
+  std::unique_ptr<RegionMark> watch;
+  if (graph_step_ != GraphStep::Eager && graphs_communicate_)
+    watch = comm_.watch_region(CommRegion::GraphedStep);
   const StepStats totals = read_totals(step_);
+  watch.reset();
   end_graph_step();
   return totals;
 }

@@ -148,6 +148,9 @@ class CudaProgramEvents final : public ProgramEvents {
   bool stream_ordered() const override { return comm_ != nullptr; }
 
   bool poll() override {
+    // A graphed step's transfers complete only in its synchronisation: nothing to poll (and a
+    // Wait that cannot be issued is a deadlock to report, not to spin on).
+    if (device_.in_graph()) return false;
     // True while anything was in flight, also when this very poll saw the last of it complete:
     // that is progress, and the executor's deadlock check must not read it as none.
     pump();
