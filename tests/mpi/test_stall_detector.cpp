@@ -157,4 +157,41 @@ TEST(StallDetector, CheckpointWriteIsWatched) {
   if (me == 0) std::filesystem::remove_all(name);
 }
 
+// A whole-step graph's NCCL calls run inside the graph, unseen by the communicator; the host waits
+// for them in the step's read-back, which the executor marks as a region (executor_step.cpp). Rank
+// 0 enters the region and waits (a raw receive stands in for the synchronisation a peer's
+// collective holds up); rank 1, the late one, sees it marked and the report names the graphed step.
+TEST(StallDetector, GraphedStepIsWatched) {
+  wt::MpiCommunicator mpi(MPI_COMM_WORLD);
+  if (mpi.size() != 2) GTEST_SKIP() << "needs 2 ranks";
+  wt::HeartbeatBoard board(mpi.world());
+  wt::WatchedCommunicator comm(mpi, board);
+  wt::StallWatchdog watchdog(board, comm, 1000);  // never fires during the test
+  const int me = world_rank();
+  comm.set_step(4);
+  int token = 0;
+  if (me == 0) {
+    auto mark = comm.watch_region(wt::CommRegion::GraphedStep);
+    MPI_Recv(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else {
+    wt::Heartbeat h;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while ((!board.find(0, &h) || h.op != wt::CommOp::GraphedStep) &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(h.op, wt::CommOp::GraphedStep);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // rank 0 keeps waiting
+    const std::string report = watchdog.describe_stall(h, wt::monotonic_ns());
+    EXPECT_NE(report.find("in graphed step's collectives (group 0, collective #1) at step 5"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("late: rank 1 (pid " + std::to_string(::getpid()) + "): in compute"),
+              std::string::npos)
+        << report;
+    MPI_Send(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+  }
+  EXPECT_EQ(board.own().op, wt::CommOp::None);  // the mark ends with the region
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 }  // namespace
