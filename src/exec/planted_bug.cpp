@@ -18,6 +18,7 @@ const std::pair<const char*, PlantedBug> kNames[] = {
     {"graph_labels_moved", PlantedBug::GraphLabelsMoved},
     {"graph_sync_in_step", PlantedBug::GraphSyncInStep},
     {"graph_dropout_by_value", PlantedBug::GraphDropoutByValue},
+    {"graph_reuse_unordered", PlantedBug::GraphReuseUnordered},
     {"read_totals_unsynced", PlantedBug::ReadTotalsUnsynced},
     {"step_before_wait", PlantedBug::StepBeforeWait},
     {"keep_on_other_stream", PlantedBug::KeepOnOtherStream},

@@ -51,6 +51,9 @@ enum class PlantedBug {
   GraphLabelsMoved,
   GraphSyncInStep,
   GraphDropoutByValue,
+  // A captured step's allocation on one stream handed a block another stream freed, with no
+  // captured event ordering the free first (the graph pool's cross-stream reuse without its rule).
+  GraphReuseUnordered,
   // A backward in halves (model/backward_part.hpp) whose first half frees the node's output
   // gradient and saved state, as a whole pass does: no device fault follows (the second half
   // finds no gradient and adds nothing), a silently different model that the halves'

@@ -57,6 +57,9 @@ class BlockPool {
   MemBlock* take_best_fit(int pool, size_t size);
   // The same over two pools: the smaller of their best fits (the first on a tie).
   MemBlock* take_best_fit(int pool, int other_pool, size_t size);
+  // The best fit among the streams' pools (not the synced one) of the blocks `usable` accepts.
+  template <class Usable>
+  MemBlock* take_best_fit_if(size_t size, Usable&& usable);
   // A new segment of exactly `size` bytes from the system as one allocated block of the kind
   // `large`; nullptr when the system refuses.
   MemBlock* new_segment(size_t size, bool large);
@@ -93,6 +96,25 @@ class BlockPool {
   size_t free_bytes_ = 0;
   size_t max_split_ = SIZE_MAX;
 };
+
+template <class Usable>
+MemBlock* BlockPool::take_best_fit_if(size_t size, Usable&& usable) {
+  MemBlock* best = nullptr;
+  const bool large = size >= kLargeBlock;
+  for (auto& [key, blocks] : pools_) {
+    if (key.first == kSyncedPool || key.second != large) continue;
+    for (auto it = blocks.lower_bound({size, nullptr}); it != blocks.end(); ++it) {
+      if (best && it->first >= best->size) break;
+      MemBlock* block = it->second;
+      if (block->size > max_split_ && (size <= max_split_ || block->size - size >= kOversizeWaste))
+        break;  // oversize: so is every larger one (best_fit's rule)
+      if (!usable(*block)) continue;
+      best = block;
+      break;
+    }
+  }
+  return take(best, size);
+}
 
 template <class Done>
 size_t BlockPool::sync_pools(Done&& done) {

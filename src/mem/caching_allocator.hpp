@@ -169,6 +169,14 @@ class CachingAllocator {
   // device). Throws std::logic_error when a tensor allocated in the step is still held.
   void end_graph_step();
   size_t graph_bytes() const;  // reserved for the graph
+  // The program's Record of `event` on `stream` and a Wait for it on another (the executor tells
+  // them while a step is captured; no-ops otherwise): an event captured into the graph orders the
+  // recording stream's work before the waiting stream's, so a block freed on the one before the
+  // Record can serve the other after the Wait (a captured step cannot ask an event).
+  void graph_record(int event, int stream);
+  void graph_wait(int stream, int event);
+  // Test only: a capture hands a block freed on one stream to another without an ordering event.
+  void plant_unordered_graph_reuse(bool on) { unordered_graph_reuse_ = on; }
 
   // The block size a request gets (512-byte granules, then quarter-power-of-two classes).
   static size_t round_size(size_t bytes);
@@ -223,6 +231,12 @@ class CachingAllocator {
     MemBlock* captured;  // capturing: the block, back to the graph's pool at the step's end
   };
   std::vector<HeldGraphBlock> graph_held_;  // freed, used on other streams
+  // Capturing: how far each stream's work is ordered after every other stream's (a vector clock
+  // per stream: other stream -> its sequence), and each recorded event's clock.
+  using StreamClock = std::map<int, uint64_t>;
+  std::map<int, StreamClock> graph_follows_;
+  std::map<int, StreamClock> graph_event_clock_;
+  bool unordered_graph_reuse_ = false;  // the planted bug
   int next_observer_ = 0;
   // Recursive: a forced synchronisation (under the lock) runs the strict device's queued frees,
   // which take it again on the same thread.

@@ -29,6 +29,8 @@ void CachingAllocator::begin_graph_capture() {
   stats_.reserved -= pool_.release_free_segments(SIZE_MAX);
   graph_order_.clear();
   graph_live_.clear();
+  graph_follows_.clear();
+  graph_event_clock_.clear();
   graph_phase_ = GraphPhase::Capturing;
   graph_thread_ = std::this_thread::get_id();
 }
@@ -62,8 +64,17 @@ void* CachingAllocator::graph_allocate(size_t size, int stream, size_t requested
     jobs_[current_job()].in_use += size;
     return block.ptr;
   }
-  // Capturing: the graph's own pool, in stream order (the stream's own frees and fresh memory).
+  // Capturing: the graph's own pool, in stream order (the stream's own frees and fresh memory),
+  // then another stream's frees that a captured event orders before this stream's work.
   MemBlock* block = graph_pool_.take_best_fit(stream, kSyncedPool, size);
+  if (!block) {
+    const StreamClock& follows = graph_follows_[stream];
+    block = graph_pool_.take_best_fit_if(size, [&](const MemBlock& free) {
+      if (unordered_graph_reuse_) return true;
+      auto known = follows.find(free.freed.stream);
+      return known != follows.end() && known->second >= free.freed.sequence;
+    });
+  }
   if (!block) block = reserve(size, requested, graph_pool_);
   if (!block)
     throw OutOfMemory(OutOfMemory(requested, stats_.in_use, limit_).what() +
@@ -78,6 +89,24 @@ void* CachingAllocator::graph_allocate(size_t size, int stream, size_t requested
   graph_order_.push_back(GraphBlock{block->ptr, size, stream, {}});
   if (device_only_) events_->name_memory(block->ptr, requested, "a tensor of a captured step");
   return block->ptr;
+}
+
+void CachingAllocator::graph_record(int event, int stream) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (graph_phase_ != GraphPhase::Capturing || !in_graph()) return;
+  StreamClock clock = graph_follows_[stream];
+  clock[stream] = events_->record(stream).sequence;  // the work issued on it so far
+  graph_event_clock_[event] = std::move(clock);
+}
+
+void CachingAllocator::graph_wait(int stream, int event) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (graph_phase_ != GraphPhase::Capturing || !in_graph()) return;
+  auto recorded = graph_event_clock_.find(event);
+  if (recorded == graph_event_clock_.end()) return;  // a transfer's: nothing known (no reuse)
+  StreamClock& follows = graph_follows_[stream];
+  for (const auto& [other, sequence] : recorded->second)
+    follows[other] = std::max(follows[other], sequence);
 }
 
 bool CachingAllocator::graph_release(void* ptr, int stream) {
@@ -102,7 +131,6 @@ bool CachingAllocator::graph_release(void* ptr, int stream) {
     other_streams = !captured->used_on.empty();
     jobs_[captured->job].in_use -= size;
     captured->stream = stream;
-    captured->freed = events_->record(stream);
   }
   stats_.in_use -= size;
   if (other_streams) {
@@ -110,7 +138,12 @@ bool CachingAllocator::graph_release(void* ptr, int stream) {
     return true;
   }
   if (poison_freed_) events_->retire(stream, ptr, size);
-  if (captured) graph_pool_.put(captured, stream);
+  // After the poisoning (strict device): another stream may take the block only once an event
+  // recorded after it orders both the last use and the poisoning first (graph_record).
+  if (captured) {
+    captured->freed = events_->record(stream);
+    graph_pool_.put(captured, stream);
+  }
   return true;
 }
 
