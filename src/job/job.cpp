@@ -239,7 +239,7 @@ void Job::build_executor(Communicator& comm) {
   executor_ = std::make_unique<Executor>(device_, *model_, comm, *optimizer_, data, program_,
                                          config_.run.seed, replicas);
   executor_->plant_bug(bug);
-  device_.allocator().plant_unordered_graph_reuse(bug == PlantedBug::GraphReuseUnordered);
+  if (bug == PlantedBug::GraphReuseUnordered) device_.allocator().plant_unordered_graph_reuse(true);
   model_->init(config_.run.seed);
   const int stages = int(model_->stages.size());
   guard_ = std::make_unique<NonFiniteGuard>(config_.failure.on_nonfinite, *optimizer_,

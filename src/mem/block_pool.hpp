@@ -1,14 +1,15 @@
 #pragma once
 // The caching allocator's bookkeeping: segments (system allocations) cut into blocks, and free
 // lists ("pools") of blocks by size for best fit. A free block is in one pool: the pool of the
-// stream that freed it (reusable at once by that stream only: stream order makes it safe), or
-// the synced pool (its last use is known to have finished: reusable by any stream). Taking a
-// block splits off the unused tail; putting one back merges it with free neighbours of the
-// same pool, so memory freed in one set of sizes serves another. Small requests (under 1 MiB)
-// and large ones use separate segments (as PyTorch's allocator does): a small tensor cut from a
-// freed large block would pin its whole segment, which the budget could then not get back.
-// Blocks larger than max_split_bytes are never split (PyTorch's max_split_size_mb): a large
-// cached block cut for small requests could not be given back whole or serve a large one again.
+// stream that freed it (reusable at once by that stream: stream order makes it safe; by another
+// only where a captured graph's events order the free first, take_best_fit_if), or the synced pool
+// (its last use is known to have finished: reusable by any stream). Taking a block splits off the
+// unused tail; putting one back merges it with free neighbours of the same pool, so memory freed in
+// one set of sizes serves another. Small requests (under 1 MiB) and large ones use separate
+// segments (as PyTorch's allocator does): a small tensor cut from a freed large block would pin its
+// whole segment, which the budget could then not get back. Blocks larger than max_split_bytes are
+// never split (PyTorch's max_split_size_mb): a large cached block cut for small requests could not
+// be given back whole or serve a large one again.
 #include <cstddef>
 #include <cstdint>
 #include <map>

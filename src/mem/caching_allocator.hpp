@@ -159,8 +159,9 @@ class CachingAllocator {
   // Whole-step graphs (device.cuda_graphs): a graph replays its kernels on the addresses they
   // were captured with, so the step's tensors must get those addresses every step. While a step
   // is captured, the calling thread's allocations come from a pool of the graph's own, decided
-  // without event queries (a block freed on its stream serves that stream again; one used on
-  // other streams waits for the step's end) and recorded in order; while one is replayed, the
+  // without event queries (a block freed on its stream serves that stream again, and another once
+  // a captured Record and Wait order the free first: graph_record, graph_wait; one used on other
+  // streams waits for the step's end) and recorded in order; while one is replayed, the
   // n-th allocation gets the capture's n-th address (same size and stream, else std::logic_error).
   // The graph's memory serves nothing else, as PyTorch's private graph pools.
   void begin_graph_capture();

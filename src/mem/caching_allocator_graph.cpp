@@ -111,8 +111,9 @@ void CachingAllocator::graph_wait(int stream, int event) {
 
 bool CachingAllocator::graph_release(void* ptr, int stream) {
   // Freed on its own stream only: free at once for that stream's later work (poisoned at the
-  // free's point on the strict device), in the capture as in each replay. Used on other streams:
-  // held until the step's end, when every stream has finished.
+  // free's point on the strict device), and for another stream's once a captured event orders the
+  // free first, in the capture as in each replay. Used on other streams: held until the step's
+  // end, when every stream has finished.
   MemBlock* captured = nullptr;
   size_t size = 0;
   bool other_streams = false;
