@@ -104,6 +104,17 @@ TEST(StallDetector, ReportNamesPeerNotInTheCollective) {
   board.leave();
 }
 
+// Rank 0's slot once it shows `op` (20 s at most), and 200 ms more of rank 0 waiting in it.
+wt::Heartbeat rank0_marked(wt::HeartbeatBoard& board, wt::CommOp op) {
+  wt::Heartbeat h;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((!board.find(0, &h) || h.op != op) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(h.op, op);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  return h;
+}
+
 // A checkpoint write's collectives are HDF5's and MPI-IO's, on the raw MPI communicator: the
 // region mark puts them on the board. Rank 0 starts a real collective write and is held in it
 // while rank 1 has not joined; rank 1 (a peer's view, as its watchdog would have) sees rank 0
@@ -135,13 +146,7 @@ TEST(StallDetector, CheckpointWriteIsWatched) {
     EXPECT_EQ(board.own().op, wt::CommOp::None);
     write();
   } else {
-    wt::Heartbeat h;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while ((!board.find(0, &h) || h.op != wt::CommOp::CheckpointWrite) &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    EXPECT_EQ(h.op, wt::CommOp::CheckpointWrite);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // rank 0 keeps waiting
+    const wt::Heartbeat h = rank0_marked(board, wt::CommOp::CheckpointWrite);
     const std::string report = watchdog.describe_stall(h, wt::monotonic_ns());
     EXPECT_NE(report.find("rank 0: stalled: waited "), std::string::npos) << report;
     EXPECT_NE(report.find("in checkpoint write (group 0, collective #1) at step 3"),
@@ -174,13 +179,7 @@ TEST(StallDetector, GraphedStepIsWatched) {
     auto mark = comm.watch_region(wt::CommRegion::GraphedStep);
     MPI_Recv(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   } else {
-    wt::Heartbeat h;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while ((!board.find(0, &h) || h.op != wt::CommOp::GraphedStep) &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    EXPECT_EQ(h.op, wt::CommOp::GraphedStep);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // rank 0 keeps waiting
+    const wt::Heartbeat h = rank0_marked(board, wt::CommOp::GraphedStep);
     const std::string report = watchdog.describe_stall(h, wt::monotonic_ns());
     EXPECT_NE(report.find("in graphed step's collectives (group 0, collective #1) at step 5"),
               std::string::npos)
