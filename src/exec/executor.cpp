@@ -265,7 +265,8 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
       break;
     case OpCode::Wait:  // the stream's later work waits for the event (the host goes on)
       events_->wait(current_stream_, ins.event);
-      model_.allocator().graph_wait(current_stream_, ins.event);
+      if (graph_step_ == GraphStep::Capture)
+        model_.allocator().graph_wait(current_stream_, ins.event);
       break;
     case OpCode::Step:
       execute_step(ins, step, lr);
@@ -280,7 +281,8 @@ void Executor::execute(const Instruction& ins, int64_t step, double lr, bool may
       break;
     case OpCode::Record:
       events_->record(ins.event, current_stream_);
-      model_.allocator().graph_record(ins.event, current_stream_);
+      if (graph_step_ == GraphStep::Capture)
+        model_.allocator().graph_record(ins.event, current_stream_);
       break;
     case OpCode::KeepGradient:
     case OpCode::AddKeptGradient:

@@ -122,12 +122,6 @@ bool wait_on_own_event(RankProgram& rank) {
 
 }  // namespace
 
-bool is_glue_bug(PlantedBug bug) {
-  return bug == PlantedBug::CommNotGated || bug == PlantedBug::RecordDoneAtIssue ||
-         bug == PlantedBug::CompletionAfterDone || bug == PlantedBug::CaptureForksNone ||
-         bug == PlantedBug::CommNotJoined || bug == PlantedBug::PolledInGraph;
-}
-
 PlantedBug parse_planted_bug(const std::string& name) {
   if (name.empty()) return PlantedBug::None;
   std::string known;

@@ -64,8 +64,6 @@ enum class PlantedBug {
   // tests/e2e/rank_failure.sh can show what a user reads and that the whole job ends with it.
   LibraryFailure,
 };
-// The device glue bug a PlantedBug stands for, if it is one.
-bool is_glue_bug(PlantedBug bug);
 
 // "" -> None; throws std::invalid_argument naming the known names for anything else.
 PlantedBug parse_planted_bug(const std::string& name);

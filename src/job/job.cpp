@@ -43,7 +43,7 @@ std::string agree_on_graphs(Communicator& comm, const std::string& why_not) {
          "on none";
 }
 
-// The strict queues' form of a planted bug in the device glue (is_glue_bug).
+// The strict queues' form of a planted bug in the device glue; None for any other bug.
 StrictStreams::GlueBug glue_bug_of(PlantedBug bug) {
   switch (bug) {
     case PlantedBug::CommNotGated:
@@ -235,7 +235,7 @@ void Job::build_executor(Communicator& comm) {
   plant_in_program(bug, program_);
   if (bug == PlantedBug::CompletedAlways && device_.queues())
     device_.queues()->plant_completed_always(true);
-  if (is_glue_bug(bug) && device_.queues()) device_.queues()->plant_glue_bug(glue_bug_of(bug));
+  if (device_.queues()) device_.queues()->plant_glue_bug(glue_bug_of(bug));
   executor_ = std::make_unique<Executor>(device_, *model_, comm, *optimizer_, data, program_,
                                          config_.run.seed, replicas);
   executor_->plant_bug(bug);
@@ -255,13 +255,14 @@ void Job::build_executor(Communicator& comm) {
         shared ? "the device is shared with another job (a background or co-located one)"
                : executor_->graphs_refusal();
     if (!shared && executor_->program_communicates()) why_not = agree_on_graphs(comm, why_not);
-    if (why_not.empty()) executor_->enable_graphs();
-    if (why_not.empty())
+    if (why_not.empty()) {
+      executor_->enable_graphs();
       log_.line(
           "wavetrain: device.cuda_graphs: the second step is captured as a graph, later "
           "steps replay it");
-    else
+    } else {
       log_.line("wavetrain: device.cuda_graphs: steps run eagerly: %s", why_not.c_str());
+    }
   }
   checkpointer_ =
       std::make_unique<Checkpointer>(config_, run_dir_, program_, *model_, *optimizer_, per_epoch_,

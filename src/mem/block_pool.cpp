@@ -18,11 +18,7 @@ BlockPool::~BlockPool() {
   // the release (a destructor must not throw). No device work is run for it: at teardown, work
   // still queued belongs to objects that may be gone.
   try {
-    for (MemBlock* block : whole_free_segments()) {
-      device_.free_segment(block->ptr, block->size);
-      erase(block);
-      delete block;
-    }
+    for (MemBlock* block : whole_free_segments()) return_segment(block);
   } catch (...) {
   }
   for (auto& [key, blocks] : pools_)
@@ -147,12 +143,16 @@ size_t BlockPool::release_free_segments(size_t wanted) {
   size_t released = 0;
   for (MemBlock* block : whole_free_segments()) {
     if (released >= wanted) break;
-    device_.free_segment(block->ptr, block->size);
-    erase(block);
     released += block->size;
-    delete block;
+    return_segment(block);
   }
   return released;
+}
+
+void BlockPool::return_segment(MemBlock* block) {
+  device_.free_segment(block->ptr, block->size);  // first: a refusal leaves the pool as it was
+  erase(block);
+  delete block;
 }
 
 size_t BlockPool::largest_free_block() const {

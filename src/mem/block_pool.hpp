@@ -88,6 +88,7 @@ class BlockPool {
   using PoolKey = std::pair<int, bool>;  // (pool, large)
   MemBlock* best_fit(int pool, size_t size) const;
   std::vector<MemBlock*> whole_free_segments() const;  // synced, unsplit; largest first
+  void return_segment(MemBlock* block);                // one of those, to the system
   MemBlock* take(MemBlock* block, size_t size);        // out of its pool, split to `size`
   void insert(MemBlock* block, int pool);
   void erase(MemBlock* block);

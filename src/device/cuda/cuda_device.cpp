@@ -322,7 +322,7 @@ std::unique_ptr<ProgramEvents> CudaDevice::program_events(int count, void* comm_
   auto comm = static_cast<cudaStream_t>(comm_stream);
   if (comm && std::find(comm_streams_.begin(), comm_streams_.end(), comm) == comm_streams_.end())
     comm_streams_.push_back(comm);
-  return make_cuda_program_events(*this, count, static_cast<cudaStream_t>(comm_stream));
+  return make_cuda_program_events(*this, count, comm);
 }
 
 std::unique_ptr<DeviceBackend> make_cuda_backend(int gpu, bool tf32, Precision precision,
