@@ -172,20 +172,27 @@ void StrictOps::scatter_add_rows(const float* x, const int64_t* ids, int64_t row
 }
 void StrictOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                                const float* bias, float* y, const Scratch& scratch) const {
-  (void)scratch;
-  conv_forward("conv2d_forward", g, x, w, bias, y, /*relu=*/false);
+  conv_forward("conv2d_forward", g, x, w, bias, y, scratch, /*relu=*/false);
 }
 void StrictOps::conv2d_relu_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                                     const float* bias, float* y, const Scratch& scratch) const {
-  (void)scratch;
-  conv_forward("conv2d_relu_forward", g, x, w, bias, y, /*relu=*/true);
+  conv_forward("conv2d_relu_forward", g, x, w, bias, y, scratch, /*relu=*/true);
+}
+float* StrictOps::conv_workspace(const Scratch& scratch, int64_t need, Tensor& taken) const {
+  if (scratch.reserved || need <= 0) return scratch.reserved;
+  // Given none, the kernel takes its workspace at issue and gives it back at once (stream order
+  // keeps it the kernel's), as CudaOps does (ops/cuda/cuda_conv.cu). That is the op's host code,
+  // which a replayed graph step drops with the launch (device/graph_replay_ops.hpp): so here too.
+  if (queues_.graph().mode() == StrictGraph::Mode::Replaying) return nullptr;
+  taken = Tensor::empty({need}, memory_, stream_);
+  return taken.device_ptr();
 }
 void StrictOps::conv_forward(const char* kernel, const ops::Conv2dGeometry& g, const float* x,
-                             const float* w, const float* bias, float* y, bool relu) const {
-  // The workspace is taken now and given back at once: stream order keeps it the kernel's.
+                             const float* w, const float* bias, float* y, const Scratch& scratch,
+                             bool relu) const {
   const int64_t need = inner_.conv2d_scratch_floats(g, bias != nullptr);
-  Tensor workspace = need > 0 ? Tensor::empty({need}, memory_, stream_) : Tensor();
-  float* ws = workspace.device_ptr();
+  Tensor taken;
+  float* ws = conv_workspace(scratch, need, taken);
   enqueue(kernel,
           {{x, g.batch * g.in_channels * g.in_h * g.in_w, false},
            {w, g.out_channels * g.col_rows(), false},
@@ -204,9 +211,8 @@ void StrictOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, co
                                 const float* dy, float* dx, float* dw, float* dbias,
                                 const Scratch& scratch) const {
   const int64_t need = inner_.conv2d_scratch_floats(g, dbias != nullptr);
-  Tensor workspace = need > 0 ? Tensor::empty({need}, memory_, stream_) : Tensor();
-  float* ws = workspace.device_ptr();
-  (void)scratch;
+  Tensor taken;
+  float* ws = conv_workspace(scratch, need, taken);
   const int64_t xs = g.batch * g.in_channels * g.in_h * g.in_w;
   enqueue("conv2d_backward",
           {{x, xs, false},

@@ -127,7 +127,11 @@ class StrictOps final : public OpsBackend {
   void declare(const char* kernel, const Use& use) const;
   // conv2d_forward or, with `relu`, conv2d_relu_forward: the same uses and workspace.
   void conv_forward(const char* kernel, const ops::Conv2dGeometry& g, const float* x,
-                    const float* w, const float* bias, float* y, bool relu) const;
+                    const float* w, const float* bias, float* y, const Scratch& scratch,
+                    bool relu) const;
+  // A convolution's workspace of `need` floats: the caller's reservation, else one taken now into
+  // `taken` (nullptr in a replayed graph step, whose op host code a GPU never runs).
+  float* conv_workspace(const Scratch& scratch, int64_t need, Tensor& taken) const;
   // Declares `uses` to the race detector under `kernel`'s name, then queues `work`.
   void enqueue(const char* kernel, std::initializer_list<Use> uses,
                std::function<void()> work) const;

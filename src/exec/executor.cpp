@@ -432,6 +432,7 @@ void Executor::forward_nodes(Model& model, Slot& slot, int begin, int end, Mode 
     ctx.stream = current_stream_;
     ctx.allocator = &model.allocator();
     ctx.ops = &ops();
+    ctx.op_takes_scratch = planted_ == PlantedBug::OpScratchAtIssue;
     slot.saved[i] = Saved{};
     call_node(node, "forward", "the forward output and saved tensors", in, [&] {
       if (planted_ == PlantedBug::LibraryFailure && rank_ + 1 == int(program_.ranks.size()))
@@ -491,6 +492,7 @@ void Executor::backward_nodes(Model& model, Slot& slot, NodeRange range, Backwar
       ctx.stream = current_stream_;
       ctx.allocator = &model.allocator();
       ctx.ops = &ops();
+      ctx.op_takes_scratch = planted_ == PlantedBug::OpScratchAtIssue;
       ctx.backward_part = part;
       call_node(node, "backward", "the input gradients", in,
                 [&] { node.layer->backward(in, slot.out[i], dout, din_ptrs, slot.saved[i], ctx); });

@@ -19,6 +19,7 @@ const std::pair<const char*, PlantedBug> kNames[] = {
     {"graph_sync_in_step", PlantedBug::GraphSyncInStep},
     {"graph_dropout_by_value", PlantedBug::GraphDropoutByValue},
     {"graph_reuse_unordered", PlantedBug::GraphReuseUnordered},
+    {"op_scratch_at_issue", PlantedBug::OpScratchAtIssue},
     {"read_totals_unsynced", PlantedBug::ReadTotalsUnsynced},
     {"step_before_wait", PlantedBug::StepBeforeWait},
     {"keep_on_other_stream", PlantedBug::KeepOnOtherStream},

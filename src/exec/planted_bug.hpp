@@ -54,6 +54,10 @@ enum class PlantedBug {
   // A captured step's allocation on one stream handed a block another stream freed, with no
   // captured event ordering the free first (the graph pool's cross-stream reuse without its rule).
   GraphReuseUnordered,
+  // A convolution's workspace taken by the op at issue (CudaOps' fallback), not reserved by the
+  // layer first: a replayed graph step's kernel calls launch nothing, so its allocations differ
+  // from its capture's (model/layer.hpp's LayerContext::workspace).
+  OpScratchAtIssue,
   // A backward in halves (model/backward_part.hpp) whose first half frees the node's output
   // gradient and saved state, as a whole pass does: no device fault follows (the second half
   // finds no gradient and adds nothing), a silently different model that the halves'

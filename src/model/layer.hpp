@@ -55,8 +55,20 @@ struct LayerContext {
   // New tensors for this call's outputs and temporaries: the device's memory, this stream.
   Tensor empty(const Shape& shape) const { return Tensor::empty(shape, *allocator, stream); }
   Tensor zeros(const Shape& shape) const { return Tensor::zeros(shape, *allocator, stream); }
-  // Where a kernel takes its temporaries.
-  Scratch scratch() const { return Scratch{allocator, stream}; }
+  // A kernel's workspace (a convolution's), taken by host code at issue and given back when the
+  // call returns (stream order keeps it the kernel's). Taken here and never inside the ops: a
+  // replayed graph step's kernel calls launch nothing (device/graph_replay_ops.hpp), so an op's
+  // own allocation would be in the capture and missing from every replay. Empty for 0 floats.
+  Tensor workspace(int64_t floats) const {
+    return floats > 0 && !op_takes_scratch ? empty({floats}) : Tensor();
+  }
+  // Test only, the planted bug OpScratchAtIssue: no workspace reserved, so the op takes its own
+  // (strict_ops.cpp models CudaOps' fallback).
+  bool op_takes_scratch = false;
+  // Where a kernel takes its temporaries: `reserved` (workspace()'s) when it holds any.
+  Scratch scratch(const Tensor& reserved = Tensor()) const {
+    return Scratch{allocator, stream, reserved.defined() ? reserved.device_ptr() : nullptr};
+  }
 };
 
 // What forward leaves for backward, per batch in flight.

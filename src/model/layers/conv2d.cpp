@@ -57,12 +57,13 @@ void Conv2d::forward(const std::vector<const Tensor*>& in, Tensor& out, Saved& s
   const ops::Conv2dGeometry g = geometry(x.dim(0));
   out = ctx.empty({g.batch, g.out_channels, g.out_h(), g.out_w()});
   const float* bias = has_bias_ ? params_[1]->value.device_ptr() : nullptr;
+  const Tensor workspace = ctx.workspace(ctx.ops->conv2d_scratch_floats(g, bias != nullptr));
   if (relu_)
     ctx.ops->conv2d_relu_forward(g, x.device_ptr(), params_[0]->value.device_ptr(), bias,
-                                 out.device_ptr(), ctx.scratch());
+                                 out.device_ptr(), ctx.scratch(workspace));
   else
     ctx.ops->conv2d_forward(g, x.device_ptr(), params_[0]->value.device_ptr(), bias,
-                            out.device_ptr(), ctx.scratch());
+                            out.device_ptr(), ctx.scratch(workspace));
 }
 
 void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, const Tensor& dout,
@@ -86,8 +87,9 @@ void Conv2d::backward(const std::vector<const Tensor*>& in, const Tensor& out, c
     ctx.ops->relu_backward(out.device_ptr(), dy, masked.device_ptr(), masked.numel());
     dy = masked.device_ptr();
   }
+  const Tensor workspace = ctx.workspace(ctx.ops->conv2d_scratch_floats(g, dbias != nullptr));
   ctx.ops->conv2d_backward(g, x.device_ptr(), params_[0]->value.device_ptr(), dy, dx, dw, dbias,
-                           ctx.scratch());
+                           ctx.scratch(workspace));
 }
 
 void Conv2d::fuse_relu_epilogue(bool mask_gradient) {
