@@ -74,6 +74,16 @@ DeviceContext::DeviceContext(const DeviceOptions& options) : kind_(options.kind)
   size_t limit = options.memory_limit;
   backend_ = make_backend(options, &limit);
   if (kind_ == DeviceKind::Strict) strict_ = &static_cast<StrictBackend&>(*backend_).queues();
+  attach_allocator(limit);
+}
+
+DeviceContext::DeviceContext(std::unique_ptr<DeviceBackend> backend, DeviceKind kind,
+                             size_t memory_limit)
+    : kind_(kind), backend_(std::move(backend)) {
+  attach_allocator(memory_limit);
+}
+
+void DeviceContext::attach_allocator(size_t limit) {
   allocator_ = std::make_unique<CachingAllocator>(limit, &backend_->streams());
   allocator_->set_device_only(!backend_->streams().host_addressable());
   allocator_->set_poison_freed(kind_ == DeviceKind::Strict);

@@ -51,6 +51,9 @@ class DeviceContext {
   explicit DeviceContext(const DeviceOptions& options);
   explicit DeviceContext(size_t memory_limit = 0, DeviceKind kind = DeviceKind::Host,
                          uint64_t seed = 1);
+  // A backend made elsewhere (a benchmark's model of a device: bench/replay_host_cost.cpp);
+  // `kind` is what the rank's code is told it runs on.
+  DeviceContext(std::unique_ptr<DeviceBackend> backend, DeviceKind kind, size_t memory_limit);
   ~DeviceContext();
   DeviceContext(const DeviceContext&) = delete;
   DeviceContext& operator=(const DeviceContext&) = delete;
@@ -74,6 +77,8 @@ class DeviceContext {
   void synchronize() { events().synchronize(); }
 
  private:
+  void attach_allocator(size_t memory_limit);
+
   DeviceKind kind_;
   std::unique_ptr<DeviceBackend> backend_;  // before allocator_, which uses its streams
   StrictStreams* strict_ = nullptr;         // backend_'s queues when it is the strict device

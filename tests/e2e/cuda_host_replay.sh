@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# A GPU rank's host side of whole-step graphs, run here without a GPU (bench/replay_host_cost.cpp:
+# CudaDevice's host code without CUDA, every kernel call and copy of a replayed step dropped as
+# GraphReplayOps and CudaDevice drop them). The strict device runs its own op wrappers at issue,
+# so only this device shows what a GPU host program really does in a replay: each graphable model
+# (mlp, lenet, resnet in FP32 and bf16, transformer_small) and tick-tock's two streams replay
+# every step after the capture with the allocator's sequence check passing, and a convolution that
+# takes its workspace inside the kernel call (op_scratch_at_issue, CudaOps' fallback) fails there
+# as it would on a GPU.
+source "$(dirname "$0")/lib/common.bash"
+data=$(fashion_mnist_h5)
+replay() {  # name deck steps [KEY=VALUE...]: one run, its output (a JSON line) in $dir/name.out
+  local name=$1 deck=$2 steps=$3
+  shift 3
+  mpiexec -n 1 "$WT_BINARY_DIR/replay_host_cost" "$WT_SOURCE_DIR/inputs/$deck" "$steps" 0 \
+    checkpoint.every_steps=0 train.eval_every_epoch=false "--run-dir=$dir/$name" "$@" \
+    >"$dir/$name.out" 2>&1
+}
+for row in "mlp fashion_mlp.toml 64" "lenet fashion_lenet.toml 64" "resnet fashion_resnet.toml 16" \
+  "ticktock fashion_lenet_ticktock_gpu.toml 64 device.kind=\"host\""; do
+  read -r name deck batch extra <<<"$row"
+  replay "$name" "$deck" 12 "data.path=\"$data\"" "train.global_batch=$batch" ${extra:+"$extra"} ||
+    { cat "$dir/$name.out"; fail "$name: the replayed steps failed"; }
+  grep -q '"replays": 10,' "$dir/$name.out" || { cat "$dir/$name.out"; fail "$name: not 10 replays"; }
+  echo "ok: $name: 10 replays on the CUDA host side: $(grep -o '"replay_host_us_median": [0-9.]*' "$dir/$name.out")"
+done
+# bf16: the convolutions' workspaces then hold their bf16 copies too (where this CPU has bf16).
+if replay resnet-bf16 fashion_resnet.toml 12 "data.path=\"$data\"" train.global_batch=16 \
+  'train.precision="bf16"'; then
+  grep -q '"replays": 10,' "$dir/resnet-bf16.out" || fail "resnet bf16: not 10 replays"
+  echo "ok: resnet bf16: 10 replays on the CUDA host side"
+elif grep -q "needs a CPU with bf16 arithmetic" "$dir/resnet-bf16.out"; then
+  echo "skipped: resnet bf16 (this CPU has no bf16 arithmetic)"
+else
+  cat "$dir/resnet-bf16.out"
+  fail "resnet bf16: the replayed steps failed"
+fi
+kjv="$WT_SOURCE_DIR/data/kjv.h5"
+if [[ -f $kjv ]]; then
+  replay transformer text_transformer.toml 12 "data.path=\"$kjv\"" train.global_batch=8 ||
+    { cat "$dir/transformer.out"; fail "transformer_small: the replayed steps failed"; }
+  grep -q '"replays": 10,' "$dir/transformer.out" || fail "transformer_small: not 10 replays"
+  echo "ok: transformer_small: 10 replays on the CUDA host side"
+else
+  echo "skipped: transformer_small (no $kjv: tools/setup.sh makes it)"
+fi
+
+# The workspace taken inside the kernel call: in the capture, not in the replay, and the
+# allocator's check names the difference at the replay's next allocation.
+rc=0
+WAVETRAIN_TEST_PLANT_BUG=op_scratch_at_issue replay planted fashion_resnet.toml 6 \
+  "data.path=\"$data\"" train.global_batch=16 || rc=$?
+[[ $rc -ne 0 ]] || { cat "$dir/planted.out"; fail "op_scratch_at_issue: the replays passed"; }
+grep -q "of a replayed step asks for .* where the captured step's asked for" "$dir/planted.out" ||
+  { cat "$dir/planted.out"; fail "op_scratch_at_issue: not the allocator's message"; }
+echo "ok: op_scratch_at_issue fails its first replay: $(grep -o 'allocation [0-9]* of a replayed step[^:]*' "$dir/planted.out" | head -1)"
