@@ -98,10 +98,11 @@ void StrictGraph::check_same(const Node& captured, const std::string& kernel, in
                            " touches " + std::to_string(accesses_.size()) +
                            " memory ranges where the captured one touched " +
                            std::to_string(captured.accesses.size()) +
-                           ": memory a kernel call sets up itself (a workspace it allocates) "
-                           "exists only in the captured step, since a replay runs none of the "
-                           "call's host code; the caller must set it up before the call, the "
-                           "same in every step");
+                           ": an optional argument that changed between steps, or memory a "
+                           "kernel call sets up itself (a workspace it allocates), which exists "
+                           "only in the captured step since a replay runs none of the call's "
+                           "host code; the caller must set it up before the call, the same in "
+                           "every step");
   for (size_t a = 0; a < accesses_.size(); ++a) {
     if (accesses_[a] == captured.accesses[a]) continue;
     std::ostringstream msg;

@@ -51,10 +51,19 @@ struct LayerContext {
   const OpsBackend* ops = nullptr;        // the device's kernels
   // backward: the whole pass, or one half of it (only on a layer whose splits_backward()).
   BackwardPart backward_part = BackwardPart::Whole;
+  // Test only, the planted bug OpScratchAtIssue: workspace() reserves nothing, so the op takes
+  // its own (strict_ops.cpp models CudaOps' fallback).
+  bool op_takes_scratch = false;
 
   // New tensors for this call's outputs and temporaries: the device's memory, this stream.
   Tensor empty(const Shape& shape) const { return Tensor::empty(shape, *allocator, stream); }
-  Tensor zeros(const Shape& shape) const { return Tensor::zeros(shape, *allocator, stream); }
+  // Zeroed by a kernel on this stream, not by Tensor::zeros' blocking fill (a synchronisation,
+  // which a step captured as a graph may not hold).
+  Tensor zeros(const Shape& shape) const {
+    Tensor t = empty(shape);
+    ops->fill(0.0f, t.device_ptr(), t.numel());
+    return t;
+  }
   // A kernel's workspace (a convolution's), taken by host code at issue and given back when the
   // call returns (stream order keeps it the kernel's). Taken here and never inside the ops: a
   // replayed graph step's kernel calls launch nothing (device/graph_replay_ops.hpp), so an op's
@@ -62,11 +71,8 @@ struct LayerContext {
   Tensor workspace(int64_t floats) const {
     return floats > 0 && !op_takes_scratch ? empty({floats}) : Tensor();
   }
-  // Test only, the planted bug OpScratchAtIssue: no workspace reserved, so the op takes its own
-  // (strict_ops.cpp models CudaOps' fallback).
-  bool op_takes_scratch = false;
-  // Where a kernel takes its temporaries: `reserved` (workspace()'s) when it holds any.
-  Scratch scratch(const Tensor& reserved = Tensor()) const {
+  // Where a kernel takes its temporaries: `reserved`, workspace()'s (empty when it needs none).
+  Scratch scratch(const Tensor& reserved) const {
     return Scratch{allocator, stream, reserved.defined() ? reserved.device_ptr() : nullptr};
   }
 };

@@ -237,24 +237,37 @@ void CudaDevice::fill_async(int stream, float* dst, size_t count, float value, c
   ops(stream).fill(value, dst, int64_t(count));  // replaying: GraphReplayOps, nothing
 }
 
+// The blocking copies and fill synchronise the device first: never inside a graphed step (CUDA
+// refuses it in a capture; in a replay it would run before the graph it should follow).
+void CudaDevice::refuse_in_graph(const char* what) const {
+  if (in_graph())
+    throw std::logic_error(std::string("cuda: ") + what +
+                           ", which synchronises the device, inside a step captured or replayed "
+                           "as a graph (device.cuda_graphs); issue it on the step's stream");
+}
+
 void CudaDevice::copy_to_host(void* dst, const void* src, size_t bytes) {
+  refuse_in_graph("a blocking copy to the host");
   synchronize();
   WT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
 }
 
 void CudaDevice::copy_to_device(void* dst, const void* src, size_t bytes) {
+  refuse_in_graph("a blocking copy to the device");
   synchronize();
   WT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
   WT_CUDA_CHECK(cudaDeviceSynchronize());  // from pageable memory the DMA may still run
 }
 
 void CudaDevice::copy_on_device(void* dst, const void* src, size_t bytes) {
+  refuse_in_graph("a blocking copy on the device");
   synchronize();
   WT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
   WT_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 void CudaDevice::fill(float* dst, size_t count, float value) {
+  refuse_in_graph("a blocking fill");
   synchronize();
   ops(0).fill(value, dst, int64_t(count));
   WT_CUDA_CHECK(cudaStreamSynchronize(stream(0)));

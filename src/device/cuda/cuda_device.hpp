@@ -98,6 +98,7 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   const Slot* find(int id) const;
   void open(Slot& s);  // creates its stream (with its priority) and its kernels
   int cuda_priority(int priority) const;
+  void refuse_in_graph(const char* what) const;  // the blocking operations' guard
 
   int gpu_;
   bool tf32_;

@@ -91,16 +91,22 @@ struct Bf16Copies {
 };
 enum Bf16Copy { kX16, kW16, kY16, kDx16, kDw16 };
 
-// The scratch a call uses: reserved memory, else a tensor from the allocator held for the call
-// (freed on the stream, so the queued convolution keeps it), else the ops' own workspace.
+// The scratch a call uses: reserved memory (a layer's: LayerContext::workspace), else, for
+// callers outside a training step (tests, tools), a tensor from the allocator held for the call
+// (freed on the stream, so the queued convolution keeps it), else the ops' own workspace. Never
+// the fallbacks in a captured step: a replay runs none of this host code, so an allocation here
+// would be in the capture and missing from every replay.
 struct ConvScratch {
   Tensor held;
   void* data = nullptr;
-  ConvScratch(const Scratch& scratch, size_t bytes, DeviceScratch& fallback) {
+  ConvScratch(const Scratch& scratch, size_t bytes, cudaStream_t stream, DeviceScratch& fallback) {
     if (bytes == 0) return;
     if (scratch.reserved) {
       data = scratch.reserved;
-    } else if (scratch.memory) {
+      return;
+    }
+    refuse_in_capture_on(stream, "a convolution given no reserved workspace");
+    if (scratch.memory) {
       held = scratch.floats(int64_t((bytes + sizeof(float) - 1) / sizeof(float)));
       data = held.device_ptr();  // issued, not touched: host code here
     } else {
@@ -173,7 +179,7 @@ void CudaOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const
   if (impl_->precision == Precision::Bf16) return conv2d_forward_bf16(g, x, w, bias, y, scratch);
   const ConvPlan& plan = impl_->conv_plan(g);
   ConvDescriptors d(g, impl_->tf32, Precision::Fp32);
-  ConvScratch ws(scratch, plan.forward_bytes, impl_->workspace);
+  ConvScratch ws(scratch, plan.forward_bytes, impl_->stream, impl_->workspace);
   const float one = 1.0f, zero = 0.0f;
   WT_CUDNN_CHECK(cudnnConvolutionForward(impl_->cudnn, &one, d.x, x, d.w, w, d.conv, plan.forward,
                                          ws.data, plan.forward_bytes, &zero, d.y, y));
@@ -189,7 +195,7 @@ void CudaOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, cons
     return conv2d_backward_bf16(g, x, w, dy, dx, dw, dbias, scratch);
   const ConvPlan& plan = impl_->conv_plan(g);
   ConvDescriptors d(g, impl_->tf32, Precision::Fp32);
-  ConvScratch ws(scratch, plan.backward_bytes, impl_->workspace);
+  ConvScratch ws(scratch, plan.backward_bytes, impl_->stream, impl_->workspace);
   const float one = 1.0f, zero = 0.0f;
   if (dw)
     WT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(impl_->cudnn, &one, d.x, x, d.y, dy, d.conv,
@@ -209,7 +215,7 @@ void CudaOps::conv2d_forward_bf16(const ops::Conv2dGeometry& g, const float* x, 
   ConvDescriptors d(g, impl_->tf32, Precision::Bf16);
   const Bf16Copies copies(g);
   const size_t ws_bytes = Bf16Copies::aligned(plan.forward_bytes);
-  ConvScratch ws(scratch, ws_bytes + copies.bytes(), impl_->workspace);
+  ConvScratch ws(scratch, ws_bytes + copies.bytes(), impl_->stream, impl_->workspace);
   void* base = static_cast<char*>(ws.data) + ws_bytes;
   cudaStream_t s = impl_->stream;
   cuda_for(s, copies.x, kern::ToBf16{x, copies.at(base, kX16)});
@@ -230,7 +236,7 @@ void CudaOps::conv2d_backward_bf16(const ops::Conv2dGeometry& g, const float* x,
   ConvDescriptors d(g, impl_->tf32, Precision::Bf16);
   const Bf16Copies copies(g);
   const size_t ws_bytes = Bf16Copies::aligned(plan.backward_bytes);
-  ConvScratch ws(scratch, ws_bytes + copies.bytes(), impl_->workspace);
+  ConvScratch ws(scratch, ws_bytes + copies.bytes(), impl_->stream, impl_->workspace);
   void* base = static_cast<char*>(ws.data) + ws_bytes;
   cudaStream_t s = impl_->stream;
   if (dw) cuda_for(s, copies.x, kern::ToBf16{x, copies.at(base, kX16)});

@@ -96,6 +96,15 @@ struct SkipUnless {
 void CudaOps::softmax_xent_forward(const float* logits, const int32_t* labels, int64_t n, int64_t k,
                                    float* grad, const ops::XentOutputs& out) const {
   ops::check_labels(labels, n, k);
+  // A captured copy node reads `labels` again at every replay: pageable memory would be gone.
+  if (impl_->capturing()) {
+    cudaPointerAttributes where{};
+    WT_CUDA_CHECK(cudaPointerGetAttributes(&where, labels));
+    if (where.type != cudaMemoryTypeHost)
+      throw std::logic_error(
+          "cuda: softmax_xent_forward's labels in pageable host memory while a step is captured "
+          "as a graph; pass them in a fixed pinned buffer");
+  }
   auto* staged =
       static_cast<int32_t*>(impl_->labels.at_least(sizeof(int32_t) * size_t(n > 0 ? n : 1)));
   WT_CUDA_CHECK(cudaMemcpyAsync(staged, labels, sizeof(int32_t) * size_t(n), cudaMemcpyHostToDevice,

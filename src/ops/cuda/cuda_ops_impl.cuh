@@ -8,6 +8,8 @@
 
 #include <array>
 #include <map>
+#include <stdexcept>
+#include <string>
 
 #include "mem/caching_allocator.hpp"
 #include "ops/cuda/cuda_ops.hpp"
@@ -49,6 +51,20 @@ struct CudaMemory {
 };
 using DeviceScratch = GrowingBuffer<CudaMemory>;
 
+// Whether `stream`'s work is being captured into a graph now.
+inline bool stream_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  WT_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  return status != cudaStreamCaptureStatusNone;
+}
+// What a kernel call may not do in a capture (`what`, named in the logic_error): work a replay,
+// which runs none of the call's host code, would not repeat, or a synchronisation.
+inline void refuse_in_capture_on(cudaStream_t stream, const char* what) {
+  if (stream_capturing(stream))
+    throw std::logic_error(std::string("cuda: ") + what +
+                           " while a step is captured as a graph (device.cuda_graphs)");
+}
+
 struct CudaOps::Impl {
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
@@ -64,6 +80,8 @@ struct CudaOps::Impl {
   Partials partials;            // the reductions' block partials: made with the object, fixed size
 
   const ConvPlan& conv_plan(const ops::Conv2dGeometry& g);
+  bool capturing() const { return stream_capturing(stream); }
+  void refuse_in_capture(const char* what) const { refuse_in_capture_on(stream, what); }
   // The strided-batched row-major GEMM with A and B rounded to bf16 and FP32 accumulation and C
   // (batch 1: one GEMM; strides unused).
   void gemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,

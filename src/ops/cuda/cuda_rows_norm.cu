@@ -109,6 +109,7 @@ void CudaOps::token_ids(const float* x, int64_t n, int64_t vocab, int64_t* ids,
         "token_ids");
     return;
   }
+  impl_->refuse_in_capture("token_ids with a synchronous check (no device-side record)");
   auto* first_bad = static_cast<int64_t*>(impl_->flag.at_least(sizeof(int64_t)));
   cuda_reduce<kern::FirstBad>(impl_->stream, n, 4, TokenIdCheck{kern::TokenIds{x, vocab, ids}},
                               StoreFirstBad{first_bad}, impl_->partials, "token_ids");

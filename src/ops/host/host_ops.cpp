@@ -105,7 +105,8 @@ void HostOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const
   }
   Tensor workspace;
   float* ws = scratch.reserved;
-  if (!ws) ws = (workspace = scratch.floats(conv2d_scratch_floats(g, bias != nullptr))).data();
+  if (!ws)
+    ws = (workspace = scratch.floats(conv2d_scratch_floats(g, bias != nullptr))).device_ptr();
   if (precision_ == Precision::Bf16) ws = round_conv_inputs(g, &x, &w, nullptr, ws);
   ops::conv2d_forward(g, x, w, bias, y, ws, ops::conv2d_chunk(g));
 }
@@ -132,7 +133,8 @@ void HostOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, cons
   }
   Tensor workspace;
   float* ws = scratch.reserved;
-  if (!ws) ws = (workspace = scratch.floats(conv2d_scratch_floats(g, dbias != nullptr))).data();
+  if (!ws)
+    ws = (workspace = scratch.floats(conv2d_scratch_floats(g, dbias != nullptr))).device_ptr();
   if (precision_ == Precision::Bf16) ws = round_conv_inputs(g, &x, &w, &dy, ws);
   ops::conv2d_backward(g, x, w, dy, dx, dw, dbias, ws, ops::conv2d_chunk(g));
 }
