@@ -36,6 +36,7 @@
 #include "device/graph_replay_ops.hpp"
 #include "device/host_backend.hpp"
 #include "job/job.hpp"
+#include "ops/precision.hpp"
 #include "tensor/host_access.hpp"
 
 using namespace wt;
@@ -43,10 +44,11 @@ using namespace wt;
 namespace {
 
 // Device memory in host RAM that host code may not address (so batches come in through pinned
-// staging, as on a GPU); a replayed step's copies are the graph's copy nodes, so none is made.
-// Events as CudaDevice has them: one recorded inside a graphed step is no real event and counts
-// as complete only after the next synchronisation (the step's read-back); the others at once (the
-// host's kernels have run).
+// staging, as on a GPU), with CudaDevice's rules (cuda_device.cpp): an event recorded inside a
+// graphed step is no real event and counts as complete only after the next synchronisation (the
+// step's read-back), the others at once (the host's kernels have run); a replayed step's copies
+// and fills are the graph's nodes, so none is made; a copy from pageable memory in a capture and
+// the blocking operations (each a synchronisation) inside a graphed step are refused.
 class DryStreams final : public DeviceStreams {
  public:
   DryStreams(const bool& replaying, const bool& in_graph)
@@ -61,31 +63,65 @@ class DryStreams final : public DeviceStreams {
     return counts_[event.stream].completed >= event.sequence;
   }
   void synchronize() override {
+    refuse_in_graph("a device synchronisation");
+    ++synchronizations_;
     for (auto& [stream, c] : counts_) c.completed = c.recorded;
   }
+  uint64_t synchronizations() const { return synchronizations_; }
   bool host_addressable() const override { return false; }
   void copy_to_device_async(int stream, void* dst, const void* src, size_t bytes,
                             const char* what) override {
+    if (replaying_) return;
+    if (in_graph_)
+      throw std::logic_error(std::string("cuda: ") + what +
+                             ", a copy from pageable host memory, while a step is captured");
+    DeviceStreams::copy_to_device_async(stream, dst, src, bytes, what);
+  }
+  void copy_from_pinned_async(int stream, void* dst, const void* src, size_t bytes,
+                              const char* what) override {
     if (!replaying_) DeviceStreams::copy_to_device_async(stream, dst, src, bytes, what);
   }
   void fill_async(int stream, float* dst, size_t count, float value, const char* what) override {
     if (!replaying_) DeviceStreams::fill_async(stream, dst, count, value, what);
+  }
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    synchronize();
+    DeviceStreams::copy_to_host(dst, src, bytes);
+  }
+  void copy_to_device(void* dst, const void* src, size_t bytes) override {
+    synchronize();
+    DeviceStreams::copy_to_device(dst, src, bytes);
+  }
+  void copy_on_device(void* dst, const void* src, size_t bytes) override {
+    synchronize();
+    DeviceStreams::copy_on_device(dst, src, bytes);
+  }
+  void fill(float* dst, size_t count, float value) override {
+    synchronize();
+    DeviceStreams::fill(dst, count, value);
   }
 
  private:
   struct Counts {
     uint64_t recorded = 0, completed = 0;
   };
+  void refuse_in_graph(const char* what) const {
+    if (in_graph_)
+      throw std::logic_error(std::string("cuda: ") + what +
+                             " inside a step captured or replayed as a graph");
+  }
   const bool& replaying_;
   const bool& in_graph_;
   std::map<int, Counts> counts_;  // by stream
+  uint64_t synchronizations_ = 0;
 };
 
 // CudaDevice's host side: kernels and program events from the host device, launches dropped
 // while a graph replays.
 class DryReplayBackend final : public DeviceBackend {
  public:
-  DryReplayBackend() : streams_(replaying_, in_graph_), replay_(host_.kernels()) {}
+  explicit DryReplayBackend(Precision precision)
+      : host_(precision), streams_(replaying_, in_graph_), replay_(host_.kernels()) {}
   const char* name() const override { return "dry-replay"; }
   DeviceStreams& streams() override { return streams_; }
   const OpsBackend& ops(int stream) override {
@@ -94,11 +130,22 @@ class DryReplayBackend final : public DeviceBackend {
   const OpsBackend& kernels() override { return ops(0); }
   void launch(int, DeviceWork work) override {
     if (work.ready) throw std::logic_error("cuda: device work with a host-side readiness test");
+    DeviceWorkScope device_work;
     work.run();
   }
-  void run_on_device(const std::function<void()>& work, const std::function<bool()>&) override {
-    work();
+  void run_on_device(const std::function<void()>& work,
+                     const std::function<bool()>& progress) override {
+    {
+      DeviceWorkScope device_work;
+      work();
+    }
+    streams_.synchronize();
+    if (progress)
+      while (progress()) {
+      }
   }
+  bool counts_synchronizations() const override { return true; }
+  uint64_t synchronizations() const override { return streams_.synchronizations(); }
   std::unique_ptr<ProgramEvents> program_events(int count, void* comm_stream) override {
     return host_.program_events(count, comm_stream);
   }
@@ -132,63 +179,80 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-int run(int argc, char** argv) {
-  if (argc < 4) {
-    std::fprintf(stderr,
-                 "usage: replay_host_cost DECK STEPS DEVICE_US [KEY=VALUE ...] [--run-dir=DIR]\n");
-    return 2;
-  }
-  const int64_t steps = std::atoll(argv[2]);
-  const double device_us = std::atof(argv[3]);
+struct Args {
+  std::string deck, run_dir;
+  int64_t steps = 0;
+  double device_us = 0;
   std::vector<std::string> overrides;
-  std::string run_dir;
-  for (int a = 4; a < argc; ++a) {
-    const std::string arg = argv[a];
-    if (arg.rfind("--run-dir=", 0) == 0)
-      run_dir = arg.substr(10);
-    else
-      overrides.push_back(arg);
+};
+
+// false (with the usage printed) when the command line is not one.
+bool parse_args(int argc, char** argv, Args& args) {
+  if (argc >= 4) {
+    args.deck = argv[1];
+    args.steps = std::atoll(argv[2]);
+    args.device_us = std::atof(argv[3]);
+    for (int a = 4; a < argc; ++a) {
+      const std::string arg = argv[a];
+      if (arg.rfind("--run-dir=", 0) == 0)
+        args.run_dir = arg.substr(10);
+      else
+        args.overrides.push_back(arg);
+    }
   }
-  overrides.push_back("device.cuda_graphs=true");
-  overrides.push_back("device.kind=\"host\"");
-  const RunConfig config = parse_deck(argv[1], overrides);
+  if (args.steps >= 3 && args.device_us >= 0) return true;
+  std::fprintf(stderr,
+               "usage: replay_host_cost DECK STEPS DEVICE_US [KEY=VALUE ...] [--run-dir=DIR]\n"
+               "  STEPS >= 3 (an eager step, the capture, then replays)\n");
+  return false;
+}
+
+int run(int argc, char** argv) {
+  Args args;
+  if (!parse_args(argc, argv, args)) return 2;
+  args.overrides.push_back("device.cuda_graphs=true");
+  args.overrides.push_back("device.kind=\"host\"");
+  const RunConfig config = parse_deck(args.deck, args.overrides);
   JobOptions options;
-  options.run_dir = run_dir.empty() ? "/tmp/replay_host_cost/" + config.run.name : run_dir;
+  options.run_dir =
+      args.run_dir.empty() ? "/tmp/replay_host_cost/" + config.run.name : args.run_dir;
   options.quiet = true;
   options.overwrite = true;
-  options.max_steps = steps;
-  auto backend = std::make_unique<DryReplayBackend>();
-  backend->set_device_time(device_us);
+  options.max_steps = args.steps;
+  auto backend = std::make_unique<DryReplayBackend>(parse_precision(config.train.precision));
+  backend->set_device_time(args.device_us);
   DeviceContext device(std::move(backend), DeviceKind::Host, 0);
   MpiCommunicator comm;
   Job job(config, options, device, comm.rank(), comm.size());
   job.start(comm);
-  std::vector<double> eager_us, replay_us;
-  for (int64_t step = 0; step < steps; ++step) {
+  std::vector<double> host_us;  // per replayed step: its wall time less the device's
+  double eager_us = 0;
+  uint64_t replay_synchronizations = 0;
+  for (int64_t step = 0; step < args.steps; ++step) {
+    const uint64_t synchronizations = device.backend().synchronizations();
     const auto t0 = std::chrono::steady_clock::now();
-    if (step < 2) {  // the host's kernels, called by host code here, may address device memory
-      DeviceWorkScope kernels;
-      job.run_step(step);
-    } else {
-      job.run_step(step);
-    }
+    job.run_step(step);
     const double us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    (step < 2 ? eager_us : replay_us).push_back(step < 2 ? us : us - device_us);
+    if (step == 0) eager_us = us;
+    if (step < 2) continue;
+    host_us.push_back(us - args.device_us);
+    replay_synchronizations += device.backend().synchronizations() - synchronizations;
   }
-  if (job.executor().graph_replays() != steps - 2) {
+  if (job.executor().graph_replays() != args.steps - 2) {
     std::fprintf(stderr, "replay_host_cost: %lld replays of %lld steps: graphs were refused\n",
-                 (long long)job.executor().graph_replays(), (long long)steps);
+                 (long long)job.executor().graph_replays(), (long long)args.steps);
     return 1;
   }
-  const double host = median(replay_us);
+  const double host = median(host_us);
   std::printf(
       "{\"deck\": \"%s\", \"batch\": %lld, \"replays\": %lld, \"device_us\": %.1f, "
       "\"replay_host_us_median\": %.1f, \"replay_host_us_min\": %.1f, "
-      "\"device_share\": %.3f, \"eager_step_us\": %.1f}\n",
-      config.run.name.c_str(), (long long)config.train.global_batch, (long long)replay_us.size(),
-      device_us, host, *std::min_element(replay_us.begin(), replay_us.end()),
-      device_us / (device_us + host), eager_us[0]);
+      "\"device_share\": %.3f, \"synchronizations_per_replay\": %.2f, \"eager_step_us\": %.1f}\n",
+      config.run.name.c_str(), (long long)config.train.global_batch, (long long)host_us.size(),
+      args.device_us, host, *std::min_element(host_us.begin(), host_us.end()),
+      args.device_us / (args.device_us + host), double(replay_synchronizations) / host_us.size(),
+      eager_us);
   return 0;
 }
 

@@ -281,7 +281,7 @@ if wanted throughput; then
     read -r model deck batch torch_mb <<<"$row"
     if train "speed-$model" 1 "$deck" --steps 300 --set "train.global_batch=$batch" \
       --set train.log_every_steps=100 --set checkpoint.every_steps=0 --set "device.kind=\"$gpu\""; then
-      report "throughput $model ($batch)" PASS "$(summary_value "speed-$model" samples_per_s_median) samples/s (median step, eager); peak device memory $(summary_value "speed-$model" peak_device_in_use_mb) MB in use, $(summary_value "speed-$model" peak_device_mb) MB reserved (PyTorch's graph, max_memory_allocated: $torch_mb MB)"
+      report "throughput $model ($batch)" PASS "$(summary_value "speed-$model" samples_per_s_median) samples/s (median step, eager; the host's issue time $(summary_value "speed-$model" issue_us_median) us a step); peak device memory $(summary_value "speed-$model" peak_device_in_use_mb) MB in use, $(summary_value "speed-$model" peak_device_mb) MB reserved (PyTorch's graph, max_memory_allocated: $torch_mb MB)"
     else
       report "throughput $model ($batch)" FAIL "the run failed"
     fi
@@ -335,7 +335,7 @@ if wanted graphs; then
       d=$(loss_difference "graphs-$model-off" "graphs-$model-on")
       on=$(summary_value "graphs-$model-on" samples_per_s_median)
       off=$(summary_value "graphs-$model-off" samples_per_s_median)
-      figures="on $on, off $off samples/s (median step); losses differ by $d; peak device memory in use on $(summary_value "graphs-$model-on" peak_device_in_use_mb), off $(summary_value "graphs-$model-off" peak_device_in_use_mb) MB"
+      figures="on $on, off $off samples/s (median step); the host's issue time per step on $(summary_value "graphs-$model-on" issue_us_median), off $(summary_value "graphs-$model-off" issue_us_median) us; losses differ by $d; peak device memory in use on $(summary_value "graphs-$model-on" peak_device_in_use_mb), off $(summary_value "graphs-$model-off" peak_device_in_use_mb) MB"
       replays=$(summary_value "graphs-$model-on" graph_replays)
       if [[ $(summary_value "graphs-$model-on" graph_captures) != 1 || $replays != 298 ]]; then
         report "graphs $model ($batch)" FAIL "not 1 capture and 298 replays ($replays): $(grep -m1 cuda_graphs "$work/graphs-$model-on/log.txt")"

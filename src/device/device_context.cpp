@@ -80,6 +80,9 @@ DeviceContext::DeviceContext(const DeviceOptions& options) : kind_(options.kind)
 DeviceContext::DeviceContext(std::unique_ptr<DeviceBackend> backend, DeviceKind kind,
                              size_t memory_limit)
     : kind_(kind), backend_(std::move(backend)) {
+  // The strict device's queues are its own backend's (queues()): only make_backend builds it.
+  if (kind_ == DeviceKind::Strict)
+    throw std::invalid_argument("DeviceContext: a strict device comes from DeviceOptions");
   attach_allocator(memory_limit);
 }
 

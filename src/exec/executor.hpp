@@ -132,6 +132,9 @@ class Executor {
   // Whether any rank's program communicates: then its ranks must all graph or none (a collective
   // NCCL call captured on some ranks and issued eagerly on others is undefined).
   bool program_communicates() const;
+  // The host's seconds issuing the last step, from begin_step to its last launch (a replayed
+  // graph's included), before it waits for the device: on a GPU, what the host adds to a step.
+  double last_issue_seconds() const { return issue_seconds_; }
   // Steps captured and replayed so far (tests, the summary).
   int64_t graph_captures() const { return graph_captures_; }
   int64_t graph_replays() const { return graph_replays_; }
@@ -270,7 +273,8 @@ class Executor {
   std::vector<int> slot_batch_;
   uint64_t seed_;
   int rank_;
-  int64_t step_ = 0;  // the step in hand (begin_step)
+  int64_t step_ = 0;                            // the step in hand (begin_step)
+  double issue_began_ = 0, issue_seconds_ = 0;  // last_issue_seconds()
   double lr_ = 0;
   std::vector<size_t> position_;  // per stream: the next instruction to issue this step
   std::vector<std::unique_ptr<Slot>> slots_;

@@ -28,6 +28,7 @@ size_t Executor::step_instructions() const {
 }
 
 void Executor::begin_step(int64_t step, double lr) {
+  issue_began_ = steady_seconds();
   step_ = step;
   lr_ = lr;
   // The last step's transfers are seen complete (a graphed step's only now, after its read-back's
@@ -87,6 +88,7 @@ size_t Executor::issued_this_step() const {
 
 StepStats Executor::finish_step() {
   end_graph_step_issue();
+  issue_seconds_ = steady_seconds() - issue_began_;
   device_.backend().drain([this] { return events_->poll(); });
   events_->poll();  // the host sees the step's transfers complete before it reads anything back
   device_.backend().raise_deferred();

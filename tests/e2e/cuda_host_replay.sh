@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # A GPU rank's host side of whole-step graphs, run here without a GPU (bench/replay_host_cost.cpp:
-# CudaDevice's host code without CUDA, every kernel call and copy of a replayed step dropped as
-# GraphReplayOps and CudaDevice drop them). The strict device runs its own op wrappers at issue,
-# so only this device shows what a GPU host program really does in a replay: each graphable model
-# (mlp, lenet, resnet in FP32 and bf16, transformer_small) and tick-tock's two streams replay
-# every step after the capture with the allocator's sequence check passing, and a convolution that
-# takes its workspace inside the kernel call (op_scratch_at_issue, CudaOps' fallback) fails there
-# as it would on a GPU.
+# CudaDevice's host code and rules without CUDA, every kernel call and copy of a replayed step
+# dropped as GraphReplayOps and CudaDevice drop them, synchronisations counted and refused inside
+# a graphed step). The strict device models a replay with its own queues and wrappers; this one
+# runs the host code a GPU rank runs, with the host's kernels, not the strict device's: each
+# graphable model (mlp, lenet, resnet in FP32 and bf16, transformer_small) and tick-tock's two
+# streams replay every step after the capture with the allocator's sequence check passing and one
+# synchronisation a step, and a convolution that takes its workspace inside the kernel call
+# (op_scratch_at_issue, CudaOps' fallback) fails there as it would on a GPU.
 source "$(dirname "$0")/lib/common.bash"
 data=$(fashion_mnist_h5)
 replay() {  # name deck steps [KEY=VALUE...]: one run, its output (a JSON line) in $dir/name.out
@@ -22,6 +23,8 @@ for row in "mlp fashion_mlp.toml 64" "lenet fashion_lenet.toml 64" "resnet fashi
   replay "$name" "$deck" 12 "data.path=\"$data\"" "train.global_batch=$batch" ${extra:+"$extra"} ||
     { cat "$dir/$name.out"; fail "$name: the replayed steps failed"; }
   grep -q '"replays": 10,' "$dir/$name.out" || { cat "$dir/$name.out"; fail "$name: not 10 replays"; }
+  grep -q '"synchronizations_per_replay": 1.00,' "$dir/$name.out" ||
+    { cat "$dir/$name.out"; fail "$name: not one synchronisation a replayed step"; }
   echo "ok: $name: 10 replays on the CUDA host side: $(grep -o '"replay_host_us_median": [0-9.]*' "$dir/$name.out")"
 done
 # bf16: the convolutions' workspaces then hold their bf16 copies too (where this CPU has bf16).

@@ -16,12 +16,14 @@ SummaryObserver::SummaryObserver(Job& job, std::chrono::steady_clock::time_point
                                  const EvaluationObserver& evaluation)
     : run_start_(run_start),
       evaluation_(evaluation),
-      step_times_(job.total_steps() - job.start_step()) {
+      step_times_(job.total_steps() - job.start_step()),
+      issue_times_(job.total_steps() - job.start_step()) {
   result_.start_step = job.start_step();
 }
 
-void SummaryObserver::after_step(Job&, const StepRecord& record) {
+void SummaryObserver::after_step(Job& job, const StepRecord& record) {
   step_times_.add(record.seconds);
+  issue_times_.add(job.executor().last_issue_seconds());
   ++steps_run_;
   // After the first step, whose first uses allocate (and zero) the step's results and the
   // optimizer's state once.
@@ -54,6 +56,9 @@ void SummaryObserver::write_summary(Job& job, double peak_rss_mb,
     << ",\n  \"global_batch\": " << job.config().train.global_batch
     << ",\n  \"samples_per_s_median\": "
     << (steps_run_ > 0 ? format_number("%g", result_.samples_per_s_median) : "null")
+    // The host's part of the median step: on a GPU the rest is the wait for the device.
+    << ",\n  \"issue_us_median\": "
+    << (steps_run_ > 0 ? format_number("%.1f", 1e6 * issue_times_.median()) : "null")
     << ",\n  \"wall_s\": " << result_.wall_s << ",\n  \"test_accuracy\": " << result_.test_accuracy
     << ",\n  \"peak_rss_mb\": " << peak_rss_mb
     << ",\n  \"peak_device_mb\": " << memory.peak_reserved / 1048576.0

@@ -29,6 +29,7 @@ class SummaryObserver : public StepObserver {
   std::chrono::steady_clock::time_point run_start_;
   const EvaluationObserver& evaluation_;
   StepTimeSample step_times_;
+  StepTimeSample issue_times_;  // the host's part of each step (Executor::last_issue_seconds)
   int64_t most_synchronizations_ = -1;  // in one step, the strict device only
   int64_t steps_run_ = 0;               // in this start: none when a resume already completes it
   TrainResult result_;
