@@ -4,10 +4,11 @@
 # dropped as GraphReplayOps and CudaDevice drop them, synchronisations counted and refused inside
 # a graphed step). The strict device models a replay with its own queues and wrappers; this one
 # runs the host code a GPU rank runs, with the host's kernels, not the strict device's: each
-# graphable model (mlp, lenet, resnet in FP32 and bf16, transformer_small) and tick-tock's two
-# streams replay every step after the capture with the allocator's sequence check passing and one
-# synchronisation a step, and a convolution that takes its workspace inside the kernel call
-# (op_scratch_at_issue, CudaOps' fallback) fails there as it would on a GPU.
+# graphable model (mlp with SGD and AdamW, lenet, vgg, resnet in FP32 and bf16,
+# transformer_small) and tick-tock's two streams replay every step after the capture with the
+# allocator's sequence check passing and one synchronisation a step, and a convolution that takes
+# its workspace inside the kernel call (op_scratch_at_issue, CudaOps' fallback) fails there as it
+# would on a GPU.
 source "$(dirname "$0")/lib/common.bash"
 data=$(fashion_mnist_h5)
 replay() {  # name deck steps [KEY=VALUE...]: one run, its output (a JSON line) in $dir/name.out
@@ -17,8 +18,11 @@ replay() {  # name deck steps [KEY=VALUE...]: one run, its output (a JSON line) 
     checkpoint.every_steps=0 train.eval_every_epoch=false "--run-dir=$dir/$name" "$@" \
     >"$dir/$name.out" 2>&1
 }
+# AdamW (its per-step corrections through pinned memory) and vgg (dropout's generator state
+# through a pinned word) beside the plain SGD decks.
 for row in "mlp fashion_mlp.toml 64" "lenet fashion_lenet.toml 64" "resnet fashion_resnet.toml 16" \
-  "ticktock fashion_lenet_ticktock_gpu.toml 64 device.kind=\"host\""; do
+  "ticktock fashion_lenet_ticktock_gpu.toml 64 device.kind=\"host\"" \
+  "mlp-adamw fashion_mlp.toml 64 optimizer.kind=\"adamw\"" "vgg fashion_vgg.toml 16"; do
   read -r name deck batch extra <<<"$row"
   replay "$name" "$deck" 12 "data.path=\"$data\"" "train.global_batch=$batch" ${extra:+"$extra"} ||
     { cat "$dir/$name.out"; fail "$name: the replayed steps failed"; }
