@@ -66,6 +66,7 @@ class Buffers {
  public:
   ~Buffers() {
     for (void* p : owned_) cudaFree(p);
+    for (void* p : pinned_) cudaFreeHost(p);
   }
   float* random(int64_t n, float lo = -1.0f, float hi = 1.0f) {
     std::uniform_real_distribution<float> u(lo, hi);
@@ -84,9 +85,14 @@ class Buffers {
     for (auto& x : v) x = int64_t(rng_() % uint64_t(vocab));
     return upload(v);
   }
-  std::vector<int32_t> labels(int64_t n, int64_t k) {
-    std::vector<int32_t> v(static_cast<size_t>(n));
-    for (auto& x : v) x = int32_t(rng_() % uint64_t(k));
+  // Labels in pinned host memory, as the trainer passes them in a graphed step (a captured copy
+  // from pageable memory is refused: it would read freed memory at a later replay).
+  int32_t* pinned_labels(int64_t n, int64_t k) {
+    void* p = nullptr;
+    WT_CUDA_CHECK(cudaMallocHost(&p, std::max<size_t>(1, size_t(n)) * sizeof(int32_t)));
+    pinned_.push_back(p);
+    auto* v = static_cast<int32_t*>(p);
+    for (int64_t i = 0; i < n; ++i) v[i] = int32_t(rng_() % uint64_t(k));
     return v;
   }
   template <class T>
@@ -101,6 +107,7 @@ class Buffers {
  private:
   std::mt19937_64 rng_{12345};
   std::vector<void*> owned_;
+  std::vector<void*> pinned_;  // cudaMallocHost
 };
 
 using Op = std::function<void()>;
@@ -246,10 +253,10 @@ Op row_op(const Case& c, const CudaOps& o, Buffers& b) {
     const int64_t n = c["n"], k = c["k"];
     float *logits = b.random(n * k, -5.0f, 5.0f), *grad = b.random(n * k), *loss = b.random(1);
     auto* totals = b.upload(std::vector<double>{0.0, 0.0});
-    const auto labels = std::make_shared<std::vector<int32_t>>(b.labels(n, k));
+    const int32_t* labels = b.pinned_labels(n, k);
     wt::ops::XentOutputs out;
     out.per_row = 1.0, out.loss = loss, out.totals = totals;
-    return [=, &o] { o.softmax_xent_forward(logits, labels->data(), n, k, grad, out); };
+    return [=, &o] { o.softmax_xent_forward(logits, labels, n, k, grad, out); };
   }
   return nullptr;
 }

@@ -94,8 +94,9 @@ enum Bf16Copy { kX16, kW16, kY16, kDx16, kDw16 };
 // The scratch a call uses: reserved memory (a layer's: LayerContext::workspace), else, for
 // callers outside a training step (tests, tools), a tensor from the allocator held for the call
 // (freed on the stream, so the queued convolution keeps it), else the ops' own workspace. Never
-// the fallbacks in a captured step: a replay runs none of this host code, so an allocation here
-// would be in the capture and missing from every replay.
+// the allocator in a captured step: a replay runs none of this host code, so the allocation
+// would be in the capture and missing from every replay. (The ops' own workspace, grown by an
+// earlier call of the same shape, is the same buffer in every replay: the op benchmark's graphs.)
 struct ConvScratch {
   Tensor held;
   void* data = nullptr;
@@ -103,10 +104,8 @@ struct ConvScratch {
     if (bytes == 0) return;
     if (scratch.reserved) {
       data = scratch.reserved;
-      return;
-    }
-    refuse_in_capture_on(stream, "a convolution given no reserved workspace");
-    if (scratch.memory) {
+    } else if (scratch.memory) {
+      refuse_in_capture_on(stream, "a convolution taking its workspace from the allocator");
       held = scratch.floats(int64_t((bytes + sizeof(float) - 1) / sizeof(float)));
       data = held.device_ptr();  // issued, not touched: host code here
     } else {
