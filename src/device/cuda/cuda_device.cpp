@@ -69,7 +69,14 @@ void CudaDevice::set_priority(int stream, int priority) {
   s.priority = priority;
   if (!s.handle) return;
   // Made before the program named its priority (model initialisation uses stream 0): remade.
+  // A graph captured earlier (an auto.measure trial's) addresses the buffers of the stream's ops
+  // object, which goes with it: the graph goes too, and replaying it is refused until a capture.
   WT_CUDA_CHECK(cudaStreamSynchronize(s.handle));
+  if (graph_exec_) {
+    WT_CUDA_CHECK(cudaDeviceSynchronize());  // a launch of it may still run on stream 0
+    WT_CUDA_CHECK(cudaGraphExecDestroy(graph_exec_));
+    graph_exec_ = nullptr;
+  }
   s.ops.reset();
   WT_CUDA_CHECK(cudaStreamDestroy(s.handle));
   s.handle = nullptr;
