@@ -21,6 +21,16 @@
 
 namespace {
 
+// A rank's board, its watched communicator and a watchdog that never fires during a test (its
+// reports are asked for directly), made once the test knows it runs on 2 ranks.
+struct Watched {
+  explicit Watched(wt::MpiCommunicator& mpi)
+      : board(mpi.world()), comm(mpi, board), watchdog(board, comm, 1000) {}
+  wt::HeartbeatBoard board;
+  wt::WatchedCommunicator comm;
+  wt::StallWatchdog watchdog;
+};
+
 int world_rank() {
   int r = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &r);
@@ -67,20 +77,18 @@ TEST(StallDetector, RequestIsMarkedUntilItCompletes) {
 TEST(StallDetector, ReportNamesPeerNotInTheCollective) {
   wt::MpiCommunicator mpi(MPI_COMM_WORLD);
   if (mpi.size() != 2) GTEST_SKIP() << "needs 2 ranks";
-  wt::HeartbeatBoard board(mpi.world());
-  wt::WatchedCommunicator comm(mpi, board);
-  wt::StallWatchdog watchdog(board, comm, 1000);  // never fires during the test
+  Watched w(mpi);
   const int me = world_rank();
-  comm.set_step(6);  // the report counts steps from 1
+  w.comm.set_step(6);  // the report counts steps from 1
   int peer_pid = 0;
   const int my_pid = ::getpid();
   MPI_Sendrecv(&my_pid, 1, MPI_INT, 1 - me, 0, &peer_pid, 1, MPI_INT, 1 - me, 0, MPI_COMM_WORLD,
                MPI_STATUS_IGNORE);
   // Rank 0 claims to wait in allreduce #7 of the world group; rank 1 is computing.
-  if (me == 0) board.enter(wt::CommOp::Allreduce, 0, 7, wt::monotonic_ns());
+  if (me == 0) w.board.enter(wt::CommOp::Allreduce, 0, 7, wt::monotonic_ns());
   MPI_Barrier(MPI_COMM_WORLD);
   if (me == 0) {
-    const std::string report = watchdog.describe_stall(board.own(), wt::monotonic_ns());
+    const std::string report = w.watchdog.describe_stall(w.board.own(), wt::monotonic_ns());
     EXPECT_NE(report.find("wavetrain: rank 0: stalled: waited"), std::string::npos) << report;
     EXPECT_NE(report.find("in allreduce (group 0, collective #7) at step 7"), std::string::npos)
         << report;
@@ -91,17 +99,17 @@ TEST(StallDetector, ReportNamesPeerNotInTheCollective) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   // Now rank 1 is in the same collective: nobody on the node is late.
-  if (me == 1) board.enter(wt::CommOp::Allreduce, 0, 7, wt::monotonic_ns());
+  if (me == 1) w.board.enter(wt::CommOp::Allreduce, 0, 7, wt::monotonic_ns());
   MPI_Barrier(MPI_COMM_WORLD);
   if (me == 0) {
-    const std::string report = watchdog.describe_stall(board.own(), wt::monotonic_ns());
+    const std::string report = w.watchdog.describe_stall(w.board.own(), wt::monotonic_ns());
     EXPECT_EQ(report.find("late:"), std::string::npos) << report;
     EXPECT_NE(report.find("no rank on this node is late (ranks 1 wait in the same call)"),
               std::string::npos)
         << report;
   }
   MPI_Barrier(MPI_COMM_WORLD);  // rank 1 stays in the call until rank 0 has looked
-  board.leave();
+  w.board.leave();
 }
 
 // Rank 0's slot once it shows `op` (20 s at most), and 200 ms more of rank 0 waiting in it.
@@ -122,11 +130,9 @@ wt::Heartbeat rank0_marked(wt::HeartbeatBoard& board, wt::CommOp op) {
 TEST(StallDetector, CheckpointWriteIsWatched) {
   wt::MpiCommunicator mpi(MPI_COMM_WORLD);
   if (mpi.size() != 2) GTEST_SKIP() << "needs 2 ranks";
-  wt::HeartbeatBoard board(mpi.world());
-  wt::WatchedCommunicator comm(mpi, board);
-  wt::StallWatchdog watchdog(board, comm, 1000);  // never fires during the test
+  Watched w(mpi);
   const int me = world_rank();
-  comm.set_step(2);
+  w.comm.set_step(2);
   wt::Model model(wt::Graph::load(std::string(WT_SOURCE_DIR) + "/models/mlp.toml"),
                   wt::testing::memory());
   model.init(1);
@@ -139,15 +145,15 @@ TEST(StallDetector, CheckpointWriteIsWatched) {
   MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
   const std::string path = std::string(name) + "/step_00000002.h5";
   auto write = [&] {
-    auto mark = comm.watch_region(wt::CommRegion::CheckpointWrite);
+    auto mark = w.comm.watch_region(wt::CommRegion::CheckpointWrite);
     wt::write_checkpoint(path, info, model, *opt, {0}, MPI_COMM_WORLD);
   };
   if (me == 0) {
-    EXPECT_EQ(board.own().op, wt::CommOp::None);
+    EXPECT_EQ(w.board.own().op, wt::CommOp::None);
     write();
   } else {
-    const wt::Heartbeat h = rank0_marked(board, wt::CommOp::CheckpointWrite);
-    const std::string report = watchdog.describe_stall(h, wt::monotonic_ns());
+    const wt::Heartbeat h = rank0_marked(w.board, wt::CommOp::CheckpointWrite);
+    const std::string report = w.watchdog.describe_stall(h, wt::monotonic_ns());
     EXPECT_NE(report.find("rank 0: stalled: waited "), std::string::npos) << report;
     EXPECT_NE(report.find("in checkpoint write (group 0, collective #1) at step 3"),
               std::string::npos)
@@ -157,7 +163,7 @@ TEST(StallDetector, CheckpointWriteIsWatched) {
         << report;
     write();
   }
-  EXPECT_EQ(board.own().op, wt::CommOp::None);  // the mark ends with the region
+  EXPECT_EQ(w.board.own().op, wt::CommOp::None);  // the mark ends with the region
   MPI_Barrier(MPI_COMM_WORLD);
   if (me == 0) std::filesystem::remove_all(name);
 }
@@ -169,18 +175,16 @@ TEST(StallDetector, CheckpointWriteIsWatched) {
 TEST(StallDetector, GraphedStepIsWatched) {
   wt::MpiCommunicator mpi(MPI_COMM_WORLD);
   if (mpi.size() != 2) GTEST_SKIP() << "needs 2 ranks";
-  wt::HeartbeatBoard board(mpi.world());
-  wt::WatchedCommunicator comm(mpi, board);
-  wt::StallWatchdog watchdog(board, comm, 1000);  // never fires during the test
+  Watched w(mpi);
   const int me = world_rank();
-  comm.set_step(4);
+  w.comm.set_step(4);
   int token = 0;
   if (me == 0) {
-    auto mark = comm.watch_region(wt::CommRegion::GraphedStep);
+    auto mark = w.comm.watch_region(wt::CommRegion::GraphedStep);
     MPI_Recv(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   } else {
-    const wt::Heartbeat h = rank0_marked(board, wt::CommOp::GraphedStep);
-    const std::string report = watchdog.describe_stall(h, wt::monotonic_ns());
+    const wt::Heartbeat h = rank0_marked(w.board, wt::CommOp::GraphedStep);
+    const std::string report = w.watchdog.describe_stall(h, wt::monotonic_ns());
     EXPECT_NE(report.find("in graphed step's collectives (group 0, collective #1) at step 5"),
               std::string::npos)
         << report;
@@ -189,7 +193,7 @@ TEST(StallDetector, GraphedStepIsWatched) {
         << report;
     MPI_Send(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
   }
-  EXPECT_EQ(board.own().op, wt::CommOp::None);  // the mark ends with the region
+  EXPECT_EQ(w.board.own().op, wt::CommOp::None);  // the mark ends with the region
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
