@@ -25,9 +25,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/mpi_communicator.hpp"
@@ -51,23 +53,45 @@ namespace {
 // the blocking operations (each a synchronisation) inside a graphed step are refused.
 class DryStreams final : public DeviceStreams {
  public:
+  using Clock = std::chrono::steady_clock;
   DryStreams(const bool& replaying, const bool& in_graph)
       : replaying_(replaying), in_graph_(in_graph) {}
+  // An event outside a graph completes when the device is done with the work launched so far.
   StreamEvent record(int stream) override {
     Counts& c = counts_[stream];
     ++c.recorded;
-    if (!in_graph_) c.completed = c.recorded;
+    if (!in_graph_) c.done_at.emplace_back(c.recorded, busy_until_);
     return {stream, c.recorded};
   }
   bool completed(const StreamEvent& event) override {
-    return counts_[event.stream].completed >= event.sequence;
+    Counts& c = counts_[event.stream];
+    while (!c.done_at.empty() && c.done_at.front().second <= Clock::now()) {
+      c.completed = c.done_at.front().first;
+      c.done_at.pop_front();
+    }
+    return c.completed >= event.sequence;
+  }
+  void wait(const StreamEvent& event) override {
+    refuse_in_graph("waiting for an event");
+    ++synchronizations_;
+    while (!completed(event)) {
+    }
   }
   void synchronize() override {
     refuse_in_graph("a device synchronisation");
     ++synchronizations_;
-    for (auto& [stream, c] : counts_) c.completed = c.recorded;
+    while (Clock::now() < busy_until_) {
+    }
+    for (auto& [stream, c] : counts_) {
+      c.completed = c.recorded;
+      c.done_at.clear();
+    }
   }
   uint64_t synchronizations() const { return synchronizations_; }
+  // A graph launched now: the device runs it for `device_time` after what it runs already.
+  void launch_graph(Clock::duration device_time) {
+    busy_until_ = std::max(busy_until_, Clock::now()) + device_time;
+  }
   bool host_addressable() const override { return false; }
   void copy_to_device_async(int stream, void* dst, const void* src, size_t bytes,
                             const char* what) override {
@@ -80,6 +104,10 @@ class DryStreams final : public DeviceStreams {
   void copy_from_pinned_async(int stream, void* dst, const void* src, size_t bytes,
                               const char* what) override {
     if (!replaying_) DeviceStreams::copy_to_device_async(stream, dst, src, bytes, what);
+  }
+  void copy_to_pinned_async(int stream, void* dst, const void* src, size_t bytes,
+                            const char* what) override {
+    if (!replaying_) DeviceStreams::copy_to_pinned_async(stream, dst, src, bytes, what);
   }
   void fill_async(int stream, float* dst, size_t count, float value, const char* what) override {
     if (!replaying_) DeviceStreams::fill_async(stream, dst, count, value, what);
@@ -104,6 +132,7 @@ class DryStreams final : public DeviceStreams {
  private:
   struct Counts {
     uint64_t recorded = 0, completed = 0;
+    std::deque<std::pair<uint64_t, Clock::time_point>> done_at;  // recorded, not yet seen done
   };
   void refuse_in_graph(const char* what) const {
     if (in_graph_)
@@ -114,6 +143,7 @@ class DryStreams final : public DeviceStreams {
   const bool& in_graph_;
   std::map<int, Counts> counts_;  // by stream
   uint64_t synchronizations_ = 0;
+  Clock::time_point busy_until_{};
 };
 
 // CudaDevice's host side: kernels and program events from the host device, launches dropped
@@ -150,16 +180,15 @@ class DryReplayBackend final : public DeviceBackend {
     return host_.program_events(count, comm_stream);
   }
   bool supports_graphs() const override { return true; }
-  void begin_graph_capture() override { in_graph_ = true; }
+  void begin_graph_capture(int) override { in_graph_ = true; }
   void end_graph_capture() override { in_graph_ = false; }
-  void begin_graph_replay() override { replaying_ = in_graph_ = true; }
-  // The graph's launch: the device runs it for `device_us` while the host waits for the step's
-  // read-back (a spin, not a sleep, whose wake-up would add tens of microseconds).
+  void begin_graph_replay(int) override { replaying_ = in_graph_ = true; }
+  // The graph's launch: the device is busy with it for `device_us` after the work before it; the
+  // host finds that out when it waits for an event recorded after the launch (a spin, not a sleep,
+  // whose wake-up would add tens of microseconds).
   void end_graph_replay() override {
     replaying_ = in_graph_ = false;
-    const auto until = std::chrono::steady_clock::now() + device_time_;
-    while (std::chrono::steady_clock::now() < until) {
-    }
+    streams_.launch_graph(device_time_);
   }
   void set_device_time(double us) {
     device_time_ = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -200,10 +229,10 @@ bool parse_args(int argc, char** argv, Args& args) {
         args.overrides.push_back(arg);
     }
   }
-  if (args.steps >= 3 && args.device_us >= 0) return true;
+  if (args.steps >= 4 && args.device_us >= 0) return true;
   std::fprintf(stderr,
                "usage: replay_host_cost DECK STEPS DEVICE_US [KEY=VALUE ...] [--run-dir=DIR]\n"
-               "  STEPS >= 3 (an eager step, the capture, then replays)\n");
+               "  STEPS >= 4 (an eager step, the two captures, then replays)\n");
   return false;
 }
 
@@ -225,34 +254,53 @@ int run(int argc, char** argv) {
   MpiCommunicator comm;
   Job job(config, options, device, comm.rank(), comm.size());
   job.start(comm);
-  std::vector<double> host_us;  // per replayed step: its wall time less the device's
+  // Driven as the training loop drives a job alone with no observer (app/training_loop.cpp): a
+  // step that may run on (device.overlap_steps) is collected after the next step's launch. A
+  // step's time runs from the last collection to its own, so the steps' times add up to the run's.
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> step_us;  // per replayed step
   double eager_us = 0;
   uint64_t replay_synchronizations = 0;
-  for (int64_t step = 0; step < args.steps; ++step) {
-    const uint64_t synchronizations = device.backend().synchronizations();
-    const auto t0 = std::chrono::steady_clock::now();
-    job.run_step(step);
-    const double us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  Clock::time_point last = Clock::now();
+  uint64_t synchronizations_at_last = device.backend().synchronizations();
+  auto collect = [&](int64_t step) {
+    job.collect_step(step);
+    const Clock::time_point now = Clock::now();
+    const double us = std::chrono::duration<double, std::micro>(now - last).count();
     if (step == 0) eager_us = us;
-    if (step < 2) continue;
-    host_us.push_back(us - args.device_us);
-    replay_synchronizations += device.backend().synchronizations() - synchronizations;
+    if (step >= 3) {  // after the eager step and the two captures
+      step_us.push_back(us);
+      replay_synchronizations += device.backend().synchronizations() - synchronizations_at_last;
+    }
+    last = now;
+    synchronizations_at_last = device.backend().synchronizations();
+  };
+  int64_t running = -1;
+  for (int64_t step = 0; step < args.steps; ++step) {
+    job.launch_step(step);
+    if (running >= 0) collect(std::exchange(running, -1));
+    if (job.may_run_on() && step + 1 < args.steps)
+      running = step;
+    else
+      collect(step);
   }
-  if (job.executor().graph_replays() != args.steps - 2) {
+  if (job.executor().graph_replays() != args.steps - 3) {
     std::fprintf(stderr, "replay_host_cost: %lld replays of %lld steps: graphs were refused\n",
                  (long long)job.executor().graph_replays(), (long long)args.steps);
     return 1;
   }
-  const double host = median(host_us);
+  const double step = median(step_us);
   std::printf(
       "{\"deck\": \"%s\", \"batch\": %lld, \"replays\": %lld, \"device_us\": %.1f, "
-      "\"replay_host_us_median\": %.1f, \"replay_host_us_min\": %.1f, "
-      "\"device_share\": %.3f, \"synchronizations_per_replay\": %.2f, \"eager_step_us\": %.1f}\n",
-      config.run.name.c_str(), (long long)config.train.global_batch, (long long)host_us.size(),
-      args.device_us, host, *std::min_element(host_us.begin(), host_us.end()),
-      args.device_us / (args.device_us + host), double(replay_synchronizations) / host_us.size(),
-      eager_us);
+      "\"replay_step_us_median\": %.1f, \"replay_host_us_median\": %.1f, "
+      "\"replay_host_us_min\": %.1f, \"device_share\": %.3f, "
+      "\"synchronizations_per_replay\": %.2f, \"overlapped_steps\": %lld, "
+      "\"eager_step_us\": %.1f}\n",
+      config.run.name.c_str(), (long long)config.train.global_batch, (long long)step_us.size(),
+      args.device_us, step, step - args.device_us,
+      *std::min_element(step_us.begin(), step_us.end()) - args.device_us, args.device_us / step,
+      double(replay_synchronizations) / step_us.size(),
+      (long long)job.executor().overlapped_steps(), eager_us);
   return 0;
 }
 

@@ -2,14 +2,16 @@
 # The host's cost of a replayed whole-step graph (device.cuda_graphs), per model at issue 31's
 # batches, without a GPU: each replay's device time is PyTorch's whole-step graph time on an H100
 # (issue 31's table: 64 / 512,000 samples/s for mlp, and so on), spun on the host while the batch
-# preloader works beside it; what the host adds on top is what a rank with one read-back per step
-# cannot hide (bench/replay_host_cost.cpp says what is and is not in it).
+# preloader works beside it. Each row runs with device.overlap_steps off (the host waits for each
+# step's read-back before it issues the next: its time adds to the device's) and on (it issues the
+# next step while the device runs this one), side by side in one run
+# (bench/replay_host_cost.cpp says what is and is not in it).
 #
 #   bench/replay_host_cost.sh [--steps N] [--rounds R]     (needs a configured build/)
 #
-# Prints one JSON line per run and a table of medians over rounds: the host's microseconds per
-# replayed step, and the share of the step the device has (the most of PyTorch's graph rate a rank
-# reaches whose graph takes PyTorch's device time).
+# Prints one JSON line per run and a table of medians over rounds: the wall microseconds per
+# replayed step, and the share of it the device has (the most of PyTorch's graph rate a rank
+# reaches whose graph takes PyTorch's device time), without and with overlap.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 STEPS=1000 ROUNDS=3
@@ -17,7 +19,7 @@ while (($#)); do
   case "$1" in
     --steps) STEPS=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
-    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -34,26 +36,31 @@ for ((round = 1; round <= ROUNDS; round++)); do
   for row in "${rows[@]}"; do
     read -r name deck batch torch_rate extra <<<"$row"
     device_us=$(awk -v b="$batch" -v r="$torch_rate" 'BEGIN { printf "%.1f", 1e6 * b / r }')
-    output=$(mpiexec -n 1 "$build/replay_host_cost" "inputs/$deck" "$STEPS" "$device_us" \
-      "train.global_batch=$batch" checkpoint.every_steps=0 train.eval_every_epoch=false \
-      train.log_every_steps=100000 ${extra:+"$extra"} 2>&1) || true
-    line=$(tail -1 <<<"$output")
-    echo "$line"
-    [[ $line == '{'* ]] || { echo "$output" >&2; echo "error: $name failed" >&2; exit 1; }
-    echo "$name $line" >>"$out/runs.txt"
+    for overlap in false true; do
+      output=$(mpiexec -n 1 "$build/replay_host_cost" "inputs/$deck" "$STEPS" "$device_us" \
+        "train.global_batch=$batch" checkpoint.every_steps=0 train.eval_every_epoch=false \
+        train.log_every_steps=100000 "device.overlap_steps=$overlap" ${extra:+"$extra"} 2>&1) ||
+        true
+      line=$(tail -1 <<<"$output")
+      echo "$line"
+      [[ $line == '{'* ]] || { echo "$output" >&2; echo "error: $name failed" >&2; exit 1; }
+      echo "$name $overlap $line" >>"$out/runs.txt"
+    done
   done
 done
 /usr/bin/python3 - "$out/runs.txt" <<'EOF'
 import json, statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
-    name, js = line.split(" ", 1)
-    runs.setdefault(name, []).append(json.loads(js))
-print("\n| model (batch) | device us (PyTorch's graph step) | host us per replay, median (min) | device share |")
-print("|---|---:|---:|---:|")
-for name, rs in runs.items():
-    host = statistics.median(r["replay_host_us_median"] for r in rs)
-    low = min(r["replay_host_us_min"] for r in rs)
-    dev = rs[0]["device_us"]
-    print(f"| {name} ({rs[0]['batch']}) | {dev:.0f} | {host:.1f} ({low:.1f}) | {dev / (dev + host):.2f} |")
+    name, overlap, js = line.split(" ", 2)
+    runs.setdefault(name, {}).setdefault(overlap, []).append(json.loads(js))
+print("\n| model (batch) | device us (PyTorch's graph step) | us per replayed step, overlap off | on |"
+      " device share, off | on |")
+print("|---|---:|---:|---:|---:|---:|")
+for name, modes in runs.items():
+    step = {o: statistics.median(r["replay_step_us_median"] for r in rs) for o, rs in modes.items()}
+    first = modes["false"][0]
+    dev = first["device_us"]
+    print(f"| {name} ({first['batch']}) | {dev:.0f} | {step['false']:.1f} | {step['true']:.1f} |"
+          f" {dev / step['false']:.2f} | {dev / step['true']:.2f} |")
 EOF

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <stdexcept>
+#include <utility>
 
 #include "app/issue_in_turn.hpp"
 #include "app/job_failure.hpp"
@@ -13,7 +14,11 @@
 namespace wt {
 
 void TrainingLoop::add_job(Job& job, std::vector<StepObserver*> observers) {
-  entries_.push_back({&job, std::move(observers), job.start_step(), false});
+  Entry entry;
+  entry.job = &job;
+  entry.observers = std::move(observers);
+  entry.next_step = job.start_step();
+  entries_.push_back(std::move(entry));
 }
 
 void TrainingLoop::step_once(Entry& entry) {
@@ -21,25 +26,59 @@ void TrainingLoop::step_once(Entry& entry) {
   const FailingJobScope failing(job);
   const int64_t step = entry.next_step;
   for (StepObserver* o : entry.observers) o->before_step(job, step);
-  const auto t0 = std::chrono::steady_clock::now();
-  const DeviceBackend& device = job.device().backend();
-  const uint64_t synchronizations = device.synchronizations();
-  StepRecord record;
-  record.step = step;
-  record.pass = pass_;
+  const Launched launched{step, Clock::now(), job.device().backend().synchronizations()};
+  entry.next_step = step + 1;
   if (driver_) {
     bool quiet_end = true;
     for (const StepObserver* o : entry.observers)
       quiet_end = quiet_end && !o->may_communicate_after(job, step);
+    StepRecord record;
+    record.step = step;
+    record.pass = pass_;
     record.stats = driver_->run_step(job, step, quiet_end);
-  } else {
-    record.stats = job.run_step(step);
+    finish_record(entry, launched, record);
+    return;
   }
-  record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  job.launch_step(step);
+  if (entry.running) collect(entry, *std::exchange(entry.running, std::nullopt));
+  if (may_leave_running(entry, step))
+    entry.running = launched;
+  else
+    collect(entry, launched);
+}
+
+bool TrainingLoop::may_leave_running(const Entry& entry, int64_t step) const {
+  Job& job = *entry.job;
+  if (!job.may_run_on() || step + 1 >= job.total_steps()) return false;
+  if (job.device().allocator().cross_stream_reuse() == CrossStreamReuse::AfterSync) return false;
+  for (const StepObserver* o : entry.observers)
+    if (o->may_communicate_after(job, step)) return false;
+  return true;
+}
+
+void TrainingLoop::collect(Entry& entry, const Launched& launched) {
+  StepRecord record;
+  record.step = launched.step;
+  record.pass = pass_;
+  record.stats = entry.job->collect_step(launched.step);
+  finish_record(entry, launched, record);
+}
+
+// A step's time runs from its launch, or from the last step's collection where that came later
+// (a step left running overlaps the next one's issue): the steps' times add up to the run's.
+void TrainingLoop::finish_record(Entry& entry, const Launched& launched, StepRecord& record) {
+  Job& job = *entry.job;
+  const DeviceBackend& device = job.device().backend();
+  const Clock::time_point now = Clock::now();
+  record.seconds =
+      std::chrono::duration<double>(now - std::max(launched.began, entry.last_collected)).count();
   if (device.counts_synchronizations())
-    record.device_synchronizations = int64_t(device.synchronizations() - synchronizations);
+    record.device_synchronizations =
+        int64_t(device.synchronizations() -
+                std::max(launched.synchronizations, entry.synchronizations_at_collect));
+  entry.last_collected = now;
+  entry.synchronizations_at_collect = device.synchronizations();
   for (StepObserver* o : entry.observers) o->after_step(job, record);
-  entry.next_step = step + 1;
   settle_memory(job.device());
 }
 

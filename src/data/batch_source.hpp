@@ -63,6 +63,9 @@ class BatchSource {
   // from the addresses they were captured with, so only such a source can feed one.
   virtual bool supports_graph_staging() const { return false; }
   virtual void set_graph_staging(bool on) { (void)on; }
+  // Which of two sets of fixed buffers the step's fetches use from now on (0 or 1): a step may
+  // be issued while the device still copies the last one's batch in from the other set.
+  virtual void use_graph_set(int set) { (void)set; }
   // The data's name in an input error found on the device (a bad token id): its file.
   virtual std::string name() const { return "the training data"; }
 };

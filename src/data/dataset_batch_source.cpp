@@ -43,7 +43,8 @@ DatasetBatchSource::~DatasetBatchSource() {
     thread_.join();
   }
   for (Loaded& l : ready_) drop(l);
-  for (PinnedStaging::Buffer& b : fixed_) staging_->release(b);
+  for (auto& set : fixed_)
+    for (PinnedStaging::Buffer& b : set) staging_->release(b);
 }
 
 void DatasetBatchSource::set_graph_staging(bool on) {
@@ -54,11 +55,13 @@ void DatasetBatchSource::set_graph_staging(bool on) {
 }
 
 void DatasetBatchSource::into_fixed_buffer(Loaded& l) {
-  // The previous step's copies from these buffers have run: the executor's step ends with a
-  // synchronisation, so the host may rewrite them now, with no event to ask.
+  // The copies from this set's buffers, issued two steps ago, have run: the executor reads a
+  // step's results back (a synchronisation) before it issues the step after next, so the host
+  // may rewrite them now, with no event to ask.
   const size_t bytes = size_t(shape_numel(l.shape)) * (l.raw_u8 ? 1 : sizeof(float));
-  if (fixed_next_ == fixed_.size()) fixed_.push_back(staging_->acquire(bytes));
-  PinnedStaging::Buffer& fixed = fixed_[fixed_next_++];
+  std::vector<PinnedStaging::Buffer>& set = fixed_[fixed_set_];
+  if (fixed_next_ == set.size()) set.push_back(staging_->acquire(bytes));
+  PinnedStaging::Buffer& fixed = set[fixed_next_++];
   if (fixed.bytes < bytes) {  // a bigger batch than before: a new address (a new capture)
     staging_->release(fixed);
     fixed = staging_->acquire(bytes);

@@ -44,6 +44,7 @@ class DatasetBatchSource : public BatchSource {
   PreloadStats preload_stats() const override;
   bool supports_graph_staging() const override { return staging_ != nullptr; }
   void set_graph_staging(bool on) override;
+  void use_graph_set(int set) override { fixed_set_ = set & 1; }
   std::string name() const override { return reader_.path(); }
   // Finishes the planned reads (before other code uses HDF5 heavily, e.g. evaluation).
   void quiesce();
@@ -88,8 +89,10 @@ class DatasetBatchSource : public BatchSource {
   DeviceContext* device_ = nullptr;         // dequantize_on()
   Tensor u8_table_;                         // the reader's table, on the device
   bool graph_staging_ = false;
-  std::vector<PinnedStaging::Buffer> fixed_;  // graph staging: per fetch of a step, never freed
-  size_t fixed_next_ = 0;                     // the step's next fetch
+  // Graph staging: per set, per fetch of a step, never freed.
+  std::vector<PinnedStaging::Buffer> fixed_[2];
+  int fixed_set_ = 0;
+  size_t fixed_next_ = 0;  // the step's next fetch
 
   // Guarded by mutex_: the plan's unread requests, the one being read, the ones read.
   mutable std::mutex mutex_;

@@ -155,6 +155,7 @@ struct RunConfig {
     bool share_gpus = false;        // cuda: several ranks of a node may drive one GPU
     bool tf32 = false;              // cuda: TF32 tensor cores for FP32 products
     bool cuda_graphs = false;       // strict, cuda: each step after the first replays a graph
+    bool overlap_steps = true;      // with cuda_graphs: issue a step while the last one runs
   } device;
 };
 

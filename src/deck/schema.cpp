@@ -421,6 +421,12 @@ std::vector<KeyDef> runtime_keys() {
           "strict, cuda: capture the second step's device work as a graph and replay it for "
           "later steps (the launches of a step cost one); jobs that communicate, read labels by "
           "rows (burst) or share the device run eagerly, logged"),
+      key("device", "overlap_steps", WT_FIELD(device.overlap_steps),
+          "with cuda_graphs: the host issues the next step while the device still runs a "
+          "replayed one (the step's pinned inputs alternate between two sets) and reads each "
+          "step's results one step late, except before a log line, checkpoint or evaluation; "
+          "not for jobs that communicate or skip non-finite updates; off: each step's results "
+          "are read before the next step is issued"),
       key("device", "share_gpus", WT_FIELD(device.share_gpus),
           "cuda: let several ranks of a node drive one GPU (NCCL refuses one device twice in a "
           "communicator, so their transfers go through MPI over pinned host memory); off: such "

@@ -96,12 +96,18 @@ class DeviceBackend {
   // bookkeeping: allocations, counters) while the device runs the captured work instead: on a
   // GPU the launches are dropped and the graph launched at end_graph_replay; the strict device
   // checks each launch against the capture and runs the captured closure (strict_graph.hpp).
-  // Between begin and end the host may not synchronise or query events.
+  // Between begin and end the host may not synchronise or query events. A device keeps two
+  // graphs, `graph` 0 and 1 (a step's pinned inputs alternate between two sets, so the host can
+  // issue the next step while the device still reads this one's: docs/cuda-graphs-plan.md); each
+  // replay waits for all earlier work, as a CUDA graph launched on stream 0 does.
   virtual bool supports_graphs() const { return false; }
-  virtual void begin_graph_capture() {}
+  virtual void begin_graph_capture(int graph) { (void)graph; }
   virtual void end_graph_capture() {}
-  virtual void begin_graph_replay() {}
+  virtual void begin_graph_replay(int graph) { (void)graph; }
   virtual void end_graph_replay() {}
+  // Inside a captured or replayed step: later work on `into` waits for all work issued so far on
+  // every other stream in the graph (the step's results are copied out after it).
+  virtual void join_streams(int into) { (void)into; }
   // The native handle of `stream` (a cudaStream_t), nullptr where there is none.
   virtual void* native_stream(int stream) {
     (void)stream;

@@ -33,6 +33,47 @@ std::unique_ptr<ProgramEvents> StrictBackend::program_events(int count, void*) {
   return make_strict_program_events(queues_, kernels_, count, first);
 }
 
+void StrictBackend::order_after(int waiter, int producer, const std::string& what) {
+  auto [it, fresh] = order_events_.try_emplace({producer, waiter}, next_event_id_);
+  if (fresh) ++next_event_id_;
+  const int id = it->second;
+  const uint64_t at = queues_.next_sequence(producer);
+  queues_.races().record_event(id, producer, at);
+  queues_.graph().note_record(id, producer);
+  queues_.launch(producer, DeviceWork{[] {}, nullptr, false, what + ": its record"});
+  queues_.races().wait_event(waiter, id, queues_.next_sequence(waiter));
+  queues_.graph().note_wait(waiter, id);
+  queues_.launch(
+      waiter,
+      DeviceWork{[] {}, [this, producer, at] { return queues_.executed(producer) >= at; }, false,
+                 what + ": the wait on stream " + std::to_string(waiter) + " for stream " +
+                     std::to_string(producer)});
+}
+
+void StrictBackend::fork_from_stream0(const std::set<int>& streams) {
+  for (int s : streams)
+    if (s != 0) order_after(s, 0, "a graph's fork");
+}
+
+void StrictBackend::begin_graph_capture(int graph) {
+  const bool forks_none = queues_.glue_bug() == StrictStreams::GlueBug::CaptureForksNone;
+  const std::vector<int> used = forks_none ? std::vector<int>{} : queues_.streams_in_use();
+  fork_from_stream0(std::set<int>(used.begin(), used.end()));
+  queues_.graph().begin_capture(used, graph);
+}
+
+void StrictBackend::begin_graph_replay(int graph) {
+  if (queues_.glue_bug() != StrictStreams::GlueBug::ReplayForksNone)
+    fork_from_stream0(queues_.graph().streams_of(graph));
+  queues_.graph().begin_replay(graph);
+}
+
+void StrictBackend::join_streams(int into) {
+  const std::set<int> streams = queues_.graph().captured_streams();  // a copy: joining adds none
+  for (int s : streams)
+    if (s != into && s != kCommStream) order_after(into, s, "the step's join");
+}
+
 int64_t StrictBackend::time_marker(int stream) {
   int64_t marker = int64_t(marker_times_.size());
   if (!free_markers_.empty()) {

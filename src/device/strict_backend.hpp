@@ -6,7 +6,11 @@
 // access is checked by the race detector (race_detector.hpp) against the ordering the queues
 // really provide (strict_program_events.cpp).
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "device/device_backend.hpp"
@@ -42,13 +46,14 @@ class StrictBackend final : public DeviceBackend {
   void raise_deferred() override { queues_.races().raise_deferred(); }
   StrictStreams& queues() { return queues_; }
   bool supports_graphs() const override { return true; }
-  void begin_graph_capture() override {
-    const bool forks_none = queues_.glue_bug() == StrictStreams::GlueBug::CaptureForksNone;
-    queues_.graph().begin_capture(forks_none ? std::vector<int>{} : queues_.streams_in_use());
-  }
+  // A graph's work begins after all earlier work: its streams wait for stream 0 (the fork a CUDA
+  // capture records and each launch of the graph honours), so a step issued while the last one
+  // still runs cannot overtake it.
+  void begin_graph_capture(int graph) override;
   void end_graph_capture() override { queues_.graph().end_capture(); }
-  void begin_graph_replay() override { queues_.graph().begin_replay(); }
+  void begin_graph_replay(int graph) override;
   void end_graph_replay() override { queues_.graph().end_replay(); }
+  void join_streams(int into) override;
   // A marker is work on its stream that reads the host's clock when the queues run it.
   int64_t time_marker(int stream) override;
   double seconds_between(int64_t from, int64_t to) override;
@@ -61,7 +66,12 @@ class StrictBackend final : public DeviceBackend {
   std::vector<std::unique_ptr<StrictOps>> stream_ops_;  // by stream, made on first use
   std::vector<double> marker_times_;   // by marker: when its work ran, NaN until then
   std::vector<int64_t> free_markers_;  // released slots of marker_times_
+  // Later work on `waiter` waits (on the queues and for the race detector) for the work issued
+  // so far on `producer`. `what` names it in a deadlock's message.
+  void order_after(int waiter, int producer, const std::string& what);
+  void fork_from_stream0(const std::set<int>& streams);
   int next_event_id_ = 0;  // the race detector's event ids: unique over the device's programs
+  std::map<std::pair<int, int>, int> order_events_;  // order_after's: (producer, waiter) -> id
 };
 
 }  // namespace wt

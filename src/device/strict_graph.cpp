@@ -4,11 +4,13 @@
 
 namespace wt {
 
-void StrictGraph::begin_capture(const std::vector<int>& forked) {
-  captured_streams_ = std::set<int>(forked.begin(), forked.end());
-  captured_streams_.insert(0);
+void StrictGraph::begin_capture(const std::vector<int>& forked, int graph) {
+  current_ = graph & 1;
+  Captured& g = graphs_[current_];
+  g.streams = std::set<int>(forked.begin(), forked.end());
+  g.streams.insert(0);
   captured_events_.clear();
-  nodes_.clear();
+  g.nodes.clear();
   cursor_ = 0;
   kernel_ = nullptr;
   accesses_.clear();
@@ -17,8 +19,11 @@ void StrictGraph::begin_capture(const std::vector<int>& forked) {
 
 void StrictGraph::end_capture() { mode_ = Mode::Off; }
 
-void StrictGraph::begin_replay() {
-  if (nodes_.empty()) throw GraphReplayError("strict device: a graph replayed before its capture");
+void StrictGraph::begin_replay(int graph) {
+  current_ = graph & 1;
+  if (graphs_[current_].nodes.empty())
+    throw GraphReplayError("strict device: graph " + std::to_string(current_) +
+                           " replayed before its capture");
   cursor_ = 0;
   kernel_ = nullptr;
   accesses_.clear();
@@ -27,11 +32,12 @@ void StrictGraph::begin_replay() {
 
 void StrictGraph::end_replay() {
   mode_ = Mode::Off;
-  if (cursor_ == nodes_.size()) return;
+  const std::vector<Node>& nodes = graphs_[current_].nodes;
+  if (cursor_ == nodes.size()) return;
   throw GraphReplayError("strict device: the replayed step issued " + std::to_string(cursor_) +
-                         " of the captured step's " + std::to_string(nodes_.size()) +
+                         " of the captured step's " + std::to_string(nodes.size()) +
                          " pieces of device work; the first one missing is " +
-                         describe(nodes_[cursor_].kernel, nodes_[cursor_].stream, cursor_) +
+                         describe(nodes[cursor_].kernel, nodes[cursor_].stream, cursor_) +
                          ": a graph replays the captured work, so every step must issue the same");
 }
 
@@ -41,14 +47,15 @@ std::string StrictGraph::describe(const std::string& kernel, int stream, size_t 
 }
 
 void StrictGraph::note_record(int64_t event, int stream) {
-  if (mode_ == Mode::Capturing && captured_streams_.count(stream)) captured_events_.insert(event);
+  if (mode_ == Mode::Capturing && graphs_[current_].streams.count(stream))
+    captured_events_.insert(event);
 }
 
 void StrictGraph::note_wait(int stream, int64_t event) {
   if (mode_ != Mode::Capturing) return;
   if (captured_events_.count(event)) {
-    captured_streams_.insert(stream);
-  } else if (captured_streams_.count(stream)) {
+    graphs_[current_].streams.insert(stream);
+  } else if (graphs_[current_].streams.count(stream)) {
     throw GraphReplayError(
         "strict device: " + races_.instruction() + " waits on stream " + std::to_string(stream) +
         " for an event recorded outside the step's capture: a graph holds no edge to work "
@@ -59,25 +66,26 @@ void StrictGraph::note_wait(int stream, int64_t event) {
 void StrictGraph::on_launch(int stream, DeviceWork& work, bool in_capture_only) {
   std::string kernel = kernel_ ? kernel_ : (work.what.empty() ? "device work" : work.what);
   kernel_ = nullptr;
-  if (mode_ == Mode::Capturing && in_capture_only && !captured_streams_.count(stream))
+  if (mode_ == Mode::Capturing && in_capture_only && !graphs_[current_].streams.count(stream))
     throw GraphReplayError(
         "strict device: " + kernel + " of " + races_.instruction() +
         " was launched while a step is captured as a graph, but stream " + std::to_string(stream) +
         " is not in the capture: it was not forked from the capturing stream when the capture "
         "began and has not waited for an event recorded in it. A GPU would run this work once, "
         "now, outside the graph, and never in a replay");
+  std::vector<Node>& nodes = graphs_[current_].nodes;
   if (mode_ == Mode::Capturing) {
-    nodes_.push_back(Node{stream, std::move(kernel), std::move(accesses_), work.run});
+    nodes.push_back(Node{stream, std::move(kernel), std::move(accesses_), work.run});
     accesses_.clear();
     return;
   }
   const size_t index = cursor_++;
-  if (index >= nodes_.size())
+  if (index >= nodes.size())
     throw GraphReplayError("strict device: the replayed step issued " +
                            describe(kernel, stream, index) + " beyond the captured step's " +
-                           std::to_string(nodes_.size()) +
+                           std::to_string(nodes.size()) +
                            " pieces of work: a graph replays only what it captured");
-  const Node& captured = nodes_[index];
+  const Node& captured = nodes[index];
   check_same(captured, kernel, stream, index);
   accesses_.clear();
   // The device runs what it captured, with the arguments it captured; the stream order and the

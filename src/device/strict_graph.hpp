@@ -41,19 +41,25 @@ class StrictGraph {
 
   Mode mode() const { return mode_; }
   bool active() const { return mode_ != Mode::Off; }
-  // Forgets any earlier graph and records the work launched until end_capture(), on stream 0,
-  // the `forked` streams and the streams that join by waiting (above).
-  void begin_capture(const std::vector<int>& forked);
+  // Forgets any earlier graph of index `graph` (0 or 1: device_backend.hpp keeps two) and records
+  // the work launched until end_capture(), on stream 0, the `forked` streams and the streams that
+  // join by waiting (above).
+  void begin_capture(const std::vector<int>& forked, int graph = 0);
   // A program event recorded on `stream`, and one that `stream` waits for (ids unique on the
   // device): a wait for an event recorded in the capture brings the waiting stream into it; a
   // stream in the capture waiting for one recorded outside it is refused.
   void note_record(int64_t event, int stream);
   void note_wait(int stream, int64_t event);
   void end_capture();
-  // The work launched until end_replay() is checked against the capture and replaced by it.
-  void begin_replay();
+  // The work launched until end_replay() is checked against graph `graph`'s capture and replaced
+  // by it.
+  void begin_replay(int graph = 0);
   void end_replay();  // throws GraphReplayError when the step issued less than the capture
-  size_t nodes() const { return nodes_.size(); }
+  size_t nodes() const { return graphs_[current_].nodes.size(); }
+  // The streams in the graph being captured or replayed, and in graph `graph` (stream 0 among
+  // them).
+  const std::set<int>& captured_streams() const { return graphs_[current_].streams; }
+  const std::set<int>& streams_of(int graph) const { return graphs_[graph & 1].streams; }
 
   // What the next launched work is and touches (StrictOps' kernels, the queues' own writes).
   void note_kernel(const char* name) {
@@ -84,12 +90,16 @@ class StrictGraph {
   std::string describe(const std::string& kernel, int stream, size_t index) const;
   void check_same(const Node& captured, const std::string& kernel, int stream, size_t index) const;
 
+  struct Captured {
+    std::set<int> streams;  // the streams in the capture
+    std::vector<Node> nodes;
+  };
   const RaceDetector& races_;
   Mode mode_ = Mode::Off;
-  std::set<int> captured_streams_;     // capturing: the streams in the capture
+  Captured graphs_[2];
+  int current_ = 0;                    // the graph being captured or replayed
   std::set<int64_t> captured_events_;  // capturing: events recorded in it
-  std::vector<Node> nodes_;
-  size_t cursor_ = 0;  // replaying: the next captured node
+  size_t cursor_ = 0;                  // replaying: the next captured node
   const char* kernel_ = nullptr;
   std::vector<Access> accesses_;  // noted for the next launch
 };

@@ -278,6 +278,31 @@ void StrictStreams::copy_from_pinned_async(int stream, void* dst, const void* sr
                                  [dst, src, bytes] { std::memcpy(dst, src, bytes); }));
 }
 
+void StrictStreams::copy_to_pinned_async(int stream, void* dst, const void* src, size_t bytes,
+                                         const char* what) {
+  if (in_device_work()) return (void)std::memcpy(dst, src, bytes);
+  races_.access(stream, next_sequence(stream), src, bytes, false, what);
+  graph_.note_access(src, bytes, false);
+  write_on_stream(stream, dst, bytes, what, [dst, src, bytes] { std::memcpy(dst, src, bytes); });
+}
+
+void StrictStreams::host_reads_pinned(const void* ptr, size_t bytes, const char* what) {
+  races_.host_read(ptr, bytes, what);
+}
+
+void StrictStreams::wait(const StreamEvent& event) {
+  refuse_in_graph("waiting for an event (cudaEventSynchronize)");
+  ++synchronizations_;
+  while (executed(event.stream) < event.sequence) {
+    if (run_one()) continue;
+    if (progress_ && progress_()) continue;
+    throw std::logic_error("strict device: waiting for stream " + std::to_string(event.stream) +
+                           " to run its work up to " + std::to_string(event.sequence) +
+                           ", which can never run (deadlock)");
+  }
+  races_.host_saw_stream(event.stream, event.sequence);
+}
+
 void StrictStreams::fill_async(int stream, float* dst, size_t count, float value,
                                const char* what) {
   if (in_device_work()) return std::fill(dst, dst + count, value);

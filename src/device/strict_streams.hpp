@@ -57,6 +57,8 @@ class StrictStreams final : public DeviceStreams {
   // capturing one (cuda_device.cpp's fork loop left out). CommNotJoined: a transfer in a graphed
   // step whose communication stream does not wait for the issuing stream's event (so it is not in
   // the capture). PolledInGraph: the host polls a graphed step's transfers (an event query).
+  // ReplayForksNone: a replayed graph's streams start without waiting for the work before it (a
+  // launch that would let a step issued while the last one runs overtake it).
   enum class GlueBug {
     None,
     CommNotGated,
@@ -64,7 +66,8 @@ class StrictStreams final : public DeviceStreams {
     CompletionAfterDone,
     CaptureForksNone,
     CommNotJoined,
-    PolledInGraph
+    PolledInGraph,
+    ReplayForksNone
   };
   void plant_glue_bug(GlueBug bug) { glue_bug_ = bug; }
   GlueBug glue_bug() const { return glue_bug_; }
@@ -133,6 +136,15 @@ class StrictStreams final : public DeviceStreams {
   void copy_from_pinned_async(int stream, void* dst, const void* src, size_t bytes,
                               const char* what) override;
   void fill_async(int stream, float* dst, size_t count, float value, const char* what) override;
+  // The copy out reads device memory and writes pinned host memory when it runs; the race
+  // detector holds both, so a host read of `dst` before the host has seen the copy complete (an
+  // event after it, waited for) is an OrderingError naming the copy.
+  void copy_to_pinned_async(int stream, void* dst, const void* src, size_t bytes,
+                            const char* what) override;
+  void host_reads_pinned(const void* ptr, size_t bytes, const char* what) override;
+  // Runs the queues until `event`'s stream has run that far (others may run on): counted as a
+  // synchronisation, refused in a graph.
+  void wait(const StreamEvent& event) override;
   // Pinned buffers are remembered, so a kernel reading host memory (the loss's labels) can tell
   // pinned memory, which the device reads when the work runs, from pageable memory, staged now.
   void* allocate_pinned(size_t bytes) override;

@@ -43,15 +43,8 @@ Executor::Executor(DeviceContext& device, Model& model, Communicator& comm, Opti
   for (size_t g = 1; g < program_.groups.size(); ++g) comm_.add_group(program_.groups[g]);
   for (int s = 0; s < program_.slots; ++s)
     slots_.push_back(std::make_unique<Slot>(model_.graph.nodes.size(), model_.stages.size()));
-  events_ = device_.backend().program_events(program_.events, comm_.native_stream());
-  events_->on_completed([this](int event) {  // a trace's transfer spans end here
-    if (!observer_) return;
-    // One that completes while it is issued (a blocking one) is told after its executed().
-    if (issuing_ && issuing_->event == event && opcode_traits(issuing_->op).completes_event)
-      completed_in_issue_ = steady_seconds();
-    else
-      observer_->completed(event, steady_seconds());
-  });
+  event_sets_[0] = make_program_events();
+  events_ = event_sets_[0].get();
   check_stage_boundaries();
   slot_batch_.assign(size_t(program_.slots), -1);
   for (const auto& stream : program_.ranks[rank_].streams)
@@ -145,7 +138,7 @@ void Executor::raise_input_checks(const float* staged, int64_t step) {
   }
 }
 
-StepStats Executor::read_totals(int64_t step) {
+StepStats Executor::read_totals(int64_t step, int64_t samples) {
   const size_t floats = size_t(totals_floats());
   const float* staged = planted_ == PlantedBug::ReadTotalsUnsynced
                             ? readback_.tensor().data() + totals_at_  // the bug: no staged copy
@@ -158,7 +151,7 @@ StepStats Executor::read_totals(int64_t step) {
     totals.loss_sum += sums[s];
     totals.correct += sums[s + 1];
   }
-  totals.samples = samples_;
+  totals.samples = samples;
   return totals;
 }
 
@@ -176,8 +169,23 @@ void Executor::run_on_device(const std::function<void()>& work) {
 Executor::~Executor() {
   device_.backend().set_progress(nullptr);
   for (GraphPinned& pinned : graph_pinned_)
-    for (void* ptr : {static_cast<void*>(pinned.labels), static_cast<void*>(pinned.rng_state)})
-      if (ptr) device_.events().free_pinned(ptr);
+    for (int set = 0; set < 2; ++set)
+      for (void* ptr :
+           {static_cast<void*>(pinned.labels[set]), static_cast<void*>(pinned.rng_state[set])})
+        if (ptr) device_.events().free_pinned(ptr);
+}
+
+std::unique_ptr<ProgramEvents> Executor::make_program_events() {
+  auto events = device_.backend().program_events(program_.events, comm_.native_stream());
+  events->on_completed([this](int event) {  // a trace's transfer spans end here
+    if (!observer_) return;
+    // One that completes while it is issued (a blocking one) is told after its executed().
+    if (issuing_ && issuing_->event == event && opcode_traits(issuing_->op).completes_event)
+      completed_in_issue_ = steady_seconds();
+    else
+      observer_->completed(event, steady_seconds());
+  });
+  return events;
 }
 
 std::vector<BatchRequest> Executor::loads_of_step(int64_t step) const {
@@ -557,7 +565,7 @@ StepStats Executor::evaluate(const Tensor& inputs, const std::vector<int32_t>& l
     current_stream_ = 0;  // between steps: the default stream
     forward_nodes(model_, slot, 0, static_cast<int>(nodes), Mode::Eval, 1.0f, true);
   });
-  return read_totals(-1);  // a fresh copy
+  return read_totals(-1, samples_);  // a fresh copy
 }
 
 }  // namespace wt

@@ -3,6 +3,7 @@
 // schedule. On a CPU the program's streams are interleaved on one thread in dependency order: a
 // stream runs until it must wait for an event, then the next stream gets its turn; outstanding
 // communication is polled between instructions and between layers so it overlaps compute.
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,7 +82,23 @@ class Executor {
   // Instructions of this step issued so far, and in all, over all streams.
   size_t issued_this_step() const;
   size_t step_instructions() const;
+  // launch_step then collect_step.
   StepStats finish_step();
+  // finish_step in two halves. launch_step ends the step's issue (a graphed step's results are
+  // copied out by its last work, and its graph launched); collect_step waits for the oldest
+  // launched step's results and returns its totals. Between them the host may begin and issue
+  // the next step where may_run_on() said so after the launch (device.overlap_steps).
+  void launch_step();
+  StepStats collect_step();
+  // Whether the step just launched may still run while the next step is issued: a replayed
+  // graph, with overlap allowed (allow_overlap), whose inputs came through the other pinned set
+  // than the next step's.
+  bool may_run_on() const { return !launched_.empty() && launched_.back().ended; }
+  // device.overlap_steps where the job permits it (job.cpp: not for a program that communicates,
+  // a guard that skips updates or the allocator's reuse after a synchronisation).
+  void allow_overlap(bool on);
+  // Steps whose results were read after the next step was issued (the summary).
+  int64_t overlapped_steps() const { return overlapped_steps_; }
   // The instruction stream `stream` of this rank issues next this step; nullptr when it has
   // issued them all (a multiplexing driver reads what a blocked foreground waits on).
   const Instruction* next_instruction(int stream) const;
@@ -163,8 +180,8 @@ class Executor {
   int64_t totals_floats() const;  // two doubles (four floats) per stream
   // On each stream (a step), or all on stream 0 (an evaluation).
   void zero_totals(bool each_on_its_stream);
-  // step < 0: an evaluation's (a fresh copy).
-  StepStats read_totals(int64_t step);
+  // step < 0: an evaluation's (a fresh copy). samples: whose losses the totals hold.
+  StepStats read_totals(int64_t step, int64_t samples);
   // The kernels, issued on the running instruction's stream.
   const OpsBackend& ops() { return device_.ops(current_stream_); }
   void execute(const Instruction& ins, int64_t step, double lr, bool may_block);
@@ -229,6 +246,7 @@ class Executor {
   // Graphs: what this step is (chosen by begin_step), its start and its end (finish_step).
   enum class GraphStep { Eager, Capture, Replay };
   GraphStep choose_graph_step() const;
+  void choose_graph_set();  // this step's pinned set and program events (begin_step)
   void begin_graph_step();
   void end_graph_step_issue();  // before the step's device work is waited for
   void end_graph_step();        // after it: the step's memory is free again
@@ -243,15 +261,26 @@ class Executor {
   bool graphs_ = false;
   bool graphs_communicate_ = false;  // a graphed step holds collectives: its read-back is watched
   GraphStep graph_step_ = GraphStep::Eager;
-  bool graph_captured_ = false;
+  bool graph_captured_[2] = {false, false};  // per pinned set (device_backend.hpp's two graphs)
+  int graph_set_ = 0;                        // this step's set of pinned inputs
+  bool overlap_ = false;                     // allow_overlap
+  // Steps launched and not yet collected (two at most: one left running, one just launched).
+  struct LaunchedStep {
+    int64_t step = 0, samples = 0;
+    GraphStep graph = GraphStep::Eager;
+    StreamEvent done;    // graphed: recorded after the graph, and so after its results' copy
+    bool ended = false;  // its graph step ended at its launch: it may run on (may_run_on)
+  };
+  std::deque<LaunchedStep> launched_;
+  int64_t overlapped_steps_ = 0;
   int64_t eager_steps_ = 0;  // since graphs were enabled: the first builds lazy state
   int64_t graph_captures_ = 0, graph_replays_ = 0;
   // What a graphed step's kernels read from the host, per slot: fixed pinned memory, sized in an
   // eager step (a capture allocates none), rewritten each step.
-  struct GraphPinned {
-    int32_t* labels = nullptr;
-    size_t label_count = 0;
-    uint64_t* rng_state = nullptr;
+  struct GraphPinned {  // one per pinned set
+    int32_t* labels[2] = {nullptr, nullptr};
+    size_t label_count[2] = {0, 0};
+    uint64_t* rng_state[2] = {nullptr, nullptr};
   };
   std::vector<GraphPinned> graph_pinned_;       // per slot
   GraphPinned* graph_pinned(const Slot& slot);  // nullptr: no graphs, or not a step's slot
@@ -278,7 +307,11 @@ class Executor {
   double lr_ = 0;
   std::vector<size_t> position_;  // per stream: the next instruction to issue this step
   std::vector<std::unique_ptr<Slot>> slots_;
-  std::unique_ptr<ProgramEvents> events_;  // Record, Wait and transfers on the device
+  // Record, Wait and transfers on the device: this step's set. With overlap, two, alternating
+  // with the pinned sets: a step's Records and Waits must not see the one left running's.
+  std::unique_ptr<ProgramEvents> event_sets_[2];
+  std::unique_ptr<ProgramEvents> make_program_events();  // with the traces' completion callback
+  ProgramEvents* events_ = nullptr;
   std::vector<std::vector<int>> consumers_;
   std::vector<char> gradient_needed_;  // per node: Graph::output_gradient_needed
   // Per stream of this rank, per instruction: an AllReduce with nothing to overlap (see the

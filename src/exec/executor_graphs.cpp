@@ -57,11 +57,28 @@ void Executor::enable_graphs() {
 
 Executor::GraphStep Executor::choose_graph_step() const {
   if (!graphs_ || observer_ || eager_steps_ < 1) return GraphStep::Eager;
-  return graph_captured_ ? GraphStep::Replay : GraphStep::Capture;
+  return graph_captured_[graph_set_] ? GraphStep::Replay : GraphStep::Capture;
+}
+
+void Executor::allow_overlap(bool on) {
+  overlap_ = on;
+  if (on && !event_sets_[1]) event_sets_[1] = make_program_events();
+}
+
+void Executor::choose_graph_set() {
+  // With overlap (device.overlap_steps) the step's pinned inputs (batches, labels, dropout state,
+  // the optimizer's values) go through one of two sets, alternating by step, and each set has its
+  // own graph: the host can write this step's while the device still copies the last one's in.
+  // The step before last, which read this set, has been collected: a step runs on for one step
+  // only. Without it, one set and one graph.
+  const bool two_sets = overlap_ && planted_ != PlantedBug::OverlapOneInputSet;
+  graph_set_ = two_sets ? int(step_ & 1) : 0;
+  events_ = event_sets_[graph_set_].get();
 }
 
 void Executor::begin_graph_step() {
-  optimizer_.new_step();
+  optimizer_.new_step(graph_set_);
+  data_.use_graph_set(graph_set_);
   graph_step_ = choose_graph_step();
   if (graph_step_ == GraphStep::Eager) {
     if (graphs_) ++eager_steps_;
@@ -75,13 +92,13 @@ void Executor::begin_graph_step() {
   for (auto& slot : slots_) *slot = Slot(slot->out.size(), slot->stage_samples.size());
   CachingAllocator& memory = device_.allocator();
   if (graph_step_ == GraphStep::Capture) {
-    memory.begin_graph_capture();
-    device_.backend().begin_graph_capture();
-    graph_captured_ = false;
+    memory.begin_graph_capture(graph_set_);
+    device_.backend().begin_graph_capture(graph_set_);
+    graph_captured_[graph_set_] = false;
     ++graph_captures_;
   } else {
-    memory.begin_graph_replay();
-    device_.backend().begin_graph_replay();
+    memory.begin_graph_replay(graph_set_);
+    device_.backend().begin_graph_replay(graph_set_);
     ++graph_replays_;
   }
 }
@@ -91,7 +108,7 @@ void Executor::end_graph_step_issue() {
   for (auto& slot : slots_) *slot = Slot(slot->out.size(), slot->stage_samples.size());
   if (graph_step_ == GraphStep::Capture) {
     device_.backend().end_graph_capture();
-    graph_captured_ = true;
+    graph_captured_[graph_set_] = true;
   } else {
     device_.backend().end_graph_replay();
   }
@@ -120,32 +137,37 @@ const int32_t* Executor::loss_labels(Slot& slot) {
   GraphPinned* pinned = graph_pinned(slot);
   if (!pinned) return labels.data();
   const bool moved = planted_ == PlantedBug::GraphLabelsMoved && graph_step_ != GraphStep::Eager;
-  if (pinned->label_count < labels.size() || moved) {
+  const int set = graph_set_;
+  for (int s = 0; s < 2; ++s) {  // both sets at once: the eager step's, outside any capture
+    const bool move_now = moved && s == set;
+    if (pinned->label_count[s] >= labels.size() && !move_now) continue;
     DeviceStreams& streams = device_.events();
     auto* fresh = static_cast<int32_t*>(streams.allocate_pinned(labels.size() * sizeof(int32_t)));
     if (!fresh) throw std::bad_alloc();
-    if (pinned->labels && !moved)
-      streams.free_pinned(pinned->labels);  // moved: leaks, for the test
-    pinned->labels = fresh;
-    pinned->label_count = labels.size();
+    if (pinned->labels[s] && !move_now)
+      streams.free_pinned(pinned->labels[s]);  // moved: leaks, for the test
+    pinned->labels[s] = fresh;
+    pinned->label_count[s] = labels.size();
   }
   if (graph_step_ == GraphStep::Eager) return labels.data();
-  // The previous step's kernels have run (a step ends with a synchronisation): rewrite it now.
-  std::memcpy(pinned->labels, labels.data(), labels.size() * sizeof(int32_t));
-  return pinned->labels;
+  // The last step that read this set has been collected (begin_graph_step): rewrite it now.
+  std::memcpy(pinned->labels[set], labels.data(), labels.size() * sizeof(int32_t));
+  return pinned->labels[set];
 }
 
 const uint64_t* Executor::pinned_rng_state(Slot& slot) {
   GraphPinned* pinned = graph_pinned(slot);
   if (!pinned) return nullptr;
-  if (!pinned->rng_state) {
-    pinned->rng_state = static_cast<uint64_t*>(device_.events().allocate_pinned(sizeof(uint64_t)));
-    if (!pinned->rng_state) throw std::bad_alloc();
-  }
+  for (uint64_t*& each : pinned->rng_state)  // both sets at once (see loss_labels)
+    if (!each) {
+      each = static_cast<uint64_t*>(device_.events().allocate_pinned(sizeof(uint64_t)));
+      if (!each) throw std::bad_alloc();
+    }
+  uint64_t* state = pinned->rng_state[graph_set_];
   if (graph_step_ == GraphStep::Eager || planted_ == PlantedBug::GraphDropoutByValue)
-    return nullptr;                       // by value
-  *pinned->rng_state = slot.rng.state();  // the same value for every node of the slot's batch
-  return pinned->rng_state;
+    return nullptr;           // by value
+  *state = slot.rng.state();  // the same value for every node of the slot's batch
+  return state;
 }
 
 }  // namespace wt

@@ -33,6 +33,7 @@ void Executor::begin_step(int64_t step, double lr) {
   lr_ = lr;
   // The last step's transfers are seen complete (a graphed step's only now, after its read-back's
   // synchronisation), and their held buffers freed, before a capture or replay begins.
+  choose_graph_set();
   events_->reset();
   begin_graph_step();
   loads_done_ = 0;
@@ -87,8 +88,47 @@ size_t Executor::issued_this_step() const {
 }
 
 StepStats Executor::finish_step() {
+  launch_step();
+  return collect_step();
+}
+
+void Executor::launch_step() {
+  const bool graphed = graph_step_ != GraphStep::Eager;
+  // A graphed step's results leave as its last work, after every stream's, into its own pinned
+  // set: the host reads them after an event, possibly once it has issued the next step.
+  if (graphed) {
+    device_.backend().describe_issue("the step's end (its results copied out)");
+    device_.backend().join_streams(0);
+    readback_.copy_async(step_, graph_set_);
+  }
   end_graph_step_issue();
   issue_seconds_ = steady_seconds() - issue_began_;
+  LaunchedStep launched;
+  launched.step = step_;
+  launched.samples = samples_;
+  launched.graph = graph_step_;
+  if (graphed) launched.done = device_.events().record(0);
+  // A replay may run on while the host issues the next step, whose inputs go through the other
+  // pinned set: the graph's memory is the graph's again for that step's bookkeeping now (its
+  // frees are poisoned on stream 0, after the step's join).
+  if (graph_step_ == GraphStep::Replay && overlap_) {
+    graph_step_ = GraphStep::Eager;
+    device_.allocator().end_graph_step(false);
+    launched.ended = true;
+  }
+  launched_.push_back(launched);
+}
+
+StepStats Executor::collect_step() {
+  if (launched_.empty()) throw std::logic_error("collect_step: no step was launched");
+  const LaunchedStep launched = launched_.front();
+  launched_.pop_front();
+  if (launched.ended) {  // left running: wait for its results only
+    if (planted_ != PlantedBug::OverlapReadUnwaited) device_.events().wait(launched.done);
+    device_.backend().raise_deferred();
+    if (!launched_.empty()) ++overlapped_steps_;  // the next step was launched before this read
+    return read_totals(launched.step, launched.samples);
+  }
   device_.backend().drain([this] { return events_->poll(); });
   events_->poll();  // the host sees the step's transfers complete before it reads anything back
   device_.backend().raise_deferred();
@@ -96,9 +136,11 @@ StepStats Executor::finish_step() {
   // it (blocks a transfer read on the communication stream are held until then). A graph's
   // collectives are waited for there, unseen by the communicator: the stall watchdog watches it.
   std::unique_ptr<RegionMark> watch;
-  if (graph_step_ != GraphStep::Eager && graphs_communicate_)
-    watch = comm_.watch_region(CommRegion::GraphedStep);
-  const StepStats totals = read_totals(step_);
+  if (launched.graph != GraphStep::Eager) {
+    if (graphs_communicate_) watch = comm_.watch_region(CommRegion::GraphedStep);
+    device_.events().synchronize();  // then its results are in their pinned buffer
+  }
+  const StepStats totals = read_totals(launched.step, launched.samples);
   watch.reset();
   end_graph_step();
   return totals;

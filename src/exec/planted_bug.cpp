@@ -21,6 +21,8 @@ const std::pair<const char*, PlantedBug> kNames[] = {
     {"graph_reuse_unordered", PlantedBug::GraphReuseUnordered},
     {"op_scratch_at_issue", PlantedBug::OpScratchAtIssue},
     {"read_totals_unsynced", PlantedBug::ReadTotalsUnsynced},
+    {"overlap_one_input_set", PlantedBug::OverlapOneInputSet},
+    {"overlap_read_unwaited", PlantedBug::OverlapReadUnwaited},
     {"step_before_wait", PlantedBug::StepBeforeWait},
     {"keep_on_other_stream", PlantedBug::KeepOnOtherStream},
     {"completed_always", PlantedBug::CompletedAlways},

@@ -58,6 +58,11 @@ enum class PlantedBug {
   // layer first: a replayed graph step's kernel calls launch nothing, so its allocations differ
   // from its capture's (model/layer.hpp's LayerContext::workspace).
   OpScratchAtIssue,
+  // Overlapped steps (device.overlap_steps): every step's pinned inputs through one set, so the
+  // host rewrites them while the last step's graph may still copy them in; a step's results read
+  // from their pinned buffer without waiting for the event after their copy.
+  OverlapOneInputSet,
+  OverlapReadUnwaited,
   // A backward in halves (model/backward_part.hpp) whose first half frees the node's output
   // gradient and saved state, as a whole pass does: no device fault follows (the second half
   // finds no gradient and adds nothing), a silently different model that the halves'

@@ -260,6 +260,7 @@ void Job::build_executor(Communicator& comm) {
       log_.line(
           "wavetrain: device.cuda_graphs: the second step is captured as a graph, later "
           "steps replay it");
+      allow_overlap();
     } else {
       log_.line("wavetrain: device.cuda_graphs: steps run eagerly: %s", why_not.c_str());
     }
@@ -321,13 +322,44 @@ void Job::resume() {
     wall_offset_ = truncate_metrics_after(run_dir_ + "/metrics.csv", start_step_);
 }
 
+void Job::allow_overlap() {
+  // A step left running is collected after the next one is issued: its non-finite counts would
+  // correct the optimizer's step count (skip mode) after the next step used it, and its
+  // collectives would be waited for inside the next step's issue.
+  std::string why_not;
+  if (!config_.device.overlap_steps) why_not = "device.overlap_steps is off";
+  if (config_.failure.on_nonfinite == "skip")
+    why_not = "failure.on_nonfinite = \"skip\" corrects the next step by this one's counts";
+  if (executor_->program_communicates()) why_not = "the program communicates";
+  executor_->allow_overlap(why_not.empty());
+  if (why_not.empty())
+    log_.line(
+        "wavetrain: device.overlap_steps: the host issues each replayed step while the last one "
+        "runs");
+  else if (config_.device.overlap_steps)
+    log_.line("wavetrain: device.overlap_steps: each step is read back before the next: %s",
+              why_not.c_str());
+}
+
 StepStats Job::run_step(int64_t step) {
+  launch_step(step);
+  return collect_step(step);
+}
+
+void Job::launch_step(int64_t step) {
   begin_step(step);
+  CachingAllocator::JobScope account(device_.allocator(), id());
+  executor_->issue_step();
+  executor_->launch_step();
+}
+
+StepStats Job::collect_step(int64_t step) {
   {
     CachingAllocator::JobScope account(device_.allocator(), id());
-    executor_->issue_step();
+    local_stats_ = executor_->collect_step();
+    guard_->vote(step);  // reads the step's counts, as finish_local_step does
   }
-  return finish_step(step);
+  return finish_voted_step(step, -1);
 }
 
 void Job::begin_step(int64_t step) {

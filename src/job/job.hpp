@@ -79,6 +79,13 @@ class Job {
   // One optimizer step: the program's instructions for `step` at the schedule's learning rate. A
   // step the non-finite guard skipped is logged and returns empty stats.
   StepStats run_step(int64_t step);
+  // run_step in two halves, for the training loop: launch_step begins, issues and launches the
+  // step; collect_step waits for the oldest launched step's results and ends it as run_step does.
+  // Where may_run_on() after a launch (device.overlap_steps), the next step may be launched before
+  // this one is collected.
+  void launch_step(int64_t step);
+  StepStats collect_step(int64_t step);
+  bool may_run_on() const { return executor_->may_run_on(); }
   // run_step in parts, for jobs interleaved inside a step (app/training_loop.hpp): begin_step sets
   // the step's learning rate and begins the executor's step; the caller issues its instructions
   // (executor().issue_ready) under the job's memory account; finish_step ends it as run_step does.
@@ -133,6 +140,7 @@ class Job {
  private:
   void build_model_and_program(Communicator& comm);
   void build_executor(Communicator& comm);
+  void allow_overlap();  // device.overlap_steps, where graphs are on and the job permits it
   void resume();
   ResumeRequest resume_request() const;
   void settle_earlier_run(const std::string& checkpoint_dir);

@@ -245,7 +245,7 @@ void CachingAllocator::notify_locked() {
 void CachingAllocator::record_use(void* ptr, int stream) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (auto g = graph_live_.find(ptr); g != graph_live_.end()) {
-    GraphBlock& block = graph_order_[g->second];
+    GraphBlock& block = graph_order()[g->second];
     if (block.stream != stream &&
         std::find(block.used_on.begin(), block.used_on.end(), stream) == block.used_on.end())
       block.used_on.push_back(stream);

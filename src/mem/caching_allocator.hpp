@@ -163,13 +163,17 @@ class CachingAllocator {
   // a captured Record and Wait order the free first: graph_record, graph_wait; one used on other
   // streams waits for the step's end) and recorded in order; while one is replayed, the
   // n-th allocation gets the capture's n-th address (same size and stream, else std::logic_error).
-  // The graph's memory serves nothing else, as PyTorch's private graph pools.
-  void begin_graph_capture();
-  void begin_graph_replay();
-  // After the step's device work has finished: its blocks are free again (poisoned on the strict
-  // device). Throws std::logic_error when a tensor allocated in the step is still held.
-  void end_graph_step();
-  size_t graph_bytes() const;  // reserved for the graph
+  // The graph's memory serves nothing else, as PyTorch's private graph pools. A device keeps two
+  // graphs (device_backend.hpp), each with its own record of addresses, cut from the one pool:
+  // they run one after the other.
+  void begin_graph_capture(int graph = 0);
+  void begin_graph_replay(int graph = 0);
+  // After the step's device work has finished (device_done), or, where the step may still run
+  // (a replay the host does not wait for), once all of its work is joined into stream 0: its
+  // blocks are free again (poisoned on the strict device: by the host, or on stream 0). Throws
+  // std::logic_error when a tensor allocated in the step is still held.
+  void end_graph_step(bool device_done = true);
+  size_t graph_bytes() const;  // the tensors of the larger graph
   // The program's Record of `event` on `stream` and a Wait for it on another (the executor tells
   // them while a step is captured; no-ops otherwise): an event captured into the graph orders the
   // recording stream's work before the waiting stream's, so a block freed on the one before the
@@ -223,9 +227,11 @@ class CachingAllocator {
     int stream;
     std::vector<int> used_on;  // replaying: record_use
   };
-  std::vector<GraphBlock> graph_order_;           // the capture's allocations, in order
-  size_t graph_next_ = 0;                         // replaying: the next of graph_order_
-  std::unordered_map<void*, size_t> graph_live_;  // replaying: address -> index in graph_order_
+  std::vector<GraphBlock> graph_orders_[2];  // each capture's allocations, in order
+  int graph_index_ = 0;                      // the graph captured or replayed now
+  std::vector<GraphBlock>& graph_order() { return graph_orders_[graph_index_]; }
+  size_t graph_next_ = 0;                         // replaying: the next of graph_order()
+  std::unordered_map<void*, size_t> graph_live_;  // replaying: address -> index in graph_order()
   struct HeldGraphBlock {
     void* ptr;
     size_t size;

@@ -18,7 +18,7 @@ std::string bytes_on(size_t bytes, int stream) {
 }
 }  // namespace
 
-void CachingAllocator::begin_graph_capture() {
+void CachingAllocator::begin_graph_capture(int graph) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   // The eager steps' cache goes back to the system before the graph's own pool fills: the graph
   // holds the step's working set from now on, and both at once would double the reserved bytes.
@@ -27,7 +27,10 @@ void CachingAllocator::begin_graph_capture() {
   settle_pending_locked();
   pool_.sync_pools([this](const StreamEvent& e) { return events_->completed(e); });
   stats_.reserved -= pool_.release_free_segments(SIZE_MAX);
-  graph_order_.clear();
+  // The other graph's blocks (a capture per pinned set) serve every stream: its step has finished.
+  graph_pool_.sync_pools([this](const StreamEvent& e) { return events_->completed(e); });
+  graph_index_ = graph & 1;
+  graph_order().clear();
   graph_live_.clear();
   graph_follows_.clear();
   graph_event_clock_.clear();
@@ -35,8 +38,9 @@ void CachingAllocator::begin_graph_capture() {
   graph_thread_ = std::this_thread::get_id();
 }
 
-void CachingAllocator::begin_graph_replay() {
+void CachingAllocator::begin_graph_replay(int graph) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  graph_index_ = graph & 1;
   graph_next_ = 0;
   graph_phase_ = GraphPhase::Replaying;
   graph_thread_ = std::this_thread::get_id();
@@ -45,16 +49,16 @@ void CachingAllocator::begin_graph_replay() {
 void* CachingAllocator::graph_allocate(size_t size, int stream, size_t requested) {
   if (graph_phase_ == GraphPhase::Replaying) {
     const size_t n = graph_next_++;
-    if (n >= graph_order_.size() || graph_order_[n].size != size ||
-        graph_order_[n].stream != stream)
+    if (n >= graph_order().size() || graph_order()[n].size != size ||
+        graph_order()[n].stream != stream)
       throw std::logic_error(
           "allocator: allocation " + std::to_string(n + 1) + " of a replayed step asks for " +
           bytes_on(size, stream) + " where the captured step's " +
-          (n < graph_order_.size()
-               ? "asked for " + bytes_on(graph_order_[n].size, graph_order_[n].stream)
+          (n < graph_order().size()
+               ? "asked for " + bytes_on(graph_order()[n].size, graph_order()[n].stream)
                : std::string("had only ") + std::to_string(n) + " allocations") +
           ": a graph replays the captured addresses, so every step must allocate the same");
-    GraphBlock& block = graph_order_[n];
+    GraphBlock& block = graph_order()[n];
     if (!graph_live_.emplace(block.ptr, n).second)
       throw std::logic_error("allocator: allocation " + std::to_string(n + 1) +
                              " of a replayed step is still held from an earlier one");
@@ -86,7 +90,7 @@ void* CachingAllocator::graph_allocate(size_t size, int stream, size_t requested
   block->graph = true;
   live_[block->ptr] = block;
   count_allocation(block);
-  graph_order_.push_back(GraphBlock{block->ptr, size, stream, {}});
+  graph_order().push_back(GraphBlock{block->ptr, size, stream, {}});
   if (device_only_) events_->name_memory(block->ptr, requested, "a tensor of a captured step");
   return block->ptr;
 }
@@ -118,7 +122,7 @@ bool CachingAllocator::graph_release(void* ptr, int stream) {
   size_t size = 0;
   bool other_streams = false;
   if (auto g = graph_live_.find(ptr); g != graph_live_.end()) {  // a replayed step's
-    const GraphBlock& block = graph_order_[g->second];
+    const GraphBlock& block = graph_order()[g->second];
     size = block.size;
     other_streams = !block.used_on.empty();
     graph_live_.erase(g);
@@ -148,23 +152,25 @@ bool CachingAllocator::graph_release(void* ptr, int stream) {
   return true;
 }
 
-void CachingAllocator::end_graph_step() {
+void CachingAllocator::end_graph_step(bool device_done) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   const bool replayed = graph_phase_ == GraphPhase::Replaying;
   graph_phase_ = GraphPhase::Off;
   // The step's work has finished: memory other streams used is free for the next step.
   for (const HeldGraphBlock& held : graph_held_) {
-    if (poison_freed_) {
+    if (poison_freed_ && device_done) {
       events_->host_write(held.ptr, held.size,
                           "the allocator poisoning a captured step's freed block");
       std::memset(held.ptr, 0xff, held.size);
+    } else if (poison_freed_) {
+      events_->retire(0, held.ptr, held.size);
     }
     if (held.captured) graph_pool_.put(held.captured, kSyncedPool);
   }
   graph_held_.clear();
-  if (replayed && graph_next_ != graph_order_.size())
+  if (replayed && graph_next_ != graph_order().size())
     throw std::logic_error("allocator: a replayed step made " + std::to_string(graph_next_) +
-                           " of the captured step's " + std::to_string(graph_order_.size()) +
+                           " of the captured step's " + std::to_string(graph_order().size()) +
                            " allocations; every step must allocate the same");
   size_t held = graph_live_.size();
   for (const auto& [ptr, block] : live_)
@@ -177,9 +183,13 @@ void CachingAllocator::end_graph_step() {
 
 size_t CachingAllocator::graph_bytes() const {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  size_t bytes = 0;
-  for (const GraphBlock& block : graph_order_) bytes += block.size;
-  return bytes;
+  size_t most = 0;
+  for (const auto& order : graph_orders_) {
+    size_t bytes = 0;
+    for (const GraphBlock& block : order) bytes += block.size;
+    most = std::max(most, bytes);
+  }
+  return most;
 }
 
 }  // namespace wt

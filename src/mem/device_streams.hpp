@@ -94,6 +94,25 @@ class DeviceStreams {
     (void)what;
     for (size_t i = 0; i < count; ++i) dst[i] = value;
   }
+  // A copy from device memory into pinned host memory on `stream`, after its work so far (a
+  // step's results on their way back): the host may read `dst` only once it has waited for an
+  // event recorded on `stream` after the copy (wait()), and says so with host_reads_pinned().
+  virtual void copy_to_pinned_async(int stream, void* dst, const void* src, size_t bytes,
+                                    const char* what) {
+    (void)stream;
+    (void)what;
+    std::memcpy(dst, src, bytes);
+  }
+  virtual void host_reads_pinned(const void* ptr, size_t bytes, const char* what) {
+    (void)ptr;
+    (void)bytes;
+    (void)what;
+  }
+  // Waits until `event` has completed (cudaEventSynchronize): one synchronisation with the
+  // device, which other streams' work may outlive.
+  virtual void wait(const StreamEvent& event) {
+    if (!completed(event)) synchronize();
+  }
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) {
     std::memcpy(dst, src, bytes);
   }

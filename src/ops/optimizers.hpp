@@ -45,10 +45,10 @@ class Optimizer {
   void uncount_step(int stage);
   // Whole-step graphs: the updates read their per-step values (the learning rate, AdamW's bias
   // corrections) from device memory written each step (ops/per_step_values.hpp), instead of by
-  // value; new_step() starts a step's records.
+  // value; new_step() starts a step's records, in pinned set `set` (per_step_values.hpp).
   void use_per_step_values(DeviceContext& device);
-  void new_step() {
-    if (per_step_) per_step_->new_step();
+  void new_step(int set = 0) {
+    if (per_step_) per_step_->new_step(set);
   }
 
  protected:

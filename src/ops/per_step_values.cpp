@@ -9,20 +9,23 @@ namespace wt {
 
 PerStepValues::~PerStepValues() {
   for (auto& [key, record] : records_)
-    if (record.pinned) device_.events().free_pinned(record.pinned);
+    for (float* pinned : record.pinned)
+      if (pinned) device_.events().free_pinned(pinned);
 }
 
 const float* PerStepValues::issue(int stage, const float* values, int count, int stream) {
   if (count > kMaxValues) throw std::logic_error("per-step values: too many");
   Record& r = records_[{stage, calls_[stage]++}];
-  if (!r.pinned) {  // the first step's (eager), so a captured step allocates nothing
-    r.pinned = static_cast<float*>(device_.events().allocate_pinned(kMaxValues * sizeof(float)));
-    if (!r.pinned) throw std::bad_alloc();
+  if (!r.pinned[0]) {  // the first step's (eager), so a captured step allocates nothing
+    for (float*& pinned : r.pinned) {
+      pinned = static_cast<float*>(device_.events().allocate_pinned(kMaxValues * sizeof(float)));
+      if (!pinned) throw std::bad_alloc();
+    }
     r.device = Tensor::empty({kMaxValues}, device_.allocator(), stream);
     r.device.set_label("the optimizer's per-step values of stage " + std::to_string(stage));
   }
-  std::memcpy(r.pinned, values, size_t(count) * sizeof(float));
-  device_.events().copy_from_pinned_async(stream, r.device.device_ptr(), r.pinned,
+  std::memcpy(r.pinned[set_], values, size_t(count) * sizeof(float));
+  device_.events().copy_from_pinned_async(stream, r.device.device_ptr(), r.pinned[set_],
                                           size_t(count) * sizeof(float),
                                           "the optimizer's per-step values");
   return r.device.device_ptr();

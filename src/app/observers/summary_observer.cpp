@@ -67,7 +67,8 @@ void SummaryObserver::write_summary(Job& job, double peak_rss_mb,
     << ",\n  \"rank_peak_device_in_use_mb\": " << json_array(rank_peak_in_use_mb)
     << ",\n  \"forced_syncs\": " << memory.forced_syncs
     << ",\n  \"graph_captures\": " << job.executor().graph_captures()  // device.cuda_graphs, rank 0
-    << ",\n  \"graph_replays\": " << job.executor().graph_replays();
+    << ",\n  \"graph_replays\": " << job.executor().graph_replays()
+    << ",\n  \"overlapped_steps\": " << job.executor().overlapped_steps();  // overlap_steps
   // The strict device: the most times the host waited for the device in one step after the
   // first (rank 0).
   if (most_synchronizations_ >= 0)

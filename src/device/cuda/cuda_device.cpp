@@ -30,7 +30,8 @@ CudaDevice::~CudaDevice() {
     s.ops.reset();
     if (s.handle) cudaStreamDestroy(s.handle);
   }
-  if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+  for (cudaGraphExec_t exec : graph_exec_)
+    if (exec) cudaGraphExecDestroy(exec);
   for (cudaEvent_t e : free_events_) cudaEventDestroy(e);
   for (cudaEvent_t e : markers_) cudaEventDestroy(e);
 }
@@ -72,10 +73,12 @@ void CudaDevice::set_priority(int stream, int priority) {
   // A graph captured earlier (an auto.measure trial's) addresses the buffers of the stream's ops
   // object, which goes with it: the graph goes too, and replaying it is refused until a capture.
   WT_CUDA_CHECK(cudaStreamSynchronize(s.handle));
-  if (graph_exec_) {
-    WT_CUDA_CHECK(cudaDeviceSynchronize());  // a launch of it may still run on stream 0
-    WT_CUDA_CHECK(cudaGraphExecDestroy(graph_exec_));
-    graph_exec_ = nullptr;
+  if (graph_exec_[0] || graph_exec_[1]) {
+    WT_CUDA_CHECK(cudaDeviceSynchronize());  // a launch of one may still run on stream 0
+    for (cudaGraphExec_t& exec : graph_exec_) {
+      if (exec) WT_CUDA_CHECK(cudaGraphExecDestroy(exec));
+      exec = nullptr;
+    }
   }
   s.ops.reset();
   WT_CUDA_CHECK(cudaStreamDestroy(s.handle));
@@ -240,6 +243,28 @@ void CudaDevice::copy_from_pinned_async(int stream, void* dst, const void* src, 
   WT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, slot(stream).handle));
 }
 
+void CudaDevice::copy_to_pinned_async(int stream, void* dst, const void* src, size_t bytes,
+                                      const char*) {
+  if (replaying()) return;  // the graph's copy node writes the same pinned buffer
+  WT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, slot(stream).handle));
+}
+
+void CudaDevice::wait(const StreamEvent& event) {
+  refuse_in_graph("waiting for an event");
+  ++synchronizations_;
+  Slot& s = slot(event.stream);
+  // Events on one stream complete in order: wait for the first one recorded at or after it.
+  while (s.completed < event.sequence && !s.events.empty()) {
+    WT_CUDA_CHECK(cudaEventSynchronize(s.events.front().second));
+    s.completed = s.events.front().first;
+    give_event(s.events.front().second);
+    s.events.pop_front();
+  }
+  if (s.completed < event.sequence)
+    throw std::logic_error("cuda: waiting for an event on stream " + std::to_string(event.stream) +
+                           " that was never recorded");
+}
+
 void CudaDevice::fill_async(int stream, float* dst, size_t count, float value, const char*) {
   ops(stream).fill(value, dst, int64_t(count));  // replaying: GraphReplayOps, nothing
 }
@@ -280,9 +305,14 @@ void CudaDevice::fill(float* dst, size_t count, float value) {
   WT_CUDA_CHECK(cudaStreamSynchronize(stream(0)));
 }
 
-void CudaDevice::begin_graph_capture() {
-  if (graph_exec_) WT_CUDA_CHECK(cudaGraphExecDestroy(graph_exec_));
-  graph_exec_ = nullptr;
+void CudaDevice::begin_graph_capture(int graph) {
+  graph_index_ = graph & 1;
+  cudaGraphExec_t& exec = graph_exec_[graph_index_];
+  if (exec) {
+    WT_CUDA_CHECK(cudaStreamSynchronize(stream(0)));  // a launch of it may still run
+    WT_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  }
+  exec = nullptr;
   cudaStream_t origin = stream(0);
   WT_CUDA_CHECK(cudaStreamBeginCapture(origin, cudaStreamCaptureModeRelaxed));
   graph_ = Graph::Capturing;
@@ -297,45 +327,58 @@ void CudaDevice::begin_graph_capture() {
   give_event(fork);
 }
 
-void CudaDevice::end_graph_capture() {
-  cudaStream_t origin = stream(0);
-  // Joined back: the capture ends when every stream's work does. Every stream in the capture,
-  // the forked ones and any that joined it by waiting for one of its events (CUDA refuses to end
-  // a capture with a stream left unjoined).
-  // A communicator's stream (NCCL's) is in it once a transfer waited for a captured event.
+void CudaDevice::join_streams(int into) {
+  if (graph_ != Graph::Capturing) return;  // a replay: the graph holds the joins
+  // Every stream in the capture, the forked ones and any that joined it by waiting for one of
+  // its events. A communicator's stream (NCCL's) is in it once a transfer waited for a captured
+  // event.
+  cudaStream_t target = stream(into);
   std::vector<cudaStream_t> captured = comm_streams_;
   for (auto& [id, s] : slots_)
-    if (id != 0 && s.handle) captured.push_back(s.handle);
+    if (id != into && s.handle) captured.push_back(s.handle);
   for (cudaStream_t handle : captured) {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     WT_CUDA_CHECK(cudaStreamIsCapturing(handle, &status));
     if (status != cudaStreamCaptureStatusActive) continue;
     cudaEvent_t join = take_event();
     WT_CUDA_CHECK(cudaEventRecord(join, handle));
-    WT_CUDA_CHECK(cudaStreamWaitEvent(origin, join, 0));
+    WT_CUDA_CHECK(cudaStreamWaitEvent(target, join, 0));
     give_event(join);
   }
+}
+
+void CudaDevice::end_graph_capture() {
+  cudaStream_t origin = stream(0);
+  // Joined back: the capture ends when every stream's work does (CUDA refuses to end a capture
+  // with a stream left unjoined).
+  join_streams(0);
   cudaGraph_t graph = nullptr;
   WT_CUDA_CHECK(cudaStreamEndCapture(origin, &graph));
   graph_ = Graph::Off;
   // Each kernel node keeps the priority of the stream it was captured on (a background stream's
   // below the foreground's), where a plain instantiation would run all at the launching stream's.
+  cudaGraphExec_t& exec = graph_exec_[graph_index_];
   const cudaError_t instantiated =
-      cudaGraphInstantiate(&graph_exec_, graph, cudaGraphInstantiateFlagUseNodePriority);
+      cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagUseNodePriority);
   WT_CUDA_CHECK(cudaGraphDestroy(graph));  // the executable graph, if made, keeps what it needs
-  if (instantiated != cudaSuccess) graph_exec_ = nullptr;  // nothing for the destructor to free
+  if (instantiated != cudaSuccess) exec = nullptr;  // nothing for the destructor to free
   WT_CUDA_CHECK(instantiated);
-  WT_CUDA_CHECK(cudaGraphLaunch(graph_exec_, origin));  // the captured step itself runs now
+  WT_CUDA_CHECK(cudaGraphLaunch(exec, origin));  // the captured step itself runs now
 }
 
-void CudaDevice::begin_graph_replay() {
-  if (!graph_exec_) throw std::logic_error("cuda: a graph replayed before its capture");
+void CudaDevice::begin_graph_replay(int graph) {
+  graph_index_ = graph & 1;
+  if (!graph_exec_[graph_index_])
+    throw std::logic_error("cuda: graph " + std::to_string(graph_index_) +
+                           " replayed before its capture");
   graph_ = Graph::Replaying;
 }
 
 void CudaDevice::end_graph_replay() {
   graph_ = Graph::Off;
-  WT_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream(0)));
+  // Launched on stream 0, the graph waits for all earlier work there, the other graph's launch
+  // included, so a step issued while the last one runs follows it.
+  WT_CUDA_CHECK(cudaGraphLaunch(graph_exec_[graph_index_], stream(0)));
 }
 
 std::unique_ptr<ProgramEvents> CudaDevice::program_events(int count, void* comm_stream) {

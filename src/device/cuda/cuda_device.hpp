@@ -47,10 +47,11 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   // launches it again after issuing with its launches dropped (GraphReplayOps, no copies, fills
   // or program events).
   bool supports_graphs() const override { return true; }
-  void begin_graph_capture() override;
+  void begin_graph_capture(int graph) override;
   void end_graph_capture() override;
-  void begin_graph_replay() override;
+  void begin_graph_replay(int graph) override;
   void end_graph_replay() override;
+  void join_streams(int into) override;
   bool replaying() const { return graph_ == Graph::Replaying; }
   bool in_graph() const { return graph_ != Graph::Off; }
   // Markers are timing events (cudaEventElapsedTime), apart from the ordering events' pool.
@@ -73,6 +74,9 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   void copy_from_pinned_async(int stream, void* dst, const void* src, size_t bytes,
                               const char* what) override;
   void fill_async(int stream, float* dst, size_t count, float value, const char* what) override;
+  void copy_to_pinned_async(int stream, void* dst, const void* src, size_t bytes,
+                            const char* what) override;
+  void wait(const StreamEvent& event) override;
   void copy_to_host(void* dst, const void* src, size_t bytes) override;
   void copy_to_device(void* dst, const void* src, size_t bytes) override;
   void copy_on_device(void* dst, const void* src, size_t bytes) override;
@@ -113,7 +117,8 @@ class CudaDevice final : public DeviceBackend, public DeviceStreams {
   uint64_t synchronizations_ = 0;
   enum class Graph { Off, Capturing, Replaying };
   Graph graph_ = Graph::Off;
-  cudaGraphExec_t graph_exec_ = nullptr;
+  cudaGraphExec_t graph_exec_[2] = {nullptr, nullptr};  // device_backend.hpp: two graphs
+  int graph_index_ = 0;                                 // the one captured or replayed
 };
 
 }  // namespace wt::cuda
