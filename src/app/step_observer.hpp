@@ -39,6 +39,13 @@ class StepObserver {
     (void)step;
     return true;
   }
+  // Whether `step` must be finished, its results read and its after_step run, before step + 1 is
+  // issued (device.overlap_steps leaves a step running otherwise, app/training_loop.hpp): an
+  // observer that communicates after it or needs the device idle then, or whose before_step(step +
+  // 1) changes how that step runs. Asked after `step` is launched.
+  virtual bool must_finish_before_next(const Job& job, int64_t step) const {
+    return may_communicate_after(job, step);
+  }
   // After the job's last step, or the step a stop ended it at.
   virtual void finish(Job& job) { (void)job; }
 };

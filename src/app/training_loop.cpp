@@ -52,7 +52,7 @@ bool TrainingLoop::may_leave_running(const Entry& entry, int64_t step) const {
   if (!job.may_run_on() || step + 1 >= job.total_steps()) return false;
   if (job.device().allocator().cross_stream_reuse() == CrossStreamReuse::AfterSync) return false;
   for (const StepObserver* o : entry.observers)
-    if (o->may_communicate_after(job, step)) return false;
+    if (o->must_finish_before_next(job, step)) return false;
   return true;
 }
 
@@ -64,8 +64,8 @@ void TrainingLoop::collect(Entry& entry, const Launched& launched) {
   finish_record(entry, launched, record);
 }
 
-// A step's time runs from its launch, or from the last step's collection where that came later
-// (a step left running overlaps the next one's issue): the steps' times add up to the run's.
+// A step's time runs from its launch, or from the end of the last step's collection (its
+// observers included) where that came later: a step left running overlaps the next one's issue.
 void TrainingLoop::finish_record(Entry& entry, const Launched& launched, StepRecord& record) {
   Job& job = *entry.job;
   const DeviceBackend& device = job.device().backend();
@@ -76,10 +76,11 @@ void TrainingLoop::finish_record(Entry& entry, const Launched& launched, StepRec
     record.device_synchronizations =
         int64_t(device.synchronizations() -
                 std::max(launched.synchronizations, entry.synchronizations_at_collect));
-  entry.last_collected = now;
-  entry.synchronizations_at_collect = device.synchronizations();
   for (StepObserver* o : entry.observers) o->after_step(job, record);
   settle_memory(job.device());
+  // The observers' own time and synchronisations (a checkpoint's) count for no step.
+  entry.last_collected = Clock::now();
+  entry.synchronizations_at_collect = device.synchronizations();
 }
 
 // A step ends with the host waiting for the device (its totals' readback): under Waterwave's

@@ -59,9 +59,10 @@ void DatasetBatchSource::into_fixed_buffer(Loaded& l) {
   // step's results back (a synchronisation) before it issues the step after next, so the host
   // may rewrite them now, with no event to ask.
   const size_t bytes = size_t(shape_numel(l.shape)) * (l.raw_u8 ? 1 : sizeof(float));
-  std::vector<PinnedStaging::Buffer>& set = fixed_[fixed_set_];
-  if (fixed_next_ == set.size()) set.push_back(staging_->acquire(bytes));
-  PinnedStaging::Buffer& fixed = set[fixed_next_++];
+  // Both sets grow together: the eager first step's, outside any capture (cudaMallocHost).
+  for (auto& each : fixed_)
+    if (fixed_next_ == each.size()) each.push_back(staging_->acquire(bytes));
+  PinnedStaging::Buffer& fixed = fixed_[fixed_set_][fixed_next_++];
   if (fixed.bytes < bytes) {  // a bigger batch than before: a new address (a new capture)
     staging_->release(fixed);
     fixed = staging_->acquire(bytes);

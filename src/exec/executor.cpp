@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -167,6 +168,14 @@ void Executor::run_on_device(const std::function<void()>& work) {
 }
 
 Executor::~Executor() {
+  // A step left running still reads and writes the pinned buffers that go now (after a failure,
+  // CUDA's cudaFreeHost waits for the device itself; the strict device's queues never run again).
+  if (!launched_.empty() && std::uncaught_exceptions() == 0) {
+    try {
+      device_.events().synchronize();
+    } catch (...) {  // a destructor reports nothing: the run's own error is already on its way
+    }
+  }
   device_.backend().set_progress(nullptr);
   for (GraphPinned& pinned : graph_pinned_)
     for (int set = 0; set < 2; ++set)

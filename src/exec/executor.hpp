@@ -94,8 +94,9 @@ class Executor {
   // graph, with overlap allowed (allow_overlap), whose inputs came through the other pinned set
   // than the next step's.
   bool may_run_on() const { return !launched_.empty() && launched_.back().ended; }
-  // device.overlap_steps where the job permits it (job.cpp: not for a program that communicates,
-  // a guard that skips updates or the allocator's reuse after a synchronisation).
+  // device.overlap_steps where the job permits it (job.cpp: not for a program that communicates
+  // or a guard that skips updates; the training loop also collects each step under the allocator's
+  // reuse after a synchronisation). With it, two pinned sets and two graphs.
   void allow_overlap(bool on);
   // Steps whose results were read after the next step was issued (the summary).
   int64_t overlapped_steps() const { return overlapped_steps_; }
@@ -149,8 +150,9 @@ class Executor {
   // Whether any rank's program communicates: then its ranks must all graph or none (a collective
   // NCCL call captured on some ranks and issued eagerly on others is undefined).
   bool program_communicates() const;
-  // The host's seconds issuing the last step, from begin_step to its last launch (a replayed
-  // graph's included), before it waits for the device: on a GPU, what the host adds to a step.
+  // The host's seconds issuing the last collected step, from begin_step to its last launch (a
+  // replayed graph's included), before it waits for the device: on a GPU, what the host adds to a
+  // step (unless the step overlapped the device's last one: device.overlap_steps).
   double last_issue_seconds() const { return issue_seconds_; }
   // Steps captured and replayed so far (tests, the summary).
   int64_t graph_captures() const { return graph_captures_; }
@@ -247,9 +249,13 @@ class Executor {
   enum class GraphStep { Eager, Capture, Replay };
   GraphStep choose_graph_step() const;
   void choose_graph_set();  // this step's pinned set and program events (begin_step)
+  // Before a step is issued while the last one runs on: enforces the one-step lag and that the
+  // two use different pinned sets; waits for it where this step will not replay a graph.
+  void check_running_step();
   void begin_graph_step();
   void end_graph_step_issue();  // before the step's device work is waited for
-  void end_graph_step();        // after it: the step's memory is free again
+  // After it: the step's memory is free again (a step left running: at its launch, launch_step).
+  void end_graph_step();
   // The labels the loss reads: in a graphed step, slot's copy in a fixed pinned buffer.
   const int32_t* loss_labels(Slot& slot);
   // The generator state dropout reads from memory: in a graphed step, slot's in a fixed pinned
@@ -267,6 +273,8 @@ class Executor {
   // Steps launched and not yet collected (two at most: one left running, one just launched).
   struct LaunchedStep {
     int64_t step = 0, samples = 0;
+    int set = 0;               // its pinned set
+    double issue_seconds = 0;  // last_issue_seconds() once it is collected
     GraphStep graph = GraphStep::Eager;
     StreamEvent done;    // graphed: recorded after the graph, and so after its results' copy
     bool ended = false;  // its graph step ended at its launch: it may run on (may_run_on)
@@ -303,7 +311,7 @@ class Executor {
   uint64_t seed_;
   int rank_;
   int64_t step_ = 0;                            // the step in hand (begin_step)
-  double issue_began_ = 0, issue_seconds_ = 0;  // last_issue_seconds()
+  double issue_began_ = 0, issue_seconds_ = 0;  // last_issue_seconds(): the last collected step's
   double lr_ = 0;
   std::vector<size_t> position_;  // per stream: the next instruction to issue this step
   std::vector<std::unique_ptr<Slot>> slots_;

@@ -76,6 +76,25 @@ void Executor::choose_graph_set() {
   events_ = event_sets_[graph_set_].get();
 }
 
+void Executor::check_running_step() {
+  if (launched_.empty()) return;
+  if (launched_.size() > 1 || !launched_.back().ended)
+    throw std::logic_error("executor: step " + std::to_string(step_ + 1) +
+                           " begun before an earlier step was collected");
+  const LaunchedStep& running = launched_.back();
+  if (choose_graph_step() != GraphStep::Replay) {
+    // Eager or captured work on other streams would not wait for the graph still running (a
+    // launch orders only a graph after it): let it finish (a trace window opening, say).
+    device_.events().wait(running.done);
+    return;
+  }
+  // The strict device names the race itself; elsewhere nothing would.
+  if (running.set == graph_set_ && !device_.backend().checks_ordering())
+    throw std::logic_error("executor: step " + std::to_string(step_ + 1) +
+                           " would rewrite the pinned inputs of step " +
+                           std::to_string(running.step + 1) + ", which still runs");
+}
+
 void Executor::begin_graph_step() {
   optimizer_.new_step(graph_set_);
   data_.use_graph_set(graph_set_);
@@ -85,10 +104,11 @@ void Executor::begin_graph_step() {
     return;
   }
   // A graphed step starts with no batch held (an eager step's tensors would be freed inside the
-  // capture and not inside a replay) and ends the same way (end_graph_step_issue). It also starts
-  // after the previous step's results were read back (one device synchronisation a step): that,
-  // not the capture's fork event, orders the eager steps' work (tick-tock's kept gradients) before
-  // the captured one; replays follow one another on stream 0.
+  // capture and not inside a replay) and ends the same way (end_graph_step_issue). A capture
+  // starts after the previous step's results were read back (a capture's step is never left
+  // running, nor the step before it): that, not the capture's fork event, orders the eager steps'
+  // work (tick-tock's kept gradients) before the captured one. Replays follow one another on
+  // stream 0, each launch after all work before it, a step left running included.
   for (auto& slot : slots_) *slot = Slot(slot->out.size(), slot->stage_samples.size());
   CachingAllocator& memory = device_.allocator();
   if (graph_step_ == GraphStep::Capture) {

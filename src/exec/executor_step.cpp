@@ -31,9 +31,11 @@ void Executor::begin_step(int64_t step, double lr) {
   issue_began_ = steady_seconds();
   step_ = step;
   lr_ = lr;
-  // The last step's transfers are seen complete (a graphed step's only now, after its read-back's
-  // synchronisation), and their held buffers freed, before a capture or replay begins.
+  // The last step's transfers are seen complete (a graphed step's only after its read-back's
+  // synchronisation), and their held buffers freed, before a capture or replay begins. A step left
+  // running (device.overlap_steps) has its own set of events.
   choose_graph_set();
+  check_running_step();
   events_->reset();
   begin_graph_step();
   loads_done_ = 0;
@@ -102,10 +104,11 @@ void Executor::launch_step() {
     readback_.copy_async(step_, graph_set_);
   }
   end_graph_step_issue();
-  issue_seconds_ = steady_seconds() - issue_began_;
   LaunchedStep launched;
+  launched.issue_seconds = steady_seconds() - issue_began_;
   launched.step = step_;
   launched.samples = samples_;
+  launched.set = graph_set_;
   launched.graph = graph_step_;
   if (graphed) launched.done = device_.events().record(0);
   // A replay may run on while the host issues the next step, whose inputs go through the other
@@ -123,6 +126,7 @@ StepStats Executor::collect_step() {
   if (launched_.empty()) throw std::logic_error("collect_step: no step was launched");
   const LaunchedStep launched = launched_.front();
   launched_.pop_front();
+  issue_seconds_ = launched.issue_seconds;
   if (launched.ended) {  // left running: wait for its results only
     if (planted_ != PlantedBug::OverlapReadUnwaited) device_.events().wait(launched.done);
     device_.backend().raise_deferred();

@@ -27,15 +27,17 @@ NonFiniteGuard::NonFiniteGuard(const std::string& on_nonfinite, Optimizer& optim
       stop_(on_nonfinite != "skip"),
       deferred_(deferred),
       stages_(stages),
-      flagged_step_(size_t(replicas) * size_t(stages), -1),
-      values_(flagged_step_.size(), 0) {}
+      keys_(size_t(replicas) * size_t(stages)),
+      flagged_step_{std::vector<int64_t>(keys_, -1), std::vector<int64_t>(keys_, -1)},
+      values_{std::vector<int64_t>(keys_, 0), std::vector<int64_t>(keys_, 0)} {}
 
 float* NonFiniteGuard::flag(int64_t step, int key, int64_t values) {
-  if (flagged_step_.at(size_t(key)) == step)  // the second count would hide the first
+  std::vector<int64_t>& flagged = flagged_step(step);
+  if (flagged.at(size_t(key)) == step)  // the second count would hide the first
     throw std::logic_error("non-finite guard: optimizer key " + std::to_string(key) +
                            " stepped twice in step " + std::to_string(step + 1));
-  flagged_step_[size_t(key)] = step;
-  values_[size_t(key)] = values;
+  flagged[size_t(key)] = step;
+  this->values(step)[size_t(key)] = values;
   const int64_t at = int64_t(key) * ops::kCountFloats;
   if (readback_) return readback_->device_ptr(counts_at_ + at);
   if (!counts_.defined()) {
@@ -52,21 +54,22 @@ void NonFiniteGuard::use_readback(StepReadback& readback) {
 
 NonFiniteGuard::Finding NonFiniteGuard::read_counts(int64_t step) {
   Finding first;
+  const std::vector<int64_t>& flagged = flagged_step(step);
   bool stepped = false;
-  for (int64_t s : flagged_step_) stepped = stepped || s == step;
+  for (int64_t s : flagged) stepped = stepped || s == step;
   if (!stepped) return first;
   std::vector<float> own;  // the step's one copy (shared with the executor's totals if given)
   if (!readback_) own = counts_.to_host();
   const float* staged = readback_ ? readback_->host(counts_at_, step) : own.data();
-  for (size_t key = 0; key < flagged_step_.size(); ++key) {
-    if (flagged_step_[key] != step) continue;
+  for (size_t key = 0; key < keys_; ++key) {
+    if (flagged[key] != step) continue;
     const double nonfinite = ops::load_count(&staged[key * size_t(ops::kCountFloats)]);
     if (nonfinite == 0) continue;
     optimizer_.uncount_step(int(key));  // its update did nothing
     const int stage = int(key) % stages_;
     // The lowest stage, the lowest replica on a tie (keys run replica by replica).
     if (first.stage < 0 || stage < first.stage)
-      first = Finding{stage, int64_t(nonfinite), values_[key]};
+      first = Finding{stage, int64_t(nonfinite), values(step)[key]};
   }
   return first;
 }

@@ -7,8 +7,10 @@
 // The decision is made on the device, without a host synchronisation per stage: the Step
 // instruction counts the gradient's NaN/Inf values into this guard's device tensor
 // (count_nonfinite_into at flag()), and the update kernel takes that count as its skip flag. After
-// the step, end_step() brings every count to the host in one staged copy, un-counts the skipped
-// updates in the optimizer (Optimizer::uncount_step: they changed nothing), and stops or counts.
+// the step (device.overlap_steps: possibly once the next step is issued, so the flags are kept per
+// step parity), end_step() brings every count to the host in one staged copy, un-counts the
+// skipped updates in the optimizer (Optimizer::uncount_step: they changed nothing), and stops or
+// counts.
 //
 // Every rank of the job must stop at the same step, or the ones still training wait for ever
 // in the next step's receive or broadcast. All ranks finish the step (a flagged update does
@@ -93,7 +95,11 @@ class NonFiniteGuard {
   // (vote()), or agreed here when negative.
   void conclude(int64_t step, Communicator& comm, const Finding& mine, double votes);
 
-  int64_t count_floats() const { return int64_t(flagged_step_.size()) * ops::kCountFloats; }
+  int64_t count_floats() const { return int64_t(keys_) * ops::kCountFloats; }
+  // The flags of `step`: by its parity, since the next step's Steps may be issued before this
+  // one's counts are read (device.overlap_steps leaves one step running).
+  std::vector<int64_t>& flagged_step(int64_t step) { return flagged_step_[step & 1]; }
+  std::vector<int64_t>& values(int64_t step) { return values_[step & 1]; }
 
   Optimizer& optimizer_;
   CachingAllocator& memory_;
@@ -104,8 +110,11 @@ class NonFiniteGuard {
   Tensor counts_;  // ... here, or from counts_at_ of readback_ when given
   StepReadback* readback_ = nullptr;
   int64_t counts_at_ = 0;
-  std::vector<int64_t> flagged_step_;  // [key]: the step whose Step last wrote the count, or -1
-  std::vector<int64_t> values_;        // [key]: that gradient's length
+  size_t keys_;
+  // Per step parity, [key]: the step whose Step last wrote the count, or -1; that gradient's
+  // length.
+  std::vector<int64_t> flagged_step_[2];
+  std::vector<int64_t> values_[2];
   int64_t skipped_steps_ = 0;
   int64_t last_skipped_step_ = -1;
   std::string last_reason_;

@@ -49,7 +49,7 @@ TraceRecorder::~TraceRecorder() {
 
 void TraceRecorder::begin_step(int64_t step) {
   // A run resumed inside the window starts recording at its first step.
-  if (!recording_ && !written_ && step >= info_.start_step && step < info_.end_step) attach();
+  if (starts_at(step)) attach();
   if (!recording_) return;
   step_ = step;
   step_begin_ = since_origin(steady_seconds());

@@ -55,6 +55,10 @@ class TraceRecorder : public InstructionObserver {
   bool recording() const { return recording_; }
   // Whether end_step(step) writes the file.
   bool writes_after(int64_t step) const { return recording_ && step + 1 >= info_.end_step; }
+  // Whether begin_step(step) starts recording (the executor then runs the step eagerly).
+  bool starts_at(int64_t step) const {
+    return !recording_ && !written_ && step >= info_.start_step && step < info_.end_step;
+  }
   bool written() const { return written_; }
   const std::string& path() const { return path_; }
 

@@ -86,6 +86,32 @@ grep -q "resumed from" "$dir/resume/log.txt" || fail "resume: no resume line in 
 same_weights resume resume-straight 16 || fail "resumed with overlap: other weights than the straight run"
 echo "ok: a run resumed with overlap trains the straight run's weights"
 
+# A trace window opening after overlapped steps (its steps run eagerly, timed on the device): the
+# step before it is finished first, and the run trains the same weights.
+lenet=(--set 'optimizer.kind="sgd"' --set 'schedule.kind="gang"' --set train.global_batch=64)
+run trace lenet true true "${lenet[@]}" --set trace.enabled=true --set trace.start_step=9 \
+  --set trace.end_step=11 || { cat "$dir/trace.out"; fail "a trace window after overlapped steps failed"; }
+[[ -f $dir/trace/trace.h5 ]] || fail "no trace.h5"
+same_weights trace lenet-sgd-gang-off 16 || fail "a trace window changed the weights"
+echo "ok: a trace window opening after overlapped steps: the same weights, trace written"
+
+# A non-finite gradient in a step left running (stop mode, the default): the run stops at that
+# step with the message it has without overlap (the guard's flags are kept per step parity; had
+# the next step's overwritten them, the update would be skipped silently and only the next
+# metrics row would see the loss). Row 330 is in step 6 (batches of 64, unshuffled), no log step.
+"$WT_BINARY_DIR/synthetic_dataset" --output "$dir/nan.h5" --train 1280 --test 256 \
+  --nan-rows 330 >/dev/null
+for overlap in false true; do
+  rc=0
+  run "nan-$overlap" mlp true "$overlap" --set "data.path=\"$dir/nan.h5\"" --set data.shuffle=false \
+    --set train.global_batch=64 || rc=$?
+  [[ $rc -eq 4 ]] || { cat "$dir/nan-$overlap.out"; fail "NaN in an overlapped step: exit $rc, not 4"; }
+done
+message() { grep -o 'non-finite loss/gradient at step [0-9]* ([^)]*)' "$dir/$1.out" | head -1; }
+[[ -n "$(message nan-true)" && "$(message nan-true)" == "$(message nan-false)" ]] ||
+  fail "NaN in an overlapped step: '$(message nan-true)' against '$(message nan-false)' without overlap"
+echo "ok: a NaN gradient in a step left running stops the run there: $(message nan-true)"
+
 # Jobs that must read each step back before the next say why, and train as before.
 run skip mlp true true --set failure.on_nonfinite=skip ||
   { cat "$dir/skip.out"; fail "skip mode with graphs failed"; }

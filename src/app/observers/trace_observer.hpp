@@ -17,6 +17,11 @@ class TraceObserver : public StepObserver {
   bool may_communicate_after(const Job&, int64_t step) const override {
     return recorder_->writes_after(step);
   }
+  // The window opening at step + 1 runs that step eagerly, with device timers: the step before
+  // must be finished first.
+  bool must_finish_before_next(const Job& job, int64_t step) const override {
+    return may_communicate_after(job, step) || recorder_->starts_at(step + 1);
+  }
   void finish(Job& job) override;
 
  private:

@@ -153,8 +153,9 @@ void CudaDevice::run_on_device(const std::function<void()>& work,
 StreamEvent CudaDevice::record(int stream) {
   Slot& s = slot(stream);
   // Inside a graphed step there is no event to record (a captured record is no real event): the
-  // sequence counts on, completed at the step's synchronisation. Only the graph's own memory
-  // asks for these, and never queries them.
+  // sequence counts on, completed once a real event recorded after it is (the step's read-back,
+  // or the event after the graph's launch). Only the graph's own memory asks for these, and never
+  // queries them.
   if (graph_ != Graph::Off) return {stream, ++s.recorded};
   cudaEvent_t e = take_event();
   WT_CUDA_CHECK(cudaEventRecord(e, s.handle));
