@@ -14,6 +14,7 @@ struct StepRecord {
   int64_t step = 0;    // 0-based index of the step just run
   StepStats stats;     // this rank's; empty when the non-finite guard skipped the step
   double seconds = 0;  // wall time of the step
+  double lr = 0;       // its learning rate (the job's may be the next step's by now)
   // The strict device: how many times the host waited for the device during the step (a GPU
   // host's blocking copies and synchronisations); -1 on other devices.
   int64_t device_synchronizations = -1;

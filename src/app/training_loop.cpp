@@ -26,7 +26,11 @@ void TrainingLoop::step_once(Entry& entry) {
   const FailingJobScope failing(job);
   const int64_t step = entry.next_step;
   for (StepObserver* o : entry.observers) o->before_step(job, step);
-  const Launched launched{step, Clock::now(), job.device().backend().synchronizations()};
+  Launched launched;
+  launched.step = step;
+  launched.pass = pass_;
+  launched.began = Clock::now();
+  launched.synchronizations = job.device().backend().synchronizations();
   entry.next_step = step + 1;
   if (driver_) {
     bool quiet_end = true;
@@ -36,10 +40,12 @@ void TrainingLoop::step_once(Entry& entry) {
     record.step = step;
     record.pass = pass_;
     record.stats = driver_->run_step(job, step, quiet_end);
+    record.lr = job.learning_rate_now();
     finish_record(entry, launched, record);
     return;
   }
   job.launch_step(step);
+  launched.lr = job.learning_rate_now();
   if (entry.running) collect(entry, *std::exchange(entry.running, std::nullopt));
   if (may_leave_running(entry, step))
     entry.running = launched;
@@ -59,7 +65,8 @@ bool TrainingLoop::may_leave_running(const Entry& entry, int64_t step) const {
 void TrainingLoop::collect(Entry& entry, const Launched& launched) {
   StepRecord record;
   record.step = launched.step;
-  record.pass = pass_;
+  record.pass = launched.pass;  // not the collecting pass's: each step counts in RunControl
+  record.lr = launched.lr;
   record.stats = entry.job->collect_step(launched.step);
   finish_record(entry, launched, record);
 }
@@ -92,6 +99,9 @@ void TrainingLoop::settle_memory(DeviceContext& device) {
 
 void TrainingLoop::finish(Entry& entry) {
   const FailingJobScope failing(*entry.job);
+  // The last step is never left running, nor one a stop follows (must_finish_before_next): this
+  // only keeps the promise that the observers' finish sees every step.
+  if (entry.running) collect(entry, *std::exchange(entry.running, std::nullopt));
   entry.job->source().quiesce();  // no background read outlives the steps
   for (StepObserver* o : entry.observers) o->finish(*entry.job);
   entry.finished = true;
@@ -139,6 +149,7 @@ void TrainingLoop::step_together(const std::vector<Entry*>& round) {
     record.step = entry->next_step;
     record.pass = pass_;
     record.stats = entry->job->finish_step(entry->next_step);
+    record.lr = entry->job->learning_rate_now();
     record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (StepObserver* o : entry->observers) o->after_step(*entry->job, record);
     entry->next_step++;

@@ -39,6 +39,8 @@ class TrainingLoop {
   using Clock = std::chrono::steady_clock;
   struct Launched {  // a step launched and not yet collected
     int64_t step = 0;
+    int64_t pass = 0;  // the pass that launched it (StepRecord::pass: one stop decision a pass)
+    double lr = 0;
     Clock::time_point began;
     uint64_t synchronizations = 0;  // the device's count when it began
   };

@@ -168,9 +168,10 @@ void Executor::run_on_device(const std::function<void()>& work) {
 }
 
 Executor::~Executor() {
-  // A step left running still reads and writes the pinned buffers that go now (after a failure,
-  // CUDA's cudaFreeHost waits for the device itself; the strict device's queues never run again).
-  if (!launched_.empty() && std::uncaught_exceptions() == 0) {
+  // A step left running still reads and writes the pinned buffers that go now. After a failure
+  // the strict device's queues never run again (running them could raise more); a GPU's would.
+  const bool failing = std::uncaught_exceptions() > 0;
+  if (!launched_.empty() && (!failing || !device_.backend().checks_ordering())) {
     try {
       device_.events().synchronize();
     } catch (...) {  // a destructor reports nothing: the run's own error is already on its way

@@ -276,8 +276,9 @@ class Executor {
     int set = 0;               // its pinned set
     double issue_seconds = 0;  // last_issue_seconds() once it is collected
     GraphStep graph = GraphStep::Eager;
-    StreamEvent done;    // graphed: recorded after the graph, and so after its results' copy
-    bool ended = false;  // its graph step ended at its launch: it may run on (may_run_on)
+    StreamEvent done;     // graphed: recorded after the graph, and so after its results' copy
+    bool ended = false;   // its graph step ended at its launch: it may run on (may_run_on)
+    bool waited = false;  // check_running_step waited for it already
   };
   std::deque<LaunchedStep> launched_;
   int64_t overlapped_steps_ = 0;

@@ -81,11 +81,12 @@ void Executor::check_running_step() {
   if (launched_.size() > 1 || !launched_.back().ended)
     throw std::logic_error("executor: step " + std::to_string(step_ + 1) +
                            " begun before an earlier step was collected");
-  const LaunchedStep& running = launched_.back();
+  LaunchedStep& running = launched_.back();
   if (choose_graph_step() != GraphStep::Replay) {
     // Eager or captured work on other streams would not wait for the graph still running (a
     // launch orders only a graph after it): let it finish (a trace window opening, say).
     device_.events().wait(running.done);
+    running.waited = true;
     return;
   }
   // The strict device names the race itself; elsewhere nothing would.

@@ -128,7 +128,8 @@ StepStats Executor::collect_step() {
   launched_.pop_front();
   issue_seconds_ = launched.issue_seconds;
   if (launched.ended) {  // left running: wait for its results only
-    if (planted_ != PlantedBug::OverlapReadUnwaited) device_.events().wait(launched.done);
+    if (planted_ != PlantedBug::OverlapReadUnwaited && !launched.waited)
+      device_.events().wait(launched.done);
     device_.backend().raise_deferred();
     if (!launched_.empty()) ++overlapped_steps_;  // the next step was launched before this read
     return read_totals(launched.step, launched.samples);

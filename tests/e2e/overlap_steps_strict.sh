@@ -59,9 +59,13 @@ for config in "lenet sgd gang 64 16" "mlp adamw gang 64 16" "mlp sgd gang 64 16 
   [[ $(summary "$name-overlap" graph_captures) == 2 && $(summary "$name-overlap" graph_replays) == "$replays" ]] ||
     fail "$config: expected 2 captures (one per pinned set) and $replays replays: $(cat "$dir/$name-overlap/summary.json")"
   # Not the logging steps nor the last; nor the steps where the stop agreement syncs (RunControl:
-  # after 1, 2, 4 steps and so on, further apart the faster the steps: how many is the clock's).
-  [[ $overlapped -ge 1 && $overlapped -le $((replays - 2)) ]] ||
-    fail "$config: expected 1 to $((replays - 2)) of $replays replays overlapped, summary says $overlapped"
+  # after 1, 2, 4 steps and so on while steps are fast, every step once they take over a quarter
+  # second: how many is the clock's). The strict device's gang steps of lenet and mlp are fast
+  # enough on a loaded CI machine to overlap some; tick-tock's and resnet's may not be.
+  min=0
+  [[ $kind == gang && $model != resnet ]] && min=1
+  [[ $overlapped -ge $min && $overlapped -le $((replays - 2)) ]] ||
+    fail "$config: expected $min to $((replays - 2)) of $replays replays overlapped, summary says $overlapped"
   [[ $(summary "$name-overlap" device_synchronizations_per_step) == 1 ]] ||
     fail "$config: not one synchronisation a step with overlap"
   [[ $(summary "$name-eager-graphs" overlapped_steps) == 0 ]] || fail "$config: overlapped with overlap off"
@@ -92,6 +96,7 @@ lenet=(--set 'optimizer.kind="sgd"' --set 'schedule.kind="gang"' --set train.glo
 run trace lenet true true "${lenet[@]}" --set trace.enabled=true --set trace.start_step=9 \
   --set trace.end_step=11 || { cat "$dir/trace.out"; fail "a trace window after overlapped steps failed"; }
 [[ -f $dir/trace/trace.h5 ]] || fail "no trace.h5"
+[[ $(summary trace overlapped_steps) -ge 1 ]] || fail "the trace run overlapped no step"
 same_weights trace lenet-sgd-gang-off 16 || fail "a trace window changed the weights"
 echo "ok: a trace window opening after overlapped steps: the same weights, trace written"
 
@@ -107,6 +112,10 @@ for overlap in false true; do
     --set train.global_batch=64 || rc=$?
   [[ $rc -eq 4 ]] || { cat "$dir/nan-$overlap.out"; fail "NaN in an overlapped step: exit $rc, not 4"; }
 done
+# Step 6 is left running unless the stop agreement syncs after it, which it does only when steps
+# take over 60 ms (RunControl: its sync interval is 0.25 s of steps).
+grep -q "the host issues each replayed step while the last one runs" "$dir/nan-true.out" ||
+  fail "NaN run: overlap was not on"
 message() { grep -o 'non-finite loss/gradient at step [0-9]* ([^)]*)' "$dir/$1.out" | head -1; }
 [[ -n "$(message nan-true)" && "$(message nan-true)" == "$(message nan-false)" ]] ||
   fail "NaN in an overlapped step: '$(message nan-true)' against '$(message nan-false)' without overlap"

@@ -398,6 +398,7 @@ void Multiplexer::finish_background_step() {
   StepRecord record;
   record.step = bg_step_;
   record.stats = bg_->finish_step(bg_step_);
+  record.lr = bg_->learning_rate_now();
   record.seconds = steady_seconds() - background_step_began_;
   background_begun_ = false;
   consecutive_drops_ = 0;
@@ -453,6 +454,7 @@ void Multiplexer::drop_background_step(const OutOfMemory& error) {
   totals_.dropped_steps++;
   StepRecord record;  // empty stats: no loss of it reaches the metrics
   record.step = bg_step_;
+  record.lr = bg_->learning_rate_now();
   record.seconds = steady_seconds() - background_step_began_;
   background_begun_ = false;
   for (StepObserver* o : bg_observers_) o->after_step(*bg_, record);

@@ -36,7 +36,7 @@ void ProgressObserver::after_step(Job& job, const StepRecord& record) {
   job.log().line("epoch %lld/%lld step %lld/%lld loss %s lr %.4g %.0f samples/s ETA %s",
                  (long long)(step / per_epoch + 1),
                  (long long)((total + per_epoch - 1) / per_epoch), (long long)(step + 1),
-                 (long long)total, loss_text().c_str(), job.learning_rate_now(), rate,
+                 (long long)total, loss_text().c_str(), record.lr, rate,
                  format_duration(eta).c_str());
   window_ = StepStats{};
   steps_ = 0;
