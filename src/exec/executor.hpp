@@ -98,6 +98,8 @@ class Executor {
   // or a guard that skips updates; the training loop also collects each step under the allocator's
   // reuse after a synchronisation). With it, two pinned sets and two graphs.
   void allow_overlap(bool on);
+  // Whether a launched step has not been collected (a checkpoint or evaluation must not be taken).
+  bool steps_in_flight() const { return !launched_.empty(); }
   // Steps whose results were read after the next step was issued (the summary).
   int64_t overlapped_steps() const { return overlapped_steps_; }
   // The instruction stream `stream` of this rank issues next this step; nullptr when it has

@@ -201,6 +201,11 @@ void Executor::check_stage_boundaries() const {
 }
 
 void Executor::prepare_evaluation() {
+  // The weights evaluated are a collected step's: none may still be running (the training loop
+  // collects the step before an evaluation, StepObserver::must_finish_before_next).
+  if (steps_in_flight())
+    throw std::logic_error("prepare_evaluation: step " +
+                           std::to_string(launched_.front().step + 1) + " still runs");
   run_on_device([this] { gather_owned_stages(); });
 }
 

@@ -1,5 +1,8 @@
 #include "app/observers/checkpoint_observer.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "job/job.hpp"
 
 namespace wt {
@@ -25,6 +28,10 @@ void CheckpointObserver::after_step(Job& job, const StepRecord& record) {
   RunAction action = control_.after_step(record.seconds, record.pass);
   if (every_steps_ > 0 && done % every_steps_ == 0) action.checkpoint = true;
   if (action.checkpoint) {
+    // The weights saved are this step's: no later one may be running (must_finish_before_next).
+    if (job.executor().steps_in_flight())
+      throw std::logic_error("checkpoint after step " + std::to_string(done) +
+                             " while a later step still runs");
     job.source().quiesce();
     control_.checkpoint_written(job.checkpointer().save(done));
     last_checkpoint_ = done;
