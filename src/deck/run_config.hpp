@@ -154,8 +154,9 @@ struct RunConfig {
     int64_t max_split_bytes = 0;    // cached blocks larger than this are never split; 0 = off
     bool share_gpus = false;        // cuda: several ranks of a node may drive one GPU
     bool tf32 = false;              // cuda: TF32 tensor cores for FP32 products
-    bool cuda_graphs = false;       // strict, cuda: each step after the first replays a graph
-    bool overlap_steps = true;      // with cuda_graphs: issue a step while the last one runs
+    std::string conv_algorithm = "auto";  // host, strict: auto (Winograd where it applies) | direct
+    bool cuda_graphs = false;             // strict, cuda: each step after the first replays a graph
+    bool overlap_steps = true;            // with cuda_graphs: issue a step while the last one runs
   } device;
 };
 

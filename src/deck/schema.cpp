@@ -417,6 +417,12 @@ std::vector<KeyDef> runtime_keys() {
       key("device", "tf32", WT_FIELD(device.tf32),
           "cuda: let cuBLAS and cuDNN use TF32 tensor cores for FP32 products (about 10 bits of "
           "mantissa in the products); off: FP32 throughout, as the host"),
+      key("device", "conv_algorithm", WT_FIELD(device.conv_algorithm),
+          "host, strict: auto = Winograd F(2x2, 5x5) for 5x5 stride-1 FP32 convolutions whose "
+          "channel counts are multiples of 16 (1.5x faster on LeNet's conv2; results differ from "
+          "the direct convolution's in the last bits), oneDNN's direct convolution for the rest; "
+          "direct = never Winograd (cuda: cuDNN picks its own)")
+          .one_of({"auto", "direct"}),
       key("device", "cuda_graphs", WT_FIELD(device.cuda_graphs),
           "strict, cuda: capture the second step's device work as a graph and replay it for "
           "later steps (the launches of a step cost one); jobs that communicate, read labels by "

@@ -42,9 +42,9 @@ namespace {
 std::unique_ptr<DeviceBackend> make_backend(const DeviceOptions& o, size_t* memory_limit) {
   switch (o.kind) {
     case DeviceKind::Host:
-      return std::make_unique<HostBackend>(o.precision);
+      return std::make_unique<HostBackend>(o.precision, o.conv_algorithm);
     case DeviceKind::Strict:
-      return std::make_unique<StrictBackend>(o.strict_seed, o.precision);
+      return std::make_unique<StrictBackend>(o.strict_seed, o.precision, o.conv_algorithm);
     case DeviceKind::Cuda:
 #ifdef WAVETRAIN_HAVE_CUDA
       return cuda::make_cuda_backend(o.gpu, o.tf32, o.precision, memory_limit);

@@ -21,6 +21,7 @@
 #include "device/device_backend.hpp"
 #include "device/strict_streams.hpp"
 #include "mem/caching_allocator.hpp"
+#include "ops/conv_algorithm.hpp"
 #include "ops/precision.hpp"
 
 namespace wt {
@@ -44,6 +45,7 @@ struct DeviceOptions {
   int gpu = 0;                            // cuda: the GPU this rank drives
   bool tf32 = false;                      // cuda: let cuBLAS and cuDNN use TF32 tensor cores
   Precision precision = Precision::Fp32;  // the matrix products' inputs (train.precision)
+  ConvAlgorithm conv_algorithm = ConvAlgorithm::Auto;  // host, strict (device.conv_algorithm)
 };
 
 class DeviceContext {

@@ -11,7 +11,9 @@ namespace wt {
 
 class HostBackend final : public DeviceBackend {
  public:
-  explicit HostBackend(Precision precision = Precision::Fp32) : ops_(precision) {}
+  explicit HostBackend(Precision precision = Precision::Fp32,
+                       ConvAlgorithm conv_algorithm = ConvAlgorithm::Auto)
+      : ops_(precision, conv_algorithm) {}
   const char* name() const override { return "host"; }
   DeviceStreams& streams() override { return streams_; }
   const OpsBackend& ops(int) override { return ops_; }

@@ -23,7 +23,9 @@ namespace wt {
 class StrictBackend final : public DeviceBackend {
  public:
   // precision: the host kernels' (train.precision), so a strict run computes what a host run does.
-  StrictBackend(uint64_t seed, Precision precision) : queues_(seed), kernels_(precision) {}
+  StrictBackend(uint64_t seed, Precision precision,
+                ConvAlgorithm conv_algorithm = ConvAlgorithm::Auto)
+      : queues_(seed), kernels_(precision, conv_algorithm) {}
   const char* name() const override { return "strict"; }
   DeviceStreams& streams() override { return queues_; }
   void attach(CachingAllocator& memory) override { memory_ = &memory; }

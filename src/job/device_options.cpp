@@ -12,6 +12,7 @@ DeviceOptions device_options(const RunConfig& cfg, int rank, int gpu) {
   o.gpu = gpu;
   o.tf32 = cfg.device.tf32;
   o.precision = parse_precision(cfg.train.precision);
+  o.conv_algorithm = parse_conv_algorithm(cfg.device.conv_algorithm);
   return o;
 }
 

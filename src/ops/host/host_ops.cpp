@@ -12,6 +12,7 @@
 #include "ops/host/channel_blocks.hpp"
 #include "ops/host/conv2d.hpp"
 #include "ops/host/conv2d_dnnl.hpp"
+#include "ops/host/conv2d_winograd.hpp"
 #include "ops/host/elementwise.hpp"
 #include "ops/host/finite_check.hpp"
 #include "ops/host/gemm.hpp"
@@ -58,9 +59,44 @@ float* round_conv_inputs(const ops::Conv2dGeometry& g, const float** x, const fl
   return ws;
 }
 
+// v in the channel-blocked layout: v itself when it is, else a relaid copy held in `storage`.
+const float* blocked_view(const float* v, bool blocked, int64_t n, int64_t c, int64_t pixels,
+                          std::vector<float>& storage) {
+  if (blocked) return v;
+  storage.resize(n * c * pixels);
+  ops::nchw_to_blocked(v, n, c, pixels, storage.data());
+  return storage.data();
+}
+
+// Winograd (blocked in, blocked out) for a geometry of either layout: NCHW tensors are relaid.
+void winograd_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                      const float* bias, float* y, bool relu) {
+  ops::Conv2dGeometry b = g;
+  b.x_blocked = b.y_blocked = true;
+  std::vector<float> xs, ys;
+  const float* xb = blocked_view(x, g.x_blocked, g.batch, g.in_channels, g.in_h * g.in_w, xs);
+  if (!g.y_blocked) ys.resize(g.batch * g.out_channels * g.out_pixels());
+  ops::conv2d_winograd_forward(b, xb, w, bias, g.y_blocked ? y : ys.data(), relu);
+  if (!g.y_blocked) ops::blocked_to_nchw(ys.data(), g.batch, g.out_channels, g.out_pixels(), y);
+}
+
+void winograd_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
+                       const float* dy, float* dx, float* dw, float* dbias) {
+  ops::Conv2dGeometry b = g;
+  b.x_blocked = b.y_blocked = true;
+  const int64_t in_pixels = g.in_h * g.in_w;
+  std::vector<float> xs, dys, dxs;
+  const float* xb = blocked_view(x, g.x_blocked, g.batch, g.in_channels, in_pixels, xs);
+  const float* dyb = blocked_view(dy, g.y_blocked, g.batch, g.out_channels, g.out_pixels(), dys);
+  if (dx && !g.x_blocked) dxs.resize(g.batch * g.in_channels * in_pixels);
+  ops::conv2d_winograd_backward(b, xb, w, dyb, dx && !g.x_blocked ? dxs.data() : dx, dw, dbias);
+  if (dx && !g.x_blocked) ops::blocked_to_nchw(dxs.data(), g.batch, g.in_channels, in_pixels, dx);
+}
+
 }  // namespace
 
-HostOps::HostOps(Precision precision) : precision_(precision) {}
+HostOps::HostOps(Precision precision, ConvAlgorithm conv_algorithm)
+    : precision_(precision), conv_algorithm_(conv_algorithm) {}
 
 bool HostOps::takes_blocked_activations() const {
 #if defined(WT_HAVE_DNNL_CONV)
@@ -80,8 +116,17 @@ bool HostOps::conv_by_dnnl(const ops::Conv2dGeometry& g, bool bias) const {
 #endif
 }
 
+// Winograd on the channel-blocked layout; an NCHW geometry (model.fuse_epilogues = false) is
+// relaid around it, so its results are bitwise those of the blocked graph.
+bool HostOps::conv_by_winograd(const ops::Conv2dGeometry& g) const {
+  ops::Conv2dGeometry blocked = g;
+  blocked.x_blocked = blocked.y_blocked = true;
+  return conv_algorithm_ == ConvAlgorithm::Auto && precision_ == Precision::Fp32 &&
+         ops::conv2d_winograd_supports(blocked);
+}
+
 int64_t HostOps::conv2d_scratch_floats(const ops::Conv2dGeometry& g, bool bias) const {
-  if (conv_by_dnnl(g, bias)) return 0;
+  if (conv_by_winograd(g) || conv_by_dnnl(g, bias)) return 0;
   return rounded_input_floats(g, precision_) +
          ops::conv2d_workspace_floats(g, ops::conv2d_chunk(g));
 }
@@ -89,6 +134,7 @@ int64_t HostOps::conv2d_scratch_floats(const ops::Conv2dGeometry& g, bool bias) 
 // oneDNN where it supports the geometry, else chunked im2col + GEMM with scratch memory.
 void HostOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                              const float* bias, float* y, const Scratch& scratch) const {
+  if (conv_by_winograd(g)) return winograd_forward(g, x, w, bias, y, false);
 #if defined(WT_HAVE_DNNL_CONV)
   if (conv_by_dnnl(g, bias != nullptr))
     return ops::conv2d_dnnl_forward(g, x, w, bias, y, ops::conv2d_dnnl_default_layout(), false,
@@ -114,6 +160,7 @@ void HostOps::conv2d_forward(const ops::Conv2dGeometry& g, const float* x, const
 void HostOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                               const float* dy, float* dx, float* dw, float* dbias,
                               const Scratch& scratch) const {
+  if (conv_by_winograd(g)) return winograd_backward(g, x, w, dy, dx, dw, dbias);
 #if defined(WT_HAVE_DNNL_CONV)
   if (conv_by_dnnl(g, dbias != nullptr))
     return ops::conv2d_dnnl_backward(g, x, w, dy, dx, dw, dbias, ops::conv2d_dnnl_default_layout(),
@@ -142,6 +189,7 @@ void HostOps::conv2d_backward(const ops::Conv2dGeometry& g, const float* x, cons
 // oneDNN's ReLU post-op where it supports the geometry, else the ReLU in place after im2col.
 void HostOps::conv2d_relu_forward(const ops::Conv2dGeometry& g, const float* x, const float* w,
                                   const float* bias, float* y, const Scratch& scratch) const {
+  if (conv_by_winograd(g)) return winograd_forward(g, x, w, bias, y, true);
 #if defined(WT_HAVE_DNNL_CONV)
   if (conv_by_dnnl(g, bias != nullptr))
     return ops::conv2d_dnnl_forward(g, x, w, bias, y, ops::conv2d_dnnl_default_layout(), true,

@@ -2,6 +2,7 @@
 // The host backend of the ops interface: oneDNN and a BLAS for convolution and GEMM, Kokkos
 // kernels over the host execution space for the rest (the free functions of this folder). The
 // host and strict devices both run it.
+#include "ops/conv_algorithm.hpp"
 #include "ops/ops_backend.hpp"
 #include "ops/precision.hpp"
 
@@ -10,7 +11,9 @@ namespace wt {
 class HostOps : public OpsBackend {
  public:
   // precision: the inputs of GEMM and convolution (train.precision); every other kernel is FP32.
-  explicit HostOps(Precision precision = Precision::Fp32);
+  // conv_algorithm: whether 5x5 convolutions may run as Winograd (device.conv_algorithm).
+  explicit HostOps(Precision precision = Precision::Fp32,
+                   ConvAlgorithm conv_algorithm = ConvAlgorithm::Auto);
   Precision precision() const { return precision_; }
   const char* name() const override { return "host"; }
   // Where oneDNN runs the convolutions: they compute in the channel-blocked layout.
@@ -101,7 +104,9 @@ class HostOps : public OpsBackend {
 
  private:
   bool conv_by_dnnl(const ops::Conv2dGeometry& g, bool bias) const;  // else im2col
+  bool conv_by_winograd(const ops::Conv2dGeometry& g) const;         // before oneDNN
   Precision precision_;
+  ConvAlgorithm conv_algorithm_;
 };
 
 }  // namespace wt
