@@ -1,6 +1,6 @@
 // LeNet's conv2 (32 -> 64 channels, 5x5, padding 2, 14x14, nChw16c in and out) on one core two
 // ways: oneDNN's direct convolution (what the layer runs by default) and F(2x2, 5x5) Winograd
-// (model.conv_algorithm = "winograd"), forward, input gradient and weight gradient separately, at
+// (device.conv_algorithm = "auto"), forward, input gradient and weight gradient separately, at
 // the batch of one rank (64) and of each of two ranks (32). Prints this thread's CPU time, best of
 // `repetitions`, and the largest difference between the two paths' results relative to the
 // largest magnitude. Built and run by conv2d_winograd.sh.

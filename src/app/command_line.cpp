@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "deck/schema.hpp"
+#include "ops/conv_algorithm.hpp"
 #include "util/input_error.hpp"
 
 #ifndef WT_VERSION
@@ -307,7 +308,7 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::ostream& 
   }
 
   if (version) {
-    out << "wavetrain " << wavetrain_version() << "\n";
+    out << "wavetrain " << wavetrain_version() << "\n" << host_conv_description() << "\n";
     cl.exit_now = true;
     return cl;
   }

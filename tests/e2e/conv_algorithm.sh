@@ -6,6 +6,10 @@
 # accuracies within 1 point; the strict device gives the host's bits under auto; a value it does
 # not know is an input error (exit 2) naming the key.
 source "$(dirname "$0")/lib/common.bash"
+if ! "$WAVETRAIN" --version | grep -q "Winograd F(2x2, 5x5) for"; then
+  echo "skip: $("$WAVETRAIN" --version | tail -1)"
+  exit 77
+fi
 data=$(fashion_mnist_h5)
 run() {  # algorithm device [ranks] [more options...]: prints "step loss" rows
   local name="$1-$2-${3:-1}${tag:-}"

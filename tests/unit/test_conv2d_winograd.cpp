@@ -128,8 +128,32 @@ TEST(Conv2dWinograd, MatchesIm2col) {
       {2, 16, 6, 6, 32, 3, true, true},    // padding 3
       {9, 16, 12, 12, 64, 2, true, true},  // 324 tiles: several groups of both passes
       {3, 64, 10, 10, 80, 2, true, true},  // 80 output channels: 4 vectors, then 1
+      {1, 16, 10, 10, 16, 2, true, true},  // 25 tiles: a group of 18, then 7 (a 1-row block)
+      {1, 16, 2, 10, 32, 2, false, true},  // 5 tiles: a 5-row block
   };
   for (const Case& c : cases) compare_with_im2col(c);
+}
+
+// A backward in halves (model/backward_part.hpp): the input gradient alone leaves the weight
+// and bias gradients untouched, and the weight half alone writes no input gradient; together
+// they give the whole backward's bits.
+TEST(Conv2dWinograd, BackwardInHalvesIsTheWholeBackward) {
+  const ops::Conv2dGeometry g = geometry_of({2, 32, 14, 14, 64, 2, true, true}, true);
+  Rng rng(11);
+  const auto x = uniform(rng, g.batch * g.in_channels * g.in_h * g.in_w);
+  const auto w = uniform(rng, g.out_channels * g.col_rows());
+  const auto dy = uniform(rng, g.batch * g.out_channels * g.out_pixels());
+  std::vector<float> dx(x.size()), dw(w.size(), 0.f), db(g.out_channels, 0.f);
+  ops::conv2d_winograd_backward(g, x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data());
+  std::vector<float> dx_half(x.size(), 7.f), dw_half(w.size(), 0.f), db_half(g.out_channels, 0.f);
+  ops::conv2d_winograd_backward(g, x.data(), w.data(), dy.data(), dx_half.data(), nullptr,
+                                db_half.data());
+  EXPECT_TRUE(std::all_of(db_half.begin(), db_half.end(), [](float v) { return v == 0.f; }));
+  ops::conv2d_winograd_backward(g, x.data(), w.data(), dy.data(), nullptr, dw_half.data(),
+                                db_half.data());
+  EXPECT_EQ(dx_half, dx);
+  EXPECT_EQ(dw_half, dw);
+  EXPECT_EQ(db_half, db);
 }
 
 TEST(Conv2dWinograd, RefusesWhatItDoesNotImplement) {
@@ -162,6 +186,7 @@ TEST(Conv2dWinograd, RefusesWhatItDoesNotImplement) {
 // both layouts, relaying NCHW so both give the same bits: model.fuse_epilogues on and off then
 // train bitwise the same model.
 TEST(Conv2dWinograd, HostOpsPicksItUnderAutoInEitherLayout) {
+  if (!winograd_pays_in_this_build()) GTEST_SKIP() << host_conv_description();
   const Case c{3, 32, 14, 14, 64, 2, true, true};
   const ops::Conv2dGeometry g = geometry_of(c, false), gb = geometry_of(c, true);
   Rng rng(5);

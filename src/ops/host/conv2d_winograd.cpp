@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "ops/conv_algorithm.hpp"
+
 namespace wt::ops {
 namespace {
 
@@ -21,12 +23,18 @@ constexpr int kLanes = static_cast<int>(kChannelBlock);  // channels per block, 
 constexpr int64_t kTilesPerGroup = 18;
 constexpr int64_t kTilesPerGradientGroup = 54;
 
-// 16 channels as one value: GCC and Clang lower it to the target's vectors (one zmm on AVX-512).
-// Its functions have internal linkage, so the ABI note for targets without AVX-512 is moot.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
+// A vector of the target's width: 16 floats on AVX-512, 8 on AVX, 4 elsewhere (SSE, NEON); a
+// channel block (16) is one to four of them. GCC's and Clang's vector extensions lower the
+// arithmetic to the target's instructions (a wider type would be split into scalar code).
+#if defined(__AVX512F__)
+constexpr int kVecLanes = 16;
+#elif defined(__AVX__)
+constexpr int kVecLanes = 8;
+#else
+constexpr int kVecLanes = 4;
 #endif
-using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
+static_assert(kLanes % kVecLanes == 0, "a channel block is whole vectors");
+using Vec = float __attribute__((vector_size(kVecLanes * sizeof(float))));
 inline Vec load(const float* p) {
   Vec v;
   std::memcpy(&v, p, sizeof v);
@@ -50,65 +58,76 @@ constexpr float kA5t[kKernel][kTile] = {{1, 1, 1, 1, 1, 0},
 
 // r = B^T d for six vectors d[k * ds] (r[i * rs]); B^T is shared by F(2, 5) and F(5, 2).
 inline void apply_bt(const float* d, int64_t ds, float* r, int64_t rs) {
-  const Vec d0 = load(d), d1 = load(d + ds), d2 = load(d + 2 * ds), d3 = load(d + 3 * ds),
-            d4 = load(d + 4 * ds), d5 = load(d + 5 * ds);
-  store(r, 4 * d0 - 5 * d2 + d4);
-  store(r + rs, d3 + d4 - 4 * (d1 + d2));
-  store(r + 2 * rs, d4 - d3 + 4 * (d1 - d2));
-  store(r + 3 * rs, d4 - d2 + 2 * (d3 - d1));
-  store(r + 4 * rs, d4 - d2 + 2 * (d1 - d3));
-  store(r + 5 * rs, d5 + 4 * d1 - 5 * d3);
+  for (int h = 0; h < kLanes; h += kVecLanes, d += kVecLanes, r += kVecLanes) {
+    const Vec d0 = load(d), d1 = load(d + ds), d2 = load(d + 2 * ds), d3 = load(d + 3 * ds),
+              d4 = load(d + 4 * ds), d5 = load(d + 5 * ds);
+    store(r, 4 * d0 - 5 * d2 + d4);
+    store(r + rs, d3 + d4 - 4 * (d1 + d2));
+    store(r + 2 * rs, d4 - d3 + 4 * (d1 - d2));
+    store(r + 3 * rs, d4 - d2 + 2 * (d3 - d1));
+    store(r + 4 * rs, d4 - d2 + 2 * (d1 - d3));
+    store(r + 5 * rs, d5 + 4 * d1 - 5 * d3);
+  }
 }
 
 // o = A^T m of F(2, 5) for six vectors m[k * ms] (two results, o[i * os]).
 inline void apply_at(const float* m, int64_t ms, float* o, int64_t os) {
-  const Vec m0 = load(m), m1 = load(m + ms), m2 = load(m + 2 * ms), m3 = load(m + 3 * ms),
-            m4 = load(m + 4 * ms), m5 = load(m + 5 * ms);
-  store(o, m0 + m1 + m2 + m3 + m4);
-  store(o + os, m1 - m2 + 2 * (m3 - m4) + m5);
+  for (int h = 0; h < kLanes; h += kVecLanes, m += kVecLanes, o += kVecLanes) {
+    const Vec m0 = load(m), m1 = load(m + ms), m2 = load(m + 2 * ms), m3 = load(m + 3 * ms),
+              m4 = load(m + 4 * ms), m5 = load(m + 5 * ms);
+    store(o, m0 + m1 + m2 + m3 + m4);
+    store(o + os, m1 - m2 + 2 * (m3 - m4) + m5);
+  }
 }
 
 // r = G g of F(5, 2) for two vectors g[k * gs] (six results, r[i * rs]): the gradient tile's
 // transform in the weight gradient.
 inline void apply_g2(const float* g, int64_t gs, float* r, int64_t rs) {
-  const Vec g0 = load(g), g1 = load(g + gs);
-  store(r, g0 * (1.f / 4));
-  store(r + rs, (g0 + g1) * (-1.f / 6));
-  store(r + 2 * rs, (g0 - g1) * (-1.f / 6));
-  store(r + 3 * rs, (g0 + 2 * g1) * (1.f / 24));
-  store(r + 4 * rs, (g0 - 2 * g1) * (1.f / 24));
-  store(r + 5 * rs, g1);
+  for (int h = 0; h < kLanes; h += kVecLanes, g += kVecLanes, r += kVecLanes) {
+    const Vec g0 = load(g), g1 = load(g + gs);
+    store(r, g0 * (1.f / 4));
+    store(r + rs, (g0 + g1) * (-1.f / 6));
+    store(r + 2 * rs, (g0 - g1) * (-1.f / 6));
+    store(r + 3 * rs, (g0 + 2 * g1) * (1.f / 24));
+    store(r + 4 * rs, (g0 - 2 * g1) * (1.f / 24));
+    store(r + 5 * rs, g1);
+  }
 }
 
+// The products' register block: rows (tiles, or input channels in the weight gradient) by
+// vectors of output channels: 6 x 4 of AVX-512's 32 registers accumulate, 6 x 2 of AVX's or
+// SSE's 16, with room for the row's vectors and the broadcast.
+constexpr int kBlockRows = 6;
+constexpr int kBlockVectors = kVecLanes == 16 ? 4 : 2;
+
 // c[r][16 v + l] (+)= sum_k a[r * ars + k * aks] * b[k * ldb + 16 v + l] for R rows and V
-// vectors: the accumulators stay in registers (6 x 4 on AVX-512's 32), so the transforms' small
-// products run near the FMA peak where the library GEMM's call and packing costs dominated.
+// vectors: the accumulators stay in registers, so the transforms' small products run near the
+// FMA peak where the library GEMM's call and packing costs dominated.
 template <int R, int V>
 void block_product(int64_t k_count, const float* a, int64_t ars, int64_t aks, const float* b,
                    int64_t ldb, float* c, int64_t ldc, bool accumulate) {
   Vec acc[R][V];
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) acc[r][v] = accumulate ? load(c + r * ldc + v * kLanes) : Vec{};
+    for (int v = 0; v < V; ++v) acc[r][v] = accumulate ? load(c + r * ldc + v * kVecLanes) : Vec{};
   for (int64_t k = 0; k < k_count; ++k) {
     Vec bk[V];
-    for (int v = 0; v < V; ++v) bk[v] = load(b + k * ldb + v * kLanes);
+    for (int v = 0; v < V; ++v) bk[v] = load(b + k * ldb + v * kVecLanes);
     for (int r = 0; r < R; ++r) {
       const float ar = a[r * ars + k * aks];
       for (int v = 0; v < V; ++v) acc[r][v] += ar * bk[v];
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) store(c + r * ldc + v * kLanes, acc[r][v]);
+    for (int v = 0; v < V; ++v) store(c + r * ldc + v * kVecLanes, acc[r][v]);
 }
 
 template <int V>
 void rows_product(int64_t rows, int64_t k_count, const float* a, int64_t ars, int64_t aks,
                   const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) {
-  constexpr int kRows = 6;
-  for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
     const float* ar = a + r0 * ars;
     float* cr = c + r0 * ldc;
-    switch (std::min<int64_t>(kRows, rows - r0)) {
+    switch (std::min<int64_t>(kBlockRows, rows - r0)) {
       case 6:
         block_product<6, V>(k_count, ar, ars, aks, b, ldb, cr, ldc, accumulate);
         break;
@@ -136,10 +155,10 @@ void rows_product(int64_t rows, int64_t k_count, const float* a, int64_t ars, in
 void small_product(int64_t rows, int64_t cols, int64_t k_count, const float* a, int64_t ars,
                    int64_t aks, const float* b, int64_t ldb, float* c, int64_t ldc,
                    bool accumulate) {
-  for (int64_t c0 = 0; c0 < cols; c0 += 4 * kLanes) {
+  for (int64_t c0 = 0; c0 < cols; c0 += kBlockVectors * kVecLanes) {
     const float* bc = b + c0;
     float* cc = c + c0;
-    switch (std::min<int64_t>(4, (cols - c0) / kLanes)) {
+    switch (std::min<int64_t>(kBlockVectors, (cols - c0) / kVecLanes)) {
       case 4:
         rows_product<4>(rows, k_count, a, ars, aks, bc, ldb, cc, ldc, accumulate);
         break;
@@ -258,14 +277,17 @@ void transform_outputs(const float* m, const Plane& p, const TileGrid& grid, int
       for (int r = 0; r < kTile; ++r)
         apply_at(m + (r * kTile * count + j) * p.channels + cb * kLanes, stride, s[r][0], kLanes);
       for (int c = 0; c < kOut; ++c) apply_at(s[0][c], kOut * kLanes, o[0][c], kOut * kLanes);
-      const Vec b = bias ? load(bias + cb * kLanes) : Vec{};
       for (int r = 0; r < kOut; ++r)
         for (int c = 0; c < kOut; ++c) {
           const int64_t row = kOut * ty + r, col = kOut * tx + c;
           if (row >= p.h || col >= p.w) continue;
-          Vec value = load(o[r][c]) + b;
-          if (relu) value = value > 0 ? value : Vec{};
-          store(out + p.offset(n, cb, row, col), value);
+          float* y = out + p.offset(n, cb, row, col);
+          for (int h = 0; h < kLanes; h += kVecLanes) {
+            Vec value = load(o[r][c] + h);
+            if (bias) value += load(bias + cb * kLanes + h);
+            if (relu) value = value > 0 ? value : Vec{};
+            store(y + h, value);
+          }
         }
     }
   }
@@ -300,18 +322,18 @@ void transform_gradients(const float* dy, const Plane& p, const TileGrid& grid, 
     int64_t n, ty, tx;
     grid.locate(first + j, n, ty, tx);
     for (int64_t cb = 0; cb < p.blocks(); ++cb) {
-      Vec sums = load(bias_sums + cb * kLanes);
+      float* sums = bias_sums + cb * kLanes;
       for (int r = 0; r < kOut; ++r)
         for (int c = 0; c < kOut; ++c) {
           const int64_t row = kOut * ty + r, col = kOut * tx + c;
           if (row < p.h && col < p.w) {
             std::memcpy(g[r][c], dy + p.offset(n, cb, row, col), sizeof g[r][c]);
-            sums += load(g[r][c]);
+            for (int h = 0; h < kLanes; h += kVecLanes)
+              store(sums + h, load(sums + h) + load(g[r][c] + h));
           } else {
             std::memset(g[r][c], 0, sizeof g[r][c]);
           }
         }
-      store(bias_sums + cb * kLanes, sums);
       for (int c = 0; c < kOut; ++c) apply_g2(g[0][c], kOut * kLanes, h[0][c], kOut * kLanes);
       for (int r = 0; r < kTile; ++r)
         apply_g2(h[r][0], kLanes, d + (r * kTile * count + j) * p.channels + cb * kLanes, stride);
@@ -399,3 +421,17 @@ void conv2d_winograd_backward(const Conv2dGeometry& g, const float* x, const flo
 }
 
 }  // namespace wt::ops
+
+namespace wt {
+
+bool winograd_pays_in_this_build() { return ops::kVecLanes >= 8; }
+
+const char* host_conv_description() {
+  return winograd_pays_in_this_build()
+             ? "host convolutions under device.conv_algorithm = \"auto\": Winograd F(2x2, 5x5) "
+               "for 5x5 stride-1 FP32 ones with 16k channels, oneDNN's direct for the rest"
+             : "host convolutions: oneDNN's direct only (this build's vectors are 4 floats, where "
+               "Winograd F(2x2, 5x5) is slower; build with -DWAVETRAIN_NATIVE=ON on an AVX CPU)";
+}
+
+}  // namespace wt

@@ -4,9 +4,9 @@
 // channel-blocked (nChw16c) activations: LeNet's conv2. Each 2x2 block of outputs is computed from
 // a 6x6 input tile with 36 products per channel pair instead of 100, as 36 GEMMs over the tiles;
 // the weight gradient uses F(5x5, 2x2) on the same tiles. The transforms use the points
-// 0, 1, -1, 2, -2 and infinity, whose rounding error is that of the F(4x4, 3x3) that cuDNN and
-// oneDNN ship: results differ from the direct convolution's in the last bits (bounded in
-// tests/unit/test_conv2d_winograd.cpp), so it is chosen by `model.conv_algorithm`, not silently.
+// 0, 1, -1, 2, -2 and infinity, those of the F(4x4, 3x3) that cuDNN and oneDNN ship: results
+// differ from the direct convolution's in the last bits (bounded in
+// tests/unit/test_conv2d_winograd.cpp). HostOps runs it under device.conv_algorithm = "auto".
 #include "ops/kernel_args.hpp"
 
 namespace wt::ops {

@@ -86,7 +86,7 @@ void winograd_backward(const ops::Conv2dGeometry& g, const float* x, const float
   b.x_blocked = b.y_blocked = true;
   const int64_t in_pixels = g.in_h * g.in_w;
   std::vector<float> xs, dys, dxs;
-  const float* xb = blocked_view(x, g.x_blocked, g.batch, g.in_channels, in_pixels, xs);
+  const float* xb = dw ? blocked_view(x, g.x_blocked, g.batch, g.in_channels, in_pixels, xs) : x;
   const float* dyb = blocked_view(dy, g.y_blocked, g.batch, g.out_channels, g.out_pixels(), dys);
   if (dx && !g.x_blocked) dxs.resize(g.batch * g.in_channels * in_pixels);
   ops::conv2d_winograd_backward(b, xb, w, dyb, dx && !g.x_blocked ? dxs.data() : dx, dw, dbias);
@@ -122,7 +122,7 @@ bool HostOps::conv_by_winograd(const ops::Conv2dGeometry& g) const {
   ops::Conv2dGeometry blocked = g;
   blocked.x_blocked = blocked.y_blocked = true;
   return conv_algorithm_ == ConvAlgorithm::Auto && precision_ == Precision::Fp32 &&
-         ops::conv2d_winograd_supports(blocked);
+         winograd_pays_in_this_build() && ops::conv2d_winograd_supports(blocked);
 }
 
 int64_t HostOps::conv2d_scratch_floats(const ops::Conv2dGeometry& g, bool bias) const {
