@@ -322,18 +322,21 @@ void transform_gradients(const float* dy, const Plane& p, const TileGrid& grid, 
     int64_t n, ty, tx;
     grid.locate(first + j, n, ty, tx);
     for (int64_t cb = 0; cb < p.blocks(); ++cb) {
-      float* sums = bias_sums + cb * kLanes;
+      Vec sums[kLanes / kVecLanes];
+      for (int h = 0; h < kLanes / kVecLanes; ++h)
+        sums[h] = load(bias_sums + cb * kLanes + h * kVecLanes);
       for (int r = 0; r < kOut; ++r)
         for (int c = 0; c < kOut; ++c) {
           const int64_t row = kOut * ty + r, col = kOut * tx + c;
           if (row < p.h && col < p.w) {
             std::memcpy(g[r][c], dy + p.offset(n, cb, row, col), sizeof g[r][c]);
-            for (int h = 0; h < kLanes; h += kVecLanes)
-              store(sums + h, load(sums + h) + load(g[r][c] + h));
+            for (int h = 0; h < kLanes / kVecLanes; ++h) sums[h] += load(g[r][c] + h * kVecLanes);
           } else {
             std::memset(g[r][c], 0, sizeof g[r][c]);
           }
         }
+      for (int h = 0; h < kLanes / kVecLanes; ++h)
+        store(bias_sums + cb * kLanes + h * kVecLanes, sums[h]);
       for (int c = 0; c < kOut; ++c) apply_g2(g[0][c], kOut * kLanes, h[0][c], kOut * kLanes);
       for (int r = 0; r < kTile; ++r)
         apply_g2(h[r][0], kLanes, d + (r * kTile * count + j) * p.channels + cb * kLanes, stride);
