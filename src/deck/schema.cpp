@@ -419,9 +419,10 @@ std::vector<KeyDef> runtime_keys() {
           "mantissa in the products); off: FP32 throughout, as the host"),
       key("device", "conv_algorithm", WT_FIELD(device.conv_algorithm),
           "host, strict: auto = Winograd F(2x2, 5x5) for 5x5 stride-1 FP32 convolutions whose "
-          "channel counts are multiples of 16 (1.5x faster on LeNet's conv2; results differ from "
-          "the direct convolution's in the last bits), oneDNN's direct convolution for the rest; "
-          "direct = never Winograd (cuda: cuDNN picks its own)")
+          "channel counts are multiples of 16, in builds with AVX or wider vectors (wavetrain "
+          "--version says; LeNet's conv2 1.4x faster; results differ from the direct "
+          "convolution's in the last bits), oneDNN's direct convolution for the rest; direct = "
+          "never Winograd, the arithmetic of earlier versions (cuda: cuDNN picks its own)")
           .one_of({"auto", "direct"}),
       key("device", "cuda_graphs", WT_FIELD(device.cuda_graphs),
           "strict, cuda: capture the second step's device work as a graph and replay it for "
