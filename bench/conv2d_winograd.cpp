@@ -15,34 +15,15 @@
 #include <functional>
 #include <vector>
 
+#include "host_bench_timing.hpp"
 #include "ops/host/conv2d_dnnl.hpp"
 
 using namespace wt::ops;
 
 namespace {
 
-std::vector<float> randoms(size_t n, unsigned seed) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = float((i * 2654435761u + seed) % 2001) / 1000.0f - 1.0f;
-  return v;
-}
-
-double thread_cpu_ms() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-double best_ms(int reps, const std::function<void()>& fn) {
-  fn();
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const double c0 = thread_cpu_ms();
-    fn();
-    best = std::min(best, thread_cpu_ms() - c0);
-  }
-  return best;
-}
+using bench::best_ms;
+using bench::randoms;
 
 // max |a - b| / max |b|
 double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "conv_test_util.hpp"
 #include "gradcheck.hpp"
 #include "ops/host/conv2d.hpp"
 #include "ops/host/conv2d_dnnl.hpp"
@@ -36,22 +37,10 @@ ops::Conv2dGeometry geometry_of(const Case& c) {
   return g;
 }
 
-std::vector<float> uniform(Rng& rng, int64_t n) {
-  std::vector<float> v(n);
-  for (float& x : v) x = rng.uniform(-1, 1);
-  return v;
-}
-
-// Max |a - b| relative to the largest |b| (sums of many products: compare at their scale).
+// oneDNN's sums against im2col's: both direct, in other orders.
 void expect_close(const std::vector<float>& a, const std::vector<float>& b,
                   const std::string& what) {
-  ASSERT_EQ(a.size(), b.size()) << what;
-  float scale = 1e-6f, worst = 0.0f;
-  for (size_t i = 0; i < b.size(); ++i) {
-    scale = std::max(scale, std::fabs(b[i]));
-    worst = std::max(worst, std::fabs(a[i] - b[i]));
-  }
-  EXPECT_LE(worst / scale, 2e-5f) << what << ": max abs difference " << worst;
+  testing::expect_close(a, b, what, 2e-5f);
 }
 
 void compare_paths(const Case& c, ops::DnnlConvLayout layout) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "conv_test_util.hpp"
 #include "ops/host/channel_blocks.hpp"
 #include "ops/host/conv2d.hpp"
 #include "ops/host/conv2d_winograd.hpp"
@@ -38,12 +39,6 @@ ops::Conv2dGeometry geometry_of(const Case& c, bool blocked) {
   return g;
 }
 
-std::vector<float> uniform(Rng& rng, int64_t n) {
-  std::vector<float> v(n);
-  for (float& x : v) x = rng.uniform(-1, 1);
-  return v;
-}
-
 std::vector<float> blocked(const std::vector<float>& nchw, int64_t n, int64_t c, int64_t pixels) {
   std::vector<float> out(nchw.size());
   ops::nchw_to_blocked(nchw.data(), n, c, pixels, out.data());
@@ -56,18 +51,12 @@ std::vector<float> unblocked(const std::vector<float>& b, int64_t n, int64_t c, 
   return out;
 }
 
-// Max |a - b| relative to the largest |b|. F(2x2, 5x5)'s transforms (entries up to 16 and down to
-// 1/24) cost a few bits more than the direct sum's rounding: 1e-4 of the scale, where a wrong
-// transform entry or tile offset is off by the order of the values.
+// F(2x2, 5x5)'s transforms (entries up to 16 and down to 1/24) cost a few bits more than the
+// direct sum's rounding: 1e-4 of the scale, where a wrong transform entry or tile offset is off by
+// the order of the values.
 void expect_close(const std::vector<float>& a, const std::vector<float>& b,
                   const std::string& what) {
-  ASSERT_EQ(a.size(), b.size()) << what;
-  float scale = 1e-6f, worst = 0.0f;
-  for (size_t i = 0; i < b.size(); ++i) {
-    scale = std::max(scale, std::fabs(b[i]));
-    worst = std::max(worst, std::fabs(a[i] - b[i]));
-  }
-  EXPECT_LE(worst / scale, 1e-4f) << what << ": max abs difference " << worst;
+  testing::expect_close(a, b, what, 1e-4f);
 }
 
 void compare_with_im2col(const Case& c) {
