@@ -7,8 +7,12 @@
 // partial GEMMs added by the allreduce), i.e. rounding of order n * eps * sum|terms| ~ 4e-6 of a
 // gradient for n = 64; a few steps of SGD (lr 0.05, momentum 0.9) or AdamW (lr 1e-3, whose update
 // is normalised, so a rounding difference in g moves w by ~lr * 4e-6 / |g| relative terms) keep
-// weights within 2e-5 * max(1, |w|), while training moves them by far more (checked). The members
-// of a stage's group apply the same summed gradient to the same weights, so they must agree
+// weights within 2e-5 * max(1, |w|), while training moves them by far more (checked). LeNet's conv2
+// runs as Winograd F(2x2, 5x5) (device.conv_algorithm = "auto"): its weight gradient sums the
+// tiles in the transformed domain, whose output transform has entries up to 16 (256 at the corner
+// taps), so regrouping the same sums rounds about 10x more there (1.4e-4 after 5 AdamW steps,
+// measured); LeNet's weights get 3e-4, still under the 1e-3 that training must move them. The
+// members of a stage's group apply the same summed gradient to the same weights, so they must agree
 // bitwise after every step.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -114,7 +118,8 @@ Trained train(const std::string& file, MPI_Comm mpi_comm, const std::string& kin
   return t;
 }
 
-void expect_close(const Trained& got, const Trained& want, const std::string& what) {
+void expect_close(const Trained& got, const Trained& want, const std::string& what,
+                  double tolerance) {
   ASSERT_EQ(got.losses.size(), want.losses.size());
   for (size_t s = 0; s < got.losses.size(); ++s)
     EXPECT_NEAR(got.losses[s], want.losses[s], 1e-5 * std::abs(want.losses[s]))
@@ -127,7 +132,7 @@ void expect_close(const Trained& got, const Trained& want, const std::string& wh
     worst = std::max(worst, std::abs(got.final_values[i] - ref) / std::max(1.0, std::abs(ref)));
     moved = std::max(moved, std::abs(ref - want.initial[i]));
   }
-  EXPECT_LE(worst, 2e-5) << what;
+  EXPECT_LE(worst, tolerance) << what;
   EXPECT_GE(moved, 1e-3) << what << ": training must move the weights";
 }
 
@@ -158,11 +163,13 @@ void check(const std::string& model, const std::string& opt_kind,
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   const Trained gang = train(file, MPI_COMM_WORLD, "gang", {}, opt_kind);
   const Trained one_rank = train(file, MPI_COMM_SELF, "gang", {}, opt_kind);
+  const double tolerance = model == "lenet" ? 3e-4 : 2e-5;  // Winograd's regrouping (above)
   for (const auto& [name, counts] : plans(model == "lenet" ? "lenet" : "mlp", ranks)) {
     const Trained burst = train(file, MPI_COMM_WORLD, "burst", counts, opt_kind);
-    expect_close(burst, gang, model + " " + opt_kind + " " + name + " against gang");
+    expect_close(burst, gang, model + " " + opt_kind + " " + name + " against gang", tolerance);
     if (rank == 0)
-      expect_close(burst, one_rank, model + " " + opt_kind + " " + name + " against 1 rank");
+      expect_close(burst, one_rank, model + " " + opt_kind + " " + name + " against 1 rank",
+                   tolerance);
   }
 }
 
