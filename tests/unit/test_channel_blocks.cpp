@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "conv_test_util.hpp"
 #include "device/device_context.hpp"
 #include "ops/host/bf16.hpp"
 #include "ops/host/channel_blocks.hpp"
@@ -17,23 +18,15 @@
 namespace wt {
 namespace {
 
+using testing::blocked;
+using testing::unblocked;
+
 std::vector<float> random_values(Rng& rng, int64_t n, bool ties) {
   std::vector<float> v(size_t(n), 0.0f);
   // With ties, values from a handful of levels (and zeros, ReLU's edge), so pooling windows
   // often hold equal maxima and the first-maximum rule decides.
   for (float& x : v) x = ties ? float(int(rng.uniform(-3.0f, 3.0f))) : rng.uniform(-1.0f, 1.0f);
   return v;
-}
-
-std::vector<float> blocked(const std::vector<float>& nchw, int64_t n, int64_t c, int64_t pixels) {
-  std::vector<float> out(nchw.size());
-  ops::nchw_to_blocked(nchw.data(), n, c, pixels, out.data());
-  return out;
-}
-std::vector<float> unblocked(const std::vector<float>& b, int64_t n, int64_t c, int64_t pixels) {
-  std::vector<float> out(b.size());
-  ops::blocked_to_nchw(b.data(), n, c, pixels, out.data());
-  return out;
 }
 
 void expect_bitwise(const std::vector<float>& got, const std::vector<float>& want,

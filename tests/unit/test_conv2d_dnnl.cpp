@@ -53,20 +53,10 @@ void compare_paths(const Case& c, ops::DnnlConvLayout layout) {
                            (layout == ops::DnnlConvLayout::kPlain ? " nchw" : " any");
   ASSERT_TRUE(ops::conv2d_dnnl_supports(g, c.bias, layout)) << name;
   Rng rng(c.batch * 131 + c.in_h * 7 + c.stride);
-  const auto x = uniform(rng, g.batch * g.in_channels * g.in_h * g.in_w);
-  const auto w = uniform(rng, g.out_channels * g.col_rows());
-  const auto b = uniform(rng, g.out_channels);
-  const auto dy = uniform(rng, g.batch * g.out_channels * g.out_pixels());
-  const auto grad0 = uniform(rng, g.out_channels * g.col_rows());  // grads accumulate onto this
-  const auto bias_grad0 = uniform(rng, g.out_channels);
-  const float* bias = c.bias ? b.data() : nullptr;
-
-  const int64_t chunk = ops::conv2d_chunk(g);
-  std::vector<float> ws(ops::conv2d_workspace_floats(g, chunk));
-  std::vector<float> y_ref(dy.size()), dx_ref(x.size()), dw_ref = grad0, db_ref = bias_grad0;
-  ops::conv2d_forward(g, x.data(), w.data(), bias, y_ref.data(), ws.data(), chunk);
-  ops::conv2d_backward(g, x.data(), w.data(), dy.data(), c.need_dx ? dx_ref.data() : nullptr,
-                       dw_ref.data(), c.bias ? db_ref.data() : nullptr, ws.data(), chunk);
+  const ConvReference ref = conv_reference(g, rng, c.bias, c.need_dx);
+  const auto &x = ref.x, &w = ref.w, &dy = ref.dy, &grad0 = ref.grad0, &bias_grad0 = ref.bias_grad0;
+  const auto &y_ref = ref.y, &dx_ref = ref.dx, &dw_ref = ref.dw, &db_ref = ref.db;
+  const float* bias = c.bias ? ref.b.data() : nullptr;
 
   std::vector<float> y(dy.size(), 7.0f), dx(x.size(), 7.0f), dw = grad0, db = bias_grad0;
   ops::conv2d_dnnl_forward(g, x.data(), w.data(), bias, y.data(), layout);

@@ -39,18 +39,6 @@ ops::Conv2dGeometry geometry_of(const Case& c, bool blocked) {
   return g;
 }
 
-std::vector<float> blocked(const std::vector<float>& nchw, int64_t n, int64_t c, int64_t pixels) {
-  std::vector<float> out(nchw.size());
-  ops::nchw_to_blocked(nchw.data(), n, c, pixels, out.data());
-  return out;
-}
-
-std::vector<float> unblocked(const std::vector<float>& b, int64_t n, int64_t c, int64_t pixels) {
-  std::vector<float> out(b.size());
-  ops::blocked_to_nchw(b.data(), n, c, pixels, out.data());
-  return out;
-}
-
 // F(2x2, 5x5)'s transforms (entries up to 16 and down to 1/24) cost a few bits more than the
 // direct sum's rounding: 1e-4 of the scale, where a wrong transform entry or tile offset is off by
 // the order of the values.
@@ -68,20 +56,10 @@ void compare_with_im2col(const Case& c) {
   ASSERT_TRUE(ops::conv2d_winograd_supports(gb)) << name;
   Rng rng(c.batch * 131 + c.size_h * 7 + c.padding);
   const int64_t in_pixels = g.in_h * g.in_w;
-  const auto x = uniform(rng, g.batch * g.in_channels * in_pixels);
-  const auto w = uniform(rng, g.out_channels * g.col_rows());
-  const auto b = uniform(rng, g.out_channels);
-  const auto dy = uniform(rng, g.batch * g.out_channels * g.out_pixels());
-  const auto grad0 = uniform(rng, g.out_channels * g.col_rows());  // grads accumulate onto this
-  const auto bias_grad0 = uniform(rng, g.out_channels);
-  const float* bias = c.bias ? b.data() : nullptr;
-
-  const int64_t chunk = ops::conv2d_chunk(g);
-  std::vector<float> ws(ops::conv2d_workspace_floats(g, chunk));
-  std::vector<float> y_ref(dy.size()), dx_ref(x.size()), dw_ref = grad0, db_ref = bias_grad0;
-  ops::conv2d_forward(g, x.data(), w.data(), bias, y_ref.data(), ws.data(), chunk);
-  ops::conv2d_backward(g, x.data(), w.data(), dy.data(), c.need_dx ? dx_ref.data() : nullptr,
-                       dw_ref.data(), c.bias ? db_ref.data() : nullptr, ws.data(), chunk);
+  const ConvReference ref = conv_reference(g, rng, c.bias, c.need_dx);
+  const auto &x = ref.x, &w = ref.w, &dy = ref.dy, &grad0 = ref.grad0, &bias_grad0 = ref.bias_grad0;
+  const auto &y_ref = ref.y, &dx_ref = ref.dx, &dw_ref = ref.dw, &db_ref = ref.db;
+  const float* bias = c.bias ? ref.b.data() : nullptr;
   std::vector<float> y_relu_ref = y_ref;
   for (float& v : y_relu_ref) v = std::max(v, 0.0f);
 
